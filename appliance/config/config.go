@@ -1,0 +1,187 @@
+// Package config reads bonesync's one config file: plain "name = value" lines,
+// '#' starts a comment. On the board the file lives on the FAT boot partition
+// so it can be edited from any computer before the first boot.
+//
+// Reading never fails: an unknown name or a bad value is reported as a Problem
+// with file:line and the default is kept. A typo never bricks the box.
+package config
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/keys"
+)
+
+// Auto is the value of a key setting that lets the benchmark decide.
+const Auto = "auto"
+
+// Config is the parsed file, with defaults for everything it does not set.
+type Config struct {
+	// Hostname is the box's name; the CA is constrained to it, to
+	// Hostname.local and to localhost.
+	Hostname string
+	// TLSKey and SSHHostKey pin a key type, or are Auto.
+	TLSKey     keys.Name
+	SSHHostKey keys.Name
+	// Target is the handshake latency (p95 at Concurrency simultaneous
+	// clients) the chosen key must meet.
+	Target      time.Duration
+	Concurrency int
+	// PostQuantum is "auto" (offer hybrid ML-KEM key exchange if it meets the
+	// target), "on" or "off".
+	PostQuantum string
+	// BenchBudget bounds the whole first-boot benchmark.
+	BenchBudget time.Duration
+}
+
+// Default returns the configuration used when the file sets nothing.
+// The target and concurrency are justified in the README.
+func Default() Config {
+	return Config{
+		Hostname:    "bonesync",
+		TLSKey:      Auto,
+		SSHHostKey:  Auto,
+		Target:      500 * time.Millisecond,
+		Concurrency: 8,
+		PostQuantum: Auto,
+		BenchBudget: 90 * time.Second,
+	}
+}
+
+// Problem is one thing wrong in the file, reported as file:line: message.
+type Problem struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
+
+// Load reads the file at path. A missing file is not a problem: everything is
+// default. A file that cannot be read is one Problem at line 0.
+func Load(path string) (Config, []Problem) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return Default(), []Problem{{path, 0, fmt.Sprintf("cannot read: %v; using defaults", err)}}
+	}
+	defer f.Close()
+	return Parse(path, f)
+}
+
+// Parse reads a config from r; name is used in Problems.
+func Parse(name string, r io.Reader) (Config, []Problem) {
+	c := Default()
+	var probs []Problem
+	seen := map[string]int{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(stripComment(sc.Text()))
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			probs = append(probs, Problem{name, n, fmt.Sprintf("%q is not of the form name = value", line)})
+			continue
+		}
+		k, v = strings.ToLower(strings.TrimSpace(k)), unquote(strings.TrimSpace(v))
+		s := lookup(k)
+		if s == nil {
+			probs = append(probs, Problem{name, n, fmt.Sprintf("unknown setting %q%s", k, suggest(k))})
+			continue
+		}
+		if prev, dup := seen[k]; dup {
+			probs = append(probs, Problem{name, n, fmt.Sprintf("%s is set again (first at line %d); the later value wins", k, prev)})
+		}
+		seen[k] = n
+		if err := s.set(&c, v); err != nil {
+			probs = append(probs, Problem{name, n, fmt.Sprintf("%s: %v; using the default %s", k, err, s.def)})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		probs = append(probs, Problem{name, 0, fmt.Sprintf("read: %v", err)})
+	}
+	return c, probs
+}
+
+func stripComment(s string) string {
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func unquote(s string) string {
+	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// suggest offers the closest known setting for a misspelt one.
+func suggest(k string) string {
+	best, bestD := "", 3
+	for _, s := range settings {
+		if d := distance(k, s.name); d < bestD {
+			best, bestD = s.name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// distance is the Levenshtein edit distance.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+func parseInt(v string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", v)
+	}
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("%d is outside %d..%d", n, lo, hi)
+	}
+	return n, nil
+}
+
+func parseDuration(v string, lo, hi time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration like 90s or 2m", v)
+	}
+	if d < lo || d > hi {
+		return 0, fmt.Errorf("%v is outside %v..%v", d, lo, hi)
+	}
+	return d, nil
+}

@@ -1,0 +1,88 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	in := `# comment
+hostname = nas   # trailing comment
+tls_key = ecdsa-p384
+target_ms=250
+concurrency = "4"
+post_quantum = OFF
+`
+	c, probs := Parse("f.conf", strings.NewReader(in))
+	if len(probs) != 0 {
+		t.Fatalf("problems: %v", probs)
+	}
+	want := Default()
+	want.Hostname, want.TLSKey, want.Target, want.Concurrency, want.PostQuantum = "nas", "ecdsa-p384", 250*time.Millisecond, 4, "off"
+	if c != want {
+		t.Errorf("Parse = %+v, want %+v", c, want)
+	}
+}
+
+func TestProblemsKeepDefaults(t *testing.T) {
+	in := "hostnme = x\ntls_key = rsa-1024\nconcurrency = lots\njust words\ntarget_ms = 0\nssh_host_key = ecdsa-p384\nbench_budget = 1s\n"
+	c, probs := Parse("bonesync.conf", strings.NewReader(in))
+	if c != Default() {
+		t.Errorf("config = %+v, want defaults", c)
+	}
+	wantLines := []string{
+		`bonesync.conf:1: unknown setting "hostnme" (did you mean "hostname"?)`,
+		"bonesync.conf:2: tls_key: rsa-1024 gives 80-bit security",
+		"bonesync.conf:3: concurrency:",
+		"bonesync.conf:4:",
+		"bonesync.conf:5: target_ms:",
+		"bonesync.conf:6: ssh_host_key:",
+		"bonesync.conf:7: bench_budget:",
+	}
+	if len(probs) != len(wantLines) {
+		t.Fatalf("got %d problems %v, want %d", len(probs), probs, len(wantLines))
+	}
+	for i, p := range probs {
+		if !strings.HasPrefix(p.String(), wantLines[i]) {
+			t.Errorf("problem %d = %q, want prefix %q", i, p, wantLines[i])
+		}
+	}
+}
+
+func TestExampleParsesToDefaults(t *testing.T) {
+	ex := Example()
+	c, probs := Parse("example", strings.NewReader(ex))
+	if len(probs) != 0 || c != Default() {
+		t.Errorf("Example parses to %+v, %v; want defaults", c, probs)
+	}
+	// Uncommenting every setting must also give the defaults: the example
+	// documents them truthfully.
+	var un []string
+	for _, l := range strings.Split(ex, "\n") {
+		if strings.HasPrefix(l, "#") && strings.Contains(l, " = ") && !strings.HasPrefix(l, "# ") {
+			un = append(un, strings.TrimPrefix(l, "#"))
+		}
+	}
+	if len(un) != len(settings) {
+		t.Fatalf("example has %d settings, want %d", len(un), len(settings))
+	}
+	c, probs = Parse("uncommented", strings.NewReader(strings.Join(un, "\n")))
+	if len(probs) != 0 || c != Default() {
+		t.Errorf("uncommented example = %+v, %v; want defaults", c, probs)
+	}
+}
+
+func TestLoadMissingIsDefault(t *testing.T) {
+	c, probs := Load(filepath.Join(t.TempDir(), "none.conf"))
+	if len(probs) != 0 || c != Default() {
+		t.Errorf("Load(missing) = %+v, %v", c, probs)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "c"), []byte("concurrency = 2\n"), 0o644)
+	if c, _ := Load(filepath.Join(dir, "c")); c.Concurrency != 2 {
+		t.Errorf("Load: concurrency = %d, want 2", c.Concurrency)
+	}
+}

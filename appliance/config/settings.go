@@ -1,0 +1,162 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/keys"
+)
+
+// setting is one line a config file may hold. The table below is the single
+// source of the accepted names, their defaults and the commented example file.
+type setting struct {
+	name string
+	def  string
+	help []string
+	set  func(c *Config, v string) error
+}
+
+var settings = []setting{
+	{
+		name: "hostname", def: "bonesync",
+		help: []string{
+			"The box's name on the network: https://NAME.local/ reaches it.",
+			"The box's certificate authority is limited to this name, NAME.local,",
+			"localhost and private addresses, so change it before the first boot.",
+		},
+		set: func(c *Config, v string) error {
+			if err := validHostname(v); err != nil {
+				return err
+			}
+			c.Hostname = strings.ToLower(v)
+			return nil
+		},
+	},
+	{
+		name: "tls_key", def: Auto,
+		help: []string{
+			"The HTTPS server key: auto (the strongest key that meets target_ms on",
+			"this board, as measured on first boot) or one of",
+			"rsa-2048, rsa-3072, rsa-4096, ecdsa-p256, ecdsa-p384.",
+		},
+		set: keySetter(func(c *Config) *keys.Name { return &c.TLSKey }, func(i keys.Info) bool { return i.TLS }),
+	},
+	{
+		name: "ssh_host_key", def: Auto,
+		help: []string{
+			"The SFTP host key: auto or one of ed25519, ecdsa-p256, rsa-2048, rsa-3072, rsa-4096.",
+		},
+		set: keySetter(func(c *Config) *keys.Name { return &c.SSHHostKey }, func(i keys.Info) bool { return i.SSH }),
+	},
+	{
+		name: "target_ms", def: "500",
+		help: []string{
+			"Latency target in milliseconds for a new connection's handshake (p95,",
+			"with `concurrency` clients connecting at once). See the README for why 500.",
+		},
+		set: func(c *Config, v string) error {
+			n, err := parseInt(v, 1, 60000)
+			if err == nil {
+				c.Target = time.Duration(n) * time.Millisecond
+			}
+			return err
+		},
+	},
+	{
+		name: "concurrency", def: "8",
+		help: []string{"How many clients connecting at once the target must hold for (1..64)."},
+		set: func(c *Config, v string) error {
+			n, err := parseInt(v, 1, 64)
+			if err == nil {
+				c.Concurrency = n
+			}
+			return err
+		},
+	},
+	{
+		name: "post_quantum", def: Auto,
+		help: []string{
+			"Offer the hybrid post-quantum key exchanges X25519MLKEM768 (HTTPS) and",
+			"mlkem768x25519-sha256 (SFTP): auto (if they still meet target_ms), on, off.",
+		},
+		set: func(c *Config, v string) error {
+			switch v = strings.ToLower(v); v {
+			case Auto, "on", "off":
+				c.PostQuantum = v
+				return nil
+			}
+			return fmt.Errorf("%q is not auto, on or off", v)
+		},
+	},
+	{
+		name: "bench_budget", def: "90s",
+		help: []string{"Time the first-boot benchmark may take in all (10s..30m)."},
+		set: func(c *Config, v string) error {
+			d, err := parseDuration(v, 10*time.Second, 30*time.Minute)
+			if err == nil {
+				c.BenchBudget = d
+			}
+			return err
+		},
+	},
+}
+
+func lookup(name string) *setting {
+	for i := range settings {
+		if settings[i].name == name {
+			return &settings[i]
+		}
+	}
+	return nil
+}
+
+func keySetter(field func(*Config) *keys.Name, usable func(keys.Info) bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		v = strings.ToLower(v)
+		if v == Auto {
+			*field(c) = Auto
+			return nil
+		}
+		info, ok := keys.Lookup(keys.Name(v))
+		if !ok || !usable(info) {
+			return fmt.Errorf("%q is not a key type for this setting", v)
+		}
+		if info.Strength < keys.MinStrength {
+			return fmt.Errorf("%s gives %d-bit security, below the %d-bit minimum", v, info.Strength, keys.MinStrength)
+		}
+		*field(c) = info.Name
+		return nil
+	}
+}
+
+// validHostname accepts one DNS label: letters, digits and inner hyphens.
+func validHostname(v string) error {
+	if len(v) == 0 || len(v) > 63 {
+		return fmt.Errorf("%q must be 1 to 63 characters", v)
+	}
+	for i, r := range v {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' && i > 0 && i < len(v)-1
+		if !ok {
+			return fmt.Errorf("%q is not a host name (letters, digits and inner hyphens only)", v)
+		}
+	}
+	return nil
+}
+
+// Example returns a config file in which every setting is present, commented
+// out, at its default, with its explanation.
+func Example() string {
+	var b strings.Builder
+	b.WriteString("# bonesync configuration. Remove the '#' before a setting to change it.\n")
+	b.WriteString("# A mistake here is reported on the console with its line number and the\n")
+	b.WriteString("# default is used instead, so the box always starts.\n")
+	for _, s := range settings {
+		b.WriteString("\n")
+		for _, h := range s.help {
+			b.WriteString("# " + h + "\n")
+		}
+		fmt.Fprintf(&b, "#%s = %s\n", s.name, s.def)
+	}
+	return b.String()
+}

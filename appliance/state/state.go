@@ -1,0 +1,166 @@
+// Package state is the box's state directory: where each file lives, how it
+// is written so that a power cut never leaves a half-written file behind, and
+// how a damaged file is reported.
+//
+// Every write goes to a temporary file in the same directory, is fsynced,
+// renamed over the old name, and the directory is fsynced, so a reader sees
+// either the old content or the new, never a mixture.
+package state
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Names of the files in the state directory. Keeping them in one place lets a
+// newcomer see the whole layout at a glance.
+const (
+	CACert     = "ca.crt"       // the box's root certificate (PEM)
+	CAKey      = "ca.key"       // its private key (PKCS#8 PEM, 0600)
+	TLSKey     = "tls.key"      // the chosen HTTPS server key (PKCS#8 PEM, 0600)
+	TLSCert    = "tls.crt"      // the leaf issued from the CA for TLSKey (PEM)
+	SSHHostKey = "ssh_host.key" // the chosen SSH host key (OpenSSH PEM, 0600)
+	Decision   = "decision.json"
+	Report     = "report.json"
+	Clock      = "clock" // last time known to be reached, for the clock floor
+)
+
+// Dir is a state directory.
+type Dir struct {
+	Path string
+}
+
+// Open creates the directory (0700) if needed and returns it.
+func Open(path string) (*Dir, error) {
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", path, err)
+	}
+	d := &Dir{Path: path}
+	d.removeStaleTemps()
+	return d, nil
+}
+
+// removeStaleTemps deletes temp files left by a write that a power cut
+// interrupted: they were never renamed, so nothing acknowledged is in them.
+func (d *Dir) removeStaleTemps() {
+	stale, _ := filepath.Glob(filepath.Join(d.Path, ".*.tmp-*"))
+	for _, p := range stale {
+		os.Remove(p)
+	}
+}
+
+// Join returns the full path of name inside the directory.
+func (d *Dir) Join(name string) string { return filepath.Join(d.Path, name) }
+
+// Exists reports whether name is present.
+func (d *Dir) Exists(name string) bool {
+	_, err := os.Stat(d.Join(name))
+	return err == nil
+}
+
+// Read returns the content of name. A missing file gives an error for which
+// errors.Is(err, fs.ErrNotExist) holds; an empty file (the usual trace of a
+// write that was cut off on a file system without ordered data) is reported as
+// Damaged.
+func (d *Dir) Read(name string) ([]byte, error) {
+	b, err := os.ReadFile(d.Join(name))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, &Damaged{Path: d.Join(name), Reason: "file is empty"}
+	}
+	return b, nil
+}
+
+// Write atomically replaces name with data, with the given permission bits.
+func (d *Dir) Write(name string, data []byte, perm fs.FileMode) error {
+	return WriteFile(d.Join(name), data, perm)
+}
+
+// Remove deletes name; a missing file is not an error.
+func (d *Dir) Remove(name string) error {
+	err := os.Remove(d.Join(name))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return syncDir(d.Path)
+}
+
+// WriteFile atomically replaces path with data: temp file in the same
+// directory, write, fsync, chmod, rename, fsync of the directory. On any error
+// the temp file is removed and the old file, if any, is untouched.
+func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	// Restrict before any byte is written, so a private key is never readable.
+	if err = f.Chmod(perm); err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Damaged is a file that exists but cannot be used. Its message names the file,
+// what is wrong with it and what to do.
+type Damaged struct {
+	Path   string
+	Reason string
+	// Advice says what to do; if empty, the error suggests deleting the file
+	// so that it is made again.
+	Advice string
+}
+
+func (e *Damaged) Error() string {
+	advice := e.Advice
+	if advice == "" {
+		advice = "delete it and it will be made again"
+	}
+	return fmt.Sprintf("%s is damaged (%s): %s", e.Path, e.Reason, advice)
+}
+
+// IsDamaged reports whether err is, or wraps, a *Damaged.
+func IsDamaged(err error) bool {
+	var d *Damaged
+	return errors.As(err, &d)
+}

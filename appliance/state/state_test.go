@@ -1,0 +1,105 @@
+package state
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWriteReplacesAtomically(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Write("a", []byte("one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Write("a", []byte("two"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.Read("a")
+	if err != nil || string(b) != "two" {
+		t.Errorf("Read(a) = %q, %v, want two", b, err)
+	}
+	fi, _ := os.Stat(d.Join("a"))
+	if got := fi.Mode().Perm(); got != 0o600 {
+		t.Errorf("mode = %v, want 0600", got)
+	}
+	left, _ := filepath.Glob(filepath.Join(d.Path, ".*"))
+	if len(left) != 0 {
+		t.Errorf("temp files left behind: %v", left)
+	}
+}
+
+func TestFailedWriteKeepsOldFile(t *testing.T) {
+	d, _ := Open(t.TempDir())
+	if err := d.Write("a", []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A directory in the way of the rename makes the final step fail after the
+	// temp file was written.
+	if err := os.Mkdir(d.Join("b"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(d.Join("b"), "x"), nil, 0o600)
+	if err := d.Write("b", []byte("new"), 0o600); err == nil {
+		t.Fatal("Write over a non-empty directory succeeded, want error")
+	}
+	left, _ := filepath.Glob(filepath.Join(d.Path, ".*"))
+	if len(left) != 0 {
+		t.Errorf("temp files left behind after failure: %v", left)
+	}
+	if b, _ := d.Read("a"); string(b) != "old" {
+		t.Errorf("a = %q, want old", b)
+	}
+}
+
+func TestStaleTempsRemovedOnOpen(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, ".tls.key.tmp-123")
+	os.WriteFile(stale, []byte("half"), 0o600)
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stale temp %s still there after Open", stale)
+	}
+}
+
+func TestReadEmptyIsDamaged(t *testing.T) {
+	d, _ := Open(t.TempDir())
+	os.WriteFile(d.Join("report.json"), nil, 0o600)
+	_, err := d.Read("report.json")
+	if !IsDamaged(err) {
+		t.Fatalf("Read(empty) = %v, want Damaged", err)
+	}
+	if want := d.Join("report.json"); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name %s", err, want)
+	}
+	if _, err := d.Read("missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Read(missing) = %v, want ErrNotExist", err)
+	}
+}
+
+func TestTimeFile(t *testing.T) {
+	d, _ := Open(t.TempDir())
+	f := TimeFile{d}
+	if got, err := f.Load(); err != nil || !got.IsZero() {
+		t.Fatalf("Load() on a new dir = %v, %v, want zero, nil", got, err)
+	}
+	want := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	if err := f.Save(want); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.Load(); err != nil || !got.Equal(want) {
+		t.Errorf("Load() = %v, %v, want %v", got, err, want)
+	}
+	os.WriteFile(d.Join(Clock), []byte("yesterday\n"), 0o644)
+	if _, err := f.Load(); !IsDamaged(err) {
+		t.Errorf("Load(garbage) = %v, want Damaged", err)
+	}
+}
