@@ -1,0 +1,197 @@
+// Package choose decides which key the box serves with, from measurements.
+//
+// It is a pure function of its inputs: no I/O, no clock, no randomness. The
+// rule, in full:
+//
+//  1. A candidate is eligible if it is not a reference row and its security
+//     strength is at least the minimum (112 bits).
+//  2. Among eligible candidates whose measured p95 latency at the configured
+//     concurrency meets the target, take the strongest; among equally strong
+//     ones, the cheapest (least server CPU per handshake).
+//  3. If none meets the target, take the cheapest eligible candidate and say
+//     so, with what would help.
+//  4. A pinned key is honoured if it is eligible, with a warning if it misses
+//     the target.
+//
+// The same shape decides whether to offer hybrid post-quantum key exchange.
+package choose
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Candidate is what the chooser needs to know about one measured key.
+type Candidate struct {
+	Name      string
+	Strength  int  // security strength in bits (NIST SP 800-57)
+	Reference bool // measured for comparison, never eligible
+	// Measured is true when P95 holds a measurement at the configured
+	// concurrency. A candidate dropped early for being clearly over the
+	// target has Measured false and counts as missing it.
+	Measured bool
+	P95      time.Duration // p95 connect+handshake latency at the configured concurrency
+	Cost     time.Duration // median server CPU per full handshake; 0 if unknown
+}
+
+// Policy is what the user asked for.
+type Policy struct {
+	Target      time.Duration
+	Concurrency int
+	MinStrength int
+	Pin         string // a key name, or "" to choose by measurement
+}
+
+// Verdicts for the report, one per candidate.
+const (
+	Chosen      = "chosen"
+	Meets       = "meets target"
+	OverTarget  = "over target"
+	TooWeak     = "too weak"
+	ReferenceV  = "reference only"
+	NotMeasured = "not measured"
+)
+
+// Decision is the outcome and why.
+type Decision struct {
+	Key       string            `json:"key"`
+	MetTarget bool              `json:"met_target"`
+	Pinned    bool              `json:"pinned,omitempty"`
+	Reasons   []string          `json:"reasons"`
+	Warnings  []string          `json:"warnings,omitempty"`
+	Verdicts  map[string]string `json:"verdicts"`
+}
+
+// Key chooses a key. It fails only when no candidate is eligible at all, or a
+// pinned key is not among the candidates or is too weak.
+func Key(cands []Candidate, p Policy) (Decision, error) {
+	d := Decision{Verdicts: map[string]string{}}
+	var eligible, meeting []Candidate
+	for _, c := range cands {
+		switch {
+		case c.Reference:
+			d.Verdicts[c.Name] = ReferenceV
+		case c.Strength < p.MinStrength:
+			d.Verdicts[c.Name] = TooWeak
+		case c.Measured && c.P95 <= p.Target:
+			d.Verdicts[c.Name] = Meets
+			eligible = append(eligible, c)
+			meeting = append(meeting, c)
+		case c.Measured || c.Cost > 0:
+			d.Verdicts[c.Name] = OverTarget
+			eligible = append(eligible, c)
+		default:
+			d.Verdicts[c.Name] = NotMeasured
+		}
+	}
+	at := fmt.Sprintf("p95 at %d simultaneous clients", p.Concurrency)
+
+	if p.Pin != "" {
+		c, ok := find(cands, p.Pin)
+		if !ok {
+			return d, fmt.Errorf("pinned key %s was not among the candidates", p.Pin)
+		}
+		if c.Reference || c.Strength < p.MinStrength {
+			return d, fmt.Errorf("pinned key %s gives %d-bit security, below the %d-bit minimum", p.Pin, c.Strength, p.MinStrength)
+		}
+		d.Key, d.Pinned = c.Name, true
+		d.MetTarget = d.Verdicts[c.Name] == Meets
+		d.Verdicts[c.Name] = Chosen
+		d.Reasons = append(d.Reasons, fmt.Sprintf("%s is pinned in the config", c.Name))
+		if !d.MetTarget {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("pinned key %s misses the %v target (%s: %s); honoured as configured",
+				c.Name, p.Target, at, latency(c)))
+		}
+		return d, nil
+	}
+
+	if len(eligible) == 0 {
+		return d, errors.New("no candidate key of at least the minimum strength was measured")
+	}
+	if len(meeting) > 0 {
+		best := strongestCheapest(meeting)
+		d.Key, d.MetTarget = best.Name, true
+		d.Verdicts[best.Name] = Chosen
+		d.Reasons = append(d.Reasons, fmt.Sprintf("%s is the strongest key (%d bits) whose %s, %s, meets the %v target",
+			best.Name, best.Strength, at, latency(best), p.Target))
+		if ties := sameStrength(meeting, best); len(ties) > 0 {
+			d.Reasons = append(d.Reasons, fmt.Sprintf("it is cheaper per handshake than %v, which are as strong", ties))
+		}
+		return d, nil
+	}
+	cheap := cheapest(eligible)
+	d.Key = cheap.Name
+	d.Verdicts[cheap.Name] = Chosen
+	d.Reasons = append(d.Reasons, fmt.Sprintf("no eligible key meets the %v target (%s); %s is the cheapest eligible key (%s)",
+		p.Target, at, cheap.Name, latency(cheap)))
+	help := fmt.Sprintf("what would help: a target of at least %s (target_ms)", latency(cheap))
+	if p.Concurrency > 1 {
+		help += fmt.Sprintf(", fewer simultaneous clients (concurrency, now %d)", p.Concurrency)
+	}
+	help += ", or a faster board"
+	d.Warnings = append(d.Warnings, d.Reasons[0], help)
+	return d, nil
+}
+
+func latency(c Candidate) string {
+	if !c.Measured {
+		return "dropped early, clearly over"
+	}
+	return fmt.Sprintf("%.1f ms", float64(c.P95)/float64(time.Millisecond))
+}
+
+func find(cands []Candidate, name string) (Candidate, bool) {
+	for _, c := range cands {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Candidate{}, false
+}
+
+// strongestCheapest orders by strength descending, then cost ascending, then
+// name for a stable result.
+func strongestCheapest(cs []Candidate) Candidate {
+	s := append([]Candidate(nil), cs...)
+	sort.SliceStable(s, func(i, j int) bool {
+		if s[i].Strength != s[j].Strength {
+			return s[i].Strength > s[j].Strength
+		}
+		if s[i].Cost != s[j].Cost {
+			return s[i].Cost < s[j].Cost
+		}
+		return s[i].Name < s[j].Name
+	})
+	return s[0]
+}
+
+func sameStrength(cs []Candidate, best Candidate) []string {
+	var names []string
+	for _, c := range cs {
+		if c.Name != best.Name && c.Strength == best.Strength {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// cheapest orders by cost ascending (unknown cost last), then strength
+// descending.
+func cheapest(cs []Candidate) Candidate {
+	s := append([]Candidate(nil), cs...)
+	key := func(c Candidate) time.Duration {
+		if c.Cost == 0 {
+			return time.Duration(1<<62 - 1)
+		}
+		return c.Cost
+	}
+	sort.SliceStable(s, func(i, j int) bool {
+		if key(s[i]) != key(s[j]) {
+			return key(s[i]) < key(s[j])
+		}
+		return s[i].Strength > s[j].Strength
+	})
+	return s[0]
+}
