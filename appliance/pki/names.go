@@ -1,0 +1,99 @@
+package pki
+
+import (
+	"net"
+	"slices"
+	"strings"
+)
+
+// PermittedRanges are the addresses a bonesync CA may ever certify: loopback,
+// the private IPv4 ranges, link-local, unique-local and link-local IPv6. A box
+// on a home network has no other address worth a certificate, and a CA that
+// could not name a public address cannot be used against one.
+var PermittedRanges = mustCIDRs(
+	"127.0.0.0/8", "::1/128",
+	"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16",
+	"fc00::/7", "fe80::/10",
+)
+
+func mustCIDRs(ss ...string) []*net.IPNet {
+	var out []*net.IPNet
+	for _, s := range ss {
+		_, n, err := net.ParseCIDR(s)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// Names are the names and addresses a leaf certificate is issued for.
+type Names struct {
+	DNS []string
+	IPs []net.IP
+}
+
+// BoxDNSNames are the DNS names a box called hostname answers to, and the
+// only ones its CA is permitted to certify.
+func BoxDNSNames(hostname string) []string {
+	h := strings.ToLower(hostname)
+	return []string{h, h + ".local", "localhost"}
+}
+
+// BoxNames returns the names of a box called hostname with the given
+// addresses, dropping addresses outside PermittedRanges (a leaf naming them
+// would not verify against the CA).
+func BoxNames(hostname string, addrs []net.IP) Names {
+	n := Names{DNS: BoxDNSNames(hostname)}
+	for _, ip := range addrs {
+		if Permitted(ip) && !slices.ContainsFunc(n.IPs, ip.Equal) {
+			n.IPs = append(n.IPs, ip)
+		}
+	}
+	return n
+}
+
+// Permitted reports whether ip lies in PermittedRanges.
+func Permitted(ip net.IP) bool {
+	for _, r := range PermittedRanges {
+		if r.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// InterfaceAddrs returns this machine's current interface addresses that a
+// leaf may carry, loopback included.
+func InterfaceAddrs() []net.IP {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	}
+	var ips []net.IP
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && Permitted(n.IP) {
+			ips = append(ips, n.IP)
+		}
+	}
+	return ips
+}
+
+// same reports whether a and b hold the same names and addresses, in any order.
+func same(a, b Names) bool {
+	if len(a.DNS) != len(b.DNS) || len(a.IPs) != len(b.IPs) {
+		return false
+	}
+	for _, d := range a.DNS {
+		if !slices.Contains(b.DNS, d) {
+			return false
+		}
+	}
+	for _, ip := range a.IPs {
+		if !slices.ContainsFunc(b.IPs, ip.Equal) {
+			return false
+		}
+	}
+	return true
+}
