@@ -1,0 +1,32 @@
+//go:build ignore
+
+// gen makes the benchmark-only keys embedded in the binary, so that the first
+// boot of a slow board does not spend minutes generating RSA-4096 keys only to
+// throw them away. They are public: never serve with them.
+//
+//	go generate ./appliance/bench/benchkeys
+package main
+
+import (
+	"crypto/rand"
+	"log"
+	"os"
+
+	"github.com/bonesync/bonesync/appliance/keys"
+)
+
+func main() {
+	for _, n := range []keys.Name{keys.RSA1024, keys.RSA2048, keys.RSA3072, keys.RSA4096, keys.ECDSAP256, keys.ECDSAP384, keys.Ed25519} {
+		k, err := keys.Generate(n, rand.Reader)
+		if err != nil {
+			log.Fatal(err)
+		}
+		b, err := keys.MarshalPEM(k)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := os.WriteFile(string(n)+".pem", b, 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+}

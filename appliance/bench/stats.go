@@ -1,0 +1,37 @@
+package bench
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Stats summarises samples in milliseconds.
+type Stats struct {
+	N   int     `json:"n"`
+	P50 float64 `json:"p50_ms"`
+	P95 float64 `json:"p95_ms"`
+	P99 float64 `json:"p99_ms"`
+	Max float64 `json:"max_ms"`
+}
+
+// Summarise computes Stats over samples (milliseconds), using the
+// nearest-rank percentile so that every figure is a sample that was seen.
+func Summarise(samples []float64) Stats {
+	if len(samples) == 0 {
+		return Stats{}
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	return Stats{N: len(s), P50: rank(s, 0.50), P95: rank(s, 0.95), P99: rank(s, 0.99), Max: s[len(s)-1]}
+}
+
+func rank(sorted []float64, p float64) float64 {
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+
+// Duration converts a figure in milliseconds back to a time.Duration.
+func Duration(msec float64) time.Duration { return time.Duration(msec * float64(time.Millisecond)) }
