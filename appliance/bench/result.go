@@ -23,8 +23,11 @@ type Phase struct {
 	Resumed bool `json:"resumed"`
 	// Latency is connect plus handshake as the client saw it.
 	Latency Stats `json:"latency"`
-	// ServerCPU is the CPU time the server's handshake goroutine used, read
-	// from its OS thread's CPU clock around the handshake.
+	// ServerCPU is the server's CPU time per handshake. For TLS it is read
+	// from the handshake goroutine's own OS thread clock; for SSH, whose key
+	// exchange runs on x/crypto/ssh's own goroutines, it is the process's CPU
+	// time around each handshake, kept only with one client (with several the
+	// handshakes overlap and ServerProcessCPU is the figure to use).
 	ServerCPU Stats `json:"server_cpu"`
 	// Rate is handshakes completed per second of wall time.
 	Rate float64 `json:"handshakes_per_s"`

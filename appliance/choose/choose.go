@@ -195,3 +195,17 @@ func cheapest(cs []Candidate) Candidate {
 	})
 	return s[0]
 }
+
+// Choice is the whole decision the box persists: the HTTPS key and the SSH
+// host key, each with whether to offer the hybrid post-quantum exchange.
+type Choice struct {
+	TLS              Decision `json:"tls"`
+	TLSPostQuantum   bool     `json:"tls_post_quantum"`
+	TLSPQReason      string   `json:"tls_post_quantum_reason"`
+	SSH              Decision `json:"ssh"`
+	SSHPostQuantum   bool     `json:"ssh_post_quantum"`
+	SSHPQReason      string   `json:"ssh_post_quantum_reason"`
+	Target           string   `json:"target"`
+	Concurrency      int      `json:"concurrency"`
+	BenchmarkFailure string   `json:"benchmark_failure,omitempty"`
+}

@@ -1,0 +1,147 @@
+// Command bonesync is the whole userland of the bonesync appliance: on first
+// start it makes its own certificate authority, measures what TLS and SSH
+// handshakes cost on this machine, picks its keys from that, and serves.
+//
+//	bonesync [serve] [flags]   start (the default)
+//	bonesync bench [flags]     measure again, choose again, print the report
+//	bonesync report [flags]    print the stored report
+//	bonesync version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/bonesync/bonesync/appliance/bench"
+	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/state"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bonesync: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// flags are shared by the subcommands.
+type flags struct {
+	state, config    string
+	https, http, ssh string
+	quick            bool
+}
+
+func parse(name string, args []string, stderr io.Writer) (*flags, error) {
+	fs := flag.NewFlagSet("bonesync "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &flags{}
+	fs.StringVar(&f.state, "state", "/var/lib/bonesync", "state directory: CA, keys, decision, report")
+	fs.StringVar(&f.config, "config", "", "config file (default: bonesync.conf in the state directory)")
+	fs.StringVar(&f.https, "https", ":443", "HTTPS listen address")
+	fs.StringVar(&f.http, "http", ":80", "plain-HTTP listen address (CA download and redirect only)")
+	fs.StringVar(&f.ssh, "ssh", ":22", "SFTP listen address")
+	fs.BoolVar(&f.quick, "quick", false, fmt.Sprintf("benchmark on the small budget (%v)", quickBudget()))
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if f.config == "" {
+		f.config = filepath.Join(f.state, "bonesync.conf")
+	}
+	return f, nil
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "bench-client":
+		// The benchmark's load generator, started by the benchmark itself.
+		return bench.ServeClient(ctx, stdin, stdout)
+	case "version":
+		fmt.Fprintln(stdout, version())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, "usage: bonesync [serve|bench|report|version] [-state DIR] [-config FILE] [-https ADDR] [-http ADDR] [-ssh ADDR] [-quick]")
+		return nil
+	}
+	f, err := parse(cmd, args, stderr)
+	if err != nil {
+		return err
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, f, stdout, stderr)
+	case "bench":
+		return rebench(ctx, f, stdout, stderr)
+	case "report":
+		return printReport(f, stdout)
+	}
+	return fmt.Errorf("unknown command %q (want serve, bench, report or version)", cmd)
+}
+
+// loadConfig reads the config file and reports its problems, never failing.
+func loadConfig(path string, stderr io.Writer) config.Config {
+	c, probs := config.Load(path)
+	for _, p := range probs {
+		fmt.Fprintf(stderr, "config: %s\n", p)
+	}
+	return c
+}
+
+func printReport(f *flags, stdout io.Writer) error {
+	dir := &state.Dir{Path: f.state}
+	b, err := dir.Read(state.Report)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no report in %s yet: start bonesync or run `bonesync bench`", f.state)
+	}
+	if err != nil {
+		return err
+	}
+	r, err := report.Parse(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w (run `bonesync bench` to measure again)", dir.Join(state.Report), err)
+	}
+	return r.Console(stdout)
+}
+
+// loadGenerator starts this same binary as the benchmark's client process.
+func loadGenerator(ctx context.Context) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "/proc/self/exe"
+	}
+	cmd := exec.CommandContext(ctx, exe, "bench-client")
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+func version() string {
+	v := "bonesync (devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v = "bonesync " + s.Value
+			}
+		}
+		v += " " + bi.GoVersion
+	}
+	return v
+}

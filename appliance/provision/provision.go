@@ -1,0 +1,291 @@
+// Package provision makes sure the box has everything it serves with, in
+// order: its CA, a decision (benchmarking first if there is none), the chosen
+// keys, a current server certificate, and the report. It is run at every
+// start and again periodically; when nothing changed it only reads files.
+//
+// The state directory is locked while it works, so `bonesync bench` run from
+// a console and the running server never write the same files at once.
+package provision
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os/exec"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/bench"
+	"github.com/bonesync/bonesync/appliance/choose"
+	"github.com/bonesync/bonesync/appliance/clock"
+	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/keys"
+	"github.com/bonesync/bonesync/appliance/pki"
+	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/state"
+)
+
+// Budgets for the benchmark: QuickBudget for -quick (a first `make run`, a
+// boot test under emulation), otherwise the config's bench_budget.
+const QuickBudget = 15 * time.Second
+
+// Options are the inputs of Ensure.
+type Options struct {
+	State  *state.Dir
+	Config config.Config
+	Clock  *clock.Floor
+	// Quick uses QuickBudget instead of the config's budget.
+	Quick bool
+	// Rebench benchmarks even if a decision exists.
+	Rebench bool
+	// Client starts the benchmark's load generator (see bench.Options).
+	Client func(ctx context.Context) *exec.Cmd
+	// Addrs returns the box's current addresses; nil means the
+	// interfaces' permitted addresses (pki.InterfaceAddrs).
+	Addrs func() []net.IP
+	// URLs the box can be reached at, for the report.
+	URLs []string
+	// Log receives progress lines and warnings; Status (optional) one-line
+	// state, e.g. for systemd.
+	Log    io.Writer
+	Status func(string)
+}
+
+// Box is what the box serves with.
+type Box struct {
+	CA     *pki.CA
+	Server *pki.Server // the HTTPS key and its certificate
+	SSHKey crypto.Signer
+	Choice choose.Choice
+	Report *report.Report
+	// Benchmarked is true when this call ran the benchmark.
+	Benchmarked bool
+}
+
+// Ensure brings the state directory up to date and returns what to serve.
+func Ensure(ctx context.Context, o Options) (*Box, error) {
+	unlock, err := o.State.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	now := o.Clock.Now()
+	b := &Box{}
+
+	if b.CA, err = ensureCA(o, now); err != nil {
+		return nil, err
+	}
+
+	rep, why := loadDecision(o)
+	if why != "" {
+		fmt.Fprintf(o.Log, "benchmark: %s\n", why)
+		rep = runBenchmark(ctx, o)
+		b.Benchmarked = true
+	}
+	b.Report, b.Choice = rep, rep.Choice
+
+	srvKey, keygen, err := ensureKey(o, state.TLSKey, keys.Name(b.Choice.TLS.Key))
+	if err != nil {
+		return nil, err
+	}
+	noteKeygen(rep.TLS, b.Choice.TLS.Key, keygen)
+	if b.SSHKey, keygen, err = ensureKey(o, state.SSHHostKey, keys.Name(b.Choice.SSH.Key)); err != nil {
+		return nil, err
+	}
+	noteKeygen(rep.SSH, b.Choice.SSH.Key, keygen)
+
+	b.Server = &pki.Server{Name: keys.Name(b.Choice.TLS.Key), Key: srvKey}
+	if b.Server.Leaf, err = ensureLeaf(o, b.CA, srvKey, now); err != nil {
+		return nil, err
+	}
+
+	rep.CAFingerprint = pki.Fingerprint(b.CA.Cert)
+	if o.URLs != nil {
+		rep.URLs = o.URLs
+	}
+	if err := saveReport(o.State, rep); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// ensureCA loads the CA or, on the very first start, makes it. A damaged CA is
+// an error: it is never remade silently.
+func ensureCA(o Options, now time.Time) (*pki.CA, error) {
+	ca, err := pki.LoadCA(o.State)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(o.Log, "making the certificate authority for %v\n", pki.BoxDNSNames(o.Config.Hostname))
+		if ca, err = pki.NewCA(o.Config.Hostname, now, rand.Reader); err != nil {
+			return nil, err
+		}
+		if err := ca.Save(o.State); err != nil {
+			return nil, err
+		}
+		return ca, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !ca.Permits(o.Config.Hostname) {
+		fmt.Fprintf(o.Log, "WARNING: the CA was made for %v and cannot vouch for the hostname %q; "+
+			"set hostname back, or delete ca.crt and ca.key to make a new CA\n", ca.Cert.PermittedDNSDomains, o.Config.Hostname)
+	}
+	return ca, nil
+}
+
+// loadDecision returns the stored report, or why the benchmark must run.
+func loadDecision(o Options) (*report.Report, string) {
+	if o.Rebench {
+		return nil, "measuring as asked"
+	}
+	var c choose.Choice
+	b, err := o.State.Read(state.Decision)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "first start: measuring what handshakes cost on this machine"
+	}
+	if err == nil {
+		if err = json.Unmarshal(b, &c); err != nil || c.TLS.Key == "" || c.SSH.Key == "" {
+			err = &state.Damaged{Path: o.State.Join(state.Decision), Reason: "not a decision", Advice: "measuring again"}
+		}
+	}
+	if err != nil {
+		return nil, err.Error()
+	}
+	if c.BenchmarkFailure != "" {
+		return nil, "the last benchmark failed (" + c.BenchmarkFailure + "): measuring again"
+	}
+	rb, err := o.State.Read(state.Report)
+	var rep *report.Report
+	if err == nil {
+		rep, err = report.Parse(rb)
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("%s cannot be used (%v): measuring again", o.State.Join(state.Report), err)
+	}
+	if changed := policyChanged(rep.Policy, policyFor(o)); changed != "" {
+		return nil, "the config changed since the last benchmark (" + changed + "): measuring again"
+	}
+	rep.Choice = c
+	return rep, ""
+}
+
+func policyFor(o Options) report.Policy {
+	p := report.Policy{
+		TargetMs:    float64(o.Config.Target) / float64(time.Millisecond),
+		Concurrency: o.Config.Concurrency,
+		BudgetS:     o.Config.BenchBudget.Seconds(),
+		Quick:       o.Quick,
+		PostQuantum: o.Config.PostQuantum,
+		MinStrength: keys.MinStrength,
+	}
+	if o.Quick {
+		p.BudgetS = QuickBudget.Seconds()
+	}
+	if o.Config.TLSKey != config.Auto {
+		p.PinTLS = string(o.Config.TLSKey)
+	}
+	if o.Config.SSHHostKey != config.Auto {
+		p.PinSSH = string(o.Config.SSHHostKey)
+	}
+	return p
+}
+
+// policyChanged names what differs between the policy a report was made with
+// and the current one, ignoring the budget (it changes how long, not what).
+func policyChanged(old, cur report.Policy) string {
+	switch {
+	case old.TargetMs != cur.TargetMs:
+		return fmt.Sprintf("target_ms %v -> %v", old.TargetMs, cur.TargetMs)
+	case old.Concurrency != cur.Concurrency:
+		return fmt.Sprintf("concurrency %d -> %d", old.Concurrency, cur.Concurrency)
+	case old.PostQuantum != cur.PostQuantum:
+		return fmt.Sprintf("post_quantum %s -> %s", old.PostQuantum, cur.PostQuantum)
+	case old.PinTLS != cur.PinTLS:
+		return fmt.Sprintf("tls_key %q -> %q", old.PinTLS, cur.PinTLS)
+	case old.PinSSH != cur.PinSSH:
+		return fmt.Sprintf("ssh_host_key %q -> %q", old.PinSSH, cur.PinSSH)
+	}
+	return ""
+}
+
+// ensureKey loads the key in file if it is of type want, or makes one. It
+// returns how long making it took (0 if loaded).
+func ensureKey(o Options, file string, want keys.Name) (crypto.Signer, time.Duration, error) {
+	k, err := pki.LoadKey(o.State, file)
+	if err == nil {
+		if have, _ := keys.NameOf(k.Public()); have == want {
+			return k, 0, nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(o.Log, "%v; making a new key\n", err)
+	}
+	fmt.Fprintf(o.Log, "generating the %s key (%s)\n", want, file)
+	t0 := time.Now()
+	if k, err = keys.Generate(want, rand.Reader); err != nil {
+		return nil, 0, err
+	}
+	took := time.Since(t0)
+	if err := pki.SaveKey(o.State, file, k); err != nil {
+		return nil, 0, err
+	}
+	return k, took, nil
+}
+
+func noteKeygen(rows []*bench.Result, key string, took time.Duration) {
+	if took == 0 {
+		return
+	}
+	for _, r := range rows {
+		if string(r.Key) == key {
+			r.KeygenMs = float64(took.Microseconds()) / 1000
+		}
+	}
+}
+
+// ensureLeaf loads the server certificate or issues a new one when it does
+// not cover the current names, is for another key, or nears expiry.
+func ensureLeaf(o Options, ca *pki.CA, key crypto.Signer, now time.Time) (*x509.Certificate, error) {
+	names := pki.BoxNames(o.Config.Hostname, addrs(o))
+	leaf := pki.LoadLeaf(o.State)
+	need, why := pki.NeedsReissue(leaf, ca, key.Public(), names, now)
+	if !need {
+		return leaf, nil
+	}
+	fmt.Fprintf(o.Log, "issuing the server certificate for %s (%s)\n", names, why)
+	leaf, err := ca.Issue(key.Public(), names, now, rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return leaf, pki.SaveLeaf(o.State, leaf, ca)
+}
+
+func saveReport(dir *state.Dir, rep *report.Report) error {
+	b, err := rep.JSON()
+	if err != nil {
+		return err
+	}
+	if err := dir.Write(state.Report, b, 0o644); err != nil {
+		return err
+	}
+	c, err := json.MarshalIndent(rep.Choice, "", "  ")
+	if err != nil {
+		return err
+	}
+	return dir.Write(state.Decision, append(c, '\n'), 0o644)
+}
+
+func addrs(o Options) []net.IP {
+	if o.Addrs != nil {
+		return o.Addrs()
+	}
+	return pki.InterfaceAddrs()
+}

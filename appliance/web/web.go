@@ -1,0 +1,85 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/bonesync/bonesync/appliance/report"
+)
+
+// Content is what the pages show; it is read per request, so a reissued
+// certificate or a new report shows at once.
+type Content interface {
+	CAPEM() []byte
+	Report() *report.Report
+}
+
+// HTTPS returns the handler for the HTTPS listener.
+func HTTPS(c Content) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ca.crt", caHandler(c))
+	mux.HandleFunc("GET /report.json", func(w http.ResponseWriter, r *http.Request) {
+		b, err := c.Report().JSON()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'")
+		c.Report().Page(w)
+	})
+	return secure(mux)
+}
+
+// secure adds the headers every HTTPS response should carry.
+func secure(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Strict-Transport-Security", "max-age=31536000")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// HTTP returns the handler for the plain-HTTP listener: the CA certificate
+// (it is public, and a phone needs it before it can trust HTTPS) and a
+// redirect to HTTPS for everything else. httpsPort is the HTTPS listener's
+// port ("443" is left out of the URL).
+func HTTP(c Content, httpsPort string) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ca.crt", caHandler(c))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if host == "" || strings.ContainsAny(host, "/\\@ ") {
+			http.Error(w, "bad Host header", http.StatusBadRequest)
+			return
+		}
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		if httpsPort != "443" {
+			host += ":" + httpsPort
+		}
+		code := http.StatusMovedPermanently
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			code = http.StatusPermanentRedirect
+		}
+		http.Redirect(w, r, "https://"+host+r.URL.RequestURI(), code)
+	})
+	return mux
+}
+
+func caHandler(c Content) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-x509-ca-cert")
+		w.Header().Set("Content-Disposition", `attachment; filename="bonesync-ca.crt"`)
+		w.Write(c.CAPEM())
+	}
+}
