@@ -36,7 +36,7 @@ func TestMeasureSeparateProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.LoadGenerator != "separate process" {
+	if s.LoadGenerator != "by a separate process" {
 		t.Fatalf("LoadGenerator = %q", s.LoadGenerator)
 	}
 	for _, c := range []Candidate{

@@ -94,7 +94,7 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 	if opts.Client != nil {
 		p, err := startProcess(ctx, opts.Client(ctx))
 		if err == nil {
-			s.gen, s.LoadGenerator = p, "separate process"
+			s.gen, s.LoadGenerator = p, "by a separate process"
 			return s, nil
 		}
 		s.LoadGenerator = fmt.Sprintf("in-process (could not start a separate process: %v)", err)

@@ -18,7 +18,7 @@ func (r *Report) Console(w io.Writer) error {
 	if r.Machine.Board != "" {
 		fmt.Fprintf(&b, "board: %s\n", r.Machine.Board)
 	}
-	fmt.Fprintf(&b, "measured %s in %.0f s; load from a %s\n", r.Machine.Time.Format("2006-01-02 15:04 MST"), r.DurationS, r.Machine.LoadGen)
+	fmt.Fprintf(&b, "measured %s in %.0f s; load generated %s\n", r.Machine.Time.Format("2006-01-02 15:04 MST"), r.DurationS, r.Machine.LoadGen)
 	fmt.Fprintf(&b, "target: p95 connect+handshake <= %.0f ms with %d clients at once; times in ms\n", r.Policy.TargetMs, n)
 
 	keyTable(&b, "TLS server keys, key exchange X25519", r.TLS, r.Choice.TLS.Verdicts, n, true)

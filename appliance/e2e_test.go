@@ -1,0 +1,296 @@
+package main
+
+// End-to-end: the built binary on a temp state dir, reached by Go's TLS client
+// and by curl, restarted to check that the keys and the choice survive.
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/state"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// built compiles bonesync once per test run.
+func built(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bonesync-e2e")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "bonesync")
+		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// instance is one running bonesync.
+type instance struct {
+	cmd           *exec.Cmd
+	stdout        bytes.Buffer
+	https, http   string
+	stderrLines   chan string
+	stderrCapture *bytes.Buffer
+}
+
+func start(t *testing.T, stateDir string, extra ...string) *instance {
+	t.Helper()
+	in := &instance{https: freePort(t), http: freePort(t), stderrLines: make(chan string, 1000), stderrCapture: &bytes.Buffer{}}
+	args := append([]string{"serve", "-state", stateDir, "-https", in.https, "-http", in.http, "-ssh", freePort(t), "-quick"}, extra...)
+	in.cmd = exec.Command(built(t), args...)
+	in.cmd.Stdout = &in.stdout
+	pr, pw := io.Pipe()
+	in.cmd.Stderr = pw
+	if err := in.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			in.stderrCapture.WriteString(sc.Text() + "\n")
+			select {
+			case in.stderrLines <- sc.Text():
+			default:
+			}
+		}
+	}()
+	t.Cleanup(func() { in.stop(); pw.Close() })
+	deadline := time.After(3 * time.Minute)
+	for {
+		select {
+		case l := <-in.stderrLines:
+			if strings.HasPrefix(l, "serving HTTPS") {
+				return in
+			}
+		case <-deadline:
+			t.Fatalf("bonesync did not start serving in 3 minutes; stderr:\n%s", in.stderrCapture)
+		}
+	}
+}
+
+func (in *instance) stop() {
+	if in.cmd.ProcessState != nil {
+		return
+	}
+	in.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { in.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		in.cmd.Process.Kill()
+		<-done
+	}
+}
+
+func get(t *testing.T, c *http.Client, url string) []byte {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	return b
+}
+
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	in := start(t, dir)
+	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	// The CA over plain HTTP, as a phone would fetch it first.
+	caPEM := get(t, plain, "http://"+in.http+"/ca.crt")
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("/ca.crt is not a PEM certificate: %q", caPEM)
+	}
+	// Everything else over HTTP is a redirect to HTTPS.
+	resp, err := plain.Get("http://" + in.http + "/report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	_, httpsPort, _ := net.SplitHostPort(in.https)
+	if want := "https://127.0.0.1:" + httpsPort + "/report.json"; resp.StatusCode != 301 || resp.Header.Get("Location") != want {
+		t.Errorf("HTTP /report.json = %s Location %q, want 301 to %s", resp.Status, resp.Header.Get("Location"), want)
+	}
+
+	// Go's TLS client verifies the served chain against that CA, by name and
+	// by address, and resumes a session.
+	for _, name := range []string{"localhost", "127.0.0.1"} {
+		cfg := &tls.Config{RootCAs: roots, ServerName: name, ClientSessionCache: tls.NewLRUClientSessionCache(4)}
+		var resumed bool
+		for i := 0; i < 2; i++ {
+			c, err := tls.Dial("tcp", in.https, cfg)
+			if err != nil {
+				t.Fatalf("TLS to %s as %s: %v", in.https, name, err)
+			}
+			c.Write([]byte("GET /ca.crt HTTP/1.0\r\n\r\n"))
+			io.ReadAll(c)
+			resumed = c.ConnectionState().DidResume
+			c.Close()
+		}
+		if !resumed {
+			t.Errorf("second TLS connection as %s was not resumed: session tickets are off", name)
+		}
+	}
+	// Old protocols and non-AEAD suites are refused.
+	for _, cfg := range []*tls.Config{
+		{RootCAs: roots, ServerName: "localhost", MaxVersion: tls.VersionTLS11},
+		{RootCAs: roots, ServerName: "localhost", MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA}},
+	} {
+		if c, err := tls.Dial("tcp", in.https, cfg); err == nil {
+			c.Close()
+			t.Errorf("TLS with %+v succeeded, want refused", cfg)
+		}
+	}
+
+	// curl, a client that is not ours, verifies the chain too.
+	caFile := filepath.Join(t.TempDir(), "ca.crt")
+	os.WriteFile(caFile, caPEM, 0o644)
+	if curl, err := exec.LookPath("curl"); err == nil {
+		out, err := exec.Command(curl, "-sS", "--fail", "--cacert", caFile, "https://localhost:"+httpsPort+"/report.json").CombinedOutput()
+		if err != nil {
+			t.Fatalf("curl --cacert: %v\n%s", err, out)
+		}
+		if !json.Valid(out) {
+			t.Errorf("curl got no JSON: %.200s", out)
+		}
+	} else if os.Getenv("CI") != "" {
+		t.Fatal("curl not installed; .ci/run installs it")
+	}
+
+	// The console table and report.json agree.
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "localhost"}}}
+	rep, err := report.Parse(get(t, c, "https://"+in.https+"/report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	console := in.stdout.String()
+	for _, want := range []string{
+		"Chosen HTTPS key: " + rep.Choice.TLS.Key,
+		"Chosen SFTP host key: " + rep.Choice.SSH.Key,
+		rep.CAFingerprint,
+	} {
+		if !strings.Contains(console, want) {
+			t.Errorf("console lacks %q:\n%s", want, console)
+		}
+	}
+	for _, r := range append(rep.TLS, rep.SSH...) {
+		if r.Full1 == nil {
+			t.Errorf("%s %s has no one-client measurement", r.Proto, r.Key)
+			continue
+		}
+		row := fmt.Sprintf("%-11s %4d", r.Key, r.Strength)
+		p50 := fmt.Sprintf("%.1f", r.Full1.Latency.P50)
+		if !strings.Contains(console, row) || !lineHas(console, row, p50) {
+			t.Errorf("console row for %s %s lacks p50 %s", r.Proto, r.Key, p50)
+		}
+	}
+	if rep.Machine.Cores == 0 || rep.Machine.Go == "" || rep.Machine.Kernel == "" || rep.Machine.Time.IsZero() {
+		t.Errorf("report.json machine incomplete: %+v", rep.Machine)
+	}
+	if rep.Choice.TLS.Key == "rsa-1024" {
+		t.Error("rsa-1024 was chosen")
+	}
+	page := string(get(t, c, "https://"+in.https+"/"))
+	if !strings.Contains(page, "<svg") || !strings.Contains(page, rep.CAFingerprint) {
+		t.Error("status page lacks the chart or the CA fingerprint")
+	}
+	served := in.served(t, roots)
+
+	// Restart: the same CA, keys and choice, and no benchmark.
+	sd := &state.Dir{Path: dir}
+	before := snapshot(t, sd)
+	in.stop()
+	in2 := start(t, dir)
+	if strings.Contains(in2.stderrCapture.String(), "benchmarking") {
+		t.Errorf("restart benchmarked again:\n%s", in2.stderrCapture)
+	}
+	if after := snapshot(t, sd); after != before {
+		t.Errorf("state changed across a restart:\nbefore %s\nafter  %s", before, after)
+	}
+	if got := in2.served(t, roots); !bytes.Equal(got, served) {
+		t.Error("the restarted server serves another certificate")
+	}
+	if !strings.Contains(in2.stdout.String(), rep.CAFingerprint) {
+		t.Error("the restart summary lacks the CA fingerprint")
+	}
+}
+
+func lineHas(text, prefix, sub string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) && strings.Contains(l, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// served returns the leaf certificate the instance serves.
+func (in *instance) served(t *testing.T, roots *x509.CertPool) []byte {
+	c, err := tls.Dial("tcp", in.https, &tls.Config{RootCAs: roots, ServerName: "localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.ConnectionState().PeerCertificates[0].Raw
+}
+
+func snapshot(t *testing.T, d *state.Dir) string {
+	var parts []string
+	for _, f := range []string{state.CACert, state.CAKey, state.TLSKey, state.TLSCert, state.SSHHostKey, state.Decision} {
+		b, err := d.Read(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		parts = append(parts, fmt.Sprintf("%s:%x", f, b[:min(len(b), 64)]))
+		parts = append(parts, fmt.Sprintf("%d", len(b)))
+	}
+	return strings.Join(parts, " ")
+}
