@@ -6,6 +6,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -65,15 +66,35 @@ func freePort(t *testing.T) string {
 // instance is one running bonesync.
 type instance struct {
 	cmd           *exec.Cmd
-	stdout        bytes.Buffer
+	stdout        syncBuffer
 	https, http   string
 	stderrLines   chan string
-	stderrCapture *bytes.Buffer
+	stderrCapture *syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) WriteString(p string) { s.Write([]byte(p)) }
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func start(t *testing.T, stateDir string, extra ...string) *instance {
 	t.Helper()
-	in := &instance{https: freePort(t), http: freePort(t), stderrLines: make(chan string, 1000), stderrCapture: &bytes.Buffer{}}
+	in := &instance{https: freePort(t), http: freePort(t), stderrLines: make(chan string, 1000), stderrCapture: &syncBuffer{}}
 	args := append([]string{"serve", "-state", stateDir, "-https", in.https, "-http", in.http, "-ssh", freePort(t), "-quick"}, extra...)
 	in.cmd = exec.Command(built(t), args...)
 	in.cmd.Stdout = &in.stdout
@@ -140,7 +161,13 @@ func TestEndToEnd(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
+	// A typo in the config is reported with file:line and never stops the box.
+	conf := filepath.Join(dir, "bonesync.conf")
+	os.WriteFile(conf, []byte("# test\nconcurency = 4\n"), 0o644)
 	in := start(t, dir)
+	if want := conf + `:2: unknown setting "concurency" (did you mean "concurrency"?)`; !strings.Contains(in.stderrCapture.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, in.stderrCapture)
+	}
 	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 	// The CA over plain HTTP, as a phone would fetch it first.
@@ -289,8 +316,7 @@ func snapshot(t *testing.T, d *state.Dir) string {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		parts = append(parts, fmt.Sprintf("%s:%x", f, b[:min(len(b), 64)]))
-		parts = append(parts, fmt.Sprintf("%d", len(b)))
+		parts = append(parts, fmt.Sprintf("%s:%x", f, sha256.Sum256(b)))
 	}
 	return strings.Join(parts, " ")
 }

@@ -1,0 +1,167 @@
+package provision
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/clock"
+	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/keys"
+	"github.com/bonesync/bonesync/appliance/pki"
+	"github.com/bonesync/bonesync/appliance/state"
+)
+
+// opts returns Options over a fresh state dir with a tiny benchmark budget
+// (every phase then takes its minimum samples) and load generated in-process.
+func opts(t *testing.T) Options {
+	t.Helper()
+	dir, err := state.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk, _ := clock.New(time.Time{}, state.TimeFile{Dir: dir})
+	cfg := config.Default()
+	cfg.BenchBudget = time.Second
+	return Options{State: dir, Config: cfg, Clock: clk, Log: &bytes.Buffer{},
+		Addrs: func() []net.IP { return pki.Addrs("127.0.0.1", "192.168.7.2") }}
+}
+
+func ensure(t *testing.T, o Options) *Box {
+	t.Helper()
+	b, err := Ensure(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Ensure: %v\nlog:\n%s", err, o.Log)
+	}
+	return b
+}
+
+func TestFirstStartThenReuse(t *testing.T) {
+	o := opts(t)
+	b := ensure(t, o)
+	if !b.Benchmarked {
+		t.Fatal("first start did not benchmark")
+	}
+	if keys.Strength(keys.Name(b.Choice.TLS.Key)) < keys.MinStrength || b.Choice.TLS.Key == "" || b.Choice.SSH.Key == "" {
+		t.Fatalf("choice = %+v", b.Choice)
+	}
+	for _, f := range []string{state.CACert, state.CAKey, state.TLSKey, state.TLSCert, state.SSHHostKey, state.Decision, state.Report} {
+		if !o.State.Exists(f) {
+			t.Errorf("%s not written", f)
+		}
+	}
+	for _, f := range []string{state.CAKey, state.TLSKey, state.SSHHostKey} {
+		if fi, _ := os.Stat(o.State.Join(f)); fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v, want 0600", f, fi.Mode().Perm())
+		}
+	}
+	if got, _ := keys.NameOf(b.Server.Key.Public()); string(got) != b.Choice.TLS.Key {
+		t.Errorf("TLS key is %s, choice %s", got, b.Choice.TLS.Key)
+	}
+	if !strings.Contains(b.Server.Leaf.IPAddresses[1].String(), "192.168.7.2") {
+		t.Errorf("leaf addresses %v lack 192.168.7.2", b.Server.Leaf.IPAddresses)
+	}
+
+	b2 := ensure(t, o)
+	if b2.Benchmarked {
+		t.Error("second start benchmarked again")
+	}
+	if !b2.Server.Key.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(b.Server.Key.Public()) ||
+		!b2.Server.Leaf.Equal(b.Server.Leaf) || !b2.CA.Cert.Equal(b.CA.Cert) || b2.Choice.TLS.Key != b.Choice.TLS.Key {
+		t.Error("second start changed the key, the certificate, the CA or the choice")
+	}
+}
+
+func TestNewAddressReissuesLeafOnly(t *testing.T) {
+	o := opts(t)
+	b := ensure(t, o)
+	o.Addrs = func() []net.IP { return pki.Addrs("127.0.0.1", "10.0.0.9") }
+	b2 := ensure(t, o)
+	if b2.Benchmarked || b2.Server.Leaf.Equal(b.Server.Leaf) {
+		t.Fatalf("new address: benchmarked %v, leaf reissued %v", b2.Benchmarked, !b2.Server.Leaf.Equal(b.Server.Leaf))
+	}
+	if got := b2.Server.Leaf.IPAddresses[len(b2.Server.Leaf.IPAddresses)-1].String(); got != "10.0.0.9" {
+		t.Errorf("reissued leaf has %s, want 10.0.0.9", got)
+	}
+	if !b2.Server.Key.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(b.Server.Key.Public()) {
+		t.Error("a new address changed the key")
+	}
+}
+
+func TestDamagedCAStopsWithAdvice(t *testing.T) {
+	o := opts(t)
+	ensure(t, o)
+	os.WriteFile(o.State.Join(state.CAKey), []byte("garbage"), 0o600)
+	before, _ := os.ReadFile(o.State.Join(state.CACert))
+	_, err := Ensure(context.Background(), o)
+	if err == nil || !state.IsDamaged(err) || !strings.Contains(err.Error(), o.State.Join(state.CAKey)) {
+		t.Fatalf("Ensure with a damaged CA key = %v, want a Damaged error naming it", err)
+	}
+	after, _ := os.ReadFile(o.State.Join(state.CACert))
+	if !bytes.Equal(before, after) {
+		t.Error("the CA certificate was replaced")
+	}
+}
+
+func TestDamagedRegenerableFiles(t *testing.T) {
+	o := opts(t)
+	b := ensure(t, o)
+	os.WriteFile(o.State.Join(state.Decision), []byte("{\"tls\": "), 0o644)
+	os.WriteFile(o.State.Join(state.TLSKey), nil, 0o600)
+	b2 := ensure(t, o)
+	if !b2.Benchmarked {
+		t.Error("a damaged decision did not lead to a new benchmark")
+	}
+	if !b2.CA.Cert.Equal(b.CA.Cert) {
+		t.Error("the CA changed")
+	}
+	if b2.Server.Leaf.Equal(b.Server.Leaf) {
+		t.Error("a new key kept the old certificate")
+	}
+	if !strings.Contains(o.Log.(*bytes.Buffer).String(), o.State.Join(state.Decision)) {
+		t.Errorf("log does not name the damaged decision:\n%s", o.Log)
+	}
+}
+
+func TestPinnedKeyAndPolicyChange(t *testing.T) {
+	o := opts(t)
+	ensure(t, o)
+	o.Config.TLSKey = keys.RSA3072
+	o.Config.Target = time.Nanosecond // nothing can meet it
+	b := ensure(t, o)
+	if !b.Benchmarked {
+		t.Fatal("a changed config did not lead to a new benchmark")
+	}
+	if b.Choice.TLS.Key != "rsa-3072" || !b.Choice.TLS.Pinned || b.Choice.TLS.MetTarget {
+		t.Errorf("TLS decision = %+v, want pinned rsa-3072 missing the target", b.Choice.TLS)
+	}
+	if len(b.Choice.TLS.Warnings) == 0 {
+		t.Error("no warning for a pinned key that misses the target")
+	}
+	if name, _ := keys.NameOf(b.Server.Key.Public()); name != keys.RSA3072 {
+		t.Errorf("served key %s, want rsa-3072", name)
+	}
+	if b.Choice.SSH.MetTarget || len(b.Choice.SSH.Warnings) < 2 {
+		t.Errorf("SSH decision with an impossible target = %+v, want a plain warning and what would help", b.Choice.SSH)
+	}
+	if b.Choice.TLSPostQuantum {
+		t.Error("post-quantum offered although it cannot meet the target")
+	}
+}
+
+func TestClockFloorOnCertificates(t *testing.T) {
+	o := opts(t)
+	build := time.Now().Add(365 * 24 * time.Hour) // a clock that reads a year early
+	o.Clock, _ = clock.New(build, nil)
+	b := ensure(t, o)
+	for what, nb := range map[string]time.Time{"CA": b.CA.Cert.NotBefore, "leaf": b.Server.Leaf.NotBefore} {
+		if nb.Before(build.Add(-2 * time.Hour)) {
+			t.Errorf("%s NotBefore %v, earlier than the floor %v", what, nb, build)
+		}
+	}
+}
