@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -110,8 +111,11 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 			shutdown(servers, o.Clock, stderr)
 			return fmt.Errorf("server stopped: %w", err)
 		case <-tick.C:
-			o.Rebench = false
+			o.Rebench, o.NoWait = false, true
 			b, err := provision.Ensure(ctx, o)
+			if errors.Is(err, state.ErrBusy) {
+				continue // a `bonesync bench` is at work; look again next time
+			}
 			if err != nil {
 				fmt.Fprintf(stderr, "refresh: %v (still serving the previous certificate)\n", err)
 				continue

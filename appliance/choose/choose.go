@@ -101,8 +101,8 @@ func Key(cands []Candidate, p Policy) (Decision, error) {
 		d.Verdicts[c.Name] = Chosen
 		d.Reasons = append(d.Reasons, fmt.Sprintf("%s is pinned in the config", c.Name))
 		if !d.MetTarget {
-			d.Warnings = append(d.Warnings, fmt.Sprintf("pinned key %s misses the %v target (%s: %s); honoured as configured",
-				c.Name, p.Target, at, latency(c)))
+			d.Warnings = append(d.Warnings, fmt.Sprintf("pinned key %s misses the %s target (%s: %s); honoured as configured",
+				c.Name, msec(p.Target), at, latency(c)))
 		}
 		return d, nil
 	}
@@ -114,8 +114,8 @@ func Key(cands []Candidate, p Policy) (Decision, error) {
 		best := strongestCheapest(meeting)
 		d.Key, d.MetTarget = best.Name, true
 		d.Verdicts[best.Name] = Chosen
-		d.Reasons = append(d.Reasons, fmt.Sprintf("%s is the strongest key (%d bits) whose %s, %s, meets the %v target",
-			best.Name, best.Strength, at, latency(best), p.Target))
+		d.Reasons = append(d.Reasons, fmt.Sprintf("%s is the strongest key (%d bits) whose %s, %s, meets the %s target",
+			best.Name, best.Strength, at, latency(best), msec(p.Target)))
 		if ties := sameStrength(meeting, best); len(ties) > 0 {
 			d.Reasons = append(d.Reasons, fmt.Sprintf("it is cheaper per handshake than %v, which are as strong", ties))
 		}
@@ -124,8 +124,8 @@ func Key(cands []Candidate, p Policy) (Decision, error) {
 	cheap := cheapest(eligible)
 	d.Key = cheap.Name
 	d.Verdicts[cheap.Name] = Chosen
-	d.Reasons = append(d.Reasons, fmt.Sprintf("no eligible key meets the %v target (%s); %s is the cheapest eligible key (%s)",
-		p.Target, at, cheap.Name, latency(cheap)))
+	d.Reasons = append(d.Reasons, fmt.Sprintf("no eligible key meets the %s target (%s); %s is the cheapest eligible key (%s)",
+		msec(p.Target), at, cheap.Name, latency(cheap)))
 	help := fmt.Sprintf("what would help: a target of at least %s (target_ms)", latency(cheap))
 	if p.Concurrency > 1 {
 		help += fmt.Sprintf(", fewer simultaneous clients (concurrency, now %d)", p.Concurrency)
@@ -139,7 +139,11 @@ func latency(c Candidate) string {
 	if !c.Measured {
 		return "dropped early, clearly over"
 	}
-	return fmt.Sprintf("%.1f ms", float64(c.P95)/float64(time.Millisecond))
+	return msec(c.P95)
+}
+
+func msec(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
 }
 
 func find(cands []Candidate, name string) (Candidate, bool) {

@@ -20,7 +20,6 @@ type PQ struct {
 // target; a hybrid that costs more than the target allows is left out, since
 // the classical exchange is what every client can fall back to anyway.
 func PostQuantum(in PQ) (bool, string) {
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 	switch in.Setting {
 	case "on":
 		return true, "hybrid post-quantum key exchange is on in the config"
@@ -31,9 +30,9 @@ func PostQuantum(in PQ) (bool, string) {
 		return false, "hybrid key exchange not offered: it was not measured within the budget, or was clearly over the target"
 	}
 	if in.Hybrid <= in.Target {
-		return true, fmt.Sprintf("hybrid key exchange offered: p95 %s with it (%s without) meets the %v target",
-			ms(in.Hybrid), ms(in.Classic), in.Target)
+		return true, fmt.Sprintf("hybrid key exchange offered: p95 %s with it (%s without) meets the %s target",
+			msec(in.Hybrid), msec(in.Classic), msec(in.Target))
 	}
-	return false, fmt.Sprintf("hybrid key exchange not offered: p95 %s with it (%s without) misses the %v target",
-		ms(in.Hybrid), ms(in.Classic), in.Target)
+	return false, fmt.Sprintf("hybrid key exchange not offered: p95 %s with it (%s without) misses the %s target",
+		msec(in.Hybrid), msec(in.Classic), msec(in.Target))
 }

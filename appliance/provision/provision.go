@@ -44,6 +44,10 @@ type Options struct {
 	Quick bool
 	// Rebench benchmarks even if a decision exists.
 	Rebench bool
+	// NoWait makes Ensure return an error satisfying
+	// errors.Is(err, state.ErrBusy) instead of waiting while another process
+	// (a `bonesync bench`) works on the state directory.
+	NoWait bool
 	// Client starts the benchmark's load generator (see bench.Options).
 	Client func(ctx context.Context) *exec.Cmd
 	// Addrs returns the box's current addresses; nil means the
@@ -70,7 +74,11 @@ type Box struct {
 
 // Ensure brings the state directory up to date and returns what to serve.
 func Ensure(ctx context.Context, o Options) (*Box, error) {
-	unlock, err := o.State.Lock()
+	lock := o.State.Lock
+	if o.NoWait {
+		lock = o.State.TryLock
+	}
+	unlock, err := lock()
 	if err != nil {
 		return nil, err
 	}

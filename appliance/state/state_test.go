@@ -103,3 +103,22 @@ func TestTimeFile(t *testing.T) {
 		t.Errorf("Load(garbage) = %v, want Damaged", err)
 	}
 }
+
+func TestTryLock(t *testing.T) {
+	d, _ := Open(t.TempDir())
+	unlock, err := d.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock locks belong to the open file, so a second open conflicts even
+	// within one process, as another bonesync process would.
+	if _, err := d.TryLock(); !errors.Is(err, ErrBusy) {
+		t.Errorf("TryLock while locked = %v, want ErrBusy", err)
+	}
+	unlock()
+	u2, err := d.TryLock()
+	if err != nil {
+		t.Fatalf("TryLock after unlock = %v", err)
+	}
+	u2()
+}
