@@ -14,12 +14,17 @@ import (
 func (r *Report) Console(w io.Writer) error {
 	var b strings.Builder
 	n := r.Policy.Concurrency
-	fmt.Fprintf(&b, "bonesync handshake benchmark: %s, %d cores, %s, %s\n", r.Machine.CPU, r.Machine.Cores, r.Machine.Kernel, r.Machine.Go)
-	if r.Machine.Board != "" {
-		fmt.Fprintf(&b, "board: %s\n", r.Machine.Board)
+	cores := "cores"
+	if r.Machine.Cores == 1 {
+		cores = "core"
 	}
-	fmt.Fprintf(&b, "measured %s in %.0f s; load generated %s\n", r.Machine.Time.Format("2006-01-02 15:04 MST"), r.DurationS, r.Machine.LoadGen)
-	fmt.Fprintf(&b, "target: p95 connect+handshake <= %.0f ms with %d clients at once; times in ms\n", r.Policy.TargetMs, n)
+	b.WriteString("bonesync handshake benchmark\n")
+	if r.Machine.Board != "" {
+		wrap(&b, "board:   ", r.Machine.Board)
+	}
+	wrap(&b, "machine: ", fmt.Sprintf("%s, %d %s, %s, %s", r.Machine.CPU, r.Machine.Cores, cores, r.Machine.Kernel, r.Machine.Go))
+	wrap(&b, "run:     ", fmt.Sprintf("%s, %.0f s, load generated %s", r.Machine.Time.Format("2006-01-02 15:04 MST"), r.DurationS, r.Machine.LoadGen))
+	wrap(&b, "target:  ", fmt.Sprintf("p95 connect+handshake <= %.0f ms with %d clients at once; times in ms", r.Policy.TargetMs, n))
 
 	keyTable(&b, "TLS server keys, key exchange X25519", r.TLS, r.Choice.TLS.Verdicts, n, true)
 	kexTable(&b, "TLS key exchange, with the chosen key", r.TLSKex, r.Choice.TLSPostQuantum, n)
@@ -31,21 +36,53 @@ func (r *Report) Console(w io.Writer) error {
 	chosen(&b, "SFTP host key", r.Choice.SSH, r.SSH, r.Choice.SSHPostQuantum, bench.MLKEM768X25519S)
 	for _, why := range append(append(r.Choice.TLS.Reasons, r.Choice.TLSPQReason), append(r.Choice.SSH.Reasons, r.Choice.SSHPQReason)...) {
 		if why != "" {
-			fmt.Fprintf(&b, "  - %s\n", why)
+			wrap(&b, "  - ", why)
 		}
 	}
 	for _, wn := range append(r.Choice.TLS.Warnings, r.Choice.SSH.Warnings...) {
-		fmt.Fprintf(&b, "  WARNING: %s\n", wn)
+		wrap(&b, "  WARNING: ", wn)
 	}
 	if r.Choice.BenchmarkFailure != "" {
-		fmt.Fprintf(&b, "  WARNING: the benchmark failed (%s); safe defaults were chosen\n", r.Choice.BenchmarkFailure)
+		wrap(&b, "  WARNING: ", fmt.Sprintf("the benchmark failed (%s); safe defaults were chosen", r.Choice.BenchmarkFailure))
 	}
 	for _, note := range r.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", note)
+		wrap(&b, "  note: ", note)
 	}
 	b.WriteString(Summary(r))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Width is the console's line width: the serial console's 80 columns.
+const Width = 80
+
+// wrap writes text after prefix, folded at word boundaries to Width, with the
+// continuation lines indented under the first.
+func wrap(b *strings.Builder, prefix, text string) {
+	indent := strings.Repeat(" ", len(prefix))
+	line := prefix
+	for _, word := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(word) > Width {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) && !strings.HasSuffix(line, " ") {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
+}
+
+// FingerprintLines splits a colon-separated fingerprint into lines of 16
+// bytes, to fit the console and to be read aloud half at a time.
+func FingerprintLines(fp string) []string {
+	var lines []string
+	for len(fp) > 48 {
+		lines = append(lines, fp[:47])
+		fp = fp[48:]
+	}
+	return append(lines, fp)
 }
 
 // Summary is the short block printed at every boot: the chosen keys, the CA
@@ -60,7 +97,10 @@ func Summary(r *Report) string {
 	}
 	fmt.Fprintf(&b, "\nHTTPS key:      %s%s\n", r.Choice.TLS.Key, pq(r.Choice.TLSPostQuantum))
 	fmt.Fprintf(&b, "SFTP host key:  %s%s\n", r.Choice.SSH.Key, pq(r.Choice.SSHPostQuantum))
-	fmt.Fprintf(&b, "CA fingerprint (SHA-256):\n  %s\n", r.CAFingerprint)
+	b.WriteString("CA fingerprint (SHA-256):\n")
+	for _, l := range FingerprintLines(r.CAFingerprint) {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
 	if len(r.URLs) > 0 {
 		b.WriteString("Reach the box at:\n")
 		for _, u := range r.URLs {
@@ -85,10 +125,10 @@ func chosen(b *strings.Builder, what string, d choose.Decision, rows []*bench.Re
 	if pq {
 		extra = ", offering " + hybrid
 	}
-	fmt.Fprintf(b, "Chosen %s: %s (%d-bit), %s%s\n", what, d.Key, bits, met, extra)
+	wrap(b, "", fmt.Sprintf("Chosen %s: %s (%d-bit), %s%s", what, d.Key, bits, met, extra))
 }
 
-const keyHeader = "%-11s %4s %9s %8s %7s %7s %7s %8s  %s\n"
+const keyHeader = "%-10s %4s %9s %7s %7s %7s %7s %8s  %s\n"
 
 func keyTable(b *strings.Builder, title string, rows []*bench.Result, verdicts map[string]string, n int, resumed bool) {
 	if len(rows) == 0 {
@@ -100,6 +140,14 @@ func keyTable(b *strings.Builder, title string, rows []*bench.Result, verdicts m
 		res = "keygen"
 	}
 	fmt.Fprintf(b, keyHeader, "key", "bits", "server ms", "hs/s", "p50@1", "p95@1", fmt.Sprintf("p95@%d", n), res, "verdict")
+	defer func() {
+		for _, r := range rows {
+			if r.Dropped != "" {
+				b.WriteString("* dropped early: clearly over the target (see report.json)\n")
+				return
+			}
+		}
+	}()
 	for _, r := range rows {
 		last := "-"
 		if resumed {
@@ -119,31 +167,37 @@ func kexTable(b *strings.Builder, title string, rows []*bench.Result, offered bo
 		return
 	}
 	fmt.Fprintf(b, "\n%s (%s)\n", title, rows[0].Key)
-	const h = "%-23s %9s %8s %7s %7s %7s  %s\n"
-	fmt.Fprintf(b, h, "key exchange", "server ms", "hs/s", "p50@1", "p95@1", fmt.Sprintf("p95@%d", n), "")
+	const h = "%-22s %9s %7s %7s %7s %7s  %s\n"
+	fmt.Fprintf(b, h, "key exchange", "server ms", "hs/s", "p50@1", "p95@1", fmt.Sprintf("p95@%d", n), "offered")
 	for i, r := range rows {
-		v := "always offered"
+		v := "always"
 		if i > 0 {
-			v = "not offered"
+			v = "no"
 			if offered {
-				v = "offered"
+				v = "yes"
 			}
 		}
 		if r.Dropped != "" {
-			v += " (dropped early)"
+			v += "*"
 		}
 		fmt.Fprintf(b, h, r.Kex, f2(r.ServerCPU().P50), rate(r), p50(r.Full1), p95(r.Full1), p95(r.FullN), v)
 	}
 }
 
+// verdict is the short form of a choose verdict that fits the table;
+// a trailing * marks a candidate dropped early as clearly over the target.
 func verdict(r *bench.Result, v string) string {
-	if r.Dropped != "" && v != choose.Chosen {
-		if v == choose.ReferenceV {
-			return v + ", dropped early"
-		}
-		return v + " (dropped early)"
+	short := map[string]string{
+		choose.Chosen: "CHOSEN", choose.Meets: "meets", choose.OverTarget: "over",
+		choose.TooWeak: "too weak", choose.ReferenceV: "reference", choose.NotMeasured: "-",
+	}[v]
+	if short == "" {
+		short = v
 	}
-	return v
+	if r.Dropped != "" && v != choose.Chosen {
+		short += "*"
+	}
+	return short
 }
 
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }

@@ -56,6 +56,8 @@ func HTTP(c Content, httpsPort string) http.Handler {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
+		} else {
+			host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]") // "[::1]" without a port
 		}
 		if host == "" || strings.ContainsAny(host, "/\\@ ") {
 			http.Error(w, "bad Host header", http.StatusBadRequest)
