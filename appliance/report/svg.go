@@ -39,7 +39,7 @@ func Chart(title string, rows []*bench.Result, targetMs float64, n int) string {
 		lo = targetMs / 10
 	}
 	lo = math.Pow(10, math.Floor(math.Log10(math.Min(lo, targetMs))))
-	hi = math.Pow(10, math.Ceil(math.Log10(hi)))
+	hi *= 1.3 // room for the longest bar, not a whole empty decade
 
 	const (
 		left, right, top = 110.0, 20.0, 40.0
@@ -56,10 +56,24 @@ func Chart(title string, rows []*bench.Result, targetMs float64, n int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="100%%" role="img" aria-label="%s" font-family="sans-serif" font-size="11">`, width, height, html.EscapeString(title))
 	fmt.Fprintf(&b, `<text x="%.0f" y="16" font-size="13" font-weight="bold">%s</text>`, left, html.EscapeString(title))
-	// Decade grid.
-	for d := lo; d <= hi*1.001; d *= 10 {
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#ddd"/>`, x(d), top-6, x(d), height-40)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle" fill="#555">%s ms</text>`, x(d), height-26, trim(d))
+	// Grid at 1, 2 and 5 of each decade.
+	for d := lo; d <= hi; d *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			v := d * m
+			if v > hi {
+				break
+			}
+			stroke, label := "#eee", ""
+			if m == 1 {
+				stroke, label = "#ccc", trim(v)+" ms"
+			} else if (math.Log10(hi)-math.Log10(lo)) < 3 {
+				label = trim(v)
+			}
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="%s"/>`, x(v), top-6, x(v), height-40, stroke)
+			if label != "" {
+				fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle" fill="#555">%s</text>`, x(v), height-26, label)
+			}
+		}
 	}
 	for i, r := range rows {
 		y0 := top + float64(i)*rowH
@@ -97,7 +111,4 @@ func lat(p *bench.Phase, p95 bool) float64 {
 	return p.Latency.P50
 }
 
-func trim(v float64) string {
-	s := fmt.Sprintf("%g", v)
-	return s
-}
+func trim(v float64) string { return fmt.Sprintf("%g", v) }
