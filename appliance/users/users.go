@@ -1,0 +1,438 @@
+// Package users is the box's accounts: names, password hashes (Argon2id) and
+// SSH public keys, kept in users.json in the state directory. The running
+// server re-reads the file when it changes, so `bonesync user ...` from a
+// console takes effect without a restart.
+package users
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/argon2"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/bonesync/bonesync/appliance/state"
+)
+
+// File is the accounts file in the state directory.
+const File = "users.json"
+
+// Admin is the account made on first start.
+const Admin = "admin"
+
+// Argon2id parameters: OWASP's recommended minimum (19 MiB, 2 passes, 1
+// lane). A BeagleBone Black has 512 MiB and one core, so the memory cost is
+// kept modest and the number of hashes computed at once is capped (see
+// DB.sem); a verified password is then cached briefly so that WebDAV, which
+// sends the password with every request, does not pay for a hash each time.
+const (
+	argonTime    = 2
+	argonMemory  = 19 * 1024 // KiB
+	argonThreads = 1
+	argonKeyLen  = 32
+	cacheFor     = 5 * time.Minute
+)
+
+// User is one account as stored.
+type User struct {
+	Name    string    `json:"name"`
+	Hash    string    `json:"hash"`
+	Keys    []string  `json:"keys,omitempty"` // authorized_keys lines
+	Created time.Time `json:"created"`
+}
+
+type fileFormat struct {
+	Version int     `json:"version"`
+	Users   []*User `json:"users"`
+}
+
+// DB is the accounts, backed by users.json.
+type DB struct {
+	dir *state.Dir
+
+	mu    sync.Mutex
+	users map[string]*User
+	stamp string // size and mtime of the file last read
+
+	sem      chan struct{}
+	cacheKey [32]byte
+	cache    map[string]time.Time // name + HMAC(password) + hash -> expiry
+}
+
+// Open reads the accounts in dir; a missing file means no accounts yet.
+func Open(dir *state.Dir) (*DB, error) {
+	db := &DB{dir: dir, sem: make(chan struct{}, max(1, runtime.NumCPU())), cache: map[string]time.Time{}}
+	rand.Read(db.cacheKey[:])
+	if err := db.reload(); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// reload re-reads the file if it changed since the last read.
+func (db *DB) reload() error {
+	path := db.dir.Join(File)
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		db.mu.Lock()
+		db.users, db.stamp = map[string]*User{}, ""
+		db.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	stamp := fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
+	db.mu.Lock()
+	same := stamp == db.stamp && db.users != nil
+	db.mu.Unlock()
+	if same {
+		return nil
+	}
+	b, err := db.dir.Read(File)
+	if err != nil {
+		return err
+	}
+	var f fileFormat
+	if err := json.Unmarshal(b, &f); err != nil || f.Version != 1 {
+		return &state.Damaged{Path: path, Reason: "not a users file",
+			Advice: "restore it from a backup, or delete it: an admin account with a new password is then made at the next start"}
+	}
+	m := map[string]*User{}
+	for _, u := range f.Users {
+		m[u.Name] = u
+	}
+	db.mu.Lock()
+	db.users, db.stamp = m, stamp
+	db.mu.Unlock()
+	return nil
+}
+
+// update applies change to the accounts and writes the file, holding the
+// state directory's lock so that two commands never interleave.
+func (db *DB) update(change func(m map[string]*User) error) error {
+	unlock, err := db.dir.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	db.mu.Lock()
+	db.stamp = "" // force a fresh read under the lock
+	db.mu.Unlock()
+	if err := db.reload(); err != nil {
+		return err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	m := map[string]*User{}
+	for k, v := range db.users {
+		c := *v
+		c.Keys = append([]string(nil), v.Keys...)
+		m[k] = &c
+	}
+	if err := change(m); err != nil {
+		return err
+	}
+	f := fileFormat{Version: 1}
+	for _, u := range m {
+		f.Users = append(f.Users, u)
+	}
+	sort.Slice(f.Users, func(i, j int) bool { return f.Users[i].Name < f.Users[j].Name })
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := db.dir.Write(File, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	db.users, db.stamp = m, ""
+	return nil
+}
+
+// ValidName reports whether name can be an account: 1 to 32 lower-case
+// letters, digits, '-' or '_', starting with a letter.
+func ValidName(name string) error {
+	if len(name) == 0 || len(name) > 32 {
+		return fmt.Errorf("user name %q must be 1 to 32 characters", name)
+	}
+	for i, r := range name {
+		ok := r >= 'a' && r <= 'z' || i > 0 && (r >= '0' && r <= '9' || r == '-' || r == '_')
+		if !ok {
+			return fmt.Errorf("user name %q: use lower-case letters, digits, '-' and '_', starting with a letter", name)
+		}
+	}
+	return nil
+}
+
+// MinPassword is the shortest password accepted.
+const MinPassword = 8
+
+// Add makes an account.
+func (db *DB) Add(name, password string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	hash, err := db.hash(password)
+	if err != nil {
+		return err
+	}
+	return db.update(func(m map[string]*User) error {
+		if _, ok := m[name]; ok {
+			return fmt.Errorf("user %s already exists", name)
+		}
+		m[name] = &User{Name: name, Hash: hash, Created: time.Now().UTC()}
+		return nil
+	})
+}
+
+// SetPassword changes an account's password.
+func (db *DB) SetPassword(name, password string) error {
+	hash, err := db.hash(password)
+	if err != nil {
+		return err
+	}
+	return db.update(func(m map[string]*User) error {
+		u, ok := m[name]
+		if !ok {
+			return fmt.Errorf("no user %s", name)
+		}
+		u.Hash = hash
+		return nil
+	})
+}
+
+// Delete removes an account (its files stay).
+func (db *DB) Delete(name string) error {
+	return db.update(func(m map[string]*User) error {
+		if _, ok := m[name]; !ok {
+			return fmt.Errorf("no user %s", name)
+		}
+		delete(m, name)
+		return nil
+	})
+}
+
+// AddKeys adds the public keys in authorizedKeys (authorized_keys format) to
+// an account and returns how many were new. A line that is not a key is an
+// error naming its line number; nothing is added then.
+func (db *DB) AddKeys(name string, authorizedKeys []byte) (int, error) {
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(authorizedKeys))
+	for n := 1; sc.Scan(); n++ {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(l)); err != nil {
+			return 0, fmt.Errorf("line %d is not a public key: %v", n, err)
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) == 0 {
+		return 0, errors.New("no public key found")
+	}
+	added := 0
+	err := db.update(func(m map[string]*User) error {
+		u, ok := m[name]
+		if !ok {
+			return fmt.Errorf("no user %s", name)
+		}
+		for _, l := range lines {
+			if !hasKey(u.Keys, l) {
+				u.Keys = append(u.Keys, l)
+				added++
+			}
+		}
+		return nil
+	})
+	return added, err
+}
+
+func hasKey(keys []string, line string) bool {
+	k, _, _, _, _ := ssh.ParseAuthorizedKey([]byte(line))
+	for _, l := range keys {
+		if o, _, _, _, err := ssh.ParseAuthorizedKey([]byte(l)); err == nil && bytes.Equal(o.Marshal(), k.Marshal()) {
+			return true
+		}
+	}
+	return false
+}
+
+// Info is what `user list` shows.
+type Info struct {
+	Name    string
+	Keys    int
+	Created time.Time
+}
+
+// List returns the accounts by name.
+func (db *DB) List() ([]Info, error) {
+	if err := db.reload(); err != nil {
+		return nil, err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	var out []Info
+	for _, u := range db.users {
+		out = append(out, Info{u.Name, len(u.Keys), u.Created})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Exists reports whether the account exists.
+func (db *DB) Exists(name string) bool {
+	db.reload()
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	_, ok := db.users[name]
+	return ok
+}
+
+func (db *DB) lookup(name string) (User, bool) {
+	if err := db.reload(); err != nil {
+		return User{}, false
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	u, ok := db.users[name]
+	if !ok {
+		return User{}, false
+	}
+	return *u, true
+}
+
+// CheckPassword reports whether password is name's password.
+func (db *DB) CheckPassword(name, password string) bool {
+	u, ok := db.lookup(name)
+	if !ok {
+		// Spend the same effort on unknown names, so that timing does not
+		// tell which names exist.
+		db.verify("$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", password)
+		return false
+	}
+	mac := hmac.New(sha256.New, db.cacheKey[:])
+	mac.Write([]byte(password))
+	key := name + "\x00" + u.Hash + "\x00" + string(mac.Sum(nil))
+	db.mu.Lock()
+	exp, hit := db.cache[key]
+	db.mu.Unlock()
+	if hit && time.Now().Before(exp) {
+		return true
+	}
+	if !db.verify(u.Hash, password) {
+		return false
+	}
+	db.mu.Lock()
+	if len(db.cache) > 1000 {
+		clear(db.cache)
+	}
+	db.cache[key] = time.Now().Add(cacheFor)
+	db.mu.Unlock()
+	return true
+}
+
+// CheckKey reports whether key is one of name's public keys.
+func (db *DB) CheckKey(name string, key ssh.PublicKey) bool {
+	u, ok := db.lookup(name)
+	if !ok {
+		return false
+	}
+	want := key.Marshal()
+	for _, l := range u.Keys {
+		k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(l))
+		if err == nil && subtle.ConstantTimeCompare(k.Marshal(), want) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// hash makes an Argon2id hash in the PHC string format.
+func (db *DB) hash(password string) (string, error) {
+	if len(password) < MinPassword {
+		return "", fmt.Errorf("the password must be at least %d characters", MinPassword)
+	}
+	salt := make([]byte, 16)
+	rand.Read(salt)
+	db.sem <- struct{}{}
+	sum := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	<-db.sem
+	enc := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
+		enc.EncodeToString(salt), enc.EncodeToString(sum)), nil
+}
+
+// verify checks password against a PHC Argon2id hash, with the parameters
+// the hash carries.
+func (db *DB) verify(phc, password string) bool {
+	parts := strings.Split(phc, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false
+	}
+	var m, t uint32
+	var p uint8
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil {
+		return false
+	}
+	enc := base64.RawStdEncoding
+	salt, err1 := enc.DecodeString(parts[4])
+	want, err2 := enc.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(want) == 0 {
+		return false
+	}
+	db.sem <- struct{}{}
+	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
+	<-db.sem
+	return subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// EnsureAdmin makes the admin account on the very first start, with a
+// generated password that is returned to be shown once and never stored in
+// clear. If any account exists it does nothing and returns "".
+func (db *DB) EnsureAdmin() (string, error) {
+	if list, err := db.List(); err != nil || len(list) > 0 {
+		return "", err
+	}
+	pw := NewPassword()
+	if err := db.Add(Admin, pw); err != nil {
+		return "", err
+	}
+	return pw, nil
+}
+
+// NewPassword makes a password easy to read off a serial console and type:
+// four groups of five characters from an alphabet without look-alikes
+// (about 98 bits).
+func NewPassword() string {
+	const alphabet = "abcdefghjkmnpqrstuvwxyz23456789" // no i, l, o, 0, 1
+	var s strings.Builder
+	var b [1]byte
+	for n := 0; n < 20; {
+		rand.Read(b[:])
+		if int(b[0]) >= 256/len(alphabet)*len(alphabet) {
+			continue // reject, so that every character is equally likely
+		}
+		if n > 0 && n%5 == 0 {
+			s.WriteByte('-')
+		}
+		s.WriteByte(alphabet[int(b[0])%len(alphabet)])
+		n++
+	}
+	return s.String()
+}

@@ -1,0 +1,119 @@
+package users
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"os"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/bonesync/bonesync/appliance/state"
+)
+
+func open(t *testing.T) (*DB, *state.Dir) {
+	t.Helper()
+	dir, _ := state.Open(t.TempDir())
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, dir
+}
+
+func TestAdminMadeOnceNeverStoredInClear(t *testing.T) {
+	db, dir := open(t)
+	pw, err := db.EnsureAdmin()
+	if err != nil || len(pw) != 23 {
+		t.Fatalf("EnsureAdmin = %q, %v", pw, err)
+	}
+	b, _ := os.ReadFile(dir.Join(File))
+	if strings.Contains(string(b), pw) || !strings.Contains(string(b), "$argon2id$v=19$m=19456,t=2,p=1$") {
+		t.Errorf("users.json holds the password in clear or no argon2id hash:\n%s", b)
+	}
+	if fi, _ := os.Stat(dir.Join(File)); fi.Mode().Perm() != 0o600 {
+		t.Errorf("users.json mode %v, want 0600", fi.Mode().Perm())
+	}
+	if !db.CheckPassword(Admin, pw) || db.CheckPassword(Admin, pw+"x") || db.CheckPassword("nobody", pw) {
+		t.Error("CheckPassword is wrong about the admin password")
+	}
+	if again, _ := db.EnsureAdmin(); again != "" {
+		t.Error("EnsureAdmin made a second admin")
+	}
+}
+
+func TestChangesSeenByAnotherProcess(t *testing.T) {
+	server, dir := open(t)
+	cli, _ := Open(dir) // `bonesync user ...` in another process
+	if err := cli.Add("alice", "correct horse"); err != nil {
+		t.Fatal(err)
+	}
+	if !server.CheckPassword("alice", "correct horse") {
+		t.Fatal("the server does not see a user added by another process")
+	}
+	cli.SetPassword("alice", "battery staple")
+	if server.CheckPassword("alice", "correct horse") {
+		t.Error("the old password still works after passwd (stale cache)")
+	}
+	if !server.CheckPassword("alice", "battery staple") {
+		t.Error("the new password does not work")
+	}
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	sp, _ := ssh.NewPublicKey(pub)
+	line := ssh.MarshalAuthorizedKey(sp)
+	if n, err := cli.AddKeys("alice", append([]byte("# comment\n\n"), line...)); n != 1 || err != nil {
+		t.Fatalf("AddKeys = %d, %v", n, err)
+	}
+	if n, _ := cli.AddKeys("alice", line); n != 0 {
+		t.Errorf("adding the same key again added %d", n)
+	}
+	if !server.CheckKey("alice", sp) {
+		t.Error("the server does not accept the added key")
+	}
+	cli.Delete("alice")
+	if server.CheckPassword("alice", "battery staple") || server.CheckKey("alice", sp) {
+		t.Error("a deleted user can still log in")
+	}
+}
+
+func TestRejects(t *testing.T) {
+	db, _ := open(t)
+	for _, name := range []string{"", "Bob", "1bob", "bob/x", "../x", strings.Repeat("a", 33)} {
+		if err := db.Add(name, "long enough"); err == nil {
+			t.Errorf("Add(%q) succeeded", name)
+		}
+	}
+	if err := db.Add("bob", "short"); err == nil {
+		t.Error("a 5-character password was accepted")
+	}
+	db.Add("bob", "long enough")
+	if err := db.Add("bob", "long enough"); err == nil {
+		t.Error("adding bob twice succeeded")
+	}
+	if _, err := db.AddKeys("bob", []byte("ssh-ed25519 notbase64\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("AddKeys(garbage) = %v, want an error naming line 1", err)
+	}
+	if err := db.SetPassword("nobody", "long enough"); err == nil {
+		t.Error("SetPassword on a missing user succeeded")
+	}
+}
+
+func TestDamagedFile(t *testing.T) {
+	_, dir := open(t)
+	os.WriteFile(dir.Join(File), []byte("{not json"), 0o600)
+	if _, err := Open(dir); !state.IsDamaged(err) || !strings.Contains(err.Error(), dir.Join(File)) {
+		t.Errorf("Open(damaged) = %v, want a Damaged error naming the file", err)
+	}
+}
+
+func TestNewPassword(t *testing.T) {
+	seen := map[string]bool{}
+	for range 50 {
+		p := NewPassword()
+		if len(p) != 23 || strings.Count(p, "-") != 3 || strings.ContainsAny(p, "il01o") || seen[p] {
+			t.Fatalf("NewPassword() = %q", p)
+		}
+		seen[p] = true
+	}
+}
