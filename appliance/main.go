@@ -5,6 +5,7 @@
 //	bonesync [serve] [flags]   start (the default)
 //	bonesync bench [flags]     measure again, choose again, print the report
 //	bonesync report [flags]    print the stored report
+//	bonesync user add|passwd|del|list|key add ...
 //	bonesync version
 package main
 
@@ -39,9 +40,10 @@ func main() {
 
 // flags are shared by the subcommands.
 type flags struct {
-	state, config    string
-	https, http, ssh string
-	quick            bool
+	state, config, files string
+	https, http, ssh     string
+	quick                bool
+	args                 []string // the user command's own arguments
 }
 
 func parse(name string, args []string, stderr io.Writer) (*flags, error) {
@@ -50,6 +52,7 @@ func parse(name string, args []string, stderr io.Writer) (*flags, error) {
 	f := &flags{}
 	fs.StringVar(&f.state, "state", "/var/lib/bonesync", "state directory: CA, keys, decision, report")
 	fs.StringVar(&f.config, "config", "", "config file (default: bonesync.conf in the state directory)")
+	fs.StringVar(&f.files, "files", "", "the users' files (default: files in the state directory)")
 	fs.StringVar(&f.https, "https", ":443", "HTTPS listen address")
 	fs.StringVar(&f.http, "http", ":80", "plain-HTTP listen address (CA download and redirect only)")
 	fs.StringVar(&f.ssh, "ssh", ":22", "SFTP listen address")
@@ -57,11 +60,15 @@ func parse(name string, args []string, stderr io.Writer) (*flags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	f.args = fs.Args()
+	if len(f.args) > 0 && name != "user" {
+		return nil, fmt.Errorf("unexpected arguments: %v", f.args)
 	}
 	if f.config == "" {
 		f.config = filepath.Join(f.state, "bonesync.conf")
+	}
+	if f.files == "" {
+		f.files = filepath.Join(f.state, "files")
 	}
 	return f, nil
 }
@@ -79,8 +86,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stdout, version())
 		return nil
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: bonesync [serve|bench|report|version] [-state DIR] [-config FILE] [-https ADDR] [-http ADDR] [-ssh ADDR] [-quick]")
+		fmt.Fprint(stdout, usage)
 		return nil
+	}
+	if cmd == "user" {
+		// Flags first, then the user command: bonesync user -state DIR add bob
+		args = reorderUserArgs(args)
 	}
 	f, err := parse(cmd, args, stderr)
 	if err != nil {
@@ -93,9 +104,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return rebench(ctx, f, stdout, stderr)
 	case "report":
 		return printReport(f, stdout)
+	case "user":
+		return userCmd(f, stdin, stdout, stderr)
 	}
-	return fmt.Errorf("unknown command %q (want serve, bench, report or version)", cmd)
+	return fmt.Errorf("unknown command %q (want serve, bench, report, user or version)", cmd)
 }
+
+const usage = `usage:
+  bonesync [serve] [-state DIR] [-config FILE] [-files DIR] [-https ADDR] [-http ADDR] [-ssh ADDR] [-quick]
+  bonesync bench   [-state DIR] [-config FILE] [-quick]     measure again and choose again
+  bonesync report  [-state DIR]                              print the stored report
+  bonesync user [-state DIR] add NAME                        new user (password from the terminal or stdin)
+  bonesync user [-state DIR] passwd NAME                     change a password
+  bonesync user [-state DIR] del NAME                        remove a user (their files stay)
+  bonesync user [-state DIR] list
+  bonesync user [-state DIR] key add NAME FILE               add SSH public keys (authorized_keys format; - for stdin)
+  bonesync version
+`
 
 // loadConfig reads the config file and reports its problems, never failing.
 func loadConfig(path string, stderr io.Writer) config.Config {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -10,8 +11,14 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/sftpd"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/users"
 
 	"github.com/bonesync/bonesync/appliance/clock"
 	"github.com/bonesync/bonesync/appliance/pki"
@@ -81,33 +88,67 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	}
 	cur := &current{box: box}
 
-	httpsLn, err := net.Listen("tcp", f.https)
+	accounts, err := users.Open(o.State)
 	if err != nil {
-		return fmt.Errorf("HTTPS listener: %w", err)
+		return err
 	}
-	httpLn, err := net.Listen("tcp", f.http)
+	if pw, err := accounts.EnsureAdmin(); err != nil {
+		return err
+	} else if pw != "" {
+		fmt.Fprintf(stdout, "\nFirst start: user %q, password %s\n", users.Admin, pw)
+		fmt.Fprintf(stdout, "It is shown only this once; change it with: bonesync user passwd %s\n", users.Admin)
+	}
+	files, err := store.Open(f.files)
 	if err != nil {
-		httpsLn.Close()
-		return fmt.Errorf("HTTP listener: %w", err)
+		return err
 	}
-	_, httpsPort, _ := net.SplitHostPort(httpsLn.Addr().String())
+	if err := files.RemoveStaleUploads(); err != nil {
+		return fmt.Errorf("clean interrupted uploads: %w", err)
+	}
+	logins := guard.New(stderr)
+	// Handshakes in flight, TLS and SSH together: enough to keep every core
+	// busy, few enough that established sessions still get CPU.
+	handshakes := guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second)
+	sftpSrv := &sftpd.Server{
+		Users: accounts, Store: files, Guard: logins, Handshakes: handshakes,
+		HostKey:     func() crypto.Signer { return cur.get().SSHKey },
+		PostQuantum: func() bool { return cur.get().Choice.SSHPostQuantum },
+		Log:         stderr,
+	}
+	if err := sftpSrv.Check(); err != nil {
+		return fmt.Errorf("SFTP: %w", err)
+	}
+	dav := &web.DAV{Users: accounts, Store: files, Guard: logins, Log: stderr}
+
+	lns, err := listenAll(f.https, f.http, f.ssh)
+	if err != nil {
+		return err
+	}
+	_, httpsPort, _ := net.SplitHostPort(lns[0].Addr().String())
 	tlsCfg := web.TLSConfig(cur.certificate, cur.postQuantum, o.Clock.Now)
 	servers := []*http.Server{
-		{Handler: web.HTTPS(cur), TLSConfig: tlsCfg, ReadHeaderTimeout: 20 * time.Second, ErrorLog: quietTLSLog(stderr)},
-		{Handler: web.HTTP(cur, httpsPort), ReadHeaderTimeout: 20 * time.Second},
+		{Handler: web.HTTPS(cur, dav), ReadHeaderTimeout: 20 * time.Second, ErrorLog: quietTLSLog(stderr)},
+		{Handler: web.HTTP(cur, httpsPort, dav), ReadHeaderTimeout: 20 * time.Second},
 	}
-	errc := make(chan error, 2)
-	go func() { errc <- servers[0].Serve(tls.NewListener(httpsLn, tlsCfg)) }()
-	go func() { errc <- servers[1].Serve(httpLn) }()
-	fmt.Fprintf(stderr, "serving HTTPS on %s, HTTP on %s\n", httpsLn.Addr(), httpLn.Addr())
+	sctx, stopSFTP := context.WithCancel(ctx)
+	defer stopSFTP()
+	errc := make(chan error, 3)
+	go func() {
+		errc <- servers[0].Serve(web.HandshakeListener(sctx, lns[0], tlsCfg, handshakes, 10*time.Second))
+	}()
+	go func() { errc <- servers[1].Serve(lns[1]) }()
+	go func() { errc <- sftpSrv.Serve(sctx, lns[2]) }()
+	fmt.Fprintf(stderr, "serving HTTPS on %s, HTTP on %s, SFTP on %s\n", lns[0].Addr(), lns[1].Addr(), lns[2].Addr())
 
 	tick := time.NewTicker(refreshEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			stopSFTP()
 			return shutdown(servers, o.Clock, stderr)
 		case err := <-errc:
+			stopSFTP()
 			shutdown(servers, o.Clock, stderr)
 			return fmt.Errorf("server stopped: %w", err)
 		case <-tick.C:
@@ -126,6 +167,23 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+}
+
+// listenAll opens the listeners in order, closing those already open if one
+// fails.
+func listenAll(addrs ...string) ([]net.Listener, error) {
+	var lns []net.Listener
+	for _, a := range addrs {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("listen on %s: %w", a, err)
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
 }
 
 func shutdown(servers []*http.Server, clk *clock.Floor, stderr io.Writer) error {
@@ -192,6 +250,14 @@ func urls(hostname string, f *flags) []string {
 	}
 	if loopbackOnly {
 		out = append(out, fmt.Sprintf("https://localhost%s/", suffix))
+	}
+	out = append(out, fmt.Sprintf("https://%s.local%s%s/ (WebDAV)", hostname, suffix, web.DAVPrefix))
+	if _, sshPort, err := net.SplitHostPort(f.ssh); err == nil {
+		if sshPort == "22" {
+			out = append(out, fmt.Sprintf("sftp://%s.local/", hostname))
+		} else {
+			out = append(out, fmt.Sprintf("sftp://%s.local:%s/", hostname, sshPort))
+		}
 	}
 	return out
 }

@@ -66,7 +66,7 @@ func Chart(title string, rows []*bench.Result, targetMs float64, n int) string {
 			stroke, label := "#eee", ""
 			if m == 1 {
 				stroke, label = "#ccc", trim(v)+" ms"
-			} else if (math.Log10(hi)-math.Log10(lo)) < 3 {
+			} else if (math.Log10(hi) - math.Log10(lo)) < 3 {
 				label = trim(v)
 			}
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="%s"/>`, x(v), top-6, x(v), height-40, stroke)

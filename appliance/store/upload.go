@@ -183,3 +183,7 @@ func (t *Tree) removeStaleUploads(dir string) {
 		return nil
 	})
 }
+
+// Fd is the temporary file's descriptor, for metadata that must move with
+// the file when it is put in place (WebDAV's properties, as xattrs).
+func (u *Upload) Fd() int { return int(u.f.Fd()) }

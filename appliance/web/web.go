@@ -15,9 +15,14 @@ type Content interface {
 	Report() *report.Report
 }
 
-// HTTPS returns the handler for the HTTPS listener.
-func HTTPS(c Content) http.Handler {
+// HTTPS returns the handler for the HTTPS listener; dav, if not nil, serves
+// the users' files under DAVPrefix.
+func HTTPS(c Content, dav http.Handler) http.Handler {
 	mux := http.NewServeMux()
+	if dav != nil {
+		mux.Handle(DAVPrefix, dav)
+		mux.Handle(DAVPrefix+"/", dav)
+	}
 	mux.HandleFunc("GET /ca.crt", caHandler(c))
 	mux.HandleFunc("GET /report.json", func(w http.ResponseWriter, r *http.Request) {
 		b, err := c.Report().JSON()
@@ -48,9 +53,15 @@ func secure(h http.Handler) http.Handler {
 // HTTP returns the handler for the plain-HTTP listener: the CA certificate
 // (it is public, and a phone needs it before it can trust HTTPS) and a
 // redirect to HTTPS for everything else. httpsPort is the HTTPS listener's
-// port ("443" is left out of the URL).
-func HTTP(c Content, httpsPort string) http.Handler {
+// port ("443" is left out of the URL). WebDAV paths get dav's own answer
+// (401: passwords are taken over TLS only) rather than a redirect that a
+// client might follow with its password.
+func HTTP(c Content, httpsPort string, dav http.Handler) http.Handler {
 	mux := http.NewServeMux()
+	if dav != nil {
+		mux.Handle(DAVPrefix, dav)
+		mux.Handle(DAVPrefix+"/", dav)
+	}
 	mux.HandleFunc("GET /ca.crt", caHandler(c))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host

@@ -108,7 +108,7 @@ func serve(t *testing.T, b *box) *server {
 		t.Fatal(err)
 	}
 	s.addr = ln.Addr().String()
-	srv := &http.Server{Handler: HTTPS(b), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
+	srv := &http.Server{Handler: HTTPS(b, nil), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -169,7 +169,7 @@ func TestHTTP(t *testing.T) {
 		req := httptest.NewRequest(tc.method, "http://placeholder"+tc.target, nil)
 		req.Host = tc.host
 		w := httptest.NewRecorder()
-		HTTP(b, tc.port).ServeHTTP(w, req)
+		HTTP(b, tc.port, nil).ServeHTTP(w, req)
 		if w.Code != tc.code || w.Header().Get("Location") != tc.location {
 			t.Errorf("HTTP(%s) %s %s Host %q = %d Location %q, want %d Location %q",
 				tc.port, tc.method, tc.target, tc.host, w.Code, w.Header().Get("Location"), tc.code, tc.location)
@@ -185,7 +185,7 @@ func TestHTTPBareIPv6Host(t *testing.T) {
 	req := httptest.NewRequest("GET", "/x", nil)
 	req.Host = "[fe80::1]"
 	w := httptest.NewRecorder()
-	HTTP(newBox(t), "8443").ServeHTTP(w, req)
+	HTTP(newBox(t), "8443", nil).ServeHTTP(w, req)
 	if got, want := w.Header().Get("Location"), "https://[fe80::1]:8443/x"; w.Code != http.StatusMovedPermanently || got != want {
 		t.Errorf("HTTP(8443) GET /x Host %q = %d Location %q, want %d Location %q", req.Host, w.Code, got, http.StatusMovedPermanently, want)
 	}
@@ -193,7 +193,7 @@ func TestHTTPBareIPv6Host(t *testing.T) {
 
 func TestCACert(t *testing.T) {
 	b := newBox(t)
-	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443"), "HTTPS": HTTPS(b)} {
+	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443", nil), "HTTPS": HTTPS(b, nil)} {
 		req := httptest.NewRequest("GET", "/ca.crt", nil)
 		req.Host = "bonesync.local:8080"
 		w := httptest.NewRecorder()
@@ -383,7 +383,7 @@ func TestHTTPS(t *testing.T) {
 // The pages are read per request: a new report shows at once.
 func TestHTTPSReadsPerRequest(t *testing.T) {
 	b := newBox(t)
-	h := HTTPS(b)
+	h := HTTPS(b, nil)
 	for _, fp := range []string{"AA:BB", "CC:DD"} {
 		b.rep.CAFingerprint = fp
 		w := httptest.NewRecorder()

@@ -1,0 +1,81 @@
+package guard
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBanGrows(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var log bytes.Buffer
+	g := newGuard(func() time.Time { return now }, &log)
+	const ip = "192.168.1.66"
+	for i := 0; i < MaxFailures-1; i++ {
+		g.Failed(ip, "sftp", "admin")
+	}
+	if b, _ := g.Banned(ip); b {
+		t.Fatalf("banned after %d failures, want %d", MaxFailures-1, MaxFailures)
+	}
+	g.Failed(ip, "webdav", "admin")
+	if b, left := g.Banned(ip); !b || left != FirstBan {
+		t.Fatalf("after %d failures Banned = %v, %v, want true, %v", MaxFailures, b, left, FirstBan)
+	}
+	if b, _ := g.Banned("192.168.1.67"); b {
+		t.Error("another address is banned too")
+	}
+	now = now.Add(FirstBan + time.Second)
+	if b, _ := g.Banned(ip); b {
+		t.Fatal("still banned after the ban ran out")
+	}
+	for i := 0; i < MaxFailures; i++ {
+		g.Failed(ip, "sftp", "root")
+	}
+	if _, left := g.Banned(ip); left != 2*FirstBan {
+		t.Errorf("second ban lasts %v, want %v", left, 2*FirstBan)
+	}
+	if !strings.Contains(log.String(), "banned 192.168.1.66 for 2m0s") || !strings.Contains(log.String(), `webdav user "admin"`) {
+		t.Errorf("log lacks the ban or the failure:\n%s", log.String())
+	}
+}
+
+func TestFailuresOutsideWindowForgotten(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	g := newGuard(func() time.Time { return now }, nil)
+	for i := 0; i < MaxFailures*3; i++ {
+		g.Failed("10.0.0.5", "sftp", "x")
+		now = now.Add(Window / MaxFailures * 2)
+	}
+	if b, _ := g.Banned("10.0.0.5"); b {
+		t.Error("slow failures, fewer than the limit within any window, led to a ban")
+	}
+	g.Succeeded("10.0.0.5")
+}
+
+func TestLimiter(t *testing.T) {
+	l := NewLimiter(2, 10*time.Millisecond)
+	ctx := context.Background()
+	if !l.Acquire(ctx) || !l.Acquire(ctx) {
+		t.Fatal("could not take 2 of 2 slots")
+	}
+	if l.Acquire(ctx) {
+		t.Fatal("took a third slot of 2")
+	}
+	if l.InFlight() != 2 {
+		t.Errorf("InFlight = %d, want 2", l.InFlight())
+	}
+	l.Release()
+	if !l.Acquire(ctx) {
+		t.Error("no slot after a release")
+	}
+}
+
+func TestHost(t *testing.T) {
+	for in, want := range map[string]string{"1.2.3.4:55": "1.2.3.4", "[fe80::1]:22": "fe80::1", "bare": "bare"} {
+		if got := Host(in); got != want {
+			t.Errorf("Host(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

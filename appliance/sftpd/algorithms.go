@@ -1,0 +1,87 @@
+package sftpd
+
+import (
+	"fmt"
+	"slices"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/sys/cpu"
+)
+
+// Algorithms are the SSH algorithm lists the server offers, in preference
+// order: modern only. No SHA-1 anywhere (no ssh-rsa signatures, no
+// hmac-sha1, no diffie-hellman-group1/14-sha1), no CBC ciphers.
+type Algorithms struct {
+	KeyExchanges   []string
+	Ciphers        []string
+	MACs           []string
+	PublicKeyAuths []string
+}
+
+// DefaultAlgorithms returns the lists for this CPU: ChaCha20-Poly1305 first
+// where the CPU has no AES instructions (the BeagleBone's Cortex-A8 has
+// none, and table-free AES in software is several times slower), AES-GCM
+// first where it has them. The hybrid post-quantum exchange leads when
+// postQuantum is set.
+func DefaultAlgorithms(postQuantum bool) Algorithms {
+	aead := []string{ssh.CipherAES128GCM, ssh.CipherAES256GCM, ssh.CipherChaCha20Poly1305}
+	if !hasAES() {
+		aead = []string{ssh.CipherChaCha20Poly1305, ssh.CipherAES128GCM, ssh.CipherAES256GCM}
+	}
+	kex := []string{ssh.KeyExchangeCurve25519, ssh.KeyExchangeECDHP256, ssh.KeyExchangeECDHP384, ssh.KeyExchangeECDHP521}
+	if postQuantum {
+		kex = append([]string{ssh.KeyExchangeMLKEM768X25519}, kex...)
+	}
+	return Algorithms{
+		KeyExchanges: kex,
+		Ciphers:      append(aead, ssh.CipherAES128CTR, ssh.CipherAES192CTR, ssh.CipherAES256CTR),
+		MACs:         []string{ssh.HMACSHA256ETM, ssh.HMACSHA512ETM, ssh.HMACSHA256, ssh.HMACSHA512},
+		PublicKeyAuths: []string{
+			ssh.KeyAlgoED25519, ssh.KeyAlgoSKED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoSKECDSA256,
+			ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256,
+		},
+	}
+}
+
+func hasAES() bool {
+	return cpu.X86.HasAES && cpu.X86.HasPCLMULQDQ || cpu.ARM64.HasAES && cpu.ARM64.HasPMULL || cpu.ARM.HasAES && cpu.ARM.HasPMULL
+}
+
+// Validate checks every list against what golang.org/x/crypto/ssh
+// implements and considers secure (ssh.SupportedAlgorithms), so that a typo
+// or a weak choice is an error at start-up, not a silent downgrade.
+func (a Algorithms) Validate() error {
+	sup := ssh.SupportedAlgorithms()
+	for _, l := range []struct {
+		name      string
+		have, sup []string
+	}{
+		{"key exchange", a.KeyExchanges, sup.KeyExchanges},
+		{"cipher", a.Ciphers, sup.Ciphers},
+		{"MAC", a.MACs, sup.MACs},
+		{"public key", a.PublicKeyAuths, sup.PublicKeyAuths},
+	} {
+		if len(l.have) == 0 {
+			return fmt.Errorf("no %s algorithms configured", l.name)
+		}
+		for _, alg := range l.have {
+			if !slices.Contains(l.sup, alg) {
+				return fmt.Errorf("%s algorithm %q is not supported (have %v)", l.name, alg, l.sup)
+			}
+		}
+	}
+	return nil
+}
+
+// HostKeySigner restricts an RSA host key to SHA-2 signatures; other keys are
+// returned as they are.
+func HostKeySigner(s ssh.Signer) (ssh.Signer, error) {
+	if s.PublicKey().Type() != ssh.KeyAlgoRSA {
+		return s, nil
+	}
+	as, ok := s.(ssh.AlgorithmSigner)
+	if !ok {
+		return nil, fmt.Errorf("RSA host key cannot choose its signature algorithm")
+	}
+	return ssh.NewSignerWithAlgorithms(as, []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256})
+}

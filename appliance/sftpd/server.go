@@ -1,0 +1,188 @@
+// Package sftpd is the box's SFTP service: SSH with password and public-key
+// login (golang.org/x/crypto/ssh), the sftp subsystem only
+// (github.com/pkg/sftp's request server), each user confined to their own
+// directory of the same store WebDAV serves.
+package sftpd
+
+import (
+	"context"
+	"crypto"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// Server serves SFTP.
+type Server struct {
+	Users      *users.DB
+	Store      *store.Store
+	Guard      *guard.Guard
+	Handshakes *guard.Limiter
+	// HostKey and PostQuantum are read for every connection, so a new
+	// decision from `bonesync bench` applies to the next one.
+	HostKey     func() crypto.Signer
+	PostQuantum func() bool
+	Log         io.Writer
+	// HandshakeTimeout bounds key exchange plus login.
+	HandshakeTimeout time.Duration
+
+	wg sync.WaitGroup
+}
+
+// Check validates the algorithm lists and the host key; call it at start so
+// a mistake stops the box with a message rather than at the first login.
+func (s *Server) Check() error {
+	if err := DefaultAlgorithms(s.PostQuantum()).Validate(); err != nil {
+		return err
+	}
+	_, err := s.config()
+	return err
+}
+
+func (s *Server) config() (*ssh.ServerConfig, error) {
+	alg := DefaultAlgorithms(s.PostQuantum())
+	cfg := &ssh.ServerConfig{
+		Config:                  ssh.Config{KeyExchanges: alg.KeyExchanges, Ciphers: alg.Ciphers, MACs: alg.MACs},
+		PublicKeyAuthAlgorithms: alg.PublicKeyAuths,
+		MaxAuthTries:            6,
+		ServerVersion:           "SSH-2.0-bonesync",
+		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
+			addr := guard.Host(c.RemoteAddr().String())
+			if banned, left := s.Guard.Banned(addr); banned {
+				return nil, fmt.Errorf("%s is banned for %v", addr, left.Round(time.Second))
+			}
+			if !s.Users.CheckPassword(c.User(), string(pw)) {
+				s.Guard.Failed(addr, "sftp", c.User())
+				return nil, errors.New("wrong user or password")
+			}
+			s.Guard.Succeeded(addr)
+			return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
+		},
+		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+			// Called for every key a client offers; only the final outcome
+			// of a connection counts as a failure (see serveConn).
+			if !s.Users.CheckKey(c.User(), key) {
+				return nil, errors.New("key not authorized")
+			}
+			return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
+		},
+	}
+	signer, err := ssh.NewSignerFromSigner(s.HostKey())
+	if err != nil {
+		return nil, fmt.Errorf("host key: %w", err)
+	}
+	if signer, err = HostKeySigner(signer); err != nil {
+		return nil, err
+	}
+	cfg.AddHostKey(signer)
+	return cfg, nil
+}
+
+// Serve accepts connections on ln until ctx ends or ln is closed.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	go func() { <-ctx.Done(); ln.Close() }()
+	defer s.wg.Wait()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(ctx, c)
+		}()
+	}
+}
+
+func (s *Server) serveConn(ctx context.Context, c net.Conn) {
+	defer c.Close()
+	addr := guard.Host(c.RemoteAddr().String())
+	if banned, _ := s.Guard.Banned(addr); banned {
+		return
+	}
+	if !s.Handshakes.Acquire(ctx) {
+		fmt.Fprintf(s.Log, "sftp: dropped %s: too many handshakes in flight\n", c.RemoteAddr())
+		return
+	}
+	timeout := s.HandshakeTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	c.SetDeadline(time.Now().Add(timeout))
+	cfg, err := s.config()
+	var sc *ssh.ServerConn
+	var chans <-chan ssh.NewChannel
+	var reqs <-chan *ssh.Request
+	if err == nil {
+		sc, chans, reqs, err = ssh.NewServerConn(c, cfg)
+	}
+	s.Handshakes.Release()
+	if err != nil {
+		var authErr *ssh.ServerAuthError
+		if errors.As(err, &authErr) {
+			s.Guard.Failed(addr, "sftp", "(no method accepted)")
+		}
+		return
+	}
+	c.SetDeadline(time.Time{})
+	defer sc.Close()
+	go ssh.DiscardRequests(reqs)
+	user := sc.Permissions.Extensions["user"]
+	fmt.Fprintf(s.Log, "sftp: %s logged in from %s\n", user, c.RemoteAddr())
+	for nc := range chans {
+		if nc.ChannelType() != "session" {
+			nc.Reject(ssh.UnknownChannelType, "only sessions")
+			continue
+		}
+		ch, chReqs, err := nc.Accept()
+		if err != nil {
+			return
+		}
+		go s.session(user, ch, chReqs)
+	}
+}
+
+// session answers a session channel's requests: the sftp subsystem and
+// nothing else (no shell, no commands, no forwarding).
+func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) {
+	defer ch.Close()
+	for req := range reqs {
+		if req.Type != "subsystem" || len(req.Payload) < 4 || string(req.Payload[4:]) != "sftp" {
+			req.Reply(false, nil)
+			continue
+		}
+		req.Reply(true, nil)
+		tree, err := s.Store.Tree(user)
+		if err != nil {
+			fmt.Fprintf(s.Log, "sftp: %v\n", err)
+			return
+		}
+		go ssh.DiscardRequests(reqs)
+		rs := sftp.NewRequestServer(ch, Handlers(tree))
+		if err := rs.Serve(); err != nil && !errors.Is(err, io.EOF) {
+			fmt.Fprintf(s.Log, "sftp: %s: %v\n", user, err)
+		}
+		rs.Close()
+		tree.Close()
+		return
+	}
+}

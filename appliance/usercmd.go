@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// reorderUserArgs moves flags before the subcommand words, so both
+// "user -state D add bob" and "user add bob -state D" work.
+func reorderUserArgs(args []string) []string {
+	var flags, words []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") && a != "-" {
+			flags = append(flags, a)
+			if !strings.Contains(a, "=") && i+1 < len(args) && a != "-quick" && a != "--quick" {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		words = append(words, a)
+	}
+	return append(flags, words...)
+}
+
+// userCmd manages accounts in the state directory. A running server sees the
+// change at the next login.
+func userCmd(f *flags, stdin io.Reader, stdout, stderr io.Writer) error {
+	dir, err := state.Open(f.state)
+	if err != nil {
+		return err
+	}
+	db, err := users.Open(dir)
+	if err != nil {
+		return err
+	}
+	a := f.args
+	need := func(n int, form string) error {
+		if len(a) != n {
+			return fmt.Errorf("usage: bonesync user %s", form)
+		}
+		return nil
+	}
+	if len(a) == 0 {
+		return errors.New("usage: bonesync user add|passwd|del|list|key add ...")
+	}
+	switch a[0] {
+	case "add":
+		if err := need(2, "add NAME"); err != nil {
+			return err
+		}
+		if err := users.ValidName(a[1]); err != nil {
+			return err
+		}
+		if db.Exists(a[1]) {
+			return fmt.Errorf("user %s already exists", a[1])
+		}
+		pw, err := readPassword(stdin, stderr, a[1])
+		if err != nil {
+			return err
+		}
+		if err := db.Add(a[1], pw); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "added user %s\n", a[1])
+	case "passwd":
+		if err := need(2, "passwd NAME"); err != nil {
+			return err
+		}
+		if !db.Exists(a[1]) {
+			return fmt.Errorf("no user %s", a[1])
+		}
+		pw, err := readPassword(stdin, stderr, a[1])
+		if err != nil {
+			return err
+		}
+		if err := db.SetPassword(a[1], pw); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "changed the password of %s\n", a[1])
+	case "del":
+		if err := need(2, "del NAME"); err != nil {
+			return err
+		}
+		if err := db.Delete(a[1]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed user %s (their files stay in %s)\n", a[1], f.files)
+	case "list":
+		list, err := db.List()
+		if err != nil {
+			return err
+		}
+		for _, u := range list {
+			fmt.Fprintf(stdout, "%-32s %d key(s)  since %s\n", u.Name, u.Keys, u.Created.Format("2006-01-02"))
+		}
+	case "key":
+		if err := need(4, "key add NAME FILE"); err != nil || a[1] != "add" {
+			return errors.New("usage: bonesync user key add NAME FILE")
+		}
+		var b []byte
+		if a[3] == "-" {
+			b, err = io.ReadAll(stdin)
+		} else {
+			b, err = os.ReadFile(a[3])
+		}
+		if err != nil {
+			return err
+		}
+		n, err := db.AddKeys(a[2], b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", a[3], err)
+		}
+		fmt.Fprintf(stdout, "added %d key(s) to %s\n", n, a[2])
+	default:
+		return fmt.Errorf("unknown user command %q (want add, passwd, del, list or key add)", a[0])
+	}
+	return nil
+}
+
+// readPassword asks twice on a terminal, without echo; otherwise (a script)
+// it reads one line from stdin.
+func readPassword(stdin io.Reader, stderr io.Writer, name string) (string, error) {
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintf(stderr, "new password for %s: ", name)
+		a, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprint(stderr, "again: ")
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return "", err
+		}
+		if string(a) != string(b) {
+			return "", errors.New("the passwords differ")
+		}
+		return string(a), nil
+	}
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+		return "", fmt.Errorf("read the password from stdin: %w", err)
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
