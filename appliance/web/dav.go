@@ -1,6 +1,9 @@
 package web
 
 import (
+	"bytes"
+	"context"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"html/template"
@@ -12,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/net/webdav"
 
@@ -77,8 +79,17 @@ func (d *DAV) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, DAVPrefix)
 	switch r.Method {
 	case http.MethodPut:
-		d.put(w, r, tree, name, user)
-		return
+		// x/net/webdav handles PUT (lock tokens, If headers, status codes);
+		// the body is watched so that only a complete upload is committed.
+		body := &putBody{ReadCloser: r.Body, want: r.ContentLength}
+		r.Body = body
+		r = r.WithContext(context.WithValue(r.Context(), putBodyKey{}, body))
+		w = putStatus{w, body}
+	case "PROPFIND", "PROPPATCH":
+		if err := checkXMLNamespaces(r); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 	case http.MethodGet, http.MethodHead:
 		if fi, err := tree.Stat(name); err == nil && fi.IsDir() {
 			listing(w, r, tree, name)
@@ -98,75 +109,90 @@ func (d *DAV) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
+// maxXMLBody bounds a PROPFIND or PROPPATCH body.
+const maxXMLBody = 1 << 20
+
+// checkXMLNamespaces rejects an XML body that declares a namespace prefix as
+// empty (xmlns:p=""), which the XML Namespaces spec forbids and Go's
+// encoding/xml lets through. It leaves r.Body readable again.
+func checkXMLNamespaces(r *http.Request) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxXMLBody+1))
+	if err != nil {
+		return err
+	}
+	if len(b) > maxXMLBody {
+		return errors.New("request body too large")
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := dec.RawToken()
+		if err != nil {
+			return nil // end, or malformed: x/net/webdav answers that itself
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			for _, a := range se.Attr {
+				if a.Name.Space == "xmlns" && a.Value == "" {
+					return fmt.Errorf("namespace prefix %q declared empty", a.Name.Local)
+				}
+			}
+		}
+	}
+}
+
 func challenge(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="bonesync", charset="UTF-8"`)
 	http.Error(w, "log in with your bonesync user name and password", http.StatusUnauthorized)
 }
 
-// put stores an upload atomically: the new content becomes visible only when
-// all of it has arrived and is on disk, and only then is the request
-// answered. A client that goes away, a short body or a full disk leave the
-// previous version as it was.
-func (d *DAV) put(w http.ResponseWriter, r *http.Request, t *store.Tree, name, user string) {
-	if strings.HasSuffix(name, "/") {
-		http.Error(w, "cannot PUT a collection", http.StatusMethodNotAllowed)
-		return
+// putBody watches a PUT's body on its way to the upload: the upload is
+// committed only if the whole body arrived (see davUpload.Close).
+type putBody struct {
+	io.ReadCloser
+	want, got int64
+	err       error // a read error other than EOF
+	noSpace   bool  // the upload hit a full disk
+}
+
+func (b *putBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.got += int64(n)
+	if err != nil && !errors.Is(err, io.EOF) && b.err == nil {
+		b.err = err
 	}
-	if r.Header.Get("If") == "" {
-		// As x/net/webdav does: a client without lock tokens must not
-		// write a resource someone else has locked.
-		ls := d.lockSystem(user)
-		token, err := ls.Create(time.Now(), webdav.LockDetails{Root: path.Clean("/" + name), Duration: -1, ZeroDepth: true})
-		if errors.Is(err, webdav.ErrLocked) {
-			http.Error(w, "locked", http.StatusLocked)
-			return
+	return n, err
+}
+
+// complete reports whether the body arrived whole, or why not.
+func (b *putBody) complete() error {
+	switch {
+	case b.err != nil:
+		return fmt.Errorf("upload interrupted after %d bytes: %w", b.got, b.err)
+	case b.want >= 0 && b.got != b.want:
+		return fmt.Errorf("upload incomplete: %d of %d bytes", b.got, b.want)
+	}
+	return nil
+}
+
+type putBodyKey struct{}
+
+// putStatus gives x/net/webdav's generic answer to a failed PUT (405) its
+// real meaning: 507 for a full disk, 400 for a body that did not arrive whole.
+type putStatus struct {
+	http.ResponseWriter
+	body *putBody
+}
+
+func (w putStatus) WriteHeader(code int) {
+	if code == http.StatusMethodNotAllowed {
+		switch {
+		case w.body.noSpace:
+			code = http.StatusInsufficientStorage
+		case w.body.complete() != nil:
+			code = http.StatusBadRequest
 		}
-		if err == nil {
-			defer ls.Unlock(time.Now(), token)
-		}
 	}
-	if fi, err := t.Stat(path.Dir(path.Clean("/" + name))); err != nil || !fi.IsDir() {
-		http.Error(w, "the parent folder does not exist", http.StatusConflict)
-		return
-	}
-	existed := false
-	if fi, err := t.Stat(name); err == nil {
-		if fi.IsDir() {
-			http.Error(w, "a folder of that name exists", http.StatusMethodNotAllowed)
-			return
-		}
-		existed = true
-	}
-	u, err := t.Create(name, false)
-	if err != nil {
-		writeStoreError(w, err)
-		return
-	}
-	n, err := io.Copy(u, r.Body)
-	if err == nil && r.ContentLength >= 0 && n != r.ContentLength {
-		err = fmt.Errorf("got %d of %d bytes", n, r.ContentLength)
-	}
-	if err != nil {
-		u.Abort()
-		if errors.Is(err, store.ErrNoSpace) {
-			writeStoreError(w, err)
-			return
-		}
-		http.Error(w, "upload incomplete: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if err := u.Commit(); err != nil {
-		writeStoreError(w, err)
-		return
-	}
-	if fi, err := t.Stat(name); err == nil {
-		w.Header().Set("ETag", fmt.Sprintf(`"%x%x"`, fi.ModTime().UnixNano(), fi.Size()))
-	}
-	if existed {
-		w.WriteHeader(http.StatusNoContent)
-	} else {
-		w.WriteHeader(http.StatusCreated)
-	}
+	w.ResponseWriter.WriteHeader(code)
 }
 
 func writeStoreError(w http.ResponseWriter, err error) {

@@ -28,7 +28,7 @@ func (d davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
 	return d.t.Mkdir(name)
 }
 
-func (d davFS) OpenFile(_ context.Context, name string, flag int, _ os.FileMode) (webdav.File, error) {
+func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMode) (webdav.File, error) {
 	if flag&(os.O_CREATE|os.O_TRUNC) != 0 {
 		if _, err := d.t.Stat(path.Dir(path.Clean("/" + name))); err != nil {
 			return nil, err
@@ -37,7 +37,8 @@ func (d davFS) OpenFile(_ context.Context, name string, flag int, _ os.FileMode)
 		if err != nil {
 			return nil, err
 		}
-		return &davUpload{Upload: u}, nil
+		body, _ := ctx.Value(putBodyKey{}).(*putBody)
+		return &davUpload{Upload: u, body: body}, nil
 	}
 	// Read, or O_RDWR for PROPPATCH: the data is never written in place.
 	f, err := d.t.Open(name)
@@ -69,9 +70,26 @@ func (f *davFile) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
 	return patchProps(fdOf(f.File), p)
 }
 
-// davUpload is a file being written (PUT goes its own way, see dav.go; this
-// serves COPY and LOCK of a new name).
-type davUpload struct{ *store.Upload }
+// davUpload is a file being written: by PUT, COPY, or LOCK of a new name.
+type davUpload struct {
+	*store.Upload
+	body *putBody // the PUT's body, if a PUT
+}
+
+// Close commits the upload, unless the PUT's body did not arrive whole: then
+// the previous version stays as it was.
+func (u *davUpload) Close() error {
+	if u.body != nil {
+		if err := u.body.complete(); err != nil {
+			u.Upload.Fail(err)
+		}
+	}
+	err := u.Upload.Close()
+	if errors.Is(err, store.ErrNoSpace) && u.body != nil {
+		u.body.noSpace = true
+	}
+	return err
+}
 
 func (u *davUpload) Readdir(int) ([]fs.FileInfo, error) { return nil, fs.ErrInvalid }
 func (u *davUpload) Stat() (fs.FileInfo, error) {
