@@ -8,7 +8,7 @@ BUILD_UNIX := $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/n
 LDFLAGS   := -s -w -X github.com/bonesync/bonesync/appliance/clock.BuildUnix=$(BUILD_UNIX)
 GOFLAGS_B := -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build build-arm run test test-unit test-cross clean
+.PHONY: all build build-arm run test test-unit test-fuzz test-cross clean
 
 all: build build-arm
 
@@ -24,12 +24,17 @@ build-arm:
 run: build
 	$(OUT)/bonesync serve -state ./var -https :8443 -http :8080 -ssh :2222 -quick
 
-test: test-unit test-cross
+test: test-unit test-fuzz test-cross
 
 test-unit:
 	@test -z "$$(gofmt -l appliance)" || { echo "gofmt needed:"; gofmt -l appliance; exit 1; }
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+
+# The path-confinement fuzz target, briefly (longer: make test-fuzz FUZZTIME=10m).
+FUZZTIME ?= 20s
+test-fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzConfinement -fuzztime $(FUZZTIME) ./appliance/store
 
 # Cross-build for the board, check the ELF, run the benchmark under qemu-arm-static.
 test-cross: build-arm

@@ -68,6 +68,7 @@ type instance struct {
 	cmd           *exec.Cmd
 	stdout        syncBuffer
 	https, http   string
+	ssh           string
 	stderrLines   chan string
 	stderrCapture *syncBuffer
 }
@@ -94,8 +95,8 @@ func (s *syncBuffer) String() string {
 
 func start(t *testing.T, stateDir string, extra ...string) *instance {
 	t.Helper()
-	in := &instance{https: freePort(t), http: freePort(t), stderrLines: make(chan string, 1000), stderrCapture: &syncBuffer{}}
-	args := append([]string{"serve", "-state", stateDir, "-https", in.https, "-http", in.http, "-ssh", freePort(t), "-quick"}, extra...)
+	in := &instance{https: freePort(t), http: freePort(t), ssh: freePort(t), stderrLines: make(chan string, 1000), stderrCapture: &syncBuffer{}}
+	args := append([]string{"serve", "-state", stateDir, "-https", in.https, "-http", in.http, "-ssh", in.ssh, "-quick"}, extra...)
 	in.cmd = exec.Command(built(t), args...)
 	in.cmd.Stdout = &in.stdout
 	pr, pw := io.Pipe()

@@ -1,0 +1,445 @@
+package main
+
+// File sync end to end: the built binary, reached by real clients from
+// Debian packages: curl, OpenSSH's sftp, rclone and litmus.
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// box is a running instance with what a client needs to reach it.
+type box struct {
+	*instance
+	t        *testing.T
+	state    string
+	caFile   string
+	password string // admin's
+	work     string
+}
+
+func startBox(t *testing.T, state string, extra ...string) *box {
+	t.Helper()
+	in := start(t, state, extra...)
+	b := &box{instance: in, t: t, state: state, work: t.TempDir()}
+	if m := regexp.MustCompile(`password ([a-z0-9-]{23})`).FindStringSubmatch(in.stdout.String()); m != nil {
+		b.password = m[1]
+	}
+	b.caFile = filepath.Join(b.work, "ca.crt")
+	out, err := exec.Command("curl", "-sS", "--fail", "-o", b.caFile, "http://"+in.http+"/ca.crt").CombinedOutput()
+	if err != nil {
+		t.Fatalf("fetch CA: %v %s", err, out)
+	}
+	return b
+}
+
+func (b *box) port(addr string) string { _, p, _ := net.SplitHostPort(addr); return p }
+
+func (b *box) url(p string) string { return "https://localhost:" + b.port(b.https) + "/dav/" + p }
+
+// curl runs curl against the box and returns the HTTP status and body.
+func (b *box) curl(args ...string) (int, string) {
+	b.t.Helper()
+	args = append([]string{"-sS", "--cacert", b.caFile, "-w", "\n%{http_code}"}, args...)
+	out, err := exec.Command("curl", args...).Output()
+	if err != nil {
+		b.t.Fatalf("curl %v: %v", args, err)
+	}
+	s := string(out)
+	i := strings.LastIndex(s, "\n")
+	var code int
+	fmt.Sscan(s[i+1:], &code)
+	return code, s[:i]
+}
+
+func (b *box) admin() string { return "admin:" + b.password }
+
+// sftp runs OpenSSH's sftp in batch mode; auth is "password:PW" or
+// "key:FILE". It returns the output and whether every command succeeded.
+func (b *box) sftp(user, auth string, commands ...string) (string, bool) {
+	b.t.Helper()
+	batch := filepath.Join(b.work, "batch")
+	os.WriteFile(batch, []byte(strings.Join(commands, "\n")+"\n"), 0o600)
+	args := []string{"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-P", b.port(b.ssh)}
+	env := os.Environ()
+	kind, val, _ := strings.Cut(auth, ":")
+	if kind == "password" {
+		askpass := filepath.Join(b.work, "askpass")
+		os.WriteFile(askpass, []byte("#!/bin/sh\necho '"+val+"'\n"), 0o700)
+		// BatchMode off before -b, so the password can come from askpass.
+		args = append([]string{"-o", "BatchMode=no", "-o", "PreferredAuthentications=password", "-o", "NumberOfPasswordPrompts=1"}, args...)
+		env = append(env, "SSH_ASKPASS="+askpass, "SSH_ASKPASS_REQUIRE=force", "DISPLAY=none")
+	} else {
+		args = append(args, "-o", "PreferredAuthentications=publickey", "-o", "IdentitiesOnly=yes", "-i", val)
+	}
+	args = append(args, "-b", batch, user+"@127.0.0.1")
+	cmd := exec.Command("sftp", args...)
+	cmd.Env = env
+	cmd.Stdin = nil
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
+func need(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed; scripts/install-test-deps.sh installs it", tool)
+			}
+			t.Skipf("%s is not installed (scripts/install-test-deps.sh)", tool)
+		}
+	}
+}
+
+func randomFile(t *testing.T, path string, size int) string {
+	t.Helper()
+	b := make([]byte, size)
+	rand.Read(b)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b))
+}
+
+func sum(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b))
+}
+
+func TestSync(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary with real clients")
+	}
+	need(t, "curl", "sftp", "ssh-keygen", "rclone", "litmus")
+	b := startBox(t, t.TempDir())
+	if b.password == "" {
+		t.Fatalf("the first start printed no admin password:\n%s", b.stdout.String())
+	}
+	if users, _ := os.ReadFile(filepath.Join(b.state, "users.json")); bytes.Contains(users, []byte(b.password)) {
+		t.Fatal("users.json holds the admin password in clear")
+	}
+	t.Run("curl", func(t *testing.T) { testCurl(t, b) })
+	t.Run("users", func(t *testing.T) { testUsers(t, b) })
+	t.Run("sftp", func(t *testing.T) { testSFTP(t, b) })
+	t.Run("rclone", func(t *testing.T) { testRclone(t, b) })
+	t.Run("litmus", func(t *testing.T) { testLitmus(t, b) })
+	t.Run("escape", func(t *testing.T) { testEscape(t, b) })
+	t.Run("interrupted", func(t *testing.T) { testInterrupted(t, b) })
+	t.Run("fulldisk", func(t *testing.T) { testFullDisk(t, b) })
+	t.Run("ban", func(t *testing.T) { testBan(t, b) }) // last: it bans 127.0.0.1
+}
+
+func testCurl(t *testing.T, b *box) {
+	f := filepath.Join(b.work, "hello.txt")
+	os.WriteFile(f, []byte("hello from curl\n"), 0o644)
+	if code, _ := b.curl("-u", b.admin(), "-T", f, b.url("hello.txt")); code != 201 {
+		t.Fatalf("PUT = %d, want 201", code)
+	}
+	if code, body := b.curl("-u", b.admin(), b.url("hello.txt")); code != 200 || body != "hello from curl\n" {
+		t.Errorf("GET = %d %q", code, body)
+	}
+	if code, body := b.curl("-u", b.admin(), "-X", "PROPFIND", "-H", "Depth: 1", b.url("")); code != 207 || !strings.Contains(body, "/dav/hello.txt") {
+		t.Errorf("PROPFIND = %d, body lacks hello.txt:\n%.300s", code, body)
+	}
+	if code, body := b.curl("-u", b.admin(), b.url("")); code != 200 || !strings.Contains(body, `href="hello.txt"`) {
+		t.Errorf("browser GET on a folder = %d:\n%.300s", code, body)
+	}
+	if code, _ := b.curl("-u", b.admin(), "-X", "MOVE", "-H", "Destination: "+b.url("moved.txt"), b.url("hello.txt")); code != 201 {
+		t.Errorf("MOVE = %d, want 201", code)
+	}
+	if code, _ := b.curl("-u", b.admin(), "-X", "DELETE", b.url("moved.txt")); code != 204 {
+		t.Errorf("DELETE = %d, want 204", code)
+	}
+	if code, _ := b.curl("-u", b.admin(), b.url("moved.txt")); code != 404 {
+		t.Errorf("GET after DELETE = %d, want 404", code)
+	}
+	if code, _ := b.curl(b.url("")); code != 401 {
+		t.Errorf("no credentials = %d, want 401", code)
+	}
+	if code, _ := b.curl("-u", "admin:wrong-password", b.url("")); code != 401 {
+		t.Errorf("wrong password = %d, want 401", code)
+	}
+	if code, _ := b.curl("-u", b.admin(), "http://"+b.http+"/dav/"); code != 401 {
+		t.Errorf("plain HTTP with credentials = %d, want 401", code)
+	}
+}
+
+func testUsers(t *testing.T, b *box) {
+	add := exec.Command(built(t), "user", "-state", b.state, "add", "alice")
+	add.Stdin = strings.NewReader("alice-secret-1\n")
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("user add: %v %s", err, out)
+	}
+	// The running server knows her at once.
+	if code, _ := b.curl("-u", "alice:alice-secret-1", b.url("")); code != 200 {
+		t.Fatalf("new user's first login = %d, want 200", code)
+	}
+	f := filepath.Join(b.work, "a.txt")
+	os.WriteFile(f, []byte("admin only"), 0o644)
+	b.curl("-u", b.admin(), "-T", f, b.url("private.txt"))
+	if code, _ := b.curl("-u", "alice:alice-secret-1", b.url("private.txt")); code != 404 {
+		t.Errorf("alice GET admin's file = %d, want 404", code)
+	}
+	passwd := exec.Command(built(t), "user", "passwd", "alice", "-state", b.state)
+	passwd.Stdin = strings.NewReader("alice-secret-2\n")
+	if out, err := passwd.CombinedOutput(); err != nil {
+		t.Fatalf("user passwd: %v %s", err, out)
+	}
+	if code, _ := b.curl("-u", "alice:alice-secret-1", b.url("")); code != 401 {
+		t.Errorf("old password after passwd = %d, want 401", code)
+	}
+	list, _ := exec.Command(built(t), "user", "list", "-state", b.state).Output()
+	if !strings.Contains(string(list), "alice") || !strings.Contains(string(list), "admin") {
+		t.Errorf("user list = %q", list)
+	}
+	if out, err := exec.Command(built(t), "user", "del", "alice", "-state", b.state).CombinedOutput(); err != nil {
+		t.Fatalf("user del: %v %s", err, out)
+	}
+	if code, _ := b.curl("-u", "alice:alice-secret-2", b.url("")); code != 401 {
+		t.Errorf("deleted user = %d, want 401", code)
+	}
+}
+
+func testSFTP(t *testing.T, b *box) {
+	pw := "password:" + b.password
+	small := filepath.Join(b.work, "small.txt")
+	os.WriteFile(small, []byte("over sftp\n"), 0o644)
+	big := filepath.Join(b.work, "big.bin")
+	bigSum := randomFile(t, big, 24<<20)
+	back := filepath.Join(b.work, "back")
+	os.Mkdir(back, 0o755)
+	out, ok := b.sftp("admin", pw,
+		"mkdir up", "put "+small+" up/small.txt", "rename up/small.txt up/renamed.txt", "put "+big+" up/big.bin",
+		"get up/renamed.txt "+back+"/renamed.txt", "get up/big.bin "+back+"/big.bin", "ls -l up", "rm up/renamed.txt")
+	if !ok {
+		t.Fatalf("sftp batch failed:\n%s", out)
+	}
+	if got, _ := os.ReadFile(back + "/renamed.txt"); string(got) != "over sftp\n" {
+		t.Errorf("round trip of small.txt = %q", got)
+	}
+	if s := sum(t, back+"/big.bin"); s != bigSum {
+		t.Errorf("24 MiB file came back with sha256 %s, want %s", s, bigSum)
+	}
+	// The same store as WebDAV.
+	if code, _ := b.curl("-u", b.admin(), "-o", "/dev/null", b.url("up/big.bin")); code != 200 {
+		t.Errorf("file put over SFTP, GET over WebDAV = %d", code)
+	}
+	if out, ok := b.sftp("admin", pw, "rm up/big.bin", "rmdir up"); !ok {
+		t.Errorf("sftp rm/rmdir failed:\n%s", out)
+	}
+
+	// Public keys: one added to admin works, another is refused.
+	key, other := filepath.Join(b.work, "id"), filepath.Join(b.work, "other")
+	for _, k := range []string{key, other} {
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", k).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v %s", err, out)
+		}
+	}
+	if out, err := exec.Command(built(t), "user", "key", "add", "admin", key+".pub", "-state", b.state).CombinedOutput(); err != nil {
+		t.Fatalf("user key add: %v %s", err, out)
+	}
+	if out, ok := b.sftp("admin", "key:"+key, "ls"); !ok {
+		t.Errorf("login with the added key failed:\n%s", out)
+	}
+	if out, ok := b.sftp("admin", "key:"+other, "ls"); ok {
+		t.Errorf("login with a key that was never added succeeded:\n%s", out)
+	}
+	if _, ok := b.sftp("admin", "password:not-the-password", "ls"); ok {
+		t.Error("login with a wrong password succeeded")
+	}
+}
+
+func testRclone(t *testing.T, b *box) {
+	obscured, err := exec.Command("rclone", "obscure", b.password).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := filepath.Join(b.work, "tree")
+	for _, f := range []string{"a.txt", "sub/b.bin", "sub/deeper/c.bin", "with space/ü ñ.txt"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(tree, f)), 0o755)
+		randomFile(t, filepath.Join(tree, f), 1000+len(f)*1000)
+	}
+	env := append(os.Environ(),
+		"RCLONE_CONFIG=/dev/null",
+		"RCLONE_CONFIG_DAV_TYPE=webdav", "RCLONE_CONFIG_DAV_URL="+b.url(""), "RCLONE_CONFIG_DAV_VENDOR=other",
+		"RCLONE_CONFIG_DAV_USER=admin", "RCLONE_CONFIG_DAV_PASS="+strings.TrimSpace(string(obscured)),
+		"RCLONE_CONFIG_SF_TYPE=sftp", "RCLONE_CONFIG_SF_HOST=127.0.0.1", "RCLONE_CONFIG_SF_PORT="+b.port(b.ssh),
+		"RCLONE_CONFIG_SF_USER=admin", "RCLONE_CONFIG_SF_PASS="+strings.TrimSpace(string(obscured)),
+	)
+	rclone := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("rclone", append([]string{"--ca-cert", b.caFile, "--retries", "1"}, args...)...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("rclone %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, remote := range []string{"dav:rc", "sf:rc-sftp"} {
+		rclone("copy", tree, remote)
+		rclone("check", "--download", tree, remote)
+		back := filepath.Join(b.work, "back-"+strings.Split(remote, ":")[0])
+		rclone("copy", remote, back)
+		rclone("check", "--download", tree, back)
+	}
+}
+
+func testLitmus(t *testing.T, b *box) {
+	cmd := exec.Command("litmus", b.url(""), "admin", b.password)
+	cmd.Dir = b.work
+	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+b.caFile, "TESTS=basic copymove props")
+	out, _ := cmd.CombinedOutput()
+	for _, suite := range []string{"basic", "copymove", "props"} {
+		m := regexp.MustCompile("summary for `" + suite + "': of (\\d+) tests run: (\\d+) passed, (\\d+) failed").FindStringSubmatch(string(out))
+		if m == nil || m[3] != "0" || m[1] != m[2] {
+			t.Errorf("litmus %s: %v\n%s", suite, m, out)
+		}
+	}
+}
+
+func testEscape(t *testing.T, b *box) {
+	secret := filepath.Join(filepath.Dir(b.state), "secret-outside")
+	os.WriteFile(secret, []byte("TOP SECRET"), 0o644)
+	home := filepath.Join(b.state, "files", "admin")
+	os.Symlink(secret, filepath.Join(home, "planted"))
+	os.Symlink("/etc", filepath.Join(home, "etc-link"))
+	os.Symlink("../..", filepath.Join(home, "up-link"))
+	for _, p := range []string{"planted", "etc-link/hostname", "up-link/secret-outside", "../../secret-outside", "%2e%2e/%2e%2e/secret-outside", "..%2f..%2fsecret-outside"} {
+		code, body := b.curl("--path-as-is", "-u", b.admin(), b.url(p))
+		if code == 200 || strings.Contains(body, "TOP SECRET") {
+			t.Errorf("WebDAV GET %s = %d %.50q: escaped the user's directory", p, code, body)
+		}
+	}
+	dst := filepath.Join(b.work, "stolen")
+	for _, p := range []string{"planted", "etc-link/hostname", "up-link/secret-outside", "../../secret-outside", "/etc/hostname", "/../../../etc/hostname"} {
+		os.Remove(dst)
+		b.sftp("admin", "password:"+b.password, "get "+p+" "+dst)
+		if got, err := os.ReadFile(dst); err == nil {
+			t.Errorf("SFTP get %s fetched %.30q: escaped the user's directory", p, got)
+		}
+	}
+	// Writing to a planted link replaces the link (a rename never follows
+	// it); writing through one is refused. Either way the outside is safe.
+	code, _ := b.curl("-u", b.admin(), "-T", filepath.Join(b.work, "small.txt"), b.url("planted"))
+	b.sftp("admin", "password:"+b.password, "put "+filepath.Join(b.work, "small.txt")+" up-link/secret-outside",
+		"put "+filepath.Join(b.work, "small.txt")+" etc-link/bonesync-was-here")
+	if got, _ := os.ReadFile(secret); string(got) != "TOP SECRET" {
+		t.Errorf("a PUT (%d) or an SFTP put through a planted symlink changed the file outside", code)
+	}
+	if _, err := os.Stat("/etc/bonesync-was-here"); err == nil {
+		os.Remove("/etc/bonesync-was-here")
+		t.Error("SFTP put through a symlink to /etc wrote there")
+	}
+	for _, l := range []string{"planted", "etc-link", "up-link"} {
+		os.Remove(filepath.Join(home, l))
+	}
+}
+
+// An upload killed half-way leaves the previous version intact.
+func testInterrupted(t *testing.T, b *box) {
+	old := filepath.Join(b.work, "old.txt")
+	os.WriteFile(old, []byte("the old version"), 0o644)
+	b.curl("-u", b.admin(), "-T", old, b.url("keep.bin"))
+	big := filepath.Join(b.work, "new.bin")
+	randomFile(t, big, 32<<20)
+	kill := func(name string, args ...string) {
+		cmd := exec.Command(name, args...)
+		cmd.Env = append(os.Environ(), "SSH_ASKPASS="+filepath.Join(b.work, "askpass"), "SSH_ASKPASS_REQUIRE=force", "DISPLAY=none")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until the upload's temp file holds data: the transfer is
+		// really half-way when the client dies.
+		home := filepath.Join(b.state, "files", "admin")
+		for i := 0; i < 300; i++ {
+			if m, _ := filepath.Glob(filepath.Join(home, ".keep.bin.upload-*")); len(m) > 0 {
+				if fi, err := os.Stat(m[0]); err == nil && fi.Size() > 1<<20 {
+					break
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		for i := 0; i < 100; i++ { // the server notices the dead connection
+			if m, _ := filepath.Glob(filepath.Join(home, ".keep.bin.upload-*")); len(m) == 0 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if code, body := b.curl("-u", b.admin(), b.url("keep.bin")); code != 200 || body != "the old version" {
+			t.Errorf("%s killed mid-upload: keep.bin = %d %.40q, want the old version", name, code, body)
+		}
+		if m, _ := filepath.Glob(filepath.Join(home, ".keep.bin.upload-*")); len(m) != 0 {
+			t.Errorf("%s killed mid-upload left %v", name, m)
+		}
+	}
+	kill("curl", "-sS", "--cacert", b.caFile, "-u", b.admin(), "--limit-rate", "4M", "-T", big, b.url("keep.bin"))
+	os.WriteFile(filepath.Join(b.work, "askpass"), []byte("#!/bin/sh\necho '"+b.password+"'\n"), 0o700)
+	batch := filepath.Join(b.work, "put-batch")
+	os.WriteFile(batch, []byte("put "+big+" keep.bin\n"), 0o600)
+	kill("sftp", "-o", "BatchMode=no", "-o", "PreferredAuthentications=password", "-o", "StrictHostKeyChecking=no",
+		"-o", "UserKnownHostsFile=/dev/null", "-l", "32000", "-P", b.port(b.ssh), "-b", batch, "admin@127.0.0.1")
+}
+
+// A full disk gives the client a proper error and leaves no partial file.
+func testFullDisk(t *testing.T, b *box) {
+	mnt := filepath.Join(t.TempDir(), "small")
+	os.Mkdir(mnt, 0o755)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs to fill (needs root): %v %s", err, out)
+	}
+	defer exec.Command("umount", "-l", mnt).Run()
+	// A second box on the same state (no new benchmark), its files on the
+	// 2 MiB file system.
+	full := startBox(t, b.state, "-files", mnt)
+	full.password = b.password
+	big := filepath.Join(b.work, "3m.bin")
+	randomFile(t, big, 3<<20)
+	if code, body := full.curl("-u", full.admin(), "-T", big, full.url("big.bin")); code != 507 {
+		t.Errorf("WebDAV PUT on a full disk = %d %q, want 507", code, body)
+	}
+	if out, ok := full.sftp("admin", "password:"+b.password, "put "+big+" big.bin"); ok {
+		t.Errorf("SFTP put on a full disk succeeded:\n%s", out)
+	}
+	var left []string
+	filepath.Walk(mnt, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) != 0 {
+		t.Errorf("a full disk left partial files: %v", left)
+	}
+	full.stop()
+}
+
+func testBan(t *testing.T, b *box) {
+	for i := 0; i < 5; i++ {
+		b.curl("-u", "admin:guess-"+fmt.Sprint(i), b.url(""))
+	}
+	if code, _ := b.curl("-u", b.admin(), b.url("")); code != 429 {
+		t.Errorf("after 5 failed logins the right password gets %d, want 429", code)
+	}
+	if _, ok := b.sftp("admin", "password:"+b.password, "ls"); ok {
+		t.Error("SFTP login from a banned address succeeded")
+	}
+	if !strings.Contains(b.stderrCapture.String(), "banned 127.0.0.1") {
+		t.Errorf("the ban was not logged:\n%s", b.stderrCapture)
+	}
+}
