@@ -113,6 +113,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 		Users: accounts, Store: files, Guard: logins, Handshakes: handshakes,
 		HostKey:     func() crypto.Signer { return cur.get().SSHKey },
 		PostQuantum: func() bool { return cur.get().Choice.SSHPostQuantum },
+		Config:      o.Config,
 		Log:         stderr,
 	}
 	if err := sftpSrv.Check(); err != nil {

@@ -40,6 +40,9 @@ type Config struct {
 	PostQuantum string
 	// BenchBudget bounds the whole first-boot benchmark.
 	BenchBudget time.Duration
+	// SSHKeyExchanges, SSHCiphers and SSHMACs replace the SFTP server's
+	// default algorithm lists when set (nil: the defaults).
+	SSHKeyExchanges, SSHCiphers, SSHMACs []string
 }
 
 // Default returns the configuration used when the file sets nothing.

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ post_quantum = OFF
 	}
 	want := Default()
 	want.Hostname, want.TLSKey, want.Target, want.Concurrency, want.PostQuantum = "nas", "ecdsa-p384", 250*time.Millisecond, 4, "off"
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse = %+v, want %+v", c, want)
 	}
 }
@@ -30,7 +31,7 @@ post_quantum = OFF
 func TestProblemsKeepDefaults(t *testing.T) {
 	in := "hostnme = x\ntls_key = rsa-1024\nconcurrency = lots\njust words\ntarget_ms = 0\nssh_host_key = ecdsa-p384\nbench_budget = 1s\n"
 	c, probs := Parse("bonesync.conf", strings.NewReader(in))
-	if c != Default() {
+	if !reflect.DeepEqual(c, Default()) {
 		t.Errorf("config = %+v, want defaults", c)
 	}
 	wantLines := []string{
@@ -55,7 +56,7 @@ func TestProblemsKeepDefaults(t *testing.T) {
 func TestExampleParsesToDefaults(t *testing.T) {
 	ex := Example()
 	c, probs := Parse("example", strings.NewReader(ex))
-	if len(probs) != 0 || c != Default() {
+	if len(probs) != 0 || !reflect.DeepEqual(c, Default()) {
 		t.Errorf("Example parses to %+v, %v; want defaults", c, probs)
 	}
 	// Uncommenting every setting must also give the defaults: the example
@@ -70,19 +71,40 @@ func TestExampleParsesToDefaults(t *testing.T) {
 		t.Fatalf("example has %d settings, want %d", len(un), len(settings))
 	}
 	c, probs = Parse("uncommented", strings.NewReader(strings.Join(un, "\n")))
-	if len(probs) != 0 || c != Default() {
+	if len(probs) != 0 || !reflect.DeepEqual(c, Default()) {
 		t.Errorf("uncommented example = %+v, %v; want defaults", c, probs)
 	}
 }
 
 func TestLoadMissingIsDefault(t *testing.T) {
 	c, probs := Load(filepath.Join(t.TempDir(), "none.conf"))
-	if len(probs) != 0 || c != Default() {
+	if len(probs) != 0 || !reflect.DeepEqual(c, Default()) {
 		t.Errorf("Load(missing) = %+v, %v", c, probs)
 	}
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "c"), []byte("concurrency = 2\n"), 0o644)
 	if c, _ := Load(filepath.Join(dir, "c")); c.Concurrency != 2 {
 		t.Errorf("Load: concurrency = %d, want 2", c.Concurrency)
+	}
+}
+
+func TestSSHAlgorithms(t *testing.T) {
+	c, probs := Parse("f", strings.NewReader("ssh_ciphers = chacha20-poly1305@openssh.com, aes256-gcm@openssh.com\nssh_macs = hmac-sha1\nssh_kex =\n"))
+	if want := []string{"chacha20-poly1305@openssh.com", "aes256-gcm@openssh.com"}; !reflect.DeepEqual(c.SSHCiphers, want) {
+		t.Errorf("SSHCiphers = %v, want %v", c.SSHCiphers, want)
+	}
+	if len(probs) != 1 || !strings.HasPrefix(probs[0].String(), `f:2: ssh_macs: "hmac-sha1" is refused: it uses SHA-1`) {
+		t.Errorf("problems = %v, want one for hmac-sha1 at line 2", probs)
+	}
+	if c.SSHMACs != nil || c.SSHKeyExchanges != nil {
+		t.Errorf("a refused or empty list must leave the default (nil): %v %v", c.SSHMACs, c.SSHKeyExchanges)
+	}
+}
+
+func TestExampleFitsTheConsole(t *testing.T) {
+	for i, l := range strings.Split(Example(), "\n") {
+		if len(l) > 80 {
+			t.Errorf("Example() line %d is %d characters: %s", i+1, len(l), l)
+		}
 	}
 }

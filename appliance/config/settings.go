@@ -1,9 +1,13 @@
 package config
 
 import (
+	"slices"
+
 	"fmt"
 	"strings"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/bonesync/bonesync/appliance/keys"
 )
@@ -102,6 +106,61 @@ var settings = []setting{
 	},
 }
 
+// algorithmSetting is a comma-separated SSH algorithm list, checked against
+// what golang.org/x/crypto/ssh implements and considers secure.
+func algorithmSetting(name, what string, field func(*Config) *[]string, supported func(ssh.Algorithms) []string) setting {
+	return setting{
+		name: name, def: "",
+		help: []string{
+			fmt.Sprintf("SFTP %s, comma-separated in order of preference; empty for the", what),
+			"defaults (modern only; see the README). Any of: " + strings.Join(modern(supported(ssh.SupportedAlgorithms())), ", "),
+		},
+		set: func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "" {
+				*field(c) = nil
+				return nil
+			}
+			var list []string
+			for _, a := range strings.Split(v, ",") {
+				a = strings.TrimSpace(a)
+				if !slices.Contains(supported(ssh.SupportedAlgorithms()), a) {
+					return fmt.Errorf("%q is not a supported %s", a, strings.TrimSuffix(what, "s"))
+				}
+				if why := WeakSSHAlgorithm(a); why != "" {
+					return fmt.Errorf("%q is refused: %s", a, why)
+				}
+				list = append(list, a)
+			}
+			*field(c) = list
+			return nil
+		},
+	}
+}
+
+// WeakSSHAlgorithm says why an SSH algorithm is refused even though
+// x/crypto/ssh implements it, or "" if it is modern enough: nothing with
+// SHA-1, no CBC mode.
+func WeakSSHAlgorithm(a string) string {
+	switch {
+	case strings.Contains(a, "sha1") || a == ssh.KeyAlgoRSA:
+		return "it uses SHA-1"
+	case strings.Contains(a, "cbc"):
+		return "it uses CBC mode"
+	}
+	return ""
+}
+
+func init() {
+	settings = append(settings,
+		algorithmSetting("ssh_kex", "key exchanges", func(c *Config) *[]string { return &c.SSHKeyExchanges },
+			func(a ssh.Algorithms) []string { return a.KeyExchanges }),
+		algorithmSetting("ssh_ciphers", "ciphers", func(c *Config) *[]string { return &c.SSHCiphers },
+			func(a ssh.Algorithms) []string { return a.Ciphers }),
+		algorithmSetting("ssh_macs", "MACs", func(c *Config) *[]string { return &c.SSHMACs },
+			func(a ssh.Algorithms) []string { return a.MACs }),
+	)
+}
+
 func lookup(name string) *setting {
 	for i := range settings {
 		if settings[i].name == name {
@@ -153,10 +212,37 @@ func Example() string {
 	b.WriteString("# default is used instead, so the box always starts.\n")
 	for _, s := range settings {
 		b.WriteString("\n")
-		for _, h := range s.help {
-			b.WriteString("# " + h + "\n")
+		for _, l := range fold(strings.Join(s.help, " "), 78) {
+			b.WriteString("# " + l + "\n")
 		}
 		fmt.Fprintf(&b, "#%s = %s\n", s.name, s.def)
 	}
 	return b.String()
+}
+
+// fold breaks text into lines of at most width characters at spaces.
+func fold(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
+}
+
+func modern(algs []string) []string {
+	var out []string
+	for _, a := range algs {
+		if WeakSSHAlgorithm(a) == "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/bonesync/bonesync/appliance/config"
+
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/cpu"
 )
@@ -16,6 +18,22 @@ type Algorithms struct {
 	Ciphers        []string
 	MACs           []string
 	PublicKeyAuths []string
+}
+
+// Configured returns the default lists with any the config sets in their
+// place (the config has already checked each name).
+func Configured(c config.Config, postQuantum bool) Algorithms {
+	a := DefaultAlgorithms(postQuantum)
+	if c.SSHKeyExchanges != nil {
+		a.KeyExchanges = c.SSHKeyExchanges
+	}
+	if c.SSHCiphers != nil {
+		a.Ciphers = c.SSHCiphers
+	}
+	if c.SSHMACs != nil {
+		a.MACs = c.SSHMACs
+	}
+	return a
 }
 
 // DefaultAlgorithms returns the lists for this CPU: ChaCha20-Poly1305 first
@@ -67,6 +85,9 @@ func (a Algorithms) Validate() error {
 		for _, alg := range l.have {
 			if !slices.Contains(l.sup, alg) {
 				return fmt.Errorf("%s algorithm %q is not supported (have %v)", l.name, alg, l.sup)
+			}
+			if why := config.WeakSSHAlgorithm(alg); why != "" {
+				return fmt.Errorf("%s algorithm %q is refused: %s", l.name, alg, why)
 			}
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/config"
+
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 
@@ -32,7 +34,9 @@ type Server struct {
 	// decision from `bonesync bench` applies to the next one.
 	HostKey     func() crypto.Signer
 	PostQuantum func() bool
-	Log         io.Writer
+	// Config may replace the algorithm lists (ssh_kex, ssh_ciphers, ssh_macs).
+	Config config.Config
+	Log    io.Writer
 	// HandshakeTimeout bounds key exchange plus login.
 	HandshakeTimeout time.Duration
 
@@ -42,7 +46,7 @@ type Server struct {
 // Check validates the algorithm lists and the host key; call it at start so
 // a mistake stops the box with a message rather than at the first login.
 func (s *Server) Check() error {
-	if err := DefaultAlgorithms(s.PostQuantum()).Validate(); err != nil {
+	if err := Configured(s.Config, s.PostQuantum()).Validate(); err != nil {
 		return err
 	}
 	_, err := s.config()
@@ -50,7 +54,7 @@ func (s *Server) Check() error {
 }
 
 func (s *Server) config() (*ssh.ServerConfig, error) {
-	alg := DefaultAlgorithms(s.PostQuantum())
+	alg := Configured(s.Config, s.PostQuantum())
 	cfg := &ssh.ServerConfig{
 		Config:                  ssh.Config{KeyExchanges: alg.KeyExchanges, Ciphers: alg.Ciphers, MACs: alg.MACs},
 		PublicKeyAuthAlgorithms: alg.PublicKeyAuths,
