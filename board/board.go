@@ -1,0 +1,121 @@
+// Package board is what bonesync knows about each board it runs on, kept as
+// data: one board.json per board in this directory, embedded in the binary.
+// The image builder reads it to choose boot files and kernel modules and to
+// check drivers; PID 1 reads it to find its console, LEDs and budget.
+package board
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+)
+
+//go:embed */board.json
+var files embed.FS
+
+// Board describes one board.
+type Board struct {
+	Name  string `json:"name"`
+	Model string `json:"model"`
+	// Compatible lists device-tree compatible strings that identify the
+	// board at run time (/proc/device-tree/compatible).
+	Compatible []string `json:"compatible"`
+	// DTB is the device tree the board boots with, a file of the kernel
+	// package; empty if the firmware supplies its own.
+	DTB string `json:"dtb,omitempty"`
+	// Console is the serial console device and its speed.
+	Console string `json:"console"`
+	Baud    int    `json:"baud"`
+	// BootFiles are copied to the FAT boot partition, in this order (the
+	// AM335x boot ROM wants MLO first).
+	BootFiles []BootFile `json:"boot_files,omitempty"`
+	// Devices are what bonesync needs on this board; the image builder
+	// proves each has a driver.
+	Devices []Device `json:"devices"`
+	// Modules are always put in the initramfs (file systems, PHY drivers
+	// probed over MDIO rather than from the device tree).
+	Modules []string `json:"modules"`
+	// LEDs maps a state (booting, benchmarking, serving, error) to a
+	// /sys/class/leds name.
+	LEDs map[string]string `json:"leds,omitempty"`
+	// BenchBudget, if set, replaces the benchmark's default budget on this
+	// board ("quick" for emulators, where crypto runs 20-80x slower).
+	BenchBudget string `json:"bench_budget,omitempty"`
+}
+
+// BootFile is a file taken from a Debian package onto the boot partition.
+type BootFile struct {
+	Package string `json:"package"` // e.g. u-boot-omap
+	From    string `json:"from"`    // path inside the package
+	To      string `json:"to"`      // path on the FAT partition
+}
+
+// Device is one piece of hardware bonesync needs, matched to its driver by
+// the device tree's compatible strings, or named as a module.
+type Device struct {
+	What       string   `json:"what"`
+	Compatible []string `json:"compatible,omitempty"`
+	// Module names the driver when the device is not matched through the
+	// device tree (an Ethernet PHY found over MDIO, a PCI device).
+	Module string `json:"module,omitempty"`
+	// Builtin names a driver built into the kernel that carries no alias
+	// for its compatible strings (the AM335x UART's omap_serial).
+	Builtin string `json:"builtin,omitempty"`
+}
+
+// Load returns the named board.
+func Load(name string) (*Board, error) {
+	b, err := files.ReadFile(path.Join(name, "board.json"))
+	if err != nil {
+		return nil, fmt.Errorf("no board %q (have %v)", name, Names())
+	}
+	var bd Board
+	if err := json.Unmarshal(b, &bd); err != nil {
+		return nil, fmt.Errorf("board %s: %w", name, err)
+	}
+	return &bd, nil
+}
+
+// Names lists the boards.
+func Names() []string {
+	var names []string
+	fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "board.json" {
+			names = append(names, path.Dir(p))
+		}
+		return nil
+	})
+	sort.Strings(names)
+	return names
+}
+
+// All returns every board.
+func All() ([]*Board, error) {
+	var out []*Board
+	for _, n := range Names() {
+		b, err := Load(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// Match returns the board whose compatible strings meet the running
+// machine's, or nil.
+func Match(compatible []string) *Board {
+	all, _ := All()
+	for _, b := range all {
+		for _, c := range b.Compatible {
+			if slices.Contains(compatible, c) {
+				return b
+			}
+		}
+	}
+	return nil
+}
