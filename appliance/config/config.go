@@ -40,6 +40,12 @@ type Config struct {
 	PostQuantum string
 	// BenchBudget bounds the whole first-boot benchmark.
 	BenchBudget time.Duration
+	// Address, Gateway and DNS are the static network settings used on the
+	// board when DHCP gets no lease (Address empty: link-local instead).
+	Address, Gateway string
+	DNS              []string
+	// NTP are the time servers tried at boot (none: keep the clock floor).
+	NTP []string
 	// SSHKeyExchanges, SSHCiphers and SSHMACs replace the SFTP server's
 	// default algorithm lists when set (nil: the defaults).
 	SSHKeyExchanges, SSHCiphers, SSHMACs []string
@@ -56,6 +62,7 @@ func Default() Config {
 		Concurrency: 8,
 		PostQuantum: Auto,
 		BenchBudget: 90 * time.Second,
+		NTP:         []string{"pool.ntp.org"},
 	}
 }
 

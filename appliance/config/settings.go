@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net"
 	"slices"
 
 	"fmt"
@@ -151,6 +152,7 @@ func WeakSSHAlgorithm(a string) string {
 }
 
 func init() {
+	settings = append(settings, networkSettings...)
 	settings = append(settings,
 		algorithmSetting("ssh_kex", "key exchanges", func(c *Config) *[]string { return &c.SSHKeyExchanges },
 			func(a ssh.Algorithms) []string { return a.KeyExchanges }),
@@ -159,6 +161,78 @@ func init() {
 		algorithmSetting("ssh_macs", "MACs", func(c *Config) *[]string { return &c.SSHMACs },
 			func(a ssh.Algorithms) []string { return a.MACs }),
 	)
+}
+
+// networkSettings are used by PID 1 on the board.
+var networkSettings = []setting{
+	{
+		name: "address", def: "",
+		help: []string{"A static address with its prefix, e.g. 192.168.1.50/24, used when no DHCP",
+			"server answers. Empty: a link-local 169.254.x.y address, still reachable as NAME.local."},
+		set: func(c *Config, v string) error {
+			if v == "" {
+				c.Address = ""
+				return nil
+			}
+			ip, _, err := net.ParseCIDR(v)
+			if err != nil || ip.To4() == nil {
+				return fmt.Errorf("%q is not an IPv4 address with a prefix like 192.168.1.50/24", v)
+			}
+			c.Address = v
+			return nil
+		},
+	},
+	{
+		name: "gateway", def: "",
+		help: []string{"The router for the static address (optional)."},
+		set: func(c *Config, v string) error {
+			if v != "" && net.ParseIP(v) == nil {
+				return fmt.Errorf("%q is not an IP address", v)
+			}
+			c.Gateway = v
+			return nil
+		},
+	},
+	{
+		name: "dns", def: "",
+		help: []string{"Name servers for the static address, comma-separated (optional)."},
+		set: func(c *Config, v string) error {
+			list, err := ipList(v)
+			if err == nil {
+				c.DNS = list
+			}
+			return err
+		},
+	},
+	{
+		name: "ntp", def: "pool.ntp.org",
+		help: []string{"Time servers, comma-separated, tried at boot; empty to never ask. The box",
+			"has no battery-backed clock: without NTP it keeps the last time it knew."},
+		set: func(c *Config, v string) error {
+			c.NTP = nil
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					c.NTP = append(c.NTP, s)
+				}
+			}
+			return nil
+		},
+	},
+}
+
+func ipList(v string) ([]string, error) {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if net.ParseIP(s) == nil {
+			return nil, fmt.Errorf("%q is not an IP address", s)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 func lookup(name string) *setting {
