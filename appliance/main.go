@@ -23,12 +23,16 @@ import (
 	"syscall"
 
 	"github.com/bonesync/bonesync/appliance/bench"
+	"github.com/bonesync/bonesync/appliance/boot"
 	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/state"
 )
 
 func main() {
+	if os.Getpid() == 1 {
+		boot.Main() // the whole userland of the board; never returns
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -36,12 +36,17 @@ type Board struct {
 	// Devices are what bonesync needs on this board; the image builder
 	// proves each has a driver.
 	Devices []Device `json:"devices"`
-	// Modules are always put in the initramfs (file systems, PHY drivers
-	// probed over MDIO rather than from the device tree).
+	// Modules are always put in the initramfs and loaded at boot, in this
+	// order (file systems, PHY drivers probed over MDIO rather than from the
+	// device tree). crc32c_generic comes first: ext4 with metadata checksums
+	// needs it, and modules.dep does not say so (only a softdep does).
 	Modules []string `json:"modules"`
 	// LEDs maps a state (booting, benchmarking, serving, error) to a
 	// /sys/class/leds name.
 	LEDs map[string]string `json:"leds,omitempty"`
+	// NoNTP, if set, says why this board must not ask time servers (QEMU's
+	// user network reaches the build machine's network).
+	NoNTP string `json:"no_ntp,omitempty"`
 	// BenchBudget, if set, replaces the benchmark's default budget on this
 	// board ("quick" for emulators, where crypto runs 20-80x slower).
 	BenchBudget string `json:"bench_budget,omitempty"`

@@ -12,6 +12,16 @@ command -v python3 >/dev/null || need+=(python3)
 command -v sftp >/dev/null || need+=(openssh-client)
 command -v rclone >/dev/null || need+=(rclone)
 command -v litmus >/dev/null || need+=(litmus)
+# The image and the boot test.
+command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)
+[ -f /usr/lib/u-boot/qemu_arm/u-boot.bin ] || need+=(u-boot-qemu)
+command -v mkfs.vfat >/dev/null || need+=(dosfstools)
+command -v mcopy >/dev/null || need+=(mtools)
+command -v mke2fs >/dev/null || need+=(e2fsprogs)
+command -v depmod >/dev/null || need+=(kmod)
+command -v bmaptool >/dev/null || need+=(bmap-tools)
+command -v xz >/dev/null || need+=(xz-utils)
+command -v dpkg-deb >/dev/null || need+=(dpkg)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

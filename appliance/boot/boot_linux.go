@@ -1,0 +1,109 @@
+// Package boot is bonesync as PID 1 on the board: everything a Linux
+// userland does before and around the server, driven by the board's data.
+//
+// Boot runs these steps, in order:
+//
+//  1. mount /proc, /sys, /dev, /dev/pts, /run and /tmp;
+//  2. identify the board from the device tree (board/*.json);
+//  3. load the modules for the hardware present (modalias coldplug) and the
+//     board's file-system modules;
+//  4. start feeding the hardware watchdog;
+//  5. find the card: mount its FAT boot partition read-only at /boot (the
+//     config file is there) and its ext4 data partition at /perm, growing the
+//     data partition to fill the card on first boot;
+//  6. set the clock to at least the clock floor, then try NTP;
+//  7. bring up Ethernet (DHCP, else the config's static address, else
+//     link-local), set the hostname and announce it over mDNS;
+//  8. run the server as a child process, restarting it if it dies, with the
+//     LEDs showing booting, benchmarking, serving or error;
+//  9. answer the admin prompt on the serial console, until reboot or
+//     poweroff, which stop the server, sync and unmount first.
+package boot
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/board"
+)
+
+// Paths on the running box.
+const (
+	BootMount  = "/boot" // the FAT partition
+	PermMount  = "/perm" // the ext4 data partition
+	ConfigFile = BootMount + "/bonesync.conf"
+	StateDir   = PermMount + "/bonesync"
+	FilesDir   = PermMount + "/files"
+)
+
+// System is what the steps find and share.
+type System struct {
+	Console io.ReadWriter
+	Log     io.Writer
+	Board   *board.Board
+	Config  config.Config
+	LEDs    *LEDs
+	Server  *Supervisor
+	net     netInfo
+	disk    *Disk
+	started time.Time
+}
+
+// step is one thing PID 1 does at boot. A step that fails with fatal set
+// stops the boot (the error LED lights and the console says why); others
+// are reported and the boot goes on.
+type step struct {
+	name  string
+	fatal bool
+	run   func(ctx context.Context, s *System) error
+}
+
+var steps = []step{
+	{"mount /proc /sys /dev /run /tmp", true, mountBase},
+	{"identify the board", false, identify},
+	{"load kernel modules", false, loadModules},
+	{"start the watchdog", false, startWatchdog},
+	{"mount the boot and data partitions", true, mountCard},
+	{"set the clock", false, setClock},
+	{"bring up the network", false, bringUpNetwork},
+}
+
+// Main is PID 1. It never returns: it ends in reboot or poweroff.
+func Main() {
+	console := os.Stdout
+	s := &System{Console: readWriter{os.Stdin, console}, Log: console, started: time.Now(), Config: config.Default()}
+	ctx := context.Background()
+	// u-root's dhclient logs whole packets through the standard logger;
+	// the console is for people.
+	log.SetOutput(io.Discard)
+	fmt.Fprintf(s.Log, "\nbonesync: starting as PID 1\n")
+	for _, st := range steps {
+		t0 := time.Now()
+		err := st.run(ctx, s)
+		if err != nil {
+			fmt.Fprintf(s.Log, "bonesync: %s: %v\n", st.name, err)
+			if st.fatal {
+				s.LEDs.Set(LEDError)
+				fmt.Fprintf(s.Log, "bonesync: cannot go on; the admin prompt still works (Enter)\n")
+				s.prompt(ctx)
+			}
+			continue
+		}
+		if d := time.Since(t0); d > time.Second {
+			fmt.Fprintf(s.Log, "bonesync: %s took %.1f s\n", st.name, d.Seconds())
+		}
+	}
+	s.Server = newSupervisor(s)
+	go s.Server.Run(ctx)
+	s.prompt(ctx)
+}
+
+type readWriter struct {
+	io.Reader
+	io.Writer
+}

@@ -1,0 +1,81 @@
+package boot
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+const promptHelp = `commands:
+  report                 the benchmark report
+  status                 addresses, server, uptime
+  user add|passwd|del NAME, user list, user key add NAME FILE
+  bench                  measure again (the server picks up the new choice)
+  reboot, poweroff
+`
+
+// prompt is the serial console's admin prompt: quiet until Enter is pressed,
+// so the boot log and the report stay readable.
+func (s *System) prompt(ctx context.Context) {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		line := strings.TrimSpace(in.Text())
+		if line != "" {
+			s.command(ctx, strings.Fields(line))
+		}
+		fmt.Fprint(s.Log, "bonesync> ")
+	}
+	// The console closed (no serial cable is fine): keep PID 1 alive.
+	select {}
+}
+
+func (s *System) command(ctx context.Context, f []string) {
+	self := func(args ...string) {
+		cmd := exec.Command("/proc/self/exe", args...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stdout
+		if _, err := reap.run(cmd); err != nil {
+			fmt.Fprintf(s.Log, "%v\n", err)
+		}
+	}
+	switch f[0] {
+	case "help", "?":
+		fmt.Fprint(s.Log, promptHelp)
+	case "report":
+		self("report", "-state", StateDir)
+	case "status":
+		s.status()
+	case "user":
+		self(append([]string{"user", "-state", StateDir, "-files", FilesDir}, f[1:]...)...)
+	case "bench":
+		args := []string{"bench", "-state", StateDir, "-config", ConfigFile}
+		if s.Board.BenchBudget == "quick" {
+			args = append(args, "-quick")
+		}
+		self(args...)
+	case "reboot":
+		s.shutdown(false)
+	case "poweroff", "halt":
+		s.shutdown(true)
+	default:
+		fmt.Fprintf(s.Log, "unknown command %q\n%s", f[0], promptHelp)
+	}
+}
+
+func (s *System) status() {
+	fmt.Fprintf(s.Log, "board:   %s\n", s.Board.Model)
+	fmt.Fprintf(s.Log, "uptime:  %v\n", time.Since(s.started).Round(time.Second))
+	if st := s.net.state; st != nil {
+		for _, a := range st.Addrs {
+			fmt.Fprintf(s.Log, "address: %s on %s (%s)\n", a.String(), st.Interface, st.Method)
+		}
+	}
+	fmt.Fprintf(s.Log, "name:    %s.local\n", s.Config.Hostname)
+	if s.Server != nil {
+		fmt.Fprintf(s.Log, "%s\n", s.Server.Status())
+	}
+	fmt.Fprintf(s.Log, "LEDs:    %s\n", s.LEDs.State())
+}

@@ -1,0 +1,251 @@
+package boot
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The labels the image builder gives the card's partitions.
+const (
+	DataLabel = "bonesync-data"
+	BootLabel = "BONESYNC"
+)
+
+// Disk is the card bonesync booted from.
+type Disk struct {
+	Name      string // e.g. mmcblk0, vda
+	BootPart  string // device of partition 1 (FAT)
+	DataPart  string // device of partition 2 (ext4)
+	Grown     bool   // this boot grew the data partition
+	SizeBytes int64
+}
+
+// mountCard finds the card by its data partition's label, mounts the boot
+// partition read-only and the data partition read-write, growing the data
+// partition and its file system to the end of the card if they do not reach
+// it (the first boot after flashing; or finishing a grow a power cut
+// interrupted).
+func mountCard(_ context.Context, s *System) error {
+	var d *Disk
+	deadline := time.Now().Add(20 * time.Second) // SD cards take a moment
+	for d == nil && time.Now().Before(deadline) {
+		d = findCard()
+		if d == nil {
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	if d == nil {
+		return fmt.Errorf("no partition labelled %s: is this a bonesync card?", DataLabel)
+	}
+	s.disk = d
+	if err := unix.Mount(d.BootPart, BootMount, "vfat", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "iocharset=iso8859-1,codepage=437"); err != nil {
+		fmt.Fprintf(s.Log, "bonesync: mount %s on %s: %v (going on with the default config)\n", d.BootPart, BootMount, err)
+	} else {
+		s.loadConfig()
+	}
+	grew, err := growPartition(d)
+	if err != nil {
+		fmt.Fprintf(s.Log, "bonesync: grow the data partition: %v\n", err)
+	}
+	if err := unix.Mount(d.DataPart, PermMount, "ext4", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOATIME, "errors=remount-ro"); err != nil {
+		return fmt.Errorf("mount %s on %s: %w", d.DataPart, PermMount, err)
+	}
+	if err := growFS(d, s); err != nil {
+		fmt.Fprintf(s.Log, "bonesync: grow the data file system: %v\n", err)
+	}
+	d.Grown = grew
+	var st unix.Statfs_t
+	if unix.Statfs(PermMount, &st) == nil {
+		fmt.Fprintf(s.Log, "bonesync: %s on %s, %.1f GiB free\n", d.DataPart, PermMount, float64(st.Bavail*uint64(st.Bsize))/(1<<30))
+	}
+	return nil
+}
+
+func (s *System) loadConfig() {
+	c, probs := configLoad(ConfigFile)
+	for _, p := range probs {
+		fmt.Fprintf(s.Log, "config: %s\n", p)
+	}
+	s.Config = c
+}
+
+// findCard returns the disk whose second partition is the bonesync data
+// partition, or nil.
+func findCard() *Disk {
+	entries, _ := os.ReadDir("/sys/class/block")
+	for _, e := range entries {
+		name := e.Name()
+		if _, err := os.Stat(filepath.Join("/sys/class/block", name, "partition")); err == nil {
+			continue // a partition, not a disk
+		}
+		p1, p2 := partName(name, 1), partName(name, 2)
+		if label, _ := ext4Label("/dev/" + p2); label == DataLabel {
+			size, _ := sysfsInt(filepath.Join("/sys/class/block", name, "size"))
+			return &Disk{Name: name, BootPart: "/dev/" + p1, DataPart: "/dev/" + p2, SizeBytes: size * 512}
+		}
+	}
+	return nil
+}
+
+// partName is the kernel's name for partition n of disk: sda2, mmcblk0p2.
+func partName(disk string, n int) string {
+	if last := disk[len(disk)-1]; last >= '0' && last <= '9' {
+		return fmt.Sprintf("%sp%d", disk, n)
+	}
+	return fmt.Sprintf("%s%d", disk, n)
+}
+
+func sysfsInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
+
+// ext4 superblock fields (at byte 1024 of the file system).
+const (
+	sbOffset      = 1024
+	sbMagic       = 56  // uint16, 0xEF53
+	sbBlocksLo    = 4   // uint32
+	sbLogBlock    = 24  // uint32: block size = 1024 << n
+	sbVolumeName  = 120 // [16]byte
+	sbBlocksHi    = 0x150
+	sbFeatureIcpt = 0x60 // incompat features; 0x80 = 64bit
+)
+
+func superblock(dev string) ([]byte, error) {
+	f, err := os.Open(dev)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sb := make([]byte, 1024)
+	if _, err := f.ReadAt(sb, sbOffset); err != nil {
+		return nil, err
+	}
+	if binary.LittleEndian.Uint16(sb[sbMagic:]) != 0xEF53 {
+		return nil, errors.New("not ext4")
+	}
+	return sb, nil
+}
+
+func ext4Label(dev string) (string, error) {
+	sb, err := superblock(dev)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(string(sb[sbVolumeName:sbVolumeName+16]), "\x00"), nil
+}
+
+// growPartition extends partition 2 in the MBR to the end of the card
+// (aligned to 1 MiB) and tells the kernel. It reports whether it grew.
+func growPartition(d *Disk) (bool, error) {
+	sys := filepath.Join("/sys/class/block", filepath.Base(d.DataPart))
+	start, err := sysfsInt(filepath.Join(sys, "start"))
+	if err != nil {
+		return false, err
+	}
+	size, err := sysfsInt(filepath.Join(sys, "size"))
+	if err != nil {
+		return false, err
+	}
+	diskSectors := d.SizeBytes / 512
+	newSize := (diskSectors-start)/2048*2048 - 0
+	if newSize <= size+2048 { // already fills the card (within 1 MiB)
+		return false, nil
+	}
+	f, err := os.OpenFile("/dev/"+d.Name, os.O_RDWR|unix.O_SYNC, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	mbr := make([]byte, 512)
+	if _, err := f.ReadAt(mbr, 0); err != nil {
+		return false, err
+	}
+	if mbr[510] != 0x55 || mbr[511] != 0xAA {
+		return false, errors.New("no MBR on the card")
+	}
+	entry := mbr[446+16 : 446+32]
+	if int64(binary.LittleEndian.Uint32(entry[8:])) != start {
+		return false, fmt.Errorf("MBR partition 2 starts at %d, the kernel says %d", binary.LittleEndian.Uint32(entry[8:]), start)
+	}
+	binary.LittleEndian.PutUint32(entry[12:], uint32(newSize))
+	if _, err := f.WriteAt(mbr, 0); err != nil {
+		return false, err
+	}
+	if err := f.Sync(); err != nil {
+		return false, err
+	}
+	// Tell the kernel the partition is larger, without a re-read of the
+	// whole table (which fails while partition 1 is mounted).
+	part := blkpgPartition{Start: start * 512, Length: newSize * 512, Pno: 2}
+	arg := blkpgIoctlArg{Op: blkpgResizePartition, Datalen: int32(unsafe.Sizeof(part)), Data: unsafe.Pointer(&part)}
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.BLKPG, uintptr(unsafe.Pointer(&arg))); errno != 0 {
+		return false, fmt.Errorf("BLKPG resize: %w", errno)
+	}
+	return true, nil
+}
+
+const blkpgResizePartition = 3
+
+// blkpgPartition is struct blkpg_partition; the trailing pad keeps its size
+// that of the C struct (8-byte aligned) on 32-bit ARM too.
+type blkpgPartition struct {
+	Start, Length int64
+	Pno           int32
+	Devname       [64]byte
+	Volname       [64]byte
+	_             [4]byte
+}
+
+type blkpgIoctlArg struct {
+	Op, Flags, Datalen int32
+	Data               unsafe.Pointer
+}
+
+// ext4ResizeFS is EXT4_IOC_RESIZE_FS, _IOW('f', 16, __u64).
+const ext4ResizeFS = 0x40086610
+
+// growFS grows the mounted ext4 file system to fill its partition (online).
+func growFS(d *Disk, s *System) error {
+	sb, err := superblock(d.DataPart)
+	if err != nil {
+		return err
+	}
+	blockSize := int64(1024) << binary.LittleEndian.Uint32(sb[sbLogBlock:])
+	blocks := int64(binary.LittleEndian.Uint32(sb[sbBlocksLo:]))
+	if binary.LittleEndian.Uint32(sb[sbFeatureIcpt:])&0x80 != 0 {
+		blocks |= int64(binary.LittleEndian.Uint32(sb[sbBlocksHi:])) << 32
+	}
+	partSectors, err := sysfsInt(filepath.Join("/sys/class/block", filepath.Base(d.DataPart), "size"))
+	if err != nil {
+		return err
+	}
+	want := partSectors * 512 / blockSize
+	if want <= blocks {
+		return nil
+	}
+	fmt.Fprintf(s.Log, "bonesync: growing %s from %d MiB to %d MiB\n", d.DataPart, blocks*blockSize>>20, want*blockSize>>20)
+	dir, err := os.Open(PermMount)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	n := uint64(want)
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, dir.Fd(), ext4ResizeFS, uintptr(unsafe.Pointer(&n))); errno != 0 {
+		return fmt.Errorf("EXT4_IOC_RESIZE_FS: %w", errno)
+	}
+	return nil
+}

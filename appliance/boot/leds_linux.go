@@ -1,0 +1,68 @@
+package boot
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// LED states, each a board LED named in board.json.
+const (
+	LEDBooting      = "booting"
+	LEDBenchmarking = "benchmarking"
+	LEDServing      = "serving"
+	LEDError        = "error"
+)
+
+// LEDs shows the box's state on the board's user LEDs: exactly one state's
+// LED is lit. A board without LEDs (QEMU) makes this a no-op.
+type LEDs struct {
+	names map[string]string
+	log   io.Writer
+	mu    sync.Mutex
+	state string
+}
+
+func newLEDs(names map[string]string, log io.Writer) *LEDs {
+	l := &LEDs{names: names, log: log}
+	for _, n := range names {
+		// Take the LEDs from their default kernel triggers (heartbeat,
+		// mmc activity) so that they mean what bonesync says.
+		os.WriteFile(filepath.Join("/sys/class/leds", n, "trigger"), []byte("none"), 0o644)
+	}
+	return l
+}
+
+// Set lights the LED of state and puts out the others.
+func (l *LEDs) Set(state string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if state == l.state {
+		return
+	}
+	l.state = state
+	for st, n := range l.names {
+		v := "0"
+		if st == state {
+			v = "1"
+		}
+		if err := os.WriteFile(filepath.Join("/sys/class/leds", n, "brightness"), []byte(v), 0o644); err != nil && st == state {
+			fmt.Fprintf(l.log, "bonesync: LED %s: %v\n", n, err)
+		}
+	}
+}
+
+// State is the state shown.
+func (l *LEDs) State() string {
+	if l == nil {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.state
+}

@@ -1,0 +1,225 @@
+package netup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/u-root/u-root/pkg/dhclient"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// firstResend is how long the DHCP client waits before it resends a request;
+// the wait doubles each time, within Config.DHCPTimeout.
+const firstResend = 2 * time.Second
+
+// Up brings up loopback and one Ethernet interface (Config.Interface, or the
+// one choose picks), sets the hostname if Config names one, and addresses the
+// interface by the first of these that works:
+//
+//   - DHCPv4, within Config.DHCPTimeout (no carrier in that time counts as no
+//     lease): the leased address, the routes or router it names, and its name
+//     servers written to Config.ResolvConf;
+//   - Config.Static, with its Gateway and DNS;
+//   - an IPv4 link-local address in 169.254.0.0/16 derived from the MAC.
+//
+// It returns what it configured. A bad Config is refused before anything is
+// changed; a name-server file that cannot be written is only logged. If ctx ends, Up stops and returns ctx's error. Up configures once:
+// it does not renew the lease, and the address stays until removed.
+func Up(ctx context.Context, c Config) (*State, error) {
+	st, err := c.check()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("netup: %w", err)
+	}
+	lo, err := netlink.LinkByName("lo")
+	if err != nil {
+		return nil, fmt.Errorf("netup: loopback: %w", err)
+	}
+	if err := netlink.LinkSetUp(lo); err != nil {
+		return nil, fmt.Errorf("netup: loopback up: %w", err)
+	}
+	name := c.Interface
+	if name == "" {
+		if name, err = pick(); err != nil {
+			return nil, err
+		}
+	}
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("netup: interface %s: %w", name, err)
+	}
+	if c.Hostname != "" {
+		if err := unix.Sethostname([]byte(c.Hostname)); err != nil {
+			return nil, fmt.Errorf("netup: set hostname %q: %w", c.Hostname, err)
+		}
+		c.logf("hostname %s", c.Hostname)
+	}
+	if err := netlink.LinkSetUp(l); err != nil {
+		return nil, fmt.Errorf("netup: %s up: %w", name, err)
+	}
+
+	s, err := upDHCP(ctx, l, c)
+	if s != nil || err != nil {
+		return s, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("netup: %w", err)
+	}
+	if st.addr != nil {
+		return upStatic(l, st, c)
+	}
+	return upLinkLocal(l, c)
+}
+
+// pick lists the interfaces and returns the one choose picks.
+func pick() (string, error) {
+	ls, err := netlink.LinkList()
+	if err != nil {
+		return "", fmt.Errorf("netup: list interfaces: %w", err)
+	}
+	var cs []link
+	for _, l := range ls {
+		a := l.Attrs()
+		cs = append(cs, link{Name: a.Name, MAC: a.HardwareAddr, Loopback: a.Flags&net.FlagLoopback != 0})
+	}
+	return choose(cs)
+}
+
+// upDHCP waits for l's carrier and a DHCPv4 lease, both within
+// c.DHCPTimeout, and applies the lease. It returns nil, nil if there was no
+// carrier or no lease, and an error only if a lease could not be applied or
+// ctx ended.
+func upDHCP(ctx context.Context, l netlink.Link, c Config) (*State, error) {
+	name := l.Attrs().Name
+	deadline := time.Now().Add(c.dhcpTimeout())
+	// IfUp sets the link up and waits for its operational state to be up:
+	// a carrier, for Ethernet.
+	l, err := dhclient.IfUp(name, c.dhcpTimeout())
+	if err != nil {
+		c.logf("%s: no carrier, no DHCP: %v", name, err)
+		return nil, nil
+	}
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	dc := dhclient.Config{
+		Timeout: min(firstResend, time.Until(deadline)),
+		Retries: -1, // resend until dctx ends
+	}
+	if c.Hostname != "" {
+		dc.Modifiers4 = []dhcpv4.Modifier{dhcpv4.WithOption(dhcpv4.OptHostName(c.Hostname))}
+	}
+	c.logf("%s: DHCP for up to %s", name, time.Until(deadline).Round(time.Millisecond))
+	var lease dhclient.Lease
+	for r := range dhclient.SendRequests(dctx, []netlink.Link{l}, true, false, dc, time.Until(deadline)) {
+		if r.Err != nil {
+			err = r.Err
+			continue
+		}
+		lease = r.Lease
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("netup: DHCP on %s: %w", name, ctx.Err())
+	}
+	if lease == nil {
+		c.logf("%s: no DHCP lease: %v", name, err)
+		return nil, nil
+	}
+	return applyLease(l, lease, c)
+}
+
+// applyLease puts lease's address, routes and name servers in place, as
+// dhclient's Packet4.Configure does, but writes name servers to
+// c.ResolvConf and only if the lease names any.
+func applyLease(l netlink.Link, lease dhclient.Lease, c Config) (*State, error) {
+	m, _ := lease.Message()
+	if m == nil {
+		return nil, errors.New("netup: DHCP lease is not DHCPv4")
+	}
+	p := dhclient.NewPacket4(l, m)
+	a := l.Attrs()
+	addr := p.Lease()
+	if err := netlink.AddrReplace(l, &netlink.Addr{IPNet: addr}); err != nil {
+		return nil, fmt.Errorf("netup: %s: add %s: %w", a.Name, addr, err)
+	}
+	s := &State{Interface: a.Name, Addrs: []net.IPNet{*addr}, Method: MethodDHCP}
+	// RFC 3442: classless static routes, if present, replace the router
+	// option.
+	if routes := m.ClasslessStaticRoute(); routes != nil {
+		for _, rt := range routes {
+			r := &netlink.Route{LinkIndex: a.Index, Dst: rt.Dest, Gw: rt.Router}
+			if r.Gw == nil || r.Gw.Equal(net.IPv4zero) {
+				r.Gw, r.Scope = nil, netlink.SCOPE_LINK
+			}
+			if err := netlink.RouteReplace(r); err != nil {
+				return nil, fmt.Errorf("netup: %s: route %s: %w", a.Name, r, err)
+			}
+			if ones, _ := rt.Dest.Mask.Size(); ones == 0 && r.Gw != nil {
+				s.Gateway = r.Gw
+			}
+		}
+	} else if gw := m.Router(); len(gw) > 0 {
+		if err := netlink.RouteReplace(&netlink.Route{LinkIndex: a.Index, Gw: gw[0]}); err != nil {
+			return nil, fmt.Errorf("netup: %s: default route via %s: %w", a.Name, gw[0], err)
+		}
+		s.Gateway = gw[0]
+	}
+	ns, search, domain := p.GatherDNSSettings()
+	writeDNS(c, ns, search, domain)
+	c.logf("%s: DHCP lease %s, gateway %v, DNS %v", a.Name, addr, s.Gateway, ns)
+	return s, nil
+}
+
+// upStatic puts the static address, gateway and name servers in place.
+func upStatic(l netlink.Link, st static, c Config) (*State, error) {
+	a := l.Attrs()
+	if err := netlink.AddrReplace(l, &netlink.Addr{IPNet: st.addr}); err != nil {
+		return nil, fmt.Errorf("netup: %s: add %s: %w", a.Name, st.addr, err)
+	}
+	if st.gateway != nil {
+		if err := netlink.RouteReplace(&netlink.Route{LinkIndex: a.Index, Gw: st.gateway}); err != nil {
+			return nil, fmt.Errorf("netup: %s: default route via %s: %w", a.Name, st.gateway, err)
+		}
+	}
+	writeDNS(c, st.dns, nil, "")
+	c.logf("%s: static %s, gateway %v, DNS %v", a.Name, st.addr, st.gateway, st.dns)
+	return &State{Interface: a.Name, Addrs: []net.IPNet{*st.addr}, Method: MethodStatic, Gateway: st.gateway}, nil
+}
+
+// upLinkLocal puts the link-local address derived from l's MAC (or, lacking
+// one, its name) in place. The kernel adds the 169.254.0.0/16 route.
+//
+// RFC 3927's ARP probe for a conflicting host is not done: two boxes whose
+// MACs hash alike would both take the address.
+func upLinkLocal(l netlink.Link, c Config) (*State, error) {
+	a := l.Attrs()
+	seed := []byte(a.HardwareAddr)
+	if len(seed) == 0 {
+		seed = []byte(a.Name)
+	}
+	addr := &net.IPNet{IP: linkLocal(seed), Mask: net.CIDRMask(16, 32)}
+	if err := netlink.AddrReplace(l, &netlink.Addr{IPNet: addr, Scope: int(netlink.SCOPE_LINK)}); err != nil {
+		return nil, fmt.Errorf("netup: %s: add %s: %w", a.Name, addr, err)
+	}
+	c.logf("%s: link-local %s", a.Name, addr)
+	return &State{Interface: a.Name, Addrs: []net.IPNet{*addr}, Method: MethodLinkLocal}, nil
+}
+
+// writeDNS writes name servers, search list and domain to c.ResolvConf, if
+// there is at least one name server; otherwise it leaves the file alone. A
+// file that cannot be written is logged, not fatal: the box is on the network
+// without it, and mDNS needs no name server.
+func writeDNS(c Config, ns []net.IP, search []string, domain string) {
+	if len(ns) == 0 {
+		return
+	}
+	if err := dhclient.WriteDNSSettings(ns, search, domain, c.resolvConf()); err != nil {
+		c.logf("DNS settings not written: %v", err)
+	}
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bonesync/bonesync/board"
+)
+
+// moduleSet is every module the initramfs carries: for each board the
+// image serves, its listed modules and the drivers of its devices, with
+// their dependencies.
+func moduleSet(o *options, m *Modules) ([]string, error) {
+	var names []string
+	for _, b := range append([]*board.Board{o.board}, o.others...) {
+		names = append(names, b.Modules...)
+		for _, d := range b.Devices {
+			if d.Module != "" {
+				names = append(names, d.Module)
+			}
+			if len(d.Compatible) > 0 {
+				mods, _ := m.ModulesFor(d.Compatible)
+				names = append(names, mods...)
+			}
+		}
+	}
+	return m.Closure(names)
+}
+
+// checkDrivers proves, from each board's device tree and the kernel's
+// module aliases, that every device bonesync needs has a driver in the
+// initramfs or built into the kernel; it fails the build otherwise.
+func checkDrivers(o *options, p *packages, m *Modules, included []string) error {
+	failed := 0
+	for _, b := range append([]*board.Board{o.board}, o.others...) {
+		var dtb []byte
+		if b.DTB != "" {
+			var err error
+			if dtb, err = os.ReadFile(filepath.Join(p.dtbDir, b.DTB)); err != nil {
+				return fmt.Errorf("board %s: %w", b.Name, err)
+			}
+		}
+		fmt.Fprintf(o.log, "driver check, %s:\n", b.Name)
+		for _, c := range CheckDrivers(b, dtb, m, included) {
+			mark := "ok  "
+			if !c.OK {
+				mark, failed = "FAIL", failed+1
+			}
+			line := fmt.Sprintf("  %s %-44s %-14s %s", mark, c.What, c.Driver, c.How)
+			if c.Problem != "" {
+				line += ": " + c.Problem
+			}
+			fmt.Fprintln(o.log, strings.TrimRight(line, " "))
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("driver check: %d device(s) without a driver", failed)
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Boots the SD-card image the way the board boots it, through U-Boot, in QEMU:
+# -M virt with Debian's u-boot-qemu as firmware, the card as a virtio disk,
+# HTTPS/HTTP/SSH forwarded to local ports, the serial console on this
+# terminal (Ctrl-a x quits).
+#   scripts/qemu.sh [IMAGE]   (default out/bonesync-bbb.img)
+# The image is copied to out/qemu-sd.img, grown to 1 GiB like a card larger
+# than the image, and that copy is booted, so the built image stays as built.
+# Ports: HTTPS_PORT (8443), HTTP_PORT (8080), SSH_PORT (2222).
+set -euo pipefail
+img=${1:-out/bonesync-bbb.img}
+card=${CARD:-out/qemu-sd.img}
+[ -f "$img" ] || { echo "qemu: $img missing; run make image" >&2; exit 1; }
+firmware=/usr/lib/u-boot/qemu_arm/u-boot.bin
+[ -f "$firmware" ] || { echo "qemu: $firmware missing; apt-get install u-boot-qemu qemu-system-arm" >&2; exit 1; }
+if [ ! -f "$card" ] || [ "$img" -nt "$card" ]; then
+  cp --sparse=always "$img" "$card"
+  truncate -s 1G "$card"
+fi
+exec qemu-system-arm -M virt,highmem=off -cpu cortex-a15 -smp 1 -m 512 \
+  -bios "$firmware" \
+  -drive if=none,file="$card",format=raw,id=sd -device virtio-blk-pci,drive=sd \
+  -netdev user,id=n0,hostfwd=tcp:127.0.0.1:${HTTPS_PORT:-8443}-:443,hostfwd=tcp:127.0.0.1:${HTTP_PORT:-8080}-:80,hostfwd=tcp:127.0.0.1:${SSH_PORT:-2222}-:22 \
+  -device virtio-net-pci,netdev=n0 \
+  -device virtio-rng-pci \
+  -nographic
