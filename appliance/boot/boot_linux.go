@@ -100,6 +100,7 @@ func Main() {
 	}
 	s.Server = newSupervisor(s)
 	go s.Server.Run(ctx)
+	fmt.Fprintf(s.Log, "bonesync: press Enter on this console for the admin prompt\n")
 	s.prompt(ctx)
 }
 

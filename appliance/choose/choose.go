@@ -126,12 +126,12 @@ func Key(cands []Candidate, p Policy) (Decision, error) {
 	d.Verdicts[cheap.Name] = Chosen
 	d.Reasons = append(d.Reasons, fmt.Sprintf("no eligible key meets the %s target (%s); %s is the cheapest eligible key (%s)",
 		msec(p.Target), at, cheap.Name, latency(cheap)))
-	help := fmt.Sprintf("what would help: a target of at least %s (target_ms)", latency(cheap))
+	help := fmt.Sprintf("a target of at least %s (target_ms)", latency(cheap))
 	if p.Concurrency > 1 {
 		help += fmt.Sprintf(", fewer simultaneous clients (concurrency, now %d)", p.Concurrency)
 	}
 	help += ", or a faster board"
-	d.Warnings = append(d.Warnings, d.Reasons[0], help)
+	d.Warnings = append(d.Warnings, "no key meets the target; what would help: "+help)
 	return d, nil
 }
 

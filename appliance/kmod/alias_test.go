@@ -42,3 +42,19 @@ func TestAliases(t *testing.T) {
 		t.Error("ReadAliases accepted a malformed line")
 	}
 }
+
+func TestReadDeps(t *testing.T) {
+	deps, byName, err := ReadDeps(strings.NewReader("kernel/fs/nls/nls_iso8859-1.ko:\nkernel/fs/ext4/ext4.ko: kernel/fs/jbd2/jbd2.ko kernel/fs/mbcache.ko\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := byName["nls_iso8859_1"]; got != "kernel/fs/nls/nls_iso8859-1.ko" {
+		t.Errorf("byName[nls_iso8859_1] = %q", got)
+	}
+	if got := deps["kernel/fs/ext4/ext4.ko"]; len(got) != 2 || got[0] != "kernel/fs/jbd2/jbd2.ko" {
+		t.Errorf("deps[ext4] = %v", got)
+	}
+	if Canonical("sdhci-omap.ko") != "sdhci_omap" {
+		t.Error("Canonical(sdhci-omap.ko)")
+	}
+}

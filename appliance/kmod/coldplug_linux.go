@@ -1,6 +1,7 @@
 package kmod
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,9 +16,12 @@ import (
 
 // Loader loads modules of the running kernel from /lib/modules/RELEASE.
 type Loader struct {
-	prober  *kmodule.Prober
+	dir     string
+	deps    map[string][]string // module path -> the paths it needs, from modules.dep
+	byName  map[string]string   // module name ('_' for '-') -> path
 	aliases Aliases
-	loaded  map[string]bool
+	loaded  map[string]bool // by path
+	failed  map[string]bool
 	log     io.Writer
 }
 
@@ -38,23 +42,50 @@ func NewLoader(log io.Writer) (*Loader, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := kmodule.NewProber(kmodule.ProbeOpts{RootDir: "/", KVer: rel})
+	dep, err := os.Open(filepath.Join(dir, "modules.dep"))
 	if err != nil {
-		return nil, fmt.Errorf("modules.dep for %s: %w", rel, err)
+		return nil, fmt.Errorf("kernel modules for %s: %w", rel, err)
 	}
-	return &Loader{prober: p, aliases: al, loaded: map[string]bool{}, log: log}, nil
+	defer dep.Close()
+	l := &Loader{dir: dir, aliases: al, loaded: map[string]bool{}, failed: map[string]bool{}, log: log}
+	if l.deps, l.byName, err = ReadDeps(dep); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
-// Load loads a module by name with its dependencies; one already loaded or
-// built in is fine.
+// Load loads a module by name, its dependencies first; one already loaded is
+// fine. Names match whether they are spelt with '-' or '_' (file names mix
+// them: nls_iso8859-1.ko is module nls_iso8859_1).
 func (l *Loader) Load(name string) error {
-	if l.loaded[name] {
+	p, ok := l.byName[Canonical(name)]
+	if !ok {
+		return fmt.Errorf("load %s: no such module", name)
+	}
+	return l.loadPath(p, 0)
+}
+
+func (l *Loader) loadPath(p string, depth int) error {
+	if l.loaded[p] {
 		return nil
 	}
-	if err := l.prober.Probe(name, ""); err != nil && !strings.Contains(err.Error(), "exists") {
-		return fmt.Errorf("load %s: %w", name, err)
+	if depth > 32 {
+		return fmt.Errorf("load %s: dependency loop", p)
 	}
-	l.loaded[name] = true
+	for _, d := range l.deps[p] {
+		if err := l.loadPath(d, depth+1); err != nil {
+			return err
+		}
+	}
+	f, err := os.Open(filepath.Join(l.dir, p))
+	if err != nil {
+		return fmt.Errorf("load %s: %w", p, err)
+	}
+	defer f.Close()
+	if err := kmodule.FileInit(f, "", 0); err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("load %s: %w", p, err)
+	}
+	l.loaded[p] = true
 	return nil
 }
 
@@ -68,12 +99,13 @@ func (l *Loader) Coldplug() []string {
 		var fresh []string
 		for _, alias := range modaliases() {
 			for _, m := range l.aliases.Match(alias) {
-				if l.loaded[m] {
+				p, ok := l.byName[Canonical(m)]
+				if !ok || l.loaded[p] || l.failed[p] {
 					continue
 				}
-				if err := l.Load(m); err != nil {
+				if err := l.loadPath(p, 0); err != nil {
 					fmt.Fprintf(l.log, "modules: %v\n", err)
-					l.loaded[m] = true // do not retry a broken module forever
+					l.failed[p] = true // do not retry a broken module forever
 					continue
 				}
 				fresh = append(fresh, m)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/bonesync/bonesync/appliance/bench"
@@ -40,7 +41,9 @@ func (r *Report) Console(w io.Writer) error {
 		}
 	}
 	for _, wn := range append(r.Choice.TLS.Warnings, r.Choice.SSH.Warnings...) {
-		wrap(&b, "  WARNING: ", wn)
+		if !slices.Contains(r.Choice.TLS.Reasons, wn) && !slices.Contains(r.Choice.SSH.Reasons, wn) {
+			wrap(&b, "  WARNING: ", wn)
+		}
 	}
 	if r.Choice.BenchmarkFailure != "" {
 		wrap(&b, "  WARNING: ", fmt.Sprintf("the benchmark failed (%s); safe defaults were chosen", r.Choice.BenchmarkFailure))
