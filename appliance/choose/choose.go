@@ -126,7 +126,10 @@ func Key(cands []Candidate, p Policy) (Decision, error) {
 	d.Verdicts[cheap.Name] = Chosen
 	d.Reasons = append(d.Reasons, fmt.Sprintf("no eligible key meets the %s target (%s); %s is the cheapest eligible key (%s)",
 		msec(p.Target), at, cheap.Name, latency(cheap)))
-	help := fmt.Sprintf("a target of at least %s (target_ms)", latency(cheap))
+	help := "a much higher target (target_ms): every key was clearly over it"
+	if cheap.Measured {
+		help = fmt.Sprintf("a target of at least %s (target_ms)", latency(cheap))
+	}
 	if p.Concurrency > 1 {
 		help += fmt.Sprintf(", fewer simultaneous clients (concurrency, now %d)", p.Concurrency)
 	}
