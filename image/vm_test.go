@@ -1,0 +1,228 @@
+//go:build vm
+
+package main
+
+// The boot test: the image `make image` wrote, booted through U-Boot in
+// qemu-system-arm (make test-boot). It is kept apart (build tag vm) as
+// u-root keeps its VM tests: it takes minutes, not seconds.
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type serialLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *serialLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *serialLog) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// vm is one boot of the card in QEMU.
+type vm struct {
+	cmd              *exec.Cmd
+	console          io.WriteCloser
+	log              *serialLog
+	https, http, ssh string
+	done             chan struct{}
+}
+
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, p, _ := net.SplitHostPort(l.Addr().String())
+	return p
+}
+
+func bootVM(t *testing.T, card string) *vm {
+	t.Helper()
+	v := &vm{log: &serialLog{}, https: freePort(t), http: freePort(t), ssh: freePort(t), done: make(chan struct{})}
+	v.cmd = exec.Command("qemu-system-arm", "-M", "virt,highmem=off", "-cpu", "cortex-a15", "-smp", "1", "-m", "512",
+		"-bios", "/usr/lib/u-boot/qemu_arm/u-boot.bin",
+		"-drive", "if=none,file="+card+",format=raw,id=sd", "-device", "virtio-blk-pci,drive=sd",
+		"-netdev", fmt.Sprintf("user,id=n0,hostfwd=tcp:127.0.0.1:%s-:443,hostfwd=tcp:127.0.0.1:%s-:80,hostfwd=tcp:127.0.0.1:%s-:22", v.https, v.http, v.ssh),
+		"-device", "virtio-net-pci,netdev=n0", "-device", "virtio-rng-pci",
+		"-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot")
+	v.cmd.Stdout, v.cmd.Stderr = v.log, v.log
+	var err error
+	if v.console, err = v.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { v.cmd.Wait(); close(v.done) }()
+	t.Cleanup(func() {
+		v.cmd.Process.Kill()
+		<-v.done
+		os.WriteFile(filepath.Join(os.TempDir(), "bonesync-boot-"+t.Name()+".log"), []byte(v.log.String()), 0o644)
+	})
+	return v
+}
+
+// waitFor waits until the serial log matches re, and returns the match.
+func (v *vm) waitFor(t *testing.T, re string, timeout time.Duration) []string {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if m := rx.FindStringSubmatch(v.log.String()); m != nil {
+			return m
+		}
+		select {
+		case <-v.done:
+			t.Fatalf("QEMU exited while waiting for %q; serial log:\n%s", re, tail(v.log.String()))
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no %q on the serial console in %v; serial log:\n%s", re, timeout, tail(v.log.String()))
+	return nil
+}
+
+func tail(s string) string {
+	if len(s) > 6000 {
+		return "...\n" + s[len(s)-6000:]
+	}
+	return s
+}
+
+func (v *vm) poweroff(t *testing.T) {
+	t.Helper()
+	io.WriteString(v.console, "\npoweroff\n")
+	select {
+	case <-v.done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("no power-off in 3 minutes; serial log:\n%s", tail(v.log.String()))
+	}
+	if !strings.Contains(v.log.String(), "bonesync: powering off") {
+		t.Errorf("QEMU exited without bonesync's clean power-off:\n%s", tail(v.log.String()))
+	}
+}
+
+// served fetches the CA over plain HTTP and checks the HTTPS chain against it
+// as localhost; it returns the CA and the leaf's public key.
+func (v *vm) served(t *testing.T) ([]byte, []byte) {
+	t.Helper()
+	resp, err := http.Get("http://127.0.0.1:" + v.http + "/ca.crt")
+	if err != nil {
+		t.Fatalf("GET /ca.crt: %v", err)
+	}
+	ca, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(ca) {
+		t.Fatalf("/ca.crt is not a certificate: %q", ca)
+	}
+	c, err := tls.Dial("tcp", "127.0.0.1:"+v.https, &tls.Config{RootCAs: roots, ServerName: "localhost"})
+	if err != nil {
+		t.Fatalf("the served chain does not verify against /ca.crt: %v", err)
+	}
+	defer c.Close()
+	return ca, c.ConnectionState().PeerCertificates[0].RawSubjectPublicKeyInfo
+}
+
+func (v *vm) sftp(t *testing.T, password string, commands ...string) (string, error) {
+	dir := t.TempDir()
+	batch, askpass := filepath.Join(dir, "batch"), filepath.Join(dir, "askpass")
+	os.WriteFile(batch, []byte(strings.Join(commands, "\n")+"\n"), 0o600)
+	os.WriteFile(askpass, []byte("#!/bin/sh\necho '"+password+"'\n"), 0o700)
+	cmd := exec.Command("sftp", "-o", "BatchMode=no", "-o", "PreferredAuthentications=password", "-o", "StrictHostKeyChecking=no",
+		"-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=60", "-P", v.ssh, "-b", batch, "admin@127.0.0.1")
+	cmd.Env = append(os.Environ(), "SSH_ASKPASS="+askpass, "SSH_ASKPASS_REQUIRE=force", "DISPLAY=none")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestBoot(t *testing.T) {
+	img := builtImage(t)
+	for _, tool := range []string{"qemu-system-arm", "sftp"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s not installed (scripts/install-test-deps.sh)", tool)
+		}
+	}
+	start := time.Now()
+	// Flash the very image onto a "card" larger than it, as a user would.
+	card := filepath.Join(t.TempDir(), "sd.img")
+	if out, err := exec.Command("cp", "--sparse=always", img, card).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	if err := os.Truncate(card, 1<<30); err != nil {
+		t.Fatal(err)
+	}
+
+	v := bootVM(t, card)
+	v.waitFor(t, `Starting kernel`, 2*time.Minute)
+	v.waitFor(t, `bonesync: starting as PID 1`, 2*time.Minute)
+	v.waitFor(t, `benchmarking tls ecdsa-p256`, 3*time.Minute)
+	v.waitFor(t, `serving HTTPS`, 10*time.Minute)
+	first := v.log.String()
+	for _, want := range []string{"Chosen HTTPS key:", "CA fingerprint (SHA-256):", "bonesync: growing /dev/vda2", "(dhcp)", "announced as bonesync.local"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first boot's serial log lacks %q", want)
+		}
+	}
+	password := regexp.MustCompile(`password ([a-z0-9-]{23})`).FindStringSubmatch(first)
+	if password == nil {
+		t.Fatalf("no admin password on the console:\n%s", tail(first))
+	}
+	t.Logf("first boot served HTTPS %v after QEMU started", time.Since(start).Round(time.Second))
+	ca, leafKey := v.served(t)
+	note := filepath.Join(t.TempDir(), "note.txt")
+	os.WriteFile(note, []byte("written before a power-off\n"), 0o644)
+	if out, err := v.sftp(t, password[1], "put "+note+" note.txt", "ls -l"); err != nil {
+		t.Fatalf("SFTP into the booted image: %v\n%s", err, out)
+	}
+	v.poweroff(t)
+
+	// The same card again: same CA and key, no benchmark, the file kept.
+	t1 := time.Now()
+	v = bootVM(t, card)
+	v.waitFor(t, `serving HTTPS`, 5*time.Minute)
+	second := v.log.String()
+	if strings.Contains(second, "benchmarking") {
+		t.Error("the second boot benchmarked again")
+	}
+	if strings.Contains(second, "growing") {
+		t.Error("the second boot grew the partition again")
+	}
+	ca2, leafKey2 := v.served(t)
+	if !bytes.Equal(ca, ca2) || !bytes.Equal(leafKey, leafKey2) {
+		t.Error("the second boot serves another CA or key")
+	}
+	back := filepath.Join(t.TempDir(), "back.txt")
+	if out, err := v.sftp(t, password[1], "get note.txt "+back); err != nil {
+		t.Fatalf("SFTP get after reboot: %v\n%s", err, out)
+	}
+	if got, _ := os.ReadFile(back); string(got) != "written before a power-off\n" {
+		t.Errorf("the file after a power-off = %q", got)
+	}
+	t.Logf("second boot served HTTPS %v after QEMU started", time.Since(t1).Round(time.Second))
+	v.poweroff(t)
+	t.Logf("whole boot test %v", time.Since(start).Round(time.Second))
+}
