@@ -128,6 +128,20 @@ func start(t *testing.T, stateDir string, extra ...string) *instance {
 	}
 }
 
+// waitStdout waits until stdout holds want (stdout and stderr are separate
+// pipes, so stdout can lag behind the "serving" line) and returns it.
+func (in *instance) waitStdout(t *testing.T, want string) string {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		if s := in.stdout.String(); strings.Contains(s, want) {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("stdout lacks %q:\n%s", want, in.stdout.String())
+	return ""
+}
+
 func (in *instance) stop() {
 	if in.cmd.ProcessState != nil {
 		return
@@ -239,7 +253,7 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	console := in.stdout.String()
+	console := in.waitStdout(t, "Reach the box at")
 	for _, want := range append([]string{
 		"Chosen HTTPS key: " + rep.Choice.TLS.Key,
 		"Chosen SFTP host key: " + rep.Choice.SSH.Key,
@@ -285,7 +299,7 @@ func TestEndToEnd(t *testing.T) {
 	if got := in2.served(t, roots); !bytes.Equal(got, served) {
 		t.Error("the restarted server serves another certificate")
 	}
-	if !strings.Contains(in2.stdout.String(), report.FingerprintLines(rep.CAFingerprint)[1]) {
+	if !strings.Contains(in2.waitStdout(t, "Reach the box at"), report.FingerprintLines(rep.CAFingerprint)[1]) {
 		t.Error("the restart summary lacks the CA fingerprint")
 	}
 }

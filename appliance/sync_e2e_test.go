@@ -31,10 +31,18 @@ type box struct {
 
 func startBox(t *testing.T, state string, extra ...string) *box {
 	t.Helper()
+	_, err := os.Stat(filepath.Join(state, "users.json"))
+	firstStart := err != nil
 	in := start(t, state, extra...)
 	b := &box{instance: in, t: t, state: state, work: t.TempDir()}
-	if m := regexp.MustCompile(`password ([a-z0-9-]{23})`).FindStringSubmatch(in.stdout.String()); m != nil {
-		b.password = m[1]
+	// stdout and stderr are separate pipes: the password (stdout) may
+	// arrive after "serving HTTPS" (stderr).
+	for i := 0; firstStart && b.password == "" && i < 100; i++ {
+		if m := regexp.MustCompile(`password ([a-z0-9-]{23})`).FindStringSubmatch(in.stdout.String()); m != nil {
+			b.password = m[1]
+		} else {
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 	b.caFile = filepath.Join(b.work, "ca.crt")
 	out, err := exec.Command("curl", "-sS", "--fail", "-o", b.caFile, "http://"+in.http+"/ca.crt").CombinedOutput()
