@@ -9,7 +9,7 @@ BUILD_UNIX := $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/n
 LDFLAGS   := -s -w -X github.com/bonesync/bonesync/appliance/clock.BuildUnix=$(BUILD_UNIX)
 GOFLAGS_B := -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build build-arm run image qemu test test-unit test-fuzz test-cross test-image test-boot clean
+.PHONY: all build build-arm run image qemu deb install test test-unit test-fuzz test-cross test-image test-boot test-systemd clean
 
 all: build build-arm
 
@@ -25,7 +25,29 @@ build-arm:
 run: build
 	$(OUT)/bonesync serve -state ./var -https :8443 -http :8080 -ssh :2222 -quick
 
-test: test-unit test-fuzz test-cross test-image test-boot
+test: test-unit test-fuzz test-cross test-systemd test-image test-boot
+
+VERSION   ?= 0.1.0+$(shell git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || echo 0)
+DESTDIR   ?=
+PREFIX    ?= /usr
+
+# Debian packages for the BeagleBone's Debian (armhf) and for a PC (amd64).
+deb: build-arm
+	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build $(GOFLAGS_B) -o $(OUT)/bonesync-amd64 ./appliance
+	SOURCE_DATE_EPOCH=$(BUILD_UNIX) scripts/build-deb.sh armhf $(OUT)/bonesync-armv7 $(VERSION) $(OUT)
+	SOURCE_DATE_EPOCH=$(BUILD_UNIX) scripts/build-deb.sh amd64 $(OUT)/bonesync-amd64 $(VERSION) $(OUT)
+
+# For everyone else: make install DESTDIR=/some/root
+install: build
+	install -D -m 0755 $(OUT)/bonesync $(DESTDIR)$(PREFIX)/bin/bonesync
+	install -d $(DESTDIR)/lib/systemd/system $(DESTDIR)/etc/bonesync
+	install -m 0644 systemd/*.service systemd/*.socket $(DESTDIR)/lib/systemd/system/
+	test -e $(DESTDIR)/etc/bonesync/bonesync.conf || $(OUT)/bonesync config-example > $(DESTDIR)/etc/bonesync/bonesync.conf
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/bonesync/README.md
+
+# The units: systemd-analyze verify and security, the packages' contents.
+test-systemd: deb
+	$(GO) test -count=1 -v -run 'TestUnits|TestDeb' ./systemd/ 2>&1 | tee $(OUT)/systemd-test.log | grep -E '^(--- |\s+units_test|ok|FAIL|PASS)'; test $${PIPESTATUS[0]} -eq 0
 
 # The SD-card image: Debian's armhf kernel and U-Boot (pinned, fetched with
 # apt-get download) and bonesync as /init. No root, no loop devices.
@@ -47,7 +69,7 @@ test-boot: image
 test-unit:
 	@test -z "$$(gofmt -l appliance)" || { echo "gofmt needed:"; gofmt -l appliance; exit 1; }
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /image -e /systemd)
 
 # The path-confinement fuzz target, briefly (longer: make test-fuzz FUZZTIME=10m).
 FUZZTIME ?= 20s

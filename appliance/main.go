@@ -27,6 +27,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/sysd"
 )
 
 func main() {
@@ -34,7 +35,11 @@ func main() {
 		boot.Main() // the whole userland of the board; never returns
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	var stderr io.Writer = os.Stderr
+	if sysd.UnderJournal(os.Stderr) {
+		stderr = sysd.Journal(os.Stderr) // priorities for journalctl -p
+	}
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, stderr)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bonesync: %v\n", err)
@@ -54,7 +59,12 @@ func parse(name string, args []string, stderr io.Writer) (*flags, error) {
 	fs := flag.NewFlagSet("bonesync "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := &flags{}
-	fs.StringVar(&f.state, "state", "/var/lib/bonesync", "state directory: CA, keys, decision, report")
+	// Under systemd, StateDirectory= and ConfigurationDirectory= decide.
+	defState, defConfigDir := sysd.Dirs()
+	if defState == "" {
+		defState = "/var/lib/bonesync"
+	}
+	fs.StringVar(&f.state, "state", defState, "state directory: CA, keys, decision, report")
 	fs.StringVar(&f.config, "config", "", "config file (default: bonesync.conf in the state directory)")
 	fs.StringVar(&f.files, "files", "", "the users' files (default: files in the state directory)")
 	fs.StringVar(&f.https, "https", ":443", "HTTPS listen address")
@@ -70,6 +80,9 @@ func parse(name string, args []string, stderr io.Writer) (*flags, error) {
 	}
 	if f.config == "" {
 		f.config = filepath.Join(f.state, "bonesync.conf")
+		if defConfigDir != "" {
+			f.config = filepath.Join(defConfigDir, "bonesync.conf")
+		}
 	}
 	if f.files == "" {
 		f.files = filepath.Join(f.state, "files")
@@ -88,6 +101,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return bench.ServeClient(ctx, stdin, stdout)
 	case "version":
 		fmt.Fprintln(stdout, version())
+		return nil
+	case "config-example":
+		// Every setting, commented out at its default: the file on the card
+		// and in /etc/bonesync.
+		fmt.Fprint(stdout, config.Example())
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -123,6 +141,7 @@ const usage = `usage:
   bonesync user [-state DIR] del NAME                        remove a user (their files stay)
   bonesync user [-state DIR] list
   bonesync user [-state DIR] key add NAME FILE               add SSH public keys (authorized_keys format; - for stdin)
+  bonesync config-example                                    print a config file with every setting
   bonesync version
 `
 

@@ -12,8 +12,12 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/sysd"
 
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/sftpd"
@@ -52,6 +56,7 @@ func setup(f *flags, stderr io.Writer) (provision.Options, error) {
 	return provision.Options{
 		State: dir, Config: cfg, Clock: clk, Quick: f.quick,
 		Client: loadGenerator, URLs: urls(cfg.Hostname, f), Log: stderr,
+		Status: sysd.Status,
 	}, nil
 }
 
@@ -121,7 +126,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	}
 	dav := &web.DAV{Users: accounts, Store: files, Guard: logins, Log: stderr}
 
-	lns, err := listenAll(f.https, f.http, f.ssh)
+	lns, err := listeners(f)
 	if err != nil {
 		return err
 	}
@@ -140,12 +145,23 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	go func() { errc <- servers[1].Serve(lns[1]) }()
 	go func() { errc <- sftpSrv.Serve(sctx, lns[2]) }()
 	fmt.Fprintf(stderr, "serving HTTPS on %s, HTTP on %s, SFTP on %s\n", lns[0].Addr(), lns[1].Addr(), lns[2].Addr())
+	sysd.Ready()
+	sysd.Status(fmt.Sprintf("serving with %s (HTTPS) and %s (SFTP)", box.Choice.TLS.Key, box.Choice.SSH.Key))
+	var heartbeat atomic.Int64
+	heartbeat.Store(time.Now().UnixNano())
+	stopWatchdog := sysd.Watchdog(healthy(&heartbeat, lns[1].Addr()))
+	defer stopWatchdog()
+	beat := time.NewTicker(5 * time.Second)
+	defer beat.Stop()
 
 	tick := time.NewTicker(refreshEvery)
 	defer tick.Stop()
 	for {
 		select {
+		case <-beat.C:
+			heartbeat.Store(time.Now().UnixNano())
 		case <-ctx.Done():
+			sysd.Stopping()
 			stopSFTP()
 			return shutdown(servers, o.Clock, stderr)
 		case err := <-errc:
@@ -167,6 +183,48 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stderr, "clock: %v\n", err)
 			}
 		}
+	}
+}
+
+// listeners are the HTTPS, HTTP and SSH listeners: the sockets systemd
+// passed, if it did (bonesync.socket), else opened here.
+func listeners(f *flags) ([]net.Listener, error) {
+	passed, err := sysd.Listeners()
+	if err != nil {
+		return nil, err
+	}
+	if passed == nil {
+		return listenAll(f.https, f.http, f.ssh)
+	}
+	var lns []net.Listener
+	for _, role := range []string{"https", "http", "ssh"} {
+		ln := passed[role]
+		if ln == nil {
+			return nil, fmt.Errorf("socket activation passed no %s socket", role)
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
+}
+
+// healthy is the watchdog's test that the server really serves: its main
+// loop has ticked lately and the plain-HTTP listener answers a request.
+func healthy(heartbeat *atomic.Int64, httpAddr net.Addr) func() bool {
+	addr := httpAddr.String()
+	if tcp, ok := httpAddr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	return func() bool {
+		if time.Since(time.Unix(0, heartbeat.Load())) > 20*time.Second {
+			return false
+		}
+		resp, err := client.Get("http://" + addr + "/ca.crt")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
 	}
 }
 

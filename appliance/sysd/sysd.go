@@ -1,0 +1,99 @@
+// Package sysd is bonesync's side of systemd: readiness and status
+// notifications, the watchdog, socket activation, journal priorities and the
+// directories systemd hands a service (github.com/coreos/go-systemd/v22).
+// Outside systemd every function is a cheap no-op, so the same binary behaves
+// the same under its own PID 1, under systemd and in a terminal.
+package sysd
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/activation"
+	"github.com/coreos/go-systemd/v22/daemon"
+)
+
+// notify sends one sd_notify message; false if there is no NOTIFY_SOCKET.
+func notify(state string) bool {
+	ok, _ := daemon.SdNotify(false, state)
+	return ok
+}
+
+// Ready tells systemd the service is up: keys loaded, listeners open.
+func Ready() { notify(daemon.SdNotifyReady) }
+
+// Stopping tells systemd the service is shutting down.
+func Stopping() { notify(daemon.SdNotifyStopping) }
+
+// Status sets the one-line status `systemctl status` shows.
+func Status(s string) { notify("STATUS=" + strings.ReplaceAll(s, "\n", " ")) }
+
+// Dirs returns the state and configuration directories systemd made for the
+// unit (StateDirectory=, ConfigurationDirectory=), or "" when not set.
+func Dirs() (state, config string) {
+	first := func(v string) string { s, _, _ := strings.Cut(v, ":"); return s }
+	return first(os.Getenv("STATE_DIRECTORY")), first(os.Getenv("CONFIGURATION_DIRECTORY"))
+}
+
+// Listeners returns the sockets systemd passed (LISTEN_FDS), by role: "https",
+// "http" and "ssh". A socket unit names them with FileDescriptorName=; if it
+// gives them no distinct names, they are taken in the order of its
+// ListenStream= lines: HTTPS, HTTP, SSH. Nil without socket activation.
+func Listeners() (map[string]net.Listener, error) {
+	named, err := activation.ListenersWithNames()
+	if err != nil {
+		return nil, fmt.Errorf("socket activation: %w", err)
+	}
+	if len(named) == 0 {
+		return nil, nil
+	}
+	out := map[string]net.Listener{}
+	var unnamed []net.Listener
+	for name, lns := range named {
+		switch name {
+		case "https", "http", "ssh":
+			if len(lns) != 1 {
+				return nil, fmt.Errorf("socket activation: %d sockets named %s, want 1", len(lns), name)
+			}
+			out[name] = lns[0]
+		default:
+			unnamed = append(unnamed, lns...)
+		}
+	}
+	for i, ln := range unnamed {
+		if i < 3 {
+			out[[]string{"https", "http", "ssh"}[i]] = ln
+		}
+	}
+	return out, nil
+}
+
+// Watchdog pings systemd's watchdog (WatchdogSec=) at half its interval for
+// as long as healthy says the server works, and stops when it does not, so
+// that systemd restarts a wedged server. It returns at once when the unit has
+// no watchdog. stop ends it.
+func Watchdog(healthy func() bool) (stop func()) {
+	interval, err := daemon.SdWatchdogEnabled(false)
+	if err != nil || interval <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(interval / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if healthy() {
+					notify(daemon.SdNotifyWatchdog)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}

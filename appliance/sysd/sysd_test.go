@@ -1,0 +1,107 @@
+package sysd
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// notifySocket listens on a real unixgram NOTIFY_SOCKET, as systemd does.
+func notifySocket(t *testing.T) *net.UnixConn {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "notify")
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	t.Setenv("NOTIFY_SOCKET", path)
+	return c
+}
+
+func recv(t *testing.T, c *net.UnixConn, wait time.Duration) (string, bool) {
+	buf := make([]byte, 4096)
+	c.SetReadDeadline(time.Now().Add(wait))
+	n, err := c.Read(buf)
+	if err != nil {
+		return "", false
+	}
+	return string(buf[:n]), true
+}
+
+func TestNotifySequence(t *testing.T) {
+	c := notifySocket(t)
+	Status("benchmarking tls ecdsa-p384 X25519 2/13: 1 client, full")
+	Ready()
+	Status("serving")
+	Stopping()
+	want := []string{"STATUS=benchmarking tls ecdsa-p384 X25519 2/13: 1 client, full", "READY=1", "STATUS=serving", "STOPPING=1"}
+	for i, w := range want {
+		got, ok := recv(t, c, time.Second)
+		if !ok || got != w {
+			t.Fatalf("message %d = %q, want %q", i, got, w)
+		}
+	}
+}
+
+func TestNoSystemdIsQuiet(t *testing.T) {
+	t.Setenv("NOTIFY_SOCKET", "")
+	Ready() // must not panic or block
+	if ln, err := Listeners(); ln != nil || err != nil {
+		t.Errorf("Listeners() without LISTEN_FDS = %v, %v", ln, err)
+	}
+	if stop := Watchdog(func() bool { return true }); stop == nil {
+		t.Error("Watchdog returned nil stop")
+	}
+}
+
+// The watchdog is fed while the server is healthy, and stops when it is not.
+func TestWatchdogStopsWhenWedged(t *testing.T) {
+	c := notifySocket(t)
+	t.Setenv("WATCHDOG_USEC", "100000") // 100 ms: pings every 50 ms
+	t.Setenv("WATCHDOG_PID", strconv.Itoa(os.Getpid()))
+	var healthy atomic.Bool
+	healthy.Store(true)
+	stop := Watchdog(healthy.Load)
+	defer stop()
+	for i := 0; i < 3; i++ {
+		if got, ok := recv(t, c, 2*time.Second); !ok || got != "WATCHDOG=1" {
+			t.Fatalf("ping %d while healthy = %q, %v", i, got, ok)
+		}
+	}
+	healthy.Store(false) // wedged
+	time.Sleep(60 * time.Millisecond)
+	for {
+		if _, ok := recv(t, c, 10*time.Millisecond); !ok {
+			break // drain what was in flight
+		}
+	}
+	if got, ok := recv(t, c, 500*time.Millisecond); ok {
+		t.Errorf("a wedged server still fed the watchdog: %q", got)
+	}
+}
+
+func TestPriority(t *testing.T) {
+	for line, want := range map[string]string{
+		"serving HTTPS on [::]:443\n":                      "<6>",
+		"WARNING: pinned key rsa-4096 misses the target\n": "<4>",
+		"banned 192.168.1.9 for 1m0s\n":                    "<4>",
+		"refresh: /var/lib/bonesync/ca.key is damaged\n":   "<3>",
+	} {
+		if got := Priority(line); got != want {
+			t.Errorf("Priority(%q) = %s, want %s", line, got, want)
+		}
+	}
+	var b bytes.Buffer
+	w := Journal(&b)
+	w.Write([]byte("one\nWARNING: tw"))
+	w.Write([]byte("o\n"))
+	if got := b.String(); got != "<6>one\n<4>WARNING: two\n" {
+		t.Errorf("Journal output = %q", got)
+	}
+}
