@@ -9,7 +9,7 @@ BUILD_UNIX := $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/n
 LDFLAGS   := -s -w -X github.com/bonesync/bonesync/appliance/clock.BuildUnix=$(BUILD_UNIX)
 GOFLAGS_B := -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build build-arm run image qemu deb install test test-unit test-fuzz test-cross test-image test-boot test-systemd clean
+.PHONY: all build build-arm run image qemu deb install test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
 
 all: build build-arm
 
@@ -25,7 +25,7 @@ build-arm:
 run: build
 	$(OUT)/bonesync serve -state ./var -https :8443 -http :8080 -ssh :2222 -quick
 
-test: test-unit test-fuzz test-cross test-systemd test-image test-boot
+test: test-unit test-fuzz test-cross test-systemd test-image test-boot test-systemd-vm
 
 VERSION   ?= 0.1.0+$(shell git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || echo 0)
 DESTDIR   ?=
@@ -44,6 +44,11 @@ install: build
 	install -m 0644 systemd/*.service systemd/*.socket $(DESTDIR)/lib/systemd/system/
 	test -e $(DESTDIR)/etc/bonesync/bonesync.conf || $(OUT)/bonesync config-example > $(DESTDIR)/etc/bonesync/bonesync.conf
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/bonesync/README.md
+
+# Under a real systemd: Debian bookworm (debootstrap, cached) booted in QEMU,
+# the .deb installed, the service killed and wedged.
+test-systemd-vm: deb
+	$(GO) test -count=1 -timeout 40m -v -tags vm -run TestUnderSystemd ./systemd/ 2>&1 | tee $(OUT)/systemd-vm-test.log | grep -E '^(--- |\s+vm_test|ok|FAIL|PASS)'; test $${PIPESTATUS[0]} -eq 0
 
 # The units: systemd-analyze verify and security, the packages' contents.
 test-systemd: deb

@@ -22,6 +22,10 @@ command -v depmod >/dev/null || need+=(kmod)
 command -v bmaptool >/dev/null || need+=(bmap-tools)
 command -v xz >/dev/null || need+=(xz-utils)
 command -v dpkg-deb >/dev/null || need+=(dpkg)
+# The systemd units and the test under a real systemd.
+command -v systemd-analyze >/dev/null || need+=(systemd)
+command -v debootstrap >/dev/null || need+=(debootstrap)
+command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
