@@ -4,6 +4,8 @@ import (
 	"net"
 	"slices"
 
+	"github.com/bonesync/bonesync/appliance/dnsname"
+
 	"fmt"
 	"strings"
 	"time"
@@ -263,16 +265,10 @@ func keySetter(field func(*Config) *keys.Name, usable func(keys.Info) bool) func
 	}
 }
 
-// validHostname accepts one DNS label: letters, digits and inner hyphens.
+// validHostname accepts one DNS label.
 func validHostname(v string) error {
-	if len(v) == 0 || len(v) > 63 {
-		return fmt.Errorf("%q must be 1 to 63 characters", v)
-	}
-	for i, r := range v {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' && i > 0 && i < len(v)-1
-		if !ok {
-			return fmt.Errorf("%q is not a host name (letters, digits and inner hyphens only)", v)
-		}
+	if !dnsname.ValidLabel(v) {
+		return fmt.Errorf("%q is not a host name (1 to 63 letters, digits and inner hyphens)", v)
 	}
 	return nil
 }

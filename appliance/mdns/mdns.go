@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bonesync/bonesync/appliance/dnsname"
+
 	hmdns "github.com/hashicorp/mdns"
 )
 
@@ -109,7 +111,7 @@ func multicastInterfaces() ([]*net.Interface, error) {
 func checkService(s Service) error {
 	name, proto, ok := strings.Cut(s.Type, ".")
 	if !ok || (proto != "_tcp" && proto != "_udp") || !strings.HasPrefix(name, "_") ||
-		len(name) > 16 || !validLabel(name[1:]) {
+		len(name) > 16 || !dnsname.ValidLabel(name[1:]) {
 		return fmt.Errorf("mdns: service type %q is not _name._tcp or _name._udp", s.Type)
 	}
 	if s.Port < 1 || s.Port > 65535 {
@@ -121,20 +123,4 @@ func checkService(s Service) error {
 		}
 	}
 	return nil
-}
-
-// validLabel reports whether s is one DNS host label (RFC 1123): 1 to 63
-// letters, digits and hyphens, not starting or ending with a hyphen.
-func validLabel(s string) bool {
-	if len(s) == 0 || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-':
-		default:
-			return false
-		}
-	}
-	return true
 }

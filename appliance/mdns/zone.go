@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/bonesync/bonesync/appliance/dnsname"
 	hmdns "github.com/hashicorp/mdns"
 	"github.com/miekg/dns"
 )
@@ -29,7 +30,7 @@ type zone struct {
 // newZone checks the arguments of Announce and returns the zone answering for
 // them.
 func newZone(hostname string, ips []net.IP, services []Service) (*zone, error) {
-	if !validLabel(hostname) {
+	if !dnsname.ValidLabel(hostname) {
 		return nil, fmt.Errorf("mdns: hostname %q is not a DNS label", hostname)
 	}
 	if len(ips) == 0 {

@@ -10,6 +10,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/dnsname"
 )
 
 // DefaultDHCPTimeout is how long Up waits for a carrier and a DHCP lease when
@@ -108,7 +110,7 @@ type static struct {
 // nothing, so a bad Config is refused before the network is changed.
 func (c Config) check() (static, error) {
 	var s static
-	if c.Hostname != "" && !validLabel(c.Hostname) {
+	if c.Hostname != "" && !dnsname.ValidLabel(c.Hostname) {
 		return s, fmt.Errorf("netup: hostname %q is not a DNS label", c.Hostname)
 	}
 	if c.Static == "" {
@@ -137,20 +139,4 @@ func (c Config) check() (static, error) {
 		s.dns = append(s.dns, ip)
 	}
 	return s, nil
-}
-
-// validLabel reports whether s is one DNS label (RFC 1123): 1 to 63 letters,
-// digits and hyphens, not starting or ending with a hyphen.
-func validLabel(s string) bool {
-	if len(s) == 0 || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-':
-		default:
-			return false
-		}
-	}
-	return true
 }
