@@ -23,7 +23,8 @@ say "info status: $(systemctl show -p StatusText --value bonesync.service)"
 check socket-activated bash -c 'journalctl -u bonesync.service --no-pager | grep -q "serving HTTPS on \[::\]:443"'
 check https bash -c 'curl -sf http://localhost/ca.crt > /tmp/ca.crt && curl -sf --cacert /tmp/ca.crt https://localhost/report.json | grep -q "\"decision\""'
 check sandboxed bash -c '[ "$(ps -o user= -p "$(systemctl show -p MainPID --value bonesync.service)")" != root ]'
-check journal-priority bash -c 'journalctl -u bonesync.service -p info --no-pager | grep -q "serving HTTPS"'
+# Priorities reach the journal as priorities: no "<6>" prefix left in the text.
+check journal-priority bash -c 'journalctl -u bonesync.service -p info --no-pager | grep -q "serving HTTPS" && ! journalctl -u bonesync.service --no-pager | grep -q "<[0-7]>"'
 
 pid=$(mainpid); r=$(restarts)
 kill -9 "$pid"
