@@ -18,6 +18,8 @@ import (
 // its state on the LEDs, and starts it again if it dies.
 type Supervisor struct {
 	s *System
+	// command makes the server's process; newSupervisor's runs this binary.
+	command func(args []string) *exec.Cmd
 
 	mu       sync.Mutex
 	pid      int
@@ -28,7 +30,9 @@ type Supervisor struct {
 	exited   chan struct{}
 }
 
-func newSupervisor(s *System) *Supervisor { return &Supervisor{s: s} }
+func newSupervisor(s *System) *Supervisor {
+	return &Supervisor{s: s, command: func(args []string) *exec.Cmd { return exec.Command("/proc/self/exe", args...) }}
+}
 
 // Args are the server's command line on the board.
 func (sv *Supervisor) Args() []string {
@@ -42,7 +46,7 @@ func (sv *Supervisor) Args() []string {
 
 // Run keeps the server running until Stop. Restarts back off from 1 s to 30 s.
 func (sv *Supervisor) Run(ctx context.Context) {
-	backoff := time.Second
+	backoff := sv.firstBackoff()
 	for {
 		start := time.Now()
 		ws, err := sv.once()
@@ -63,10 +67,14 @@ func (sv *Supervisor) Run(ctx context.Context) {
 		sv.mu.Unlock()
 		sv.s.LEDs.Set(LEDError)
 		if time.Since(start) > 5*time.Minute {
-			backoff = time.Second
+			backoff = sv.firstBackoff()
 		}
 		fmt.Fprintf(sv.s.Log, "bonesync: the server %s; starting it again in %v\n", msg, backoff)
-		time.Sleep(backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return
+		}
 		backoff = min(2*backoff, 30*time.Second)
 	}
 }
@@ -76,7 +84,7 @@ func (sv *Supervisor) once() (unix.WaitStatus, error) {
 	if err != nil {
 		return 0, err
 	}
-	cmd := exec.Command("/proc/self/exe", sv.Args()...)
+	cmd := sv.command(sv.Args())
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.Stdin = nil // the console's input is the admin prompt's
 	cmd.Env = append(os.Environ(), "BONESYNC_BOARD="+sv.s.Board.Name)
@@ -113,6 +121,11 @@ func (sv *Supervisor) watch(r *os.File) {
 		}
 	}
 }
+
+// restartDelay is the first wait before a restart; tests shorten it.
+var restartDelay = time.Second
+
+func (sv *Supervisor) firstBackoff() time.Duration { return restartDelay }
 
 // Stop asks the server to stop (SIGTERM: it saves the clock and closes its
 // listeners) and waits up to timeout before killing it.
