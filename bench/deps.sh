@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages `make bench` compares bonesync with, if they
+# are missing: nginx (with Debian's OpenSSL), openssh-server (sshd), qemu-user
+# (the dynamic qemu-arm that loads the armcost plugin) and gcc (to build it).
+# Package scripts are not allowed to start the services: the benchmark runs
+# its own nginx and sshd on loopback with its own config files.
+set -euo pipefail
+need=()
+[ -x /usr/sbin/nginx ] || need+=(nginx)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v qemu-arm >/dev/null || need+=(qemu-user)
+command -v gcc >/dev/null || need+=(gcc libc6-dev)
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "bench: installing ${need[*]}"
+made_policy=
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod 755 /usr/sbin/policy-rc.d
+  made_policy=1
+fi
+cleanup() { [ -z "$made_policy" ] || rm -f /usr/sbin/policy-rc.d; }
+trap cleanup EXIT
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq || echo "bench: apt-get update reported errors; trying the install anyway" >&2
+apt-get install -y -qq --no-install-recommends "${need[@]}"
