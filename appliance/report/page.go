@@ -18,8 +18,8 @@ func (r *Report) Page(w io.Writer) error {
 	}{
 		R:        r,
 		Table:    table.String(),
-		TLSChart: template.HTML(Chart("TLS handshake latency by server key (log scale)", r.TLS, r.Policy.TargetMs, r.Policy.Concurrency)),
-		SSHChart: template.HTML(Chart("SSH handshake latency by host key (log scale)", r.SSH, r.Policy.TargetMs, r.Policy.Concurrency)),
+		TLSChart: template.HTML(ChartChosen("TLS handshake latency by server key (log scale; chosen in bold)", r.TLS, r.Policy.TargetMs, r.Policy.Concurrency, r.Choice.TLS.Key)),
+		SSHChart: template.HTML(ChartChosen("SSH handshake latency by host key (log scale; chosen in bold)", r.SSH, r.Policy.TargetMs, r.Policy.Concurrency, r.Choice.SSH.Key)),
 	}
 	return page.Execute(w, data)
 }

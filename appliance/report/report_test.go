@@ -502,10 +502,13 @@ func TestPage(t *testing.T) {
 		t.Fatalf("Page() error = %v, want nil", err)
 	}
 	page := b.String()
+	if !strings.Contains(page, `font-weight="bold">`+r.Choice.TLS.Key+`</text>`) {
+		t.Error("the chosen TLS key is not in bold on the chart")
+	}
 
 	for _, c := range []string{
-		Chart("TLS handshake latency by server key (log scale)", r.TLS, targetMs, concurrency),
-		Chart("SSH handshake latency by host key (log scale)", r.SSH, targetMs, concurrency),
+		ChartChosen("TLS handshake latency by server key (log scale; chosen in bold)", r.TLS, targetMs, concurrency, r.Choice.TLS.Key),
+		ChartChosen("SSH handshake latency by host key (log scale; chosen in bold)", r.SSH, targetMs, concurrency, r.Choice.SSH.Key),
 	} {
 		if !strings.Contains(page, c) {
 			t.Errorf("Page() does not contain the chart %.80s...", c)

@@ -14,6 +14,11 @@ import (
 // handshake costs fifty times an ECDSA one), with the target as a dashed line.
 // It uses no external assets.
 func Chart(title string, rows []*bench.Result, targetMs float64, n int) string {
+	return ChartChosen(title, rows, targetMs, n, "")
+}
+
+// ChartChosen is Chart with the chosen key's label in bold.
+func ChartChosen(title string, rows []*bench.Result, targetMs float64, n int, chosen string) string {
 	type bar struct {
 		label string
 		v     float64
@@ -77,7 +82,11 @@ func Chart(title string, rows []*bench.Result, targetMs float64, n int) string {
 	}
 	for i, r := range rows {
 		y0 := top + float64(i)*rowH
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`, left-8, y0+barH*1.5+3, html.EscapeString(string(r.Key)))
+		weight := "normal"
+		if string(r.Key) == chosen {
+			weight = "bold"
+		}
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end" font-weight="%s">%s</text>`, left-8, y0+barH*1.5+3, weight, html.EscapeString(string(r.Key)))
 		for k, s := range series {
 			v := s.get(r)
 			y := y0 + float64(k)*barH
@@ -91,7 +100,11 @@ func Chart(title string, rows []*bench.Result, targetMs float64, n int) string {
 	}
 	tx := x(targetMs)
 	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#d62728" stroke-dasharray="4 3" stroke-width="1.5"/>`, tx, top-10, tx, height-40)
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" fill="#d62728" text-anchor="middle">target %s ms</text>`, tx, top-12, trim(targetMs))
+	anchor := "middle"
+	if tx > width-right-40 {
+		anchor = "end" // keep the label inside the picture
+	}
+	fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" fill="#d62728" text-anchor="%s">target %s ms</text>`, tx, top-12, anchor, trim(targetMs))
 	lx := left
 	for _, s := range series {
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`, lx, height-14, s.color, lx+14, height-5, html.EscapeString(s.name))
