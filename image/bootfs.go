@@ -22,13 +22,14 @@ const (
 // extlinuxConf boots the same way on the board and in QEMU: the kernel takes
 // its console from the device tree's stdout-path (ttyO0 on the board, ttyAMA0
 // on virt); the board's U-Boot picks dtbs/am335x-boneblack.dtb, QEMU's
-// U-Boot ignores fdtdir and passes QEMU's own tree.
+// U-Boot ignores fdtdir and passes QEMU's own tree. The kernel's messages stay
+// on: when a board misbehaves, the serial console is all there is.
 const extlinuxConf = `default bonesync
 label bonesync
     kernel /zImage
     initrd /initrd.img
     fdtdir /dtbs
-    append panic=10 quiet loglevel=4
+    append panic=10
 `
 
 // writeBootFS makes the FAT32 boot partition with dosfstools and mtools (no
