@@ -187,6 +187,11 @@ func TestBoot(t *testing.T) {
 			t.Errorf("first boot's serial log lacks %q", want)
 		}
 	}
+	for _, bad := range []string{"mount /dev/vda1 on /boot", "load kernel modules:", "config:"} {
+		if strings.Contains(first, bad) {
+			t.Errorf("first boot's serial log reports a problem (%q):\n%s", bad, tail(first))
+		}
+	}
 	password := regexp.MustCompile(`password ([a-z0-9-]{23})`).FindStringSubmatch(first)
 	if password == nil {
 		t.Fatalf("no admin password on the console:\n%s", tail(first))

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// armRow is the ARM instruction count of one kind of handshake, in millions
+// per connection (0: not measured).
+type armRow struct {
+	Key, Mode           string
+	Go, Nginx           float64
+	RefGo, RefNginx     float64 // from the armcost README, not measured here
+	GoDetail, NgxDetail string
+}
+
+// armResult is the whole ARM section.
+type armResult struct {
+	Rows  []armRow
+	Notes []string
+	Err   string
+}
+
+// armReference are the figures printed in ../shared/tools/armcost/README.md
+// (Go 1.26; Debian 12 armhf OpenSSL 3.0), million instructions per handshake
+// with a tiny HTTP request. Shown beside this run's counts, never as them.
+var armReference = map[string][2]float64{
+	"ecdsa-p256 full":    {11.6, 3.6},
+	"ecdsa-p256 resumed": {7.7, 3.2},
+	"rsa-2048 full":      {82.4, 17.4},
+}
+
+// armWarm is the number of full handshakes before counting: the first
+// connections pay for lazy initialisation (both sides), the last one
+// leaves a session ticket in the client's cache for the resumed count.
+const armWarm = 3
+
+// armBlock counts ARM instructions per TLS 1.3 server handshake under
+// qemu-arm (cortex-a8 model) with the armcost plugin: bonesync's HTTPS stack
+// built GOARM=7, and Debian's armhf nginx with OpenSSL if the sysroot is
+// there. Each side serves the same throwaway chain for the same benchmark
+// key; the load is this program, natively, one connection at a time.
+func armBlock(ctx context.Context, o *options) armResult {
+	var res armResult
+	plugin := filepath.Join(o.work, "libinsncount.so")
+	src := filepath.Join(o.armcostDir, "insncount.c")
+	if out, err := exec.CommandContext(ctx, "gcc", "-O2", "-shared", "-fPIC", "-o", plugin, src).CombinedOutput(); err != nil {
+		res.Err = fmt.Sprintf("build the armcost plugin from %s: %v %s", src, err, out)
+		return res
+	}
+	bin := filepath.Join(o.work, "armcost-armv7")
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./bench/armcost")
+	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		res.Err = fmt.Sprintf("build bench/armcost for GOARM=7: %v %s", err, out)
+		return res
+	}
+	nginx := filepath.Join(o.sysroot, "usr/sbin/nginx")
+	haveNginx := true
+	if _, err := os.Stat(nginx); err != nil {
+		haveNginx = false
+		res.Notes = append(res.Notes, fmt.Sprintf("nginx under qemu-arm not measured: no armhf sysroot at %s (bench/armhf-sysroot.sh makes it); "+
+			"the nginx column shows only the armcost README's figures", o.sysroot))
+	}
+	for _, k := range []struct {
+		key     string
+		resumed bool
+	}{{"ecdsa-p256", true}, {"rsa-2048", false}} {
+		if ctx.Err() != nil {
+			break
+		}
+		chainFile, keyFile, ca, err := armFiles(o, k.key)
+		if err != nil {
+			res.Err = err.Error()
+			return res
+		}
+		modes := []string{"full"}
+		if k.resumed {
+			modes = append(modes, "resumed")
+		}
+		o.logf("arm: %s, bonesync (Go, GOARM=7), %d handshakes per kind", k.key, o.armN)
+		goCounts, goDetail, err := countGo(ctx, o, plugin, bin, chainFile, keyFile, ca, k.resumed)
+		if err != nil {
+			res.Err = fmt.Sprintf("bonesync %s under qemu-arm: %v", k.key, err)
+			return res
+		}
+		var ngxCounts map[string]float64
+		var ngxDetail string
+		if haveNginx {
+			o.logf("arm: %s, nginx/OpenSSL armhf", k.key)
+			ngxCounts, ngxDetail, err = countNginx(ctx, o, plugin, chainFile, keyFile, ca, k.key, k.resumed)
+			if err != nil {
+				res.Notes = append(res.Notes, fmt.Sprintf("nginx %s under qemu-arm failed: %v", k.key, err))
+				haveNginx = false
+			}
+		}
+		for _, m := range modes {
+			ref := armReference[k.key+" "+m]
+			res.Rows = append(res.Rows, armRow{Key: k.key, Mode: m, Go: goCounts[m], Nginx: ngxCounts[m],
+				RefGo: ref[0], RefNginx: ref[1], GoDetail: goDetail, NgxDetail: ngxDetail})
+		}
+	}
+	return res
+}
+
+// armFiles writes the key and a throwaway chain for it.
+func armFiles(o *options, name string) (chainFile, keyFile string, ca []byte, err error) {
+	k, keyPEM, err := benchKey(name)
+	if err != nil {
+		return "", "", nil, err
+	}
+	chain, ca, err := throwawayChain(k)
+	if err != nil {
+		return "", "", nil, err
+	}
+	dir := filepath.Join(o.work, "arm-"+name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", nil, err
+	}
+	chainFile, keyFile = filepath.Join(dir, "chain.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(chainFile, chain, 0o644); err != nil {
+		return "", "", nil, err
+	}
+	return chainFile, keyFile, ca, os.WriteFile(keyFile, keyPEM, 0o600)
+}
+
+// armLoad is the client side of a count: armWarm full handshakes, mark(1),
+// n full handshakes if full, mark(2), n resumed ones if resumed, mark(3).
+// It returns what the last connection negotiated.
+func armLoad(addr string, file []byte, n int, full, resumed bool, mark func(int) error) (string, error) {
+	var src sources
+	plain, cached := tlsClient(false), tlsClient(true)
+	var detail string
+	run := func(c conn, count int, wantResumed bool) error {
+		for range count {
+			out, err := c(src.next())
+			if err != nil {
+				return err
+			}
+			if out.resumed != wantResumed {
+				return fmt.Errorf("resumed = %v, want %v", out.resumed, wantResumed)
+			}
+			detail = out.detail
+		}
+		return nil
+	}
+	plainConn, cachedConn := httpsGet(addr, plain, file), httpsGet(addr, cached, file)
+	if err := run(plainConn, armWarm-1, false); err != nil {
+		return "", fmt.Errorf("warm-up: %w", err)
+	}
+	if err := run(cachedConn, 1, false); err != nil {
+		return "", fmt.Errorf("warm-up: %w", err)
+	}
+	if err := mark(1); err != nil {
+		return "", err
+	}
+	if full {
+		if err := run(plainConn, n, false); err != nil {
+			return "", fmt.Errorf("full handshakes: %w", err)
+		}
+	}
+	if err := mark(2); err != nil {
+		return "", err
+	}
+	if resumed {
+		if err := run(cachedConn, n, true); err != nil {
+			return "", fmt.Errorf("resumed handshakes: %w", err)
+		}
+	}
+	return detail, mark(3)
+}
+
+var markLine = regexp.MustCompile(`(?m)^mark (\d+) (\d+)$`)
+
+// countGo runs bench/armcost under qemu-arm and reads the plugin's counts
+// between the markers the server executes when it is quiescent.
+func countGo(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string, ca []byte, resumed bool) (map[string]float64, string, error) {
+	log := filepath.Join(o.work, "arm-go-"+filepath.Base(filepath.Dir(chainFile))+".log")
+	cmd := exec.CommandContext(ctx, "qemu-arm", "-cpu", "cortex-a8", "-plugin", plugin, "-d", "plugin", "-D", log,
+		bin, "-chain", chainFile, "-key", keyFile)
+	// The board has one core.
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return nil, "", fmt.Errorf("armcost did not start: %w", err)
+	}
+	var tlsAddr, ctlAddr string
+	if _, err := fmt.Sscanf(line, "tls %s ctl %s", &tlsAddr, &ctlAddr); err != nil {
+		return nil, "", fmt.Errorf("armcost said %q", line)
+	}
+	ctl, err := net.Dial("tcp", ctlAddr)
+	if err != nil {
+		return nil, "", err
+	}
+	defer ctl.Close()
+	ctlR := bufio.NewReader(ctl)
+	say := func(cmd string) error {
+		ctl.SetDeadline(time.Now().Add(5 * time.Minute))
+		if _, err := io.WriteString(ctl, cmd+"\n"); err != nil {
+			return err
+		}
+		ans, err := ctlR.ReadString('\n')
+		if err != nil || ans != "ok\n" {
+			return fmt.Errorf("armcost %q: %q %v", cmd, ans, err)
+		}
+		return nil
+	}
+	detail, err := armLoad(tlsAddr, ca, o.armN, true, resumed, func(i int) error { return say(fmt.Sprint("mark ", i)) })
+	if err != nil {
+		return nil, "", err
+	}
+	if err := say("quit"); err != nil {
+		return nil, "", err
+	}
+	cmd.Wait()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return nil, "", err
+	}
+	marks := map[int]float64{}
+	for _, m := range markLine.FindAllStringSubmatch(string(b), -1) {
+		label, _ := strconv.Atoi(m[1])
+		n, _ := strconv.ParseFloat(m[2], 64)
+		marks[label] = n
+	}
+	if marks[2] == 0 || (resumed && marks[3] == 0) {
+		return nil, "", fmt.Errorf("no marker counts in %s", log)
+	}
+	counts := map[string]float64{"full": marks[2] / float64(o.armN) / 1e6}
+	if resumed {
+		counts["resumed"] = marks[3] / float64(o.armN) / 1e6
+	}
+	return counts, detail, nil
+}
+
+var totalLine = regexp.MustCompile(`(?m)^total (\d+)$`)
+
+// countNginx counts nginx by difference, since it executes no markers: the
+// whole run (start, warm-up, the counted handshakes, exit) minus the same
+// run without the counted handshakes, divided by their number. Counts
+// repeat to within 0.1%, so start and exit cancel out.
+func countNginx(ctx context.Context, o *options, plugin, chainFile, keyFile string, ca []byte, key string, resumed bool) (map[string]float64, string, error) {
+	type kind struct {
+		name          string
+		full, resumed bool
+	}
+	runs := []kind{{"base", false, false}, {"full", true, false}}
+	if resumed {
+		runs = append(runs, kind{"resumed", false, true})
+	}
+	totals := map[string]float64{}
+	var detail string
+	for _, r := range runs {
+		t, d, err := nginxRun(ctx, o, plugin, chainFile, keyFile, ca, key+"-"+r.name, r.full, r.resumed)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s run: %w", r.name, err)
+		}
+		totals[r.name] = t
+		if d != "" {
+			detail = d
+		}
+	}
+	counts := map[string]float64{}
+	for _, r := range runs[1:] {
+		counts[r.name] = (totals[r.name] - totals["base"]) / float64(o.armN) / 1e6
+	}
+	return counts, detail, nil
+}
+
+// nginxRun is one nginx run under qemu-arm: one process (master_process
+// off), then a SIGTERM once it has no connection left; the plugin prints
+// the total at exit.
+func nginxRun(ctx context.Context, o *options, plugin, chainFile, keyFile string, ca []byte, name string, full, resumed bool) (float64, string, error) {
+	dir := filepath.Join(o.work, "arm-nginx-"+name)
+	port, err := freePort()
+	if err != nil {
+		return 0, "", err
+	}
+	conf, err := writeNginx(dir, 1, "master_process off;", port, chainFile, keyFile, ca)
+	if err != nil {
+		return 0, "", err
+	}
+	log := filepath.Join(dir, "plugin.log")
+	s := &server{name: "nginx (armhf)", addr: fmt.Sprintf("127.0.0.1:%d", port),
+		logs: []string{filepath.Join(dir, "error.log"), filepath.Join(dir, "stderr.log")}}
+	s.cmd = exec.Command("qemu-arm", "-cpu", "cortex-a8", "-L", o.sysroot, "-plugin", plugin, "-d", "plugin", "-D", log,
+		filepath.Join(o.sysroot, "usr/sbin/nginx"), "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log"), "-g", "daemon off;")
+	if s.cmd.Stderr, err = os.Create(filepath.Join(dir, "stderr.log")); err != nil {
+		return 0, "", err
+	}
+	// One successful connect as the readiness check, the same in every run.
+	if err := start(ctx, s, func() error { return dialable(s.addr) }); err != nil {
+		return 0, "", err
+	}
+	defer s.stop()
+	detail, err := armLoad(s.addr, ca, o.armN, full, resumed, func(int) error { return nil })
+	if err != nil {
+		return 0, "", fmt.Errorf("%w%s", err, s.tail())
+	}
+	time.Sleep(300 * time.Millisecond) // the last close
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(time.Minute):
+		return 0, "", errors.New("nginx did not exit on SIGTERM")
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return 0, "", err
+	}
+	m := totalLine.FindAllStringSubmatch(string(b), -1)
+	if len(m) == 0 {
+		return 0, "", fmt.Errorf("no total in %s%s", log, s.tail())
+	}
+	t, err := strconv.ParseFloat(m[len(m)-1][1], 64)
+	return t, strings.TrimSpace(detail), err
+}

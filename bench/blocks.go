@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// pair is the same phase on both servers: the peer (nginx or sshd) and
+// bonesync.
+type pair struct {
+	Peer, Bonesync figures
+}
+
+// httpsResult is one key type: full handshakes, then resumed ones.
+type httpsResult struct {
+	Key           string
+	Full, Resumed pair
+	Err           string
+}
+
+// httpsBlock measures nginx and `bonesync serve` with one key type. Both
+// serve the same key and the same certificate chain (the one bonesync
+// issued for it from its CA: tls.crt), and the same file, bonesync's
+// /ca.crt. Full handshakes are measured nginx first, resumed ones bonesync
+// first, so a drift of the machine's speed does not favour one side.
+func httpsBlock(ctx context.Context, o *options, key, dir string) httpsResult {
+	res := httpsResult{Key: key}
+	if err := httpsRun(ctx, o, dir, &res); err != nil {
+		res.Err = err.Error()
+	}
+	return res
+}
+
+func httpsRun(ctx context.Context, o *options, dir string, res *httpsResult) error {
+	st := filepath.Join(dir, "state")
+	file, err := os.ReadFile(filepath.Join(st, "ca.crt"))
+	if err != nil {
+		return err
+	}
+	ngx, err := startNginx(ctx, filepath.Join(o.work, "nginx-"+res.Key), filepath.Join(st, "tls.crt"), filepath.Join(st, "tls.key"), file)
+	if err != nil {
+		return err
+	}
+	defer ngx.stop()
+	bs, _, err := startBonesync(ctx, o.bonesync, dir)
+	if err != nil {
+		return err
+	}
+	defer bs.stop()
+	p := o.phase()
+	steps := []struct {
+		what   string
+		s      *server
+		resume bool
+		into   *figures
+	}{
+		{"full", ngx, false, &res.Full.Peer},
+		{"full", bs, false, &res.Full.Bonesync},
+		{"resumed", bs, true, &res.Resumed.Bonesync},
+		{"resumed", ngx, true, &res.Resumed.Peer},
+	}
+	for _, st := range steps {
+		o.logf("https %s %s: %s, %d clients, %v", res.Key, st.what, st.s.name, p.clients, p.dur)
+		f, err := measure(ctx, st.s, p, httpsGet(st.s.addr, tlsClient(st.resume), file))
+		if err != nil {
+			return err
+		}
+		*st.into = f
+		o.logf("  %.0f/s, p50 %.1f ms, p95 %.1f ms, CPU %.2f ms each, %d errors",
+			f.Rate, ms(f.P50), ms(f.P95), ms(f.CPUPer()), f.Errors)
+	}
+	return nil
+}
+
+// sshResult is the SSH comparison.
+type sshResult struct {
+	Login pair
+	Err   string
+}
+
+// sshBlock measures sshd and bonesync's SFTP listener, both with the
+// ed25519 benchmark key as host key (the client checks that both present
+// it), up to the refusal of a public key that neither accepts.
+func sshBlock(ctx context.Context, o *options, dir string) sshResult {
+	var res sshResult
+	if err := sshRun(ctx, o, dir, &res); err != nil {
+		res.Err = err.Error()
+	}
+	return res
+}
+
+func sshRun(ctx context.Context, o *options, dir string, res *sshResult) error {
+	host, _, err := benchKey("ed25519")
+	if err != nil {
+		return err
+	}
+	hostPEM, err := openSSHKey(host)
+	if err != nil {
+		return err
+	}
+	hostPub, err := ssh.NewPublicKey(host.Public())
+	if err != nil {
+		return err
+	}
+	_, ck, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	client, err := ssh.NewSignerFromKey(ck)
+	if err != nil {
+		return err
+	}
+	sshdDir := filepath.Join(o.work, "sshd")
+	if err := os.MkdirAll(sshdDir, 0o700); err != nil {
+		return err
+	}
+	sshd, err := startSSHD(ctx, sshdDir, hostPEM)
+	if err != nil {
+		return err
+	}
+	defer sshd.stop()
+	bs, sftpAddr, err := startBonesync(ctx, o.bonesync, dir)
+	if err != nil {
+		return err
+	}
+	defer bs.stop()
+	p := o.phase()
+	for _, st := range []struct {
+		s    *server
+		addr string
+		into *figures
+	}{
+		{sshd, sshd.addr, &res.Login.Peer},
+		{bs, sftpAddr, &res.Login.Bonesync},
+	} {
+		o.logf("ssh: %s, %d clients, %v", st.s.name, p.clients, p.dur)
+		f, err := measure(ctx, st.s, p, sshLogin(st.addr, client, hostPub))
+		if err != nil {
+			return err
+		}
+		*st.into = f
+		o.logf("  %.0f/s, p50 %.1f ms, p95 %.1f ms, CPU %.2f ms each, %d errors",
+			f.Rate, ms(f.P50), ms(f.P95), ms(f.CPUPer()), f.Errors)
+	}
+	return nil
+}
+
+// prepareAll makes bonesync's state directories, one per key type, all at
+// once: the first-start benchmarks' own figures are not used (the keys are
+// pinned), so they may share the CPU.
+func prepareAll(ctx context.Context, o *options, keyTypes []string) (map[string]string, error) {
+	_, sshKey, err := benchKey("ed25519")
+	if err != nil {
+		return nil, err
+	}
+	dirs := map[string]string{}
+	errs := make(chan error, len(keyTypes))
+	for _, k := range keyTypes {
+		_, tlsKey, err := benchKey(k)
+		if err != nil {
+			return nil, err
+		}
+		dir := filepath.Join(o.work, "bonesync-"+k)
+		dirs[k] = dir
+		go func() { errs <- prepareBonesync(ctx, o.bonesync, dir, k, tlsKey, sshKey) }()
+	}
+	var first error
+	for range keyTypes {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return nil, fmt.Errorf("prepare bonesync: %w", first)
+	}
+	return dirs, nil
+}

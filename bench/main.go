@@ -1,0 +1,217 @@
+// Command bench puts bonesync beside the servers a user would pick instead,
+// on this machine, in one run: nginx with OpenSSL for HTTPS and OpenSSH's
+// sshd for SFTP, driven by the same Go load generator, and the ARM
+// instructions per TLS handshake of both under qemu-arm as the proxy for the
+// board. It reports ratios (bonesync / peer) from that one run, as markdown
+// on stdout and in -out. Run from the repository root, as root (sshd needs
+// it), after bench/deps.sh:
+//
+//	go run ./bench [-duration 10s] [-clients 8] [-keys ecdsa-p256,ecdsa-p384,rsa-2048]
+//
+// Steps, in order:
+//  1. bonesync's state directories, one per key type, with the embedded
+//     benchmark keys as its keys and a first `bonesync bench` (in parallel);
+//  2. HTTPS for each key type: nginx and `bonesync serve`, full handshakes
+//     then resumed ones, CPU and memory from /proc;
+//  3. SSH: sshd and bonesync's SFTP listener, up to a refused login;
+//  4. ARM instruction counts under qemu-arm with the armcost plugin;
+//  5. the report.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// options are the flags.
+type options struct {
+	bonesync   string
+	out        string
+	work       string
+	sysroot    string
+	armcostDir string
+	keys       []string
+	clients    int
+	warm, dur  time.Duration
+	armN       int
+	https, ssh bool
+	arm        bool
+	keep       bool
+	log        io.Writer
+}
+
+func (o *options) phase() phase {
+	return phase{clients: o.clients, warm: o.warm, dur: o.dur, src: &sources{}}
+}
+
+func (o *options) logf(format string, args ...any) {
+	fmt.Fprintf(o.log, "bench: "+format+"\n", args...)
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &options{log: stderr}
+	var keyList string
+	fs.StringVar(&o.bonesync, "bonesync", "out/bonesync", "the bonesync binary (built with go build ./appliance if missing)")
+	fs.StringVar(&o.out, "out", "out/bench.md", "where to write the report too (markdown)")
+	fs.StringVar(&keyList, "keys", "ecdsa-p256,ecdsa-p384,rsa-2048", "TLS key types to compare")
+	fs.IntVar(&o.clients, "clients", 8, "clients connecting at once")
+	fs.DurationVar(&o.dur, "duration", 10*time.Second, "measured time per phase")
+	fs.DurationVar(&o.warm, "warmup", time.Second, "unmeasured load before each phase")
+	fs.BoolVar(&o.https, "https", true, "compare HTTPS with nginx")
+	fs.BoolVar(&o.ssh, "ssh", true, "compare SFTP's SSH handshake with sshd")
+	fs.BoolVar(&o.arm, "arm", true, "count ARM instructions per handshake under qemu-arm")
+	fs.IntVar(&o.armN, "arm-n", 10, "handshakes counted per kind under qemu-arm")
+	fs.StringVar(&o.sysroot, "sysroot", "out/cache/bench-armhf/sysroot", "armhf sysroot with Debian's nginx (bench/armhf-sysroot.sh)")
+	fs.StringVar(&o.armcostDir, "armcost", "../shared/tools/armcost", "the armcost tool (insncount.c)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs, state)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	for _, k := range strings.Split(keyList, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			o.keys = append(o.keys, k)
+		}
+	}
+	if o.clients < 1 || o.dur <= 0 || o.armN < 1 {
+		return nil, errors.New("-clients, -duration and -arm-n must be positive")
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat("bench/armcost/main.go"); err != nil {
+		return errors.New("run from the repository root: go run ./bench")
+	}
+	for _, p := range []*string{&o.bonesync, &o.sysroot, &o.armcostDir} {
+		if *p, err = filepath.Abs(*p); err != nil {
+			return err
+		}
+	}
+	if os.Geteuid() != 0 && o.ssh {
+		return errors.New("run as root: sshd needs it (or pass -ssh=false)")
+	}
+	if err := ensureBinary(ctx, o); err != nil {
+		return err
+	}
+	if o.work, err = os.MkdirTemp("", "bonesync-bench-"); err != nil {
+		return err
+	}
+	// nginx's workers run as nobody and must reach the files it serves.
+	if err := os.Chmod(o.work, 0o755); err != nil {
+		return err
+	}
+	if o.keep {
+		o.logf("work directory: %s", o.work)
+	} else {
+		defer os.RemoveAll(o.work)
+	}
+	r := &results{Started: time.Now(), Clients: o.clients, Warm: o.warm, Dur: o.dur, Machine: thisMachine(o)}
+	var failed []string
+
+	if o.https || o.ssh {
+		keyTypes := o.keys
+		if !o.https {
+			keyTypes = []string{"ecdsa-p256"}
+		}
+		o.logf("preparing bonesync state directories (%s): a first `bonesync bench` each", strings.Join(keyTypes, ", "))
+		dirs, err := prepareAll(ctx, o, keyTypes)
+		if err != nil {
+			return err
+		}
+		if o.https {
+			for _, k := range o.keys {
+				h := httpsBlock(ctx, o, k, dirs[k])
+				if h.Err != "" {
+					failed = append(failed, "https "+k)
+					o.logf("https %s failed: %s", k, h.Err)
+				}
+				if b, err := os.ReadFile(filepath.Join(dirs[k], "state", "ca.crt")); err == nil {
+					r.FileBytes = len(b)
+				}
+				r.HTTPS = append(r.HTTPS, h)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+			}
+		}
+		if o.ssh {
+			s := sshBlock(ctx, o, dirs[keyTypes[0]])
+			if s.Err != "" {
+				failed = append(failed, "ssh")
+				o.logf("ssh failed: %s", s.Err)
+			}
+			r.SSH = &s
+		}
+	}
+	if o.arm && ctx.Err() == nil {
+		a := armBlock(ctx, o)
+		if a.Err != "" {
+			failed = append(failed, "arm")
+			o.logf("arm failed: %s", a.Err)
+		}
+		r.ARM = &a
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.Took = time.Since(r.Started)
+
+	var md strings.Builder
+	r.markdown(&md)
+	io.WriteString(stdout, md.String())
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.out, []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	o.logf("report written to %s", o.out)
+	if len(failed) > 0 {
+		return fmt.Errorf("failed: %s (see the report)", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// ensureBinary builds bonesync as `make build` would (without the build
+// stamp) if the binary is missing.
+func ensureBinary(ctx context.Context, o *options) error {
+	if _, err := os.Stat(o.bonesync); err == nil {
+		return nil
+	}
+	o.logf("building %s", o.bonesync)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", o.bonesync, "./appliance")
+	cmd.Stdout, cmd.Stderr = o.log, o.log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build bonesync: %w", err)
+	}
+	return nil
+}

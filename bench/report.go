@@ -1,0 +1,253 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// results is everything one run measured.
+type results struct {
+	Machine   machine
+	Started   time.Time
+	Took      time.Duration
+	Clients   int
+	Warm, Dur time.Duration
+	FileBytes int
+	HTTPS     []httpsResult
+	SSH       *sshResult
+	ARM       *armResult
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func mib(kb int64) float64 { return float64(kb) / 1024 }
+
+// ratio is a/b as "0.62×", or "–" when b is 0.
+func ratio(a, b float64) string {
+	if b == 0 || a == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func num(v float64, prec int) string {
+	if v == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
+
+// markdown writes the report.
+func (r *results) markdown(w io.Writer) {
+	m := r.Machine
+	fmt.Fprintf(w, "# bonesync beside nginx/OpenSSL and OpenSSH: one run on %s\n\n", m.Host)
+	fmt.Fprintf(w, "%s, %v. Ratios are bonesync / peer from this one run: above 1 means bonesync "+
+		"serves more connections per second, or needs more time, CPU or memory.\n\n",
+		r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second))
+	fmt.Fprintf(w, "| machine | |\n|---|---|\n")
+	fmt.Fprintf(w, "| CPU | %s, %d cores (a shared VM: treat single figures as noisy) |\n", m.CPU, m.Cores)
+	fmt.Fprintf(w, "| kernel | Linux %s |\n", m.Kernel)
+	fmt.Fprintf(w, "| Go | %s; %s |\n", m.Go, m.Bonesync)
+	fmt.Fprintf(w, "| nginx | %s |\n| OpenSSL | %s |\n| OpenSSH | %s |\n", m.Nginx, m.OpenSSL, m.OpenSSH)
+	if r.ARM != nil {
+		fmt.Fprintf(w, "| qemu | %s |\n", m.Qemu)
+		if m.ArmNginx != "" {
+			fmt.Fprintf(w, "| armhf sysroot | %s |\n", m.ArmNginx)
+		}
+	}
+	fmt.Fprintf(w, "| load | %d clients at once, each opening its next connection when the last is done; "+
+		"%v per phase after %v of warm-up; Go client in the benchmark process, on the same cores as the servers |\n\n",
+		r.Clients, r.Dur, r.Warm)
+
+	if len(r.HTTPS) > 0 {
+		fmt.Fprintf(w, "## HTTPS: TLS 1.3, X25519, one GET of a %d-byte file per connection\n\n", r.FileBytes)
+		fmt.Fprintln(w, "nginx: 2 workers. bonesync: `bonesync serve`, its whole HTTPS stack. Same key, same certificate chain, same file.")
+		fmt.Fprintln(w)
+		tableHead(w, "key", "handshake", "server", true)
+		var notes []string
+		for _, h := range r.HTTPS {
+			if h.Err != "" {
+				fmt.Fprintf(w, "| %s | | failed | | | | | | | | |\n", h.Key)
+				notes = append(notes, fmt.Sprintf("%s: %s", h.Key, h.Err))
+				continue
+			}
+			for _, ph := range []struct {
+				mode string
+				p    pair
+			}{{"full", h.Full}, {"resumed", h.Resumed}} {
+				tableRows(w, h.Key, ph.mode, "nginx", ph.p, true)
+				notes = append(notes, errorNotes(h.Key+" "+ph.mode, "nginx", ph.p)...)
+			}
+		}
+		fmt.Fprintln(w)
+		if d := httpsDetail(r.HTTPS); d != "" {
+			fmt.Fprintf(w, "Negotiated: %s.\n\n", d)
+		}
+		writeNotes(w, notes)
+	}
+
+	if r.SSH != nil {
+		fmt.Fprintln(w, "## SFTP: connect, curve25519-sha256, ed25519 host key, up to a refused public key")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "sshd: OpenSSH, a process per connection (its CPU counted through the listener's reaped children). "+
+			"bonesync: its SFTP listener (x/crypto/ssh). Both present the same ed25519 host key (checked by the client).")
+		fmt.Fprintln(w)
+		tableHead(w, "key", "login", "server", false)
+		var notes []string
+		if r.SSH.Err != "" {
+			fmt.Fprintln(w, "| ed25519 | refused | failed | | | | | | | |")
+			notes = append(notes, r.SSH.Err)
+		} else {
+			tableRows(w, "ed25519", "refused", "sshd", r.SSH.Login, false)
+			notes = append(notes, errorNotes("ssh", "sshd", r.SSH.Login)...)
+		}
+		fmt.Fprintln(w)
+		writeNotes(w, notes)
+	}
+
+	if r.ARM != nil {
+		r.ARM.markdown(w)
+	}
+
+	fmt.Fprintln(w, "## How to read it")
+	fmt.Fprintln(w)
+	for _, s := range []string{
+		"conn/s: connections completed per second with all clients busy; p50/p95: the connection's latency from connect to the last byte of the response (HTTPS) or to the refusal of the login (SSH), nearest-rank percentiles of every connection in the phase.",
+		"server CPU ms/conn: user+system time of all the server's processes (/proc/PID/stat, 10 ms ticks; children reaped by the listener included) over the phase, divided by the connections completed. It includes the request, not only the handshake.",
+		"VmHWM: the sum of the peak resident sets of the server's processes alive at the end of the phase (nginx: master and workers; sshd: the listener only; bonesync: one process, peak since it started). Peak PSS: the largest proportional set size of the whole process tree, sampled every 100 ms, so shared pages and sshd's per-connection processes are counted fairly.",
+		"The load generator shares the 2 cores with the server under test, as bonesync's own first-start benchmark does; a server that needs less CPU leaves more to the client, so conn/s and latency favour the cheaper server a little more than the CPU figure alone would.",
+		"One run on a shared VM: the ratios are what to quote, and only to about ±10%.",
+	} {
+		fmt.Fprintf(w, "- %s\n", s)
+	}
+}
+
+func tableHead(w io.Writer, c1, c2, c3 string, resumed bool) {
+	head := []string{c1, c2, c3, "conn/s", "p50 ms", "p95 ms", "server CPU ms/conn", "VmHWM MiB", "peak PSS MiB", "errors"}
+	if resumed {
+		head = append(head, "resumed")
+	}
+	fmt.Fprintf(w, "| %s |\n", strings.Join(head, " | "))
+	align := []string{"---", "---", "---"}
+	for range head[3:] {
+		align = append(align, "---:")
+	}
+	fmt.Fprintf(w, "|%s|\n", strings.Join(align, "|"))
+}
+
+// tableRows writes the peer, bonesync and the ratio.
+func tableRows(w io.Writer, key, mode, peer string, p pair, resumed bool) {
+	row := func(a, b, c string, f figures) {
+		cells := []string{a, b, c, num(f.Rate, 0), num(ms(f.P50), 2), num(ms(f.P95), 2), num(ms(f.CPUPer()), 3),
+			num(mib(f.HWMKB), 1), num(mib(f.PSSKB), 1), fmt.Sprint(f.Errors)}
+		if resumed {
+			pct := 0.0
+			if f.N > 0 {
+				pct = 100 * float64(f.Resumed) / float64(f.N)
+			}
+			cells = append(cells, fmt.Sprintf("%.0f%%", pct))
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+	}
+	row(key, mode, peer, p.Peer)
+	row("", "", "bonesync", p.Bonesync)
+	a, b := p.Bonesync, p.Peer
+	cells := []string{"", "", "**bonesync / " + peer + "**", "**" + ratio(a.Rate, b.Rate) + "**",
+		ratio(ms(a.P50), ms(b.P50)), ratio(ms(a.P95), ms(b.P95)), "**" + ratio(ms(a.CPUPer()), ms(b.CPUPer())) + "**",
+		ratio(mib(a.HWMKB), mib(b.HWMKB)), ratio(mib(a.PSSKB), mib(b.PSSKB)), ""}
+	if resumed {
+		cells = append(cells, "")
+	}
+	fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+}
+
+func errorNotes(what, peer string, p pair) []string {
+	var out []string
+	for _, s := range []struct {
+		name string
+		f    figures
+	}{{peer, p.Peer}, {"bonesync", p.Bonesync}} {
+		if s.f.Errors > 0 {
+			out = append(out, fmt.Sprintf("%s, %s: %d failed connections, the first: %s", what, s.name, s.f.Errors, s.f.FirstErr))
+		}
+	}
+	return out
+}
+
+func httpsDetail(hs []httpsResult) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, h := range hs {
+		for _, s := range []struct {
+			name string
+			f    figures
+		}{{"nginx", h.Full.Peer}, {"bonesync", h.Full.Bonesync}} {
+			d := s.name + " " + s.f.Detail
+			if s.f.Detail != "" && !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func writeNotes(w io.Writer, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(w, "- **%s**\n", strings.ReplaceAll(n, "\n", " "))
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+	}
+}
+
+// markdown writes the ARM section.
+func (a *armResult) markdown(w io.Writer) {
+	fmt.Fprintln(w, "## ARM instructions per TLS 1.3 server connection (qemu-arm, cortex-a8 model, armcost plugin)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Million instructions per connection (handshake + a GET of the CA file), counted over the whole server process: "+
+		"bonesync's HTTPS stack (`web.TLSConfig`, `web.HandshakeListener`, `web.HTTPS`) in `bench/armcost`, built GOARM=7, between "+
+		"markers it executes when no connection is open; Debian's armhf nginx (one process, `master_process off`) by difference of "+
+		"two whole runs. The client is this program, natively, one connection at a time. Same key and throwaway certificate chain on both sides. "+
+		"The README columns are the figures printed in ../shared/tools/armcost/README.md, **not measured by this run**.")
+	fmt.Fprintln(w)
+	if a.Err != "" {
+		fmt.Fprintf(w, "- **failed: %s**\n\n", strings.ReplaceAll(a.Err, "\n", " "))
+	}
+	if len(a.Rows) > 0 {
+		fmt.Fprintln(w, "| key | handshake | bonesync (Go) | nginx/OpenSSL | bonesync / nginx | README Go | README nginx | est. bonesync conn/s | est. nginx conn/s |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+		for _, r := range a.Rows {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | **%s** | %s | %s | %s | %s |\n", r.Key, r.Mode,
+				num(r.Go, 2), num(r.Nginx, 2), ratio(r.Go, r.Nginx), num(r.RefGo, 1), num(r.RefNginx, 1),
+				estimate(r.Go), estimate(r.Nginx))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "The estimates are for one 1 GHz Cortex-A8 core **assuming 1-1.5 cycles per instruction** "+
+			"(instructions are not cycles; the NEON instructions OpenSSL uses do more work each and may take more cycles, "+
+			"so the count understates nginx's cost somewhat: only the board can say by how much).")
+		fmt.Fprintln(w)
+		var d []string
+		if r := a.Rows[0]; r.GoDetail != "" {
+			d = append(d, "bonesync "+r.GoDetail)
+		}
+		if r := a.Rows[0]; r.NgxDetail != "" {
+			d = append(d, "nginx "+r.NgxDetail)
+		}
+		if len(d) > 0 {
+			fmt.Fprintf(w, "Negotiated under qemu-arm: %s.\n\n", strings.Join(d, "; "))
+		}
+	}
+	writeNotes(w, a.Notes)
+}
+
+// estimate is the handshake rate of one 1 GHz core at 1.5 and at 1 cycle per
+// instruction, from millions of instructions per handshake.
+func estimate(minsn float64) string {
+	if minsn <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f-%.0f", 1000/(1.5*minsn), 1000/minsn)
+}

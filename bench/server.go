@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// server is one server under test, started by this program and stopped by
+// its own process id.
+type server struct {
+	name string
+	addr string // the address measured (HTTPS or SSH)
+	cmd  *exec.Cmd
+	// keep is how many long-lived child processes the server has (nginx's
+	// workers); more than that means connections are still being served.
+	keep int
+	done chan struct{} // closed when cmd has exited
+	logs []string      // files worth showing when something fails
+}
+
+func (s *server) pid() int { return s.cmd.Process.Pid }
+
+// start runs cmd and waits until ready says the server serves.
+func start(ctx context.Context, s *server, ready func() error) error {
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", s.name, err)
+	}
+	s.done = make(chan struct{})
+	go func() { s.cmd.Wait(); close(s.done) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := ready()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-s.done:
+			return fmt.Errorf("%s exited at start: %v%s", s.name, s.cmd.ProcessState, s.tail())
+		case <-ctx.Done():
+			s.stop()
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return fmt.Errorf("%s not serving after 30 s: %v%s", s.name, err, s.tail())
+		}
+	}
+}
+
+// stop ends the server (SIGTERM, then SIGKILL after 10 s) and waits for it.
+func (s *server) stop() {
+	if s.cmd.Process == nil || s.done == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+// tail is the end of the server's log files, for error messages.
+func (s *server) tail() string {
+	var b strings.Builder
+	for _, f := range s.logs {
+		data, err := os.ReadFile(f)
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		if len(data) > 1500 {
+			data = data[len(data)-1500:]
+		}
+		fmt.Fprintf(&b, "\n--- %s:\n%s", f, data)
+	}
+	return b.String()
+}
+
+// freePort returns a loopback port that was free a moment ago. The high
+// ports of other users of this machine are left alone: the kernel picks.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func dialable(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// nginxTLSConf is the nginx configuration: two workers, TLS 1.2 and 1.3,
+// X25519 only, session tickets on, one small static file. Access logging is
+// off, since bonesync keeps no access log either.
+const nginxTLSConf = `worker_processes %[1]d;
+%[2]s
+pid %[3]s/nginx.pid;
+error_log %[3]s/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    default_type application/octet-stream;
+    client_body_temp_path %[3]s/tmp/body;
+    proxy_temp_path %[3]s/tmp/proxy;
+    fastcgi_temp_path %[3]s/tmp/fastcgi;
+    uwsgi_temp_path %[3]s/tmp/uwsgi;
+    scgi_temp_path %[3]s/tmp/scgi;
+    server {
+        listen 127.0.0.1:%[4]d ssl;
+        ssl_certificate %[5]s;
+        ssl_certificate_key %[6]s;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_ecdh_curve X25519;
+        ssl_session_tickets on;
+        root %[3]s/www;
+        location = /ca.crt { default_type application/x-x509-ca-cert; }
+    }
+}
+`
+
+// writeNginx prepares dir for nginx: the config, its temp dirs and the file
+// it serves (www/ca.crt). It returns the config file.
+func writeNginx(dir string, workers int, extra string, port int, chain, key string, file []byte) (string, error) {
+	for _, d := range []string{"www", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return "", err
+		}
+	}
+	// The workers run as nobody and must reach the file.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "www", "ca.crt"), file, 0o644); err != nil {
+		return "", err
+	}
+	conf := filepath.Join(dir, "nginx.conf")
+	text := fmt.Sprintf(nginxTLSConf, workers, extra, dir, port, chain, key)
+	return conf, os.WriteFile(conf, []byte(text), 0o644)
+}
+
+// startNginx runs Debian's nginx in the foreground on a free port.
+func startNginx(ctx context.Context, dir, chain, key string, file []byte) (*server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	conf, err := writeNginx(dir, 2, "", port, chain, key, file)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{name: "nginx", addr: fmt.Sprintf("127.0.0.1:%d", port), keep: 2,
+		logs: []string{filepath.Join(dir, "error.log"), filepath.Join(dir, "stderr.log")}}
+	s.cmd = exec.Command("/usr/sbin/nginx", "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log"), "-g", "daemon off;")
+	if s.cmd.Stderr, err = os.Create(filepath.Join(dir, "stderr.log")); err != nil {
+		return nil, err
+	}
+	err = start(ctx, s, func() error {
+		if err := dialable(s.addr); err != nil {
+			return err
+		}
+		if n := len(tree(s.pid())) - 1; n < 2 {
+			return fmt.Errorf("%d workers", n)
+		}
+		return nil
+	})
+	return s, err
+}
+
+// sshdConf is sshd's configuration: the ed25519 host key, curve25519-sha256
+// only, public keys only, checked against an empty authorized_keys file.
+const sshdConf = `ListenAddress 127.0.0.1
+HostKey %s
+KexAlgorithms curve25519-sha256
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+AuthorizedKeysFile %s
+StrictModes no
+UsePAM no
+PidFile %s
+MaxStartups 64
+`
+
+// startSSHD runs OpenSSH's sshd in the foreground on a free port. sshd
+// forks (and re-executes itself) for every connection.
+func startSSHD(ctx context.Context, dir string, hostKey []byte) (*server, error) {
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil { // its privilege separation directory
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	keyFile := filepath.Join(dir, "ssh_host_ed25519_key")
+	if err := os.WriteFile(keyFile, hostKey, 0o600); err != nil {
+		return nil, err
+	}
+	auth := filepath.Join(dir, "authorized_keys")
+	if err := os.WriteFile(auth, nil, 0o644); err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "sshd_config")
+	text := fmt.Sprintf(sshdConf, keyFile, auth, filepath.Join(dir, "sshd.pid"))
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		return nil, err
+	}
+	log := filepath.Join(dir, "sshd.log")
+	s := &server{name: "sshd", addr: fmt.Sprintf("127.0.0.1:%d", port), logs: []string{log}}
+	s.cmd = exec.Command("/usr/sbin/sshd", "-D", "-f", conf, "-p", strconv.Itoa(port), "-E", log)
+	err = start(ctx, s, func() error { return dialable(s.addr) })
+	return s, err
+}
+
+// bonesyncConf pins the keys compared and turns the post-quantum hybrid
+// off, so both sides do X25519 with the same key. The budget only shortens
+// the benchmark of the first start: with the keys pinned its result is not
+// used.
+const bonesyncConf = `tls_key = %s
+ssh_host_key = ed25519
+post_quantum = off
+bench_budget = 10s
+`
+
+// prepareBonesync makes a state directory for key: the benchmark keys as
+// tls.key and ssh_host.key (so bonesync serves the very keys nginx and sshd
+// get), the config, and a first `bonesync bench`, so that `bonesync serve`
+// later starts at once and its memory figures do not include the benchmark.
+func prepareBonesync(ctx context.Context, bin, dir, key string, tlsKey, sshKey []byte) error {
+	st := filepath.Join(dir, "state")
+	if err := os.MkdirAll(st, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(st, "tls.key"), tlsKey, 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(st, "ssh_host.key"), sshKey, 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bonesync.conf"), []byte(fmt.Sprintf(bonesyncConf, key)), 0o644); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, bin, "bench", "-state", st, "-config", filepath.Join(dir, "bonesync.conf"))
+	out, err := cmd.CombinedOutput()
+	os.WriteFile(filepath.Join(dir, "prepare.log"), out, 0o644)
+	if err != nil {
+		return fmt.Errorf("bonesync bench for %s: %w\n%s", key, err, out)
+	}
+	// The keys must have been kept, not replaced.
+	for f, want := range map[string][]byte{"tls.key": tlsKey, "ssh_host.key": sshKey} {
+		got, err := os.ReadFile(filepath.Join(st, f))
+		if err != nil || string(got) != string(want) {
+			return fmt.Errorf("bonesync replaced the benchmark key %s in %s", f, st)
+		}
+	}
+	return nil
+}
+
+var servingLine = regexp.MustCompile(`serving HTTPS on (\S+), HTTP on (\S+), SFTP on (\S+)`)
+
+// startBonesync runs `bonesync serve` on ports the kernel picks and reads
+// them from its "serving HTTPS on ..." line: the measurement starts after it.
+// It returns the server with its HTTPS address, and its SFTP address.
+func startBonesync(ctx context.Context, bin, dir string) (*server, string, error) {
+	stderrLog := filepath.Join(dir, "serve.stderr")
+	s := &server{name: "bonesync", logs: []string{stderrLog}}
+	s.cmd = exec.Command(bin, "serve", "-state", filepath.Join(dir, "state"), "-config", filepath.Join(dir, "bonesync.conf"),
+		"-https", "127.0.0.1:0", "-http", "127.0.0.1:0", "-ssh", "127.0.0.1:0")
+	var err error
+	if s.cmd.Stdout, err = os.Create(filepath.Join(dir, "serve.stdout")); err != nil {
+		return nil, "", err
+	}
+	logf, err := os.Create(stderrLog)
+	if err != nil {
+		return nil, "", err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, "", err
+	}
+	s.cmd.Stderr = pw
+	addrs := make(chan []string, 1)
+	go func() {
+		defer pr.Close()
+		defer logf.Close()
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+				addrs <- m[1:]
+			}
+		}
+	}()
+	var got []string
+	err = start(ctx, s, func() error {
+		if got == nil {
+			select {
+			case got = <-addrs:
+			default:
+				return errors.New(`no "serving HTTPS" line yet`)
+			}
+		}
+		return dialable(got[0])
+	})
+	pw.Close() // the child has its own copy; the reader sees EOF when it exits
+	if err != nil {
+		return nil, "", err
+	}
+	s.addr = got[0]
+	return s, got[2], nil
+}
