@@ -9,7 +9,7 @@ BUILD_UNIX := $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/n
 LDFLAGS   := -s -w -X github.com/bonesync/bonesync/appliance/clock.BuildUnix=$(BUILD_UNIX)
 GOFLAGS_B := -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build build-arm run image qemu deb install test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
+.PHONY: all build build-arm run bench image qemu deb install test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
 
 all: build build-arm
 
@@ -30,6 +30,14 @@ test: test-unit test-fuzz test-cross test-systemd test-image test-boot test-syst
 VERSION   ?= 0.1.0+$(shell git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || echo 0)
 DESTDIR   ?=
 PREFIX    ?= /usr
+
+# bonesync beside nginx/OpenSSL (HTTPS) and OpenSSH's sshd (SFTP) on this
+# machine, plus ARM instruction counts per TLS handshake under qemu-arm:
+# ratios from one run, in $(OUT)/bench.md. As root (sshd); about 3 minutes.
+# Shorter: make bench BENCHFLAGS='-duration 5s'
+bench: build
+	bench/deps.sh $(OUT)/cache/bench-armhf
+	$(GO) run ./bench -bonesync $(OUT)/bonesync -sysroot $(OUT)/cache/bench-armhf/sysroot -out $(OUT)/bench.md $(BENCHFLAGS)
 
 # Debian packages for the BeagleBone's Debian (armhf) and for a PC (amd64).
 deb: build-arm

@@ -6,7 +6,9 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -81,7 +83,11 @@ func httpsRun(ctx context.Context, o *options, dir string, res *httpsResult) err
 // sshResult is the SSH comparison.
 type sshResult struct {
 	Login pair
-	Err   string
+	// SSHDStart is the median wall time of `sshd -t` (start, read the
+	// config and host key, exit): for scale, since sshd's re-executed child
+	// pays a similar start-up on every connection.
+	SSHDStart time.Duration
+	Err       string
 }
 
 // sshBlock measures sshd and bonesync's SFTP listener, both with the
@@ -148,6 +154,15 @@ func sshRun(ctx context.Context, o *options, dir string, res *sshResult) error {
 		o.logf("  %.0f/s, p50 %.1f ms, p95 %.1f ms, CPU %.2f ms each, %d errors",
 			f.Rate, ms(f.P50), ms(f.P95), ms(f.CPUPer()), f.Errors)
 	}
+	var starts []time.Duration
+	for range 11 {
+		t0 := time.Now()
+		if err := exec.CommandContext(ctx, "/usr/sbin/sshd", "-t", "-f", filepath.Join(sshdDir, "sshd_config")).Run(); err != nil {
+			return fmt.Errorf("sshd -t: %w", err)
+		}
+		starts = append(starts, time.Since(t0))
+	}
+	res.SSHDStart = percentile(starts, 50)
 	return nil
 }
 

@@ -5,14 +5,16 @@
 # Package scripts are not allowed to start the services: the benchmark runs
 # its own nginx and sshd on loopback with its own config files. Then the
 # armhf sysroot (bench/armhf-sysroot.sh), once.
+#   bench/deps.sh [SYSROOT-CACHE]     (default out/cache/bench-armhf)
 set -euo pipefail
+cache="${1:-}"
 need=()
 [ -x /usr/sbin/nginx ] || need+=(nginx)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v qemu-arm >/dev/null || need+=(qemu-user)
 command -v gcc >/dev/null || need+=(gcc libc6-dev)
 sysroot() { # the armhf nginx for the ARM counts; without it they are Go-only
-  "$(dirname "$0")/armhf-sysroot.sh" || echo "bench: no armhf sysroot; nginx will not be counted under qemu-arm" >&2
+  "$(dirname "$0")/armhf-sysroot.sh" ${cache:+"$cache"} || echo "bench: no armhf sysroot; nginx will not be counted under qemu-arm" >&2
 }
 if [ ${#need[@]} -eq 0 ]; then
   sysroot

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"time"
 )
 
 // machine is what the run is on and what it compares.
@@ -18,6 +19,21 @@ type machine struct {
 	Nginx, OpenSSL    string
 	OpenSSH, Qemu     string
 	ArmNginx          string // the armhf packages counted under qemu-arm
+	// Spawn is the median time of fork+exec+exit of /bin/true: what sshd's
+	// process per connection pays before any work, high in some VMs.
+	Spawn time.Duration
+}
+
+func spawnTime() time.Duration {
+	var d []time.Duration
+	for range 21 {
+		t0 := time.Now()
+		if exec.Command("/bin/true").Run() != nil {
+			return 0
+		}
+		d = append(d, time.Since(t0))
+	}
+	return percentile(d, 50)
 }
 
 func thisMachine(o *options) machine {
@@ -36,7 +52,8 @@ func thisMachine(o *options) machine {
 	m.OpenSSL += pkgVersion("libssl3")
 	m.OpenSSH = firstMatch(output("/usr/sbin/sshd", "-V"), `OpenSSH_[^,\s]+`) + pkgVersion("openssh-server")
 	m.Qemu = strings.TrimSpace(strings.SplitN(output("qemu-arm", "--version"), "\n", 2)[0])
-	m.ArmNginx = strings.TrimSpace(strings.ReplaceAll(readFile(filepath.Join(o.sysroot, "VERSIONS")), "\n", ", "))
+	m.ArmNginx = strings.ReplaceAll(strings.TrimSpace(readFile(filepath.Join(o.sysroot, "VERSIONS"))), "\n", ", ")
+	m.Spawn = spawnTime()
 	return m
 }
 

@@ -82,7 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.https, "https", true, "compare HTTPS with nginx")
 	fs.BoolVar(&o.ssh, "ssh", true, "compare SFTP's SSH handshake with sshd")
 	fs.BoolVar(&o.arm, "arm", true, "count ARM instructions per handshake under qemu-arm")
-	fs.IntVar(&o.armN, "arm-n", 10, "handshakes counted per kind under qemu-arm")
+	fs.IntVar(&o.armN, "arm-n", 20, "handshakes counted per kind under qemu-arm")
 	fs.StringVar(&o.sysroot, "sysroot", "out/cache/bench-armhf/sysroot", "armhf sysroot with Debian's nginx (bench/armhf-sysroot.sh)")
 	fs.StringVar(&o.armcostDir, "armcost", "../shared/tools/armcost", "the armcost tool (insncount.c)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs, state)")

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	// A command name with a space and a parenthesis, as nginx's are not but
+	// any process's may be.
+	line := "4242 (nginx: a (b)) S 17 4242 4242 0 -1 4194624 100 0 0 0 123 45 6 7 20 0 1 0 99 1000 50"
+	s, err := parseStat(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := stat{ppid: 17, utime: 123, stime: 45, cutime: 6, cstime: 7}
+	if s != want {
+		t.Errorf("parseStat = %+v, want %+v", s, want)
+	}
+	if _, err := parseStat("4242 (x) S 1 2"); err == nil {
+		t.Error("parseStat accepted a short line")
+	}
+}
+
+func TestParseKB(t *testing.T) {
+	status := "Name:\tnginx\nVmPeak:\t  20000 kB\nVmHWM:\t   12345 kB\nVmRSS:\t 1000 kB\n"
+	got, err := parseKB([]byte(status), "VmHWM")
+	if err != nil || got != 12345 {
+		t.Errorf("parseKB(VmHWM) = %d, %v, want 12345", got, err)
+	}
+	if _, err := parseKB([]byte(status), "Pss"); err == nil {
+		t.Error("parseKB found a missing field")
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 100; i >= 1; i-- { // unsorted on purpose
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	for _, c := range []struct {
+		p    float64
+		want time.Duration
+	}{{50, 50 * time.Millisecond}, {95, 95 * time.Millisecond}, {100, 100 * time.Millisecond}, {1, time.Millisecond}} {
+		if got := percentile(d, c.p); got != c.want {
+			t.Errorf("percentile(%v) = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if d[0] != 100*time.Millisecond {
+		t.Error("percentile sorted its argument")
+	}
+	if got := percentile(nil, 50); got != 0 {
+		t.Errorf("percentile(nil) = %v, want 0", got)
+	}
+}
+
+func TestSourcesAtMostFourEach(t *testing.T) {
+	var s sources
+	seen := map[string]int{}
+	for range 4000 {
+		ip := s.next()
+		if !ip.IsLoopback() {
+			t.Fatalf("source %v is not loopback", ip)
+		}
+		seen[ip.String()]++
+	}
+	for ip, n := range seen {
+		if n > 4 {
+			t.Fatalf("source %s used %d times, want at most 4 (bonesync bans at 5 failures)", ip, n)
+		}
+	}
+	if seen[net.IPv4(127, 0, 0, 1).String()] != 0 {
+		t.Error("127.0.0.1 used as a source")
+	}
+}
+
+func TestRatio(t *testing.T) {
+	if got := ratio(1, 2); got != "0.50×" {
+		t.Errorf("ratio(1, 2) = %q", got)
+	}
+	if got := ratio(1, 0); got != "–" {
+		t.Errorf("ratio(1, 0) = %q", got)
+	}
+}
+
+func TestMarkdownHasRatios(t *testing.T) {
+	f := func(rate float64, cpu time.Duration) figures {
+		return figures{N: 100, Rate: rate, P50: time.Millisecond, P95: 2 * time.Millisecond, CPU: cpu}
+	}
+	r := &results{
+		Clients: 8, Dur: 10 * time.Second, Warm: time.Second, FileBytes: 1172,
+		HTTPS: []httpsResult{{Key: "ecdsa-p256", Full: pair{f(200, 100*time.Millisecond), f(100, 200*time.Millisecond)}}},
+		SSH:   &sshResult{Err: "sshd exited"},
+		ARM:   &armResult{Rows: []armRow{{Key: "rsa-2048", Mode: "full", Go: 80, Nginx: 20, RefGo: 82.4}}},
+	}
+	var b strings.Builder
+	r.markdown(&b)
+	out := b.String()
+	for _, want := range []string{
+		"| **bonesync / nginx** | **0.50×** |", // rate
+		"**2.00×**",                            // CPU per connection
+		"| rsa-2048 | full | 80.00 | 20.00 | **4.00×** |",
+		"1-1.5 cycles per instruction",
+		"sshd exited",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
