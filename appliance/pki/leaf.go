@@ -7,8 +7,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"time"
 
@@ -119,18 +121,24 @@ func SaveKey(dir *state.Dir, name string, k crypto.Signer) error {
 	return dir.Write(name, b, 0o600)
 }
 
-// LoadLeaf reads the server certificate; a missing or unreadable one returns
-// nil, so that it is simply issued again.
-func LoadLeaf(dir *state.Dir) *x509.Certificate {
+// LoadLeaf reads the server certificate. A missing one is (nil, nil); a
+// damaged one is (nil, *state.Damaged): either way it is simply issued again.
+func LoadLeaf(dir *state.Dir) (*x509.Certificate, error) {
 	b, err := dir.Read(state.TLSCert)
-	if err != nil {
-		return nil
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	c, err := parseCertPEM(b)
-	if err != nil {
-		return nil
+	if err == nil {
+		var c *x509.Certificate
+		if c, err = parseCertPEM(b); err == nil {
+			return c, nil
+		}
+		err = &state.Damaged{Path: dir.Join(state.TLSCert), Reason: err.Error()}
 	}
-	return c
+	if d, ok := err.(*state.Damaged); ok {
+		d.Advice = "a new certificate is issued"
+	}
+	return nil, err
 }
 
 // SaveLeaf writes the server certificate chain (leaf then CA) to dir.

@@ -263,13 +263,16 @@ func noteKeygen(rows []*bench.Result, key string, took time.Duration) {
 // not cover the current names, is for another key, or nears expiry.
 func ensureLeaf(o Options, ca *pki.CA, key crypto.Signer, now time.Time) (*x509.Certificate, error) {
 	names := pki.BoxNames(o.Config.Hostname, addrs(o))
-	leaf := pki.LoadLeaf(o.State)
+	leaf, err := pki.LoadLeaf(o.State)
+	if err != nil {
+		fmt.Fprintf(o.Log, "%v\n", err)
+	}
 	need, why := pki.NeedsReissue(leaf, ca, key.Public(), names, now)
 	if !need {
 		return leaf, nil
 	}
 	fmt.Fprintf(o.Log, "issuing the server certificate for %s (%s)\n", names, why)
-	leaf, err := ca.Issue(key.Public(), names, now, rand.Reader)
+	leaf, err = ca.Issue(key.Public(), names, now, rand.Reader)
 	if err != nil {
 		return nil, err
 	}

@@ -165,3 +165,16 @@ func TestClockFloorOnCertificates(t *testing.T) {
 		}
 	}
 }
+
+func TestDamagedCertificateReissued(t *testing.T) {
+	o := opts(t)
+	b := ensure(t, o)
+	os.WriteFile(o.State.Join(state.TLSCert), []byte("-----BEGIN CERTIFICATE-----\ngarbage\n"), 0o644)
+	b2 := ensure(t, o)
+	if b2.Benchmarked || b2.Server.Leaf == nil || b2.Server.Leaf.Equal(b.Server.Leaf) {
+		t.Fatalf("a damaged tls.crt: benchmarked %v, new leaf %v", b2.Benchmarked, b2.Server.Leaf != nil)
+	}
+	if log := o.Log.(*bytes.Buffer).String(); !strings.Contains(log, o.State.Join(state.TLSCert)+" is damaged") || !strings.Contains(log, "a new certificate is issued") {
+		t.Errorf("the log does not name the damaged certificate:\n%s", log)
+	}
+}
