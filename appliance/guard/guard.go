@@ -35,6 +35,7 @@ type Guard struct {
 
 type record struct {
 	failures    []time.Time
+	pending     int // password checks under way
 	bannedUntil time.Time
 	bans        int
 	last        time.Time
@@ -72,6 +73,48 @@ func (g *Guard) Banned(addr string) (bool, time.Duration) {
 	return false, 0
 }
 
+// Begin reserves a login attempt from addr before its password is checked,
+// so that concurrent guesses count as much as sequential ones: it refuses
+// when addr is banned or already has MaxFailures failures and checks under
+// way. The caller must call the returned done with whether the login
+// succeeded (done(false) records a failure, as Failed does).
+func (g *Guard) Begin(addr, proto, user string) (done func(ok bool), allowed bool) {
+	g.mu.Lock()
+	r := g.addrs[addr]
+	if r == nil {
+		r = &record{}
+		g.addrs[addr] = r
+	}
+	now := g.now()
+	if now.Before(r.bannedUntil) || len(recent(r.failures, now))+r.pending >= MaxFailures {
+		g.mu.Unlock()
+		return func(bool) {}, false
+	}
+	r.pending++
+	g.mu.Unlock()
+	var once sync.Once
+	return func(ok bool) {
+		once.Do(func() {
+			g.mu.Lock()
+			r.pending--
+			g.mu.Unlock()
+			if !ok {
+				g.Failed(addr, proto, user)
+			}
+		})
+	}, true
+}
+
+func recent(failures []time.Time, now time.Time) []time.Time {
+	var out []time.Time
+	for _, t := range failures {
+		if now.Sub(t) < Window {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Failed records a failed login from addr (for user, over proto) and bans
 // the address once it has failed MaxFailures times within Window.
 func (g *Guard) Failed(addr, proto, user string) {
@@ -106,16 +149,6 @@ func (g *Guard) Failed(addr, proto, user string) {
 	fmt.Fprintf(g.log, "banned %s for %v after %d failed logins (ban number %d)\n", addr, ban, MaxFailures, r.bans)
 }
 
-// Succeeded clears addr's failures (not its ban history: an address that
-// was banned before is banned longer next time).
-func (g *Guard) Succeeded(addr string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if r := g.addrs[addr]; r != nil {
-		r.failures = nil
-	}
-}
-
 // expire forgets addresses quiet for a day, so the map cannot grow without
 // bound under a scan from many addresses.
 func (g *Guard) expire(now time.Time) {
@@ -123,7 +156,7 @@ func (g *Guard) expire(now time.Time) {
 		return
 	}
 	for a, r := range g.addrs {
-		if now.Sub(r.last) > forgetAfter && now.After(r.bannedUntil) {
+		if now.Sub(r.last) > forgetAfter && now.After(r.bannedUntil) && r.pending == 0 {
 			delete(g.addrs, a)
 		}
 	}

@@ -51,7 +51,6 @@ func TestFailuresOutsideWindowForgotten(t *testing.T) {
 	if b, _ := g.Banned("10.0.0.5"); b {
 		t.Error("slow failures, fewer than the limit within any window, led to a ban")
 	}
-	g.Succeeded("10.0.0.5")
 }
 
 func TestLimiter(t *testing.T) {
@@ -77,5 +76,41 @@ func TestHost(t *testing.T) {
 		if got := Host(in); got != want {
 			t.Errorf("Host(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Guesses made at once count as much as guesses made one after another, and
+// a good login (perhaps as another user) does not wipe the count.
+func TestConcurrentGuessesCount(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	g := newGuard(func() time.Time { return now }, nil)
+	var dones []func(bool)
+	allowed := 0
+	for i := 0; i < 40; i++ {
+		if done, ok := g.Begin("10.0.0.7", "webdav", "alice"); ok {
+			allowed++
+			dones = append(dones, done)
+		}
+	}
+	if allowed != MaxFailures {
+		t.Errorf("%d checks at once were let through, want %d", allowed, MaxFailures)
+	}
+	for _, d := range dones {
+		d(false)
+	}
+	if b, _ := g.Banned("10.0.0.7"); !b {
+		t.Error("not banned after MaxFailures concurrent failures")
+	}
+	g2 := newGuard(func() time.Time { return now }, nil)
+	for i := 0; i < MaxFailures-1; i++ {
+		done, _ := g2.Begin("10.0.0.8", "webdav", "alice")
+		done(false)
+	}
+	done, _ := g2.Begin("10.0.0.8", "webdav", "mallory")
+	done(true) // a good login as another user
+	done, _ = g2.Begin("10.0.0.8", "webdav", "alice")
+	done(false)
+	if b, _ := g2.Banned("10.0.0.8"); !b {
+		t.Error("a good login in between reset the failure count")
 	}
 }

@@ -5,6 +5,7 @@
 package sftpd
 
 import (
+	"bufio"
 	"context"
 	"crypto"
 	"errors"
@@ -49,11 +50,14 @@ func (s *Server) Check() error {
 	if err := Configured(s.Config, s.PostQuantum()).Validate(); err != nil {
 		return err
 	}
-	_, err := s.config()
+	_, err := s.config(func() {})
 	return err
 }
 
-func (s *Server) config() (*ssh.ServerConfig, error) {
+// config is the server configuration for one connection; kexDone is called
+// once the key exchange is over (the first authentication attempt), to free
+// the connection's handshake slot while the user types a password.
+func (s *Server) config(kexDone func()) (*ssh.ServerConfig, error) {
 	alg := Configured(s.Config, s.PostQuantum())
 	cfg := &ssh.ServerConfig{
 		Config:                  ssh.Config{KeyExchanges: alg.KeyExchanges, Ciphers: alg.Ciphers, MACs: alg.MACs},
@@ -61,18 +65,21 @@ func (s *Server) config() (*ssh.ServerConfig, error) {
 		MaxAuthTries:            6,
 		ServerVersion:           "SSH-2.0-bonesync",
 		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
+			kexDone()
 			addr := guard.Host(c.RemoteAddr().String())
-			if banned, left := s.Guard.Banned(addr); banned {
-				return nil, fmt.Errorf("%s is banned for %v", addr, left.Round(time.Second))
+			done, allowed := s.Guard.Begin(addr, "sftp", c.User())
+			if !allowed {
+				return nil, fmt.Errorf("%s: too many failed logins", addr)
 			}
-			if !s.Users.CheckPassword(c.User(), string(pw)) {
-				s.Guard.Failed(addr, "sftp", c.User())
+			ok := s.Users.CheckPassword(c.User(), string(pw))
+			done(ok)
+			if !ok {
 				return nil, errors.New("wrong user or password")
 			}
-			s.Guard.Succeeded(addr)
 			return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
 		},
 		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+			kexDone()
 			// Called for every key a client offers; only the final outcome
 			// of a connection counts as a failure (see serveConn).
 			if !s.Users.CheckKey(c.User(), key) {
@@ -102,12 +109,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(100 * time.Millisecond)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return err
 			}
-			return err
+			time.Sleep(100 * time.Millisecond) // EMFILE and the like: wait, go on
+			continue
 		}
 		s.wg.Add(1)
 		go func() {
@@ -123,23 +129,33 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	if banned, _ := s.Guard.Banned(addr); banned {
 		return
 	}
-	if !s.Handshakes.Acquire(ctx) {
-		fmt.Fprintf(s.Log, "sftp: dropped %s: too many handshakes in flight\n", c.RemoteAddr())
-		return
-	}
 	timeout := s.HandshakeTimeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
 	c.SetDeadline(time.Now().Add(timeout))
-	cfg, err := s.config()
+	// A slot is for the key exchange's work: taken once the client has
+	// spoken, given back when the exchange is over, not held while a person
+	// types a password.
+	pc := &peekedConn{Conn: c, r: bufio.NewReader(c)}
+	if _, err := pc.r.Peek(4); err != nil {
+		return
+	}
+	if !s.Handshakes.Acquire(ctx) {
+		fmt.Fprintf(s.Log, "sftp: dropped %s: too many handshakes in flight\n", c.RemoteAddr())
+		return
+	}
+	var once sync.Once
+	release := func() { once.Do(s.Handshakes.Release) }
+	defer release()
+	cfg, err := s.config(release)
 	var sc *ssh.ServerConn
 	var chans <-chan ssh.NewChannel
 	var reqs <-chan *ssh.Request
 	if err == nil {
-		sc, chans, reqs, err = ssh.NewServerConn(c, cfg)
+		sc, chans, reqs, err = ssh.NewServerConn(pc, cfg)
 	}
-	s.Handshakes.Release()
+	release()
 	if err != nil {
 		var authErr *ssh.ServerAuthError
 		if errors.As(err, &authErr) {
@@ -190,3 +206,11 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 		return
 	}
 }
+
+// peekedConn is a connection whose first bytes were read ahead.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }

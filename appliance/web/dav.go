@@ -63,12 +63,18 @@ func (d *DAV) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		challenge(w)
 		return
 	}
-	if !d.Users.CheckPassword(user, pw) {
-		d.Guard.Failed(addr, "webdav", user)
+	done, allowed := d.Guard.Begin(addr, "webdav", user)
+	if !allowed {
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, "too many failed logins from your address; try again later", http.StatusTooManyRequests)
+		return
+	}
+	ok = d.Users.CheckPassword(user, pw)
+	done(ok)
+	if !ok {
 		challenge(w)
 		return
 	}
-	d.Guard.Succeeded(addr)
 	tree, err := d.Store.Tree(user)
 	if err != nil {
 		http.Error(w, "cannot open your files", http.StatusInternalServerError)
@@ -85,6 +91,16 @@ func (d *DAV) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = body
 		r = r.WithContext(context.WithValue(r.Context(), putBodyKey{}, body))
 		w = putStatus{w, body}
+	case "COPY", "MOVE":
+		// x/net/webdav compares source and destination unnormalised: a COPY
+		// of a folder onto itself ("photos" to "photos/") would empty it.
+		if dst, ok := destination(r); ok {
+			src := path.Clean("/" + name)
+			if dst == src || strings.HasPrefix(dst, strings.TrimSuffix(src, "/")+"/") {
+				http.Error(w, "the destination is the source or inside it", http.StatusForbidden)
+				return
+			}
+		}
 	case "PROPFIND", "PROPPATCH":
 		if err := checkXMLNamespaces(r); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -138,6 +154,20 @@ func checkXMLNamespaces(r *http.Request) error {
 			}
 		}
 	}
+}
+
+// destination is the Destination header's path inside the user's tree,
+// cleaned.
+func destination(r *http.Request) (string, bool) {
+	u, err := url.Parse(r.Header.Get("Destination"))
+	if err != nil || u.Path == "" {
+		return "", false
+	}
+	p, ok := strings.CutPrefix(u.Path, DAVPrefix)
+	if !ok {
+		return "", false
+	}
+	return path.Clean("/" + p), true
 }
 
 func challenge(w http.ResponseWriter) {
