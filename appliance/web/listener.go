@@ -1,8 +1,10 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"sync/atomic"
 	"time"
@@ -37,11 +39,13 @@ func (l *handshakeListener) acceptLoop(ctx context.Context, cfg *tls.Config, lim
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				time.Sleep(50 * time.Millisecond)
-				continue
+			if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
+				return
 			}
-			return
+			// Out of file descriptors, a connection reset before accept:
+			// wait and go on, as net/http does, rather than stop serving.
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
 		if l.pending.Add(1) > maxPending {
 			l.pending.Add(-1)
@@ -50,12 +54,16 @@ func (l *handshakeListener) acceptLoop(ctx context.Context, cfg *tls.Config, lim
 		}
 		go func() {
 			defer l.pending.Add(-1)
-			if !lim.Acquire(ctx) {
+			// A slot is for work, not for waiting: an idle connection that
+			// never says hello must not hold one.
+			c.SetDeadline(time.Now().Add(timeout))
+			pc := &peekedConn{Conn: c, r: bufio.NewReader(c)}
+			if _, err := pc.r.Peek(1); err != nil || !lim.Acquire(ctx) {
 				c.Close()
 				return
 			}
 			c.SetDeadline(time.Now().Add(timeout))
-			tc := tls.Server(c, cfg)
+			tc := tls.Server(pc, cfg)
 			err := tc.HandshakeContext(ctx)
 			lim.Release()
 			if err != nil {
@@ -80,3 +88,11 @@ func (l *handshakeListener) Accept() (net.Conn, error) {
 		return nil, net.ErrClosed
 	}
 }
+
+// peekedConn is a connection whose first bytes were read ahead.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }

@@ -42,12 +42,23 @@ func TestHandshakeCapSparesEstablishedSessions(t *testing.T) {
 	if err := get(); err != nil { // establishes a kept-alive session
 		t.Fatal(err)
 	}
-	// A client that connects and never says hello holds the only slot.
+	// A client that connects and says nothing holds no slot...
+	idle, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	time.Sleep(100 * time.Millisecond)
+	if lim.InFlight() != 0 {
+		t.Fatalf("an idle connection holds %d handshake slots, want 0", lim.InFlight())
+	}
+	// ...but one that starts a handshake and stalls holds the only one.
 	stalled, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stalled.Close()
+	stalled.Write([]byte{0x16, 0x03, 0x01}) // the start of a TLS record
 	for i := 0; lim.InFlight() == 0 && i < 100; i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
