@@ -4,6 +4,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
+	"sync"
 
 	"github.com/pkg/sftp"
 
@@ -12,11 +14,32 @@ import (
 
 // Handlers serves one user's tree over SFTP.
 func Handlers(t *store.Tree) sftp.Handlers {
-	h := &handler{t: t}
+	h := &handler{t: t, open: map[string]*upload{}}
 	return sftp.Handlers{FileGet: h, FilePut: h, FileCmd: h, FileList: h}
 }
 
-type handler struct{ t *store.Tree }
+type handler struct {
+	t    *store.Tree
+	mu   sync.Mutex
+	open map[string]*upload // uploads this session has open, by path
+}
+
+// upload is an Upload that the session can find by path (for a truncate on
+// an open file) until it is closed.
+type upload struct {
+	*store.Upload
+	h    *handler
+	path string
+}
+
+func (u *upload) Close() error {
+	u.h.mu.Lock()
+	if u.h.open[u.path] == u {
+		delete(u.h.open, u.path)
+	}
+	u.h.mu.Unlock()
+	return u.Upload.Close()
+}
 
 func (h *handler) Fileread(r *sftp.Request) (io.ReaderAt, error) {
 	f, err := h.t.Open(r.Filepath)
@@ -39,7 +62,20 @@ func (h *handler) Filewrite(r *sftp.Request) (io.WriterAt, error) {
 			return nil, os.ErrExist
 		}
 	}
-	return h.t.Create(r.Filepath, !flags.Trunc)
+	if !flags.Creat && !flags.Trunc {
+		if _, err := h.t.Stat(r.Filepath); err != nil {
+			return nil, err // opening a missing file without CREAT
+		}
+	}
+	u, err := h.t.Create(r.Filepath, !flags.Trunc)
+	if err != nil {
+		return nil, err
+	}
+	up := &upload{Upload: u, h: h, path: path.Clean("/" + r.Filepath)}
+	h.mu.Lock()
+	h.open[up.path] = up
+	h.mu.Unlock()
+	return up, nil
 }
 
 // OpenFile serves opens for reading and writing at once.
@@ -48,13 +84,16 @@ func (h *handler) OpenFile(r *sftp.Request) (sftp.WriterAtReaderAt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return w.(*store.Upload), nil
+	return w.(*upload), nil
 }
 
 func (h *handler) Filecmd(r *sftp.Request) error {
 	switch r.Method {
 	case "Setstat":
-		return nil // modes and times are the box's to keep
+		if !r.AttrFlags().Size {
+			return nil // modes and times are the box's to keep
+		}
+		return h.truncate(r.Filepath, int64(r.Attributes().Size))
 	case "Rename":
 		// SFTP rename does not replace an existing file.
 		if _, err := h.t.Lstat(r.Target); err == nil {
@@ -127,4 +166,25 @@ func (l lister) ListAt(out []os.FileInfo, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// truncate sets a file's length: that of an upload this session has open, or
+// else of the stored file, by a new upload of its content (so a reader never
+// sees it half-cut).
+func (h *handler) truncate(p string, size int64) error {
+	h.mu.Lock()
+	up := h.open[path.Clean("/"+p)]
+	h.mu.Unlock()
+	if up != nil {
+		return up.Truncate(size)
+	}
+	u, err := h.t.Create(p, true)
+	if err != nil {
+		return err
+	}
+	if err := u.Truncate(size); err != nil {
+		u.Abort()
+		return err
+	}
+	return u.Commit()
 }
