@@ -176,6 +176,18 @@ func testCurl(t *testing.T, b *box) {
 	if code, _ := b.curl("-u", b.admin(), b.url("moved.txt")); code != 404 {
 		t.Errorf("GET after DELETE = %d, want 404", code)
 	}
+	// A COPY of a folder onto itself must not empty it.
+	b.curl("-u", b.admin(), "-X", "MKCOL", b.url("photos"))
+	b.curl("-u", b.admin(), "-T", f, b.url("photos/a.txt"))
+	if code, _ := b.curl("-u", b.admin(), "-X", "COPY", "-H", "Destination: "+b.url("photos/"), b.url("photos")); code != 403 {
+		t.Errorf("COPY of a folder onto itself = %d, want 403", code)
+	}
+	if code, _ := b.curl("-u", b.admin(), "-X", "MOVE", "-H", "Destination: "+b.url("photos/inner"), b.url("photos")); code != 403 {
+		t.Errorf("MOVE of a folder into itself = %d, want 403", code)
+	}
+	if code, body := b.curl("-u", b.admin(), b.url("photos/a.txt")); code != 200 || body != "hello from curl\n" {
+		t.Errorf("after COPY onto itself, photos/a.txt = %d %q", code, body)
+	}
 	if code, _ := b.curl(b.url("")); code != 401 {
 		t.Errorf("no credentials = %d, want 401", code)
 	}
