@@ -133,8 +133,8 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	_, httpsPort, _ := net.SplitHostPort(lns[0].Addr().String())
 	tlsCfg := web.TLSConfig(cur.certificate, cur.postQuantum, o.Clock.Now)
 	servers := []*http.Server{
-		{Handler: web.HTTPS(cur, dav), ReadHeaderTimeout: 20 * time.Second, ErrorLog: quietTLSLog(stderr)},
-		{Handler: web.HTTP(cur, httpsPort, dav), ReadHeaderTimeout: 20 * time.Second},
+		{Handler: web.HTTPS(cur, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: quietTLSLog(stderr)},
+		{Handler: web.HTTP(cur, httpsPort, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute},
 	}
 	sctx, stopSFTP := context.WithCancel(ctx)
 	defer stopSFTP()
@@ -154,6 +154,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	beat := time.NewTicker(5 * time.Second)
 	defer beat.Stop()
 
+	warnedBench := false
 	tick := time.NewTicker(refreshEvery)
 	defer tick.Stop()
 	for {
@@ -174,6 +175,14 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 			if errors.Is(err, state.ErrBusy) {
 				continue // a `bonesync bench` is at work; look again next time
 			}
+			if errors.Is(err, provision.ErrNeedsBenchmark) {
+				if !warnedBench {
+					fmt.Fprintf(stderr, "refresh: %v; still serving the previous choice\n", err)
+					warnedBench = true
+				}
+				continue
+			}
+			warnedBench = false
 			if err != nil {
 				fmt.Fprintf(stderr, "refresh: %v (still serving the previous certificate)\n", err)
 				continue

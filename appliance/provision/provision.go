@@ -35,6 +35,10 @@ import (
 // boot test under emulation), otherwise the config's bench_budget.
 const QuickBudget = 15 * time.Second
 
+// ErrNeedsBenchmark is returned by a refresh (Options.NoWait) that would
+// have to benchmark: the caller keeps serving what it has.
+var ErrNeedsBenchmark = errors.New("a new benchmark is needed (run bonesync bench, or restart)")
+
 // Options are the inputs of Ensure.
 type Options struct {
 	State  *state.Dir
@@ -94,9 +98,17 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 	}
 
 	rep, why := loadDecision(o)
+	if why != "" && o.NoWait {
+		// A running server's refresh never benchmarks: that would stall
+		// it (and systemd's watchdog would end it). It keeps its choice.
+		return nil, fmt.Errorf("%w: %s", ErrNeedsBenchmark, why)
+	}
 	if why != "" {
 		fmt.Fprintf(o.Log, "benchmark: %s\n", why)
 		rep = runBenchmark(ctx, o)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("benchmark interrupted: %w", ctx.Err())
+		}
 		b.Benchmarked = true
 	}
 	b.Report, b.Choice = rep, rep.Choice

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto"
+	"errors"
 	"net"
 	"os"
 	"strings"
@@ -176,5 +177,28 @@ func TestDamagedCertificateReissued(t *testing.T) {
 	}
 	if log := o.Log.(*bytes.Buffer).String(); !strings.Contains(log, o.State.Join(state.TLSCert)+" is damaged") || !strings.Contains(log, "a new certificate is issued") {
 		t.Errorf("the log does not name the damaged certificate:\n%s", log)
+	}
+}
+
+func TestRefreshNeverBenchmarks(t *testing.T) {
+	o := opts(t)
+	ensure(t, o)
+	os.Remove(o.State.Join(state.Decision))
+	o.NoWait = true
+	if _, err := Ensure(context.Background(), o); !errors.Is(err, ErrNeedsBenchmark) {
+		t.Errorf("refresh without a decision = %v, want ErrNeedsBenchmark", err)
+	}
+	if o.State.Exists(state.Decision) {
+		t.Error("a refresh wrote a decision")
+	}
+	// An interrupted benchmark saves no decision.
+	o.NoWait = false
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Ensure(ctx, o); err == nil {
+		t.Error("Ensure with a cancelled context succeeded")
+	}
+	if o.State.Exists(state.Decision) {
+		t.Error("an interrupted benchmark saved a decision")
 	}
 }
