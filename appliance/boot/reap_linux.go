@@ -61,25 +61,25 @@ func (r *reaper) collect() {
 // start starts cmd and returns a channel that receives its exit status.
 func (r *reaper) start(cmd *exec.Cmd) (<-chan unix.WaitStatus, error) {
 	ch := make(chan unix.WaitStatus, 1)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	pid := cmd.Process.Pid
 	if os.Getpid() != 1 {
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
 		go func() {
 			cmd.Wait()
 			ch <- unix.WaitStatus(cmd.ProcessState.Sys().(syscall.WaitStatus))
 		}()
 		return ch, nil
 	}
+	// Held across the start, so the child cannot be reaped before it is
+	// registered; an old status left for the same (reused) pid is stale.
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if ws, ok := r.unclaimed[pid]; ok {
-		delete(r.unclaimed, pid)
-		ch <- ws
-	} else {
-		r.waiting[pid] = ch
+	if err := cmd.Start(); err != nil {
+		return nil, err
 	}
+	delete(r.unclaimed, cmd.Process.Pid)
+	r.waiting[cmd.Process.Pid] = ch
 	return ch, nil
 }
 

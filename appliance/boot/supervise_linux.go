@@ -27,11 +27,17 @@ type Supervisor struct {
 	since    time.Time
 	lastExit string
 	stopping bool
-	exited   chan struct{}
+	exited   chan struct{} // closed when Run returns
+	stop     chan struct{} // closed by Stop
 }
 
 func newSupervisor(s *System) *Supervisor {
-	return &Supervisor{s: s, command: func(args []string) *exec.Cmd { return exec.Command("/proc/self/exe", args...) }}
+	return &Supervisor{
+		s:       s,
+		command: func(args []string) *exec.Cmd { return exec.Command("/proc/self/exe", args...) },
+		exited:  make(chan struct{}),
+		stop:    make(chan struct{}),
+	}
 }
 
 // Args are the server's command line on the board.
@@ -46,8 +52,15 @@ func (sv *Supervisor) Args() []string {
 
 // Run keeps the server running until Stop. Restarts back off from 1 s to 30 s.
 func (sv *Supervisor) Run(ctx context.Context) {
+	defer close(sv.exited)
 	backoff := sv.firstBackoff()
 	for {
+		sv.mu.Lock()
+		if sv.stopping {
+			sv.mu.Unlock()
+			return
+		}
+		sv.mu.Unlock()
 		start := time.Now()
 		ws, err := sv.once()
 		sv.mu.Lock()
@@ -58,7 +71,6 @@ func (sv *Supervisor) Run(ctx context.Context) {
 			sv.lastExit = describe(ws)
 		}
 		if stopping {
-			close(sv.exited)
 			sv.mu.Unlock()
 			return
 		}
@@ -72,6 +84,8 @@ func (sv *Supervisor) Run(ctx context.Context) {
 		fmt.Fprintf(sv.s.Log, "bonesync: the server %s; starting it again in %v\n", msg, backoff)
 		select {
 		case <-time.After(backoff):
+		case <-sv.stop:
+			return
 		case <-ctx.Done():
 			return
 		}
@@ -95,7 +109,7 @@ func (sv *Supervisor) once() (unix.WaitStatus, error) {
 		return 0, err
 	}
 	sv.mu.Lock()
-	sv.pid, sv.since, sv.exited = cmd.Process.Pid, time.Now(), make(chan struct{})
+	sv.pid, sv.since = cmd.Process.Pid, time.Now()
 	sv.mu.Unlock()
 	go sv.watch(r)
 	ws := <-done
@@ -129,21 +143,30 @@ func (sv *Supervisor) firstBackoff() time.Duration { return restartDelay }
 
 // Stop asks the server to stop (SIGTERM: it saves the clock and closes its
 // listeners) and waits up to timeout before killing it.
+// It also ends a restart backoff, so no new server starts while the box
+// shuts down.
 func (sv *Supervisor) Stop(timeout time.Duration) {
 	sv.mu.Lock()
-	sv.stopping = true
-	pid, exited := sv.pid, sv.exited
-	sv.mu.Unlock()
-	if pid == 0 || exited == nil {
-		return
+	if !sv.stopping {
+		sv.stopping = true
+		close(sv.stop)
 	}
-	syscall.Kill(pid, syscall.SIGTERM)
+	pid := sv.pid
+	sv.mu.Unlock()
+	if pid != 0 {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
 	select {
-	case <-exited:
+	case <-sv.exited:
 	case <-time.After(timeout):
-		syscall.Kill(pid, syscall.SIGKILL)
+		sv.mu.Lock()
+		pid = sv.pid
+		sv.mu.Unlock()
+		if pid != 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 		select {
-		case <-exited:
+		case <-sv.exited:
 		case <-time.After(2 * time.Second):
 		}
 	}

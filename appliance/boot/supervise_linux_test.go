@@ -57,3 +57,23 @@ func TestSupervisorRestarts(t *testing.T) {
 		t.Errorf("after Stop: %s", sv.Status())
 	}
 }
+
+// Stopping during a restart's backoff starts no new server.
+func TestSupervisorStopDuringBackoff(t *testing.T) {
+	restartDelay = 2 * time.Second
+	defer func() { restartDelay = time.Second }()
+	log := &safeBuf{}
+	s := &System{Log: log, Board: &board.Board{Name: "test"}}
+	sv := newSupervisor(s)
+	runs := 0
+	sv.command = func([]string) *exec.Cmd { runs++; return exec.Command("sh", "-c", "exit 1") }
+	go sv.Run(context.Background())
+	for i := 0; !strings.Contains(log.String(), "starting it again") && i < 200; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	sv.Stop(5 * time.Second)
+	time.Sleep(2500 * time.Millisecond)
+	if runs != 1 {
+		t.Errorf("the server was started %d times, want 1: Stop did not end the restarts", runs)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Names of the files in the state directory. Keeping them in one place lets a
@@ -45,10 +46,14 @@ func Open(path string) (*Dir, error) {
 
 // removeStaleTemps deletes temp files left by a write that a power cut
 // interrupted: they were never renamed, so nothing acknowledged is in them.
+// Only those older than a minute go: a younger one may be another
+// process's write in progress (the server's, while `bonesync user` runs).
 func (d *Dir) removeStaleTemps() {
 	stale, _ := filepath.Glob(filepath.Join(d.Path, ".*.tmp-*"))
 	for _, p := range stale {
-		os.Remove(p)
+		if fi, err := os.Stat(p); err == nil && time.Since(fi.ModTime()) > time.Minute {
+			os.Remove(p)
+		}
 	}
 }
 

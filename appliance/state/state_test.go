@@ -62,11 +62,18 @@ func TestStaleTempsRemovedOnOpen(t *testing.T) {
 	dir := t.TempDir()
 	stale := filepath.Join(dir, ".tls.key.tmp-123")
 	os.WriteFile(stale, []byte("half"), 0o600)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(stale, old, old)
+	fresh := filepath.Join(dir, ".users.json.tmp-456") // another process's write under way
+	os.WriteFile(fresh, []byte("new"), 0o600)
 	if _, err := Open(dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("stale temp %s still there after Open", stale)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("Open removed %s, a write in progress", fresh)
 	}
 }
 
