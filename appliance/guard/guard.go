@@ -33,13 +33,24 @@ type Guard struct {
 	addrs map[string]*record
 }
 
+// failure is one failed login: when, and as whom.
+type failure struct {
+	at   time.Time
+	user string
+}
+
 type record struct {
-	failures    []time.Time
-	pending     int // password checks under way
+	failures    []failure
+	pending     int           // password checks under way or waiting
+	slots       chan struct{} // at most MaxConcurrent checks at once
 	bannedUntil time.Time
 	bans        int
 	last        time.Time
 }
+
+// MaxConcurrent is how many password checks one address may have running at
+// once; more wait their turn, and find the ban if the ones before earned it.
+const MaxConcurrent = 2
 
 // New returns a Guard that logs bans to log.
 func New(log io.Writer) *Guard { return newGuard(time.Now, log) }
@@ -85,34 +96,46 @@ func (g *Guard) Begin(addr, proto, user string) (done func(ok bool), allowed boo
 		r = &record{}
 		g.addrs[addr] = r
 	}
-	now := g.now()
-	if now.Before(r.bannedUntil) || len(recent(r.failures, now))+r.pending >= MaxFailures {
-		g.mu.Unlock()
-		return func(bool) {}, false
+	if r.slots == nil {
+		r.slots = make(chan struct{}, MaxConcurrent)
 	}
 	r.pending++
 	g.mu.Unlock()
+	refuse := func() (func(bool), bool) {
+		g.mu.Lock()
+		r.pending--
+		g.mu.Unlock()
+		return func(bool) {}, false
+	}
+	// Wait for a turn (a legitimate client sending several requests at once
+	// just waits a little), then look again: the checks before may have
+	// earned a ban.
+	select {
+	case r.slots <- struct{}{}:
+	case <-time.After(30 * time.Second):
+		return refuse()
+	}
+	g.mu.Lock()
+	banned := g.now().Before(r.bannedUntil)
+	g.mu.Unlock()
+	if banned {
+		<-r.slots
+		return refuse()
+	}
 	var once sync.Once
 	return func(ok bool) {
 		once.Do(func() {
+			if ok {
+				g.forgive(r, user)
+			} else {
+				g.Failed(addr, proto, user)
+			}
+			<-r.slots
 			g.mu.Lock()
 			r.pending--
 			g.mu.Unlock()
-			if !ok {
-				g.Failed(addr, proto, user)
-			}
 		})
 	}, true
-}
-
-func recent(failures []time.Time, now time.Time) []time.Time {
-	var out []time.Time
-	for _, t := range failures {
-		if now.Sub(t) < Window {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // Failed records a failed login from addr (for user, over proto) and bans
@@ -129,12 +152,12 @@ func (g *Guard) Failed(addr, proto, user string) {
 	}
 	r.last = now
 	kept := r.failures[:0]
-	for _, t := range r.failures {
-		if now.Sub(t) < Window {
-			kept = append(kept, t)
+	for _, f := range r.failures {
+		if now.Sub(f.at) < Window {
+			kept = append(kept, f)
 		}
 	}
-	r.failures = append(kept, now)
+	r.failures = append(kept, failure{now, user})
 	fmt.Fprintf(g.log, "login failed: %s user %q from %s (%d within %v)\n", proto, user, addr, len(r.failures), Window)
 	if len(r.failures) < MaxFailures {
 		return
@@ -147,6 +170,20 @@ func (g *Guard) Failed(addr, proto, user string) {
 	r.bannedUntil = now.Add(ban)
 	r.failures = nil
 	fmt.Fprintf(g.log, "banned %s for %v after %d failed logins (ban number %d)\n", addr, ban, MaxFailures, r.bans)
+}
+
+// forgive drops an address's failures for user once user logs in: their own
+// typos are forgiven, guesses at other users are not.
+func (g *Guard) forgive(r *record, user string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	kept := r.failures[:0]
+	for _, f := range r.failures {
+		if f.user != user {
+			kept = append(kept, f)
+		}
+	}
+	r.failures = kept
 }
 
 // expire forgets addresses quiet for a day, so the map cannot grow without

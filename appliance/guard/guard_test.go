@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -84,22 +85,29 @@ func TestHost(t *testing.T) {
 func TestConcurrentGuessesCount(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	g := newGuard(func() time.Time { return now }, nil)
-	var dones []func(bool)
-	allowed := 0
+	var mu sync.Mutex
+	checked := 0
+	var wg sync.WaitGroup
 	for i := 0; i < 40; i++ {
-		if done, ok := g.Begin("10.0.0.7", "webdav", "alice"); ok {
-			allowed++
-			dones = append(dones, done)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done, ok := g.Begin("10.0.0.7", "webdav", "alice")
+			if !ok {
+				return
+			}
+			mu.Lock()
+			checked++
+			mu.Unlock()
+			done(false) // every guess is wrong
+		}()
 	}
-	if allowed != MaxFailures {
-		t.Errorf("%d checks at once were let through, want %d", allowed, MaxFailures)
-	}
-	for _, d := range dones {
-		d(false)
+	wg.Wait()
+	if checked > MaxFailures+MaxConcurrent-1 {
+		t.Errorf("%d of 40 simultaneous guesses were checked, want at most %d", checked, MaxFailures+MaxConcurrent-1)
 	}
 	if b, _ := g.Banned("10.0.0.7"); !b {
-		t.Error("not banned after MaxFailures concurrent failures")
+		t.Error("not banned after a burst of failures")
 	}
 	g2 := newGuard(func() time.Time { return now }, nil)
 	for i := 0; i < MaxFailures-1; i++ {
@@ -112,5 +120,47 @@ func TestConcurrentGuessesCount(t *testing.T) {
 	done(false)
 	if b, _ := g2.Banned("10.0.0.8"); !b {
 		t.Error("a good login in between reset the failure count")
+	}
+	// Your own typos are forgiven when you get it right.
+	g3 := newGuard(func() time.Time { return now }, nil)
+	for round := 0; round < 3; round++ {
+		for i := 0; i < MaxFailures-1; i++ {
+			done, _ := g3.Begin("10.0.0.10", "webdav", "carol")
+			done(false)
+		}
+		done, ok := g3.Begin("10.0.0.10", "webdav", "carol")
+		if !ok {
+			t.Fatalf("round %d: carol refused", round)
+		}
+		done(true)
+	}
+	if b, _ := g3.Banned("10.0.0.10"); b {
+		t.Error("a user's own typos, each time followed by the right password, led to a ban")
+	}
+}
+
+// A legitimate client sending many requests at once is never refused.
+func TestConcurrentGoodLoginsWait(t *testing.T) {
+	g := newGuard(time.Now, nil)
+	var wg sync.WaitGroup
+	refused := 0
+	var mu sync.Mutex
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done, ok := g.Begin("10.0.0.9", "webdav", "bob")
+			if !ok {
+				mu.Lock()
+				refused++
+				mu.Unlock()
+				return
+			}
+			done(true)
+		}()
+	}
+	wg.Wait()
+	if refused != 0 {
+		t.Errorf("%d good logins refused", refused)
 	}
 }

@@ -5,7 +5,6 @@
 package sftpd
 
 import (
-	"bufio"
 	"context"
 	"crypto"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/config"
@@ -50,14 +50,14 @@ func (s *Server) Check() error {
 	if err := Configured(s.Config, s.PostQuantum()).Validate(); err != nil {
 		return err
 	}
-	_, err := s.config(func() {})
+	_, err := s.config(func() {}, &attempt{})
 	return err
 }
 
 // config is the server configuration for one connection; kexDone is called
 // once the key exchange is over (the first authentication attempt), to free
 // the connection's handshake slot while the user types a password.
-func (s *Server) config(kexDone func()) (*ssh.ServerConfig, error) {
+func (s *Server) config(kexDone func(), a *attempt) (*ssh.ServerConfig, error) {
 	alg := Configured(s.Config, s.PostQuantum())
 	cfg := &ssh.ServerConfig{
 		Config:                  ssh.Config{KeyExchanges: alg.KeyExchanges, Ciphers: alg.Ciphers, MACs: alg.MACs},
@@ -74,12 +74,14 @@ func (s *Server) config(kexDone func()) (*ssh.ServerConfig, error) {
 			ok := s.Users.CheckPassword(c.User(), string(pw))
 			done(ok)
 			if !ok {
+				a.passwordFailed.Store(true)
 				return nil, errors.New("wrong user or password")
 			}
 			return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
 		},
 		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
 			kexDone()
+			a.user.Store(c.User())
 			// Called for every key a client offers; only the final outcome
 			// of a connection counts as a failure (see serveConn).
 			if !s.Users.CheckKey(c.User(), key) {
@@ -134,21 +136,29 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		timeout = 30 * time.Second
 	}
 	c.SetDeadline(time.Now().Add(timeout))
-	// A slot is for the key exchange's work: taken once the client has
-	// spoken, given back when the exchange is over, not held while a person
+	// A slot is for the key exchange's work: taken when the client's first
+	// bytes arrive (the server's banner goes out first, as clients may wait
+	// for it), given back when the exchange is over, not held while a person
 	// types a password.
-	pc := &peekedConn{Conn: c, r: bufio.NewReader(c)}
-	if _, err := pc.r.Peek(4); err != nil {
-		return
+	var acquired, released sync.Once
+	var got atomic.Bool
+	release := func() {
+		released.Do(func() {
+			if got.Load() {
+				s.Handshakes.Release()
+			}
+		})
 	}
-	if !s.Handshakes.Acquire(ctx) {
-		fmt.Fprintf(s.Log, "sftp: dropped %s: too many handshakes in flight\n", c.RemoteAddr())
-		return
-	}
-	var once sync.Once
-	release := func() { once.Do(s.Handshakes.Release) }
 	defer release()
-	cfg, err := s.config(release)
+	pc := &slotConn{Conn: c, acquire: func() bool {
+		acquired.Do(func() { got.Store(s.Handshakes.Acquire(ctx)) })
+		if !got.Load() {
+			fmt.Fprintf(s.Log, "sftp: dropped %s: too many handshakes in flight\n", c.RemoteAddr())
+		}
+		return got.Load()
+	}}
+	var a attempt
+	cfg, err := s.config(release, &a)
 	var sc *ssh.ServerConn
 	var chans <-chan ssh.NewChannel
 	var reqs <-chan *ssh.Request
@@ -157,9 +167,12 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	}
 	release()
 	if err != nil {
+		// A connection that ends without a login counts once: its wrong
+		// passwords were counted as they came, its keys were not.
 		var authErr *ssh.ServerAuthError
-		if errors.As(err, &authErr) {
-			s.Guard.Failed(addr, "sftp", "(no method accepted)")
+		if errors.As(err, &authErr) && !a.passwordFailed.Load() {
+			user, _ := a.user.Load().(string)
+			s.Guard.Failed(addr, "sftp", user+" (no key accepted)")
 		}
 		return
 	}
@@ -207,10 +220,23 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 	}
 }
 
-// peekedConn is a connection whose first bytes were read ahead.
-type peekedConn struct {
-	net.Conn
-	r *bufio.Reader
+// attempt is what one connection's login callbacks saw.
+type attempt struct {
+	passwordFailed atomic.Bool
+	user           atomic.Value // string: the user whose keys were offered
 }
 
-func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
+// slotConn takes a handshake slot when the first bytes arrive from the
+// client, and fails the read if none comes free.
+type slotConn struct {
+	net.Conn
+	acquire func() bool
+}
+
+func (c *slotConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.acquire() {
+		return 0, errors.New("too many handshakes in flight")
+	}
+	return n, err
+}
