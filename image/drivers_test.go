@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bonesync/bonesync/appliance/kmod"
+
 	"github.com/bonesync/bonesync/board"
 	"github.com/u-root/u-root/pkg/dt"
 )
@@ -339,6 +341,11 @@ func TestGlob(t *testing.T) {
 	} {
 		if got := globMatch(tc.pattern, tc.s); got != tc.want {
 			t.Errorf("globMatch(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
+		}
+		// PID 1 matches the same aliases at run time with kmod.Glob: the
+		// build-time check and the board must agree.
+		if got := kmod.Glob(tc.pattern, tc.s); got != tc.want {
+			t.Errorf("kmod.Glob(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
 		}
 	}
 }

@@ -78,20 +78,28 @@ func Glob(pattern, s string) bool {
 			if s == "" {
 				return false
 			}
-			end := strings.IndexByte(pattern[1:], ']')
-			if end < 0 {
-				return pattern == s // unterminated: literal
+			// The set ends at the first ']' after an optional '!' or '^'
+			// and a ']' right after them, which is literal.
+			i := 1
+			if i < len(pattern) && (pattern[i] == '!' || pattern[i] == '^') {
+				i++
 			}
-			set := pattern[1 : end+1]
-			if end == 0 { // "[]...]": ']' first is literal
-				if e2 := strings.IndexByte(pattern[2:], ']'); e2 >= 0 {
-					set, end = pattern[1:e2+2], e2+1
+			if i < len(pattern) && pattern[i] == ']' {
+				i++
+			}
+			end := strings.IndexByte(pattern[i:], ']')
+			if end < 0 { // unterminated: '[' is literal
+				if s[0] != '[' {
+					return false
 				}
+				pattern, s = pattern[1:], s[1:]
+				continue
 			}
-			if !inSet(set, s[0]) {
+			end += i
+			if !inSet(pattern[1:end], s[0]) {
 				return false
 			}
-			pattern, s = pattern[end+2:], s[1:]
+			pattern, s = pattern[end+1:], s[1:]
 		case '\\':
 			if len(pattern) > 1 {
 				pattern = pattern[1:]

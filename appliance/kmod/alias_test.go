@@ -18,6 +18,7 @@ func TestGlob(t *testing.T) {
 		{"mdio:0000000000000111110000011111????", "mdio:0000000000000111110000011111000", false},
 		{"pci:v00001AF4d00001000sv*sd*bc*sc*i*", "pci:v00001AF4d00001000sv00001AF4sd00000001bc02sc00i00", true},
 		{"virtio:d00000001v*", "virtio:d00000001v00001AF4", true},
+		{"[!]]", "a", true}, {"[!]]", "]", false}, {"[]a]", "]", true}, {"a[b", "a[b", true},
 		{"a[0-9]b", "a5b", true}, {"a[!0-9]b", "a5b", false}, {"a[^x]b", "ayb", true},
 		{"a*/c", "ab/b/c", true}, {`a\*b`, "a*b", true}, {`a\*b`, "axb", false}, {"", "", true}, {"?", "", false},
 	} {
