@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/bonesync/bonesync/board"
 )
@@ -42,18 +41,13 @@ func checkDrivers(o *options, p *packages, m *Modules, included []string) error 
 				return fmt.Errorf("board %s: %w", b.Name, err)
 			}
 		}
-		fmt.Fprintf(o.log, "driver check, %s:\n", b.Name)
-		for _, c := range CheckDrivers(b, dtb, m, included) {
-			mark := "ok  "
+		checks := CheckDrivers(b, dtb, m, included)
+		for _, c := range checks {
 			if !c.OK {
-				mark, failed = "FAIL", failed+1
+				failed++
 			}
-			line := fmt.Sprintf("  %s %-44s %-14s %s", mark, c.What, c.Driver, c.How)
-			if c.Problem != "" {
-				line += ": " + c.Problem
-			}
-			fmt.Fprintln(o.log, strings.TrimRight(line, " "))
 		}
+		fmt.Fprintf(o.log, "driver check, %s:\n%s", b.Name, FormatDriverChecks(checks))
 	}
 	if failed > 0 {
 		return fmt.Errorf("driver check: %d device(s) without a driver", failed)

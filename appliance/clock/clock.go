@@ -56,7 +56,6 @@ type Floor struct {
 
 	mu    sync.Mutex
 	floor time.Time
-	saved time.Time
 }
 
 // New returns a Floor over the system clock, floored at build and at the time
@@ -76,7 +75,6 @@ func newFloor(now func() time.Time, build time.Time, store Store) (*Floor, error
 			err = fmt.Errorf("clock floor: %w (using the build time %s)", err, build.Format(time.RFC3339))
 		} else if last.After(f.floor) {
 			f.floor = last
-			f.saved = last
 		}
 	}
 	return f, err
@@ -113,7 +111,6 @@ func (f *Floor) Save() error {
 	if t.After(f.floor) {
 		f.floor = t
 	}
-	f.saved = t
 	f.mu.Unlock()
 	if f.store == nil {
 		return nil
