@@ -12,6 +12,7 @@ command -v python3 >/dev/null || need+=(python3)
 command -v sftp >/dev/null || need+=(openssh-client)
 command -v rclone >/dev/null || need+=(rclone)
 command -v litmus >/dev/null || need+=(litmus)
+command -v nextcloudcmd >/dev/null || need+=(nextcloud-desktop-cmd)
 # The image and the boot test.
 command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)
 [ -f /usr/lib/u-boot/qemu_arm/u-boot.bin ] || need+=(u-boot-qemu)

@@ -36,7 +36,9 @@ func bringUpNetwork(ctx context.Context, s *System) error {
 	iface, _ := net.InterfaceByName(st.Interface)
 	stop, err := mdns.Announce(ctx, s.Config.Hostname, ips, iface, []mdns.Service{
 		{Type: "_https._tcp", Port: 443, Text: []string{"path=/"}},
-		{Type: "_webdav._tcp", Port: 443, Text: []string{"path=/dav/"}},
+		// _webdavs: WebDAV over TLS (RFC 6763's registry). Clients that find
+		// _webdav try plain HTTP, which answers nothing but a redirect.
+		{Type: "_webdavs._tcp", Port: 443, Text: []string{"path=/dav/"}},
 		{Type: "_sftp-ssh._tcp", Port: 22},
 	})
 	if err != nil {
