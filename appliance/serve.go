@@ -107,6 +107,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer files.Close() // a clean stop: folder ETags stay valid
 	if err := files.RemoveStaleUploads(); err != nil {
 		return fmt.Errorf("clean interrupted uploads: %w", err)
 	}

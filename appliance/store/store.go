@@ -6,6 +6,7 @@
 package store
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,19 +14,87 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
+	"golang.org/x/text/unicode/norm"
 )
 
-// Store is the directory holding one subdirectory per user.
+// Store is the directory holding one subdirectory per user, and .bonesync,
+// the store's own: the staging folder for uploads in progress and the
+// epoch of folder ETags (see meta.go).
 type Store struct {
-	dir string
+	dir     string
+	own     string   // dir/.bonesync
+	staging *os.File // dir/.bonesync/staging, where uploads are written
+	epoch   [8]byte
 }
 
-// Open returns the store at dir, creating it (0700) if needed.
+const ownDir = ".bonesync"
+
+// Open returns the store at dir, creating it (0700) if needed. If the last
+// process to open it did not Close it (a crash, a power cut), the epoch of
+// folder ETags is renewed, so every sync client walks its tree again once:
+// a change that landed without its folder tags is found that way.
 func Open(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	s := &Store{dir: dir, own: filepath.Join(dir, ownDir)}
+	if err := os.MkdirAll(filepath.Join(s.own, "staging"), 0o700); err != nil {
 		return nil, fmt.Errorf("file store %s: %w", dir, err)
 	}
-	return &Store{dir: dir}, nil
+	var err error
+	if s.staging, err = os.Open(filepath.Join(s.own, "staging")); err != nil {
+		return nil, fmt.Errorf("file store %s: %w", dir, err)
+	}
+	running := filepath.Join(s.own, "running")
+	_, err = os.Stat(running)
+	unclean := err == nil
+	epoch, err := os.ReadFile(filepath.Join(s.own, "epoch"))
+	if unclean || len(epoch) != len(s.epoch) {
+		rand.Read(s.epoch[:])
+		if err := writeSynced(filepath.Join(s.own, "epoch"), s.epoch[:]); err != nil {
+			return nil, fmt.Errorf("file store %s: %w", dir, err)
+		}
+	} else {
+		copy(s.epoch[:], epoch)
+	}
+	if err := writeSynced(running, nil); err != nil {
+		return nil, fmt.Errorf("file store %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// Close marks a clean stop: the next Open keeps the folder ETags.
+func (s *Store) Close() error {
+	s.staging.Close()
+	return os.Remove(filepath.Join(s.own, "running"))
+}
+
+// writeSynced writes a small file of the store's own and makes it durable.
+func writeSynced(name string, b []byte) error {
+	tmp := name + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	d, err := os.Open(filepath.Dir(name))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // Dir is the store's directory.
@@ -34,7 +103,7 @@ func (s *Store) Dir() string { return s.dir }
 // Tree opens the named user's directory, creating it if needed. The caller
 // must Close it.
 func (s *Store) Tree(user string) (*Tree, error) {
-	if user == "" || strings.ContainsAny(user, "/\\\x00") || user == "." || user == ".." {
+	if user == "" || strings.ContainsAny(user, "/\\\x00") || strings.HasPrefix(user, ".") {
 		return nil, fmt.Errorf("bad user name %q", user)
 	}
 	dir := filepath.Join(s.dir, user)
@@ -45,19 +114,28 @@ func (s *Store) Tree(user string) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open user directory %s: %w", dir, err)
 	}
-	return &Tree{root: r, user: user}, nil
+	return &Tree{root: r, user: user, s: s}, nil
 }
 
-// RemoveStaleUploads deletes, in every user's tree, the temporary files of
-// uploads that a crash or a power cut interrupted. Nothing acknowledged is in
-// them. Call it once at start, before serving.
+// RemoveStaleUploads deletes the uploads that a crash or a power cut
+// interrupted: everything in the staging folder, and the temporary files
+// that versions before it left beside their targets. Nothing acknowledged
+// is in them. Call it once at start, before serving.
 func (s *Store) RemoveStaleUploads() error {
+	names, err := s.staging.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	s.staging.Seek(0, 0)
+	for _, n := range names {
+		unix.Unlinkat(int(s.staging.Fd()), n, 0)
+	}
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		t, err := s.Tree(e.Name())
@@ -76,6 +154,7 @@ func (s *Store) RemoveStaleUploads() error {
 type Tree struct {
 	root *os.Root
 	user string
+	s    *Store
 }
 
 // Close releases the tree.
@@ -88,8 +167,11 @@ var ErrBadName = errors.New("invalid file name")
 
 // Clean turns a client path into a path relative to the tree: "." for the
 // top, never starting with "/" or "..". Cleaning is lexical ("a/../b" is "b",
-// and "/../.." is "."); os.Root then refuses symlinks that lead out.
+// and "/../.." is "."); os.Root then refuses symlinks that lead out. Names
+// are put in Unicode normal form C, as Windows and Linux write them, so a
+// name that macOS sends decomposed (NFD) reaches the same file.
 func Clean(p string) (string, error) {
+	p = norm.NFC.String(p)
 	for _, r := range p {
 		if r < 0x20 || r == 0x7f || r == '\\' {
 			return "", fmt.Errorf("%q: %w", p, ErrBadName)
@@ -148,7 +230,8 @@ func (t *Tree) Mkdir(p string) error {
 	if err := t.root.Mkdir(c, 0o755); err != nil {
 		return err
 	}
-	return t.syncDir(path.Dir(c))
+	t.touchUp(parent(c))
+	return t.syncDir(parent(c))
 }
 
 // Remove removes a file or an empty directory.
@@ -163,7 +246,8 @@ func (t *Tree) Remove(p string) error {
 	if err := t.root.Remove(c); err != nil {
 		return err
 	}
-	return t.syncDir(path.Dir(c))
+	t.touchUp(parent(c))
+	return t.syncDir(parent(c))
 }
 
 // RemoveAll removes a file or a directory and everything in it. The top of
@@ -182,7 +266,8 @@ func (t *Tree) RemoveAll(p string) error {
 	if err := t.root.RemoveAll(c); err != nil {
 		return err
 	}
-	return t.syncDir(path.Dir(c))
+	t.touchUp(parent(c))
+	return t.syncDir(parent(c))
 }
 
 // Rename moves oldp to newp, replacing a file at newp.
@@ -201,11 +286,13 @@ func (t *Tree) Rename(oldp, newp string) error {
 	if err := t.root.Rename(o, n); err != nil {
 		return err
 	}
-	if err := t.syncDir(path.Dir(n)); err != nil {
+	t.touchUp(parent(n))
+	if err := t.syncDir(parent(n)); err != nil {
 		return err
 	}
-	if path.Dir(o) != path.Dir(n) {
-		return t.syncDir(path.Dir(o))
+	if parent(o) != parent(n) {
+		t.touchUp(parent(o))
+		return t.syncDir(parent(o))
 	}
 	return nil
 }

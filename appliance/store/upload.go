@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrNoSpace is returned (wrapped) when the disk is full.
@@ -26,17 +29,24 @@ func isUploadTemp(name string) bool {
 }
 
 // Upload is a file being written. Its data goes to a temporary file in the
-// same directory; Commit makes it durable and puts it in place in one rename,
-// so readers see the old file or the complete new one, never a part. Abort, or
-// a crash, leaves the old file as it was.
+// store's staging folder, hashed as it streams in; Commit sets its date and
+// its metadata record, makes it durable and puts it in place in one rename,
+// so readers see the old file or the complete new one, never a part, and
+// never content without its digests. Abort, or a crash, leaves the old file
+// as it was.
 type Upload struct {
 	t      *Tree
 	name   string // cleaned final path
-	tmp    string // cleaned temp path
+	tmp    string // name in the staging folder
 	f      *os.File
 	mu     sync.Mutex
+	h      *hasher
 	err    error // first write error, or the transfer error
 	closed bool
+
+	mtime  time.Time
+	expect []Checksum
+	result Info
 }
 
 // Create starts an upload to p. If keep is true and p exists, the upload starts
@@ -52,17 +62,23 @@ func (t *Tree) Create(p string, keep bool) (*Upload, error) {
 	if fi, err := t.root.Stat(c); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("%s is a directory: %w", p, fs.ErrExist)
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := path.Join(path.Dir(c), "."+path.Base(c)+uploadMarker+hex.EncodeToString(rnd[:]))
-	f, err := t.root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return nil, noSpace(err)
+	// The folder must exist, inside the tree, before any byte is taken.
+	if fi, err := t.root.Stat(parent(c)); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: %w", parent(c), fs.ErrNotExist)
 	}
-	u := &Upload{t: t, name: c, tmp: tmp, f: f}
+	var rnd [12]byte
+	rand.Read(rnd[:])
+	tmp := hex.EncodeToString(rnd[:])
+	fd, err := unix.Openat(int(t.s.staging.Fd()), tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, noSpace(fmt.Errorf("start upload of %s: %w", p, err))
+	}
+	u := &Upload{t: t, name: c, tmp: tmp, f: os.NewFile(uintptr(fd), tmp), h: newHasher()}
 	if keep {
 		if old, err := t.root.Open(c); err == nil {
-			_, err = io.Copy(f, old)
+			_, err = io.Copy(io.MultiWriter(u.f, u.h), old)
 			old.Close()
 			if err != nil {
 				u.Abort()
@@ -75,6 +91,27 @@ func (t *Tree) Create(p string, keep bool) (*Upload, error) {
 
 // Name is the final path, relative to the tree.
 func (u *Upload) Name() string { return u.name }
+
+// SetModTime gives the file the client's modification time instead of the
+// time of the upload.
+func (u *Upload) SetModTime(t time.Time) { u.mtime = t }
+
+// Expect makes Commit refuse the upload unless its content has this digest.
+// Call it before writing.
+func (u *Upload) Expect(c Checksum) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if c.Algo == "ADLER32" && u.h.adler == nil {
+		if u.h.n > 0 {
+			u.h.broken = true
+		}
+		u.h.adler = newAdler()
+	}
+	u.expect = append(u.expect, c)
+}
+
+// Result describes the committed file.
+func (u *Upload) Result() Info { return u.result }
 
 func (u *Upload) record(err error) error {
 	if err == nil {
@@ -91,21 +128,45 @@ func (u *Upload) record(err error) error {
 
 // Write appends data.
 func (u *Upload) Write(b []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	n, err := u.f.Write(b)
-	return n, u.record(err)
+	u.h.Write(b[:n])
+	if err != nil && u.err == nil {
+		u.err = noSpace(err)
+	}
+	return n, noSpaceOrNil(err)
 }
 
 // WriteAt writes data at an offset (SFTP writes arrive so, maybe out of order).
 func (u *Upload) WriteAt(b []byte, off int64) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	n, err := u.f.WriteAt(b, off)
-	return n, u.record(err)
+	u.h.wrote(b[:n], off)
+	if err != nil && u.err == nil {
+		u.err = noSpace(err)
+	}
+	return n, noSpaceOrNil(err)
+}
+
+func noSpaceOrNil(err error) error {
+	if err == nil {
+		return nil
+	}
+	return noSpace(err)
 }
 
 // ReadAt, Seek, Read and Stat let a client read back what it wrote.
-func (u *Upload) ReadAt(b []byte, off int64) (int, error)   { return u.f.ReadAt(b, off) }
-func (u *Upload) Read(b []byte) (int, error)                { return u.f.Read(b) }
-func (u *Upload) Seek(off int64, whence int) (int64, error) { return u.f.Seek(off, whence) }
-func (u *Upload) Stat() (fs.FileInfo, error)                { return u.f.Stat() }
+func (u *Upload) ReadAt(b []byte, off int64) (int, error) { return u.f.ReadAt(b, off) }
+func (u *Upload) Read(b []byte) (int, error)              { return u.f.Read(b) }
+func (u *Upload) Seek(off int64, whence int) (int64, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.h.broken = true // later Writes land wherever the client seeked to
+	return u.f.Seek(off, whence)
+}
+func (u *Upload) Stat() (fs.FileInfo, error) { return u.f.Stat() }
 
 // Fail marks the upload as failed: Close will then abort it. SFTP calls this
 // (as TransferError) when the connection drops with the file still open.
@@ -132,39 +193,147 @@ func (u *Upload) Close() error {
 	return u.Commit()
 }
 
-// Commit makes the data durable (fsync), renames it over the final name and
-// makes the rename durable (fsync of the directory). Only when it returns nil
-// is the upload acknowledged.
+// commitStep names the steps of Commit, for the crash tests: a crash
+// simulated after any of them must leave old file or new, each whole.
+type commitStep int
+
+const (
+	stepHashed commitStep = iota
+	stepDated
+	stepRecorded
+	stepSynced
+	stepRenamed
+	stepTagged
+	stepDirSynced
+)
+
+// crashAfter, in tests, stops Commit after a step as a power cut would.
+var crashAfter = func(commitStep) bool { return false }
+
+var errCrash = errors.New("simulated crash")
+
+// Commit checks the content against the client's checksums, dates it,
+// records its digests and id on it, makes it durable (fsync), renames it over
+// the final name, gives the folders above a new tag and makes the rename
+// durable (fsync of the folder). Only when it returns nil is the upload
+// acknowledged.
 func (u *Upload) Commit() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	if u.closed {
 		return errors.New("upload already closed")
 	}
 	u.closed = true
-	if err := u.f.Sync(); err != nil {
-		u.f.Close()
-		u.t.root.Remove(u.tmp)
-		return noSpace(err)
-	}
-	if err := u.f.Close(); err != nil {
-		u.t.root.Remove(u.tmp)
-		return noSpace(err)
-	}
-	if err := u.t.root.Rename(u.tmp, u.name); err != nil {
-		u.t.root.Remove(u.tmp)
+	err := u.commit()
+	if err != nil {
+		if !errors.Is(err, errCrash) {
+			u.f.Close()
+			unix.Unlinkat(int(u.t.s.staging.Fd()), u.tmp, 0)
+		}
 		return err
 	}
-	return u.t.syncDir(path.Dir(u.name))
+	return nil
+}
+
+func (u *Upload) commit() error {
+	size, err := u.f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	if u.h.broken || u.h.n != size {
+		// Written out of order (SFTP's pipelined writes), or truncated:
+		// hash what is there.
+		h := newHasher()
+		if u.h.adler != nil {
+			h.adler = newAdler()
+		}
+		if _, err := io.Copy(h, io.NewSectionReader(u.f, 0, size)); err != nil {
+			return fmt.Errorf("read back %s: %w", u.name, err)
+		}
+		u.h = h
+	}
+	for _, want := range u.expect {
+		if err := u.h.check(want); err != nil {
+			return fmt.Errorf("%s: %w", u.name, err)
+		}
+	}
+	if crashAfter(stepHashed) {
+		return errCrash
+	}
+	fd := int(u.f.Fd())
+	if !u.mtime.IsZero() {
+		ts := unix.NsecToTimespec(u.mtime.UnixNano())
+		if err := unix.UtimesNanoAt(int(u.t.s.staging.Fd()), u.tmp, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, ts}, 0); err != nil {
+			return fmt.Errorf("set the date of %s: %w", u.name, err)
+		}
+	}
+	if crashAfter(stepDated) {
+		return errCrash
+	}
+	m := meta{FileID: newFileID(), Size: size, Sums: u.h.sums()}
+	if old, err := u.t.root.Open(u.name); err == nil {
+		if om, ok := readMeta(int(old.Fd())); ok {
+			m.FileID = om.FileID // a new version of the same file
+		}
+		old.Close()
+	}
+	if err := unix.Fsetxattr(fd, metaAttr, m.encode(), 0); err != nil && !errors.Is(err, unix.ENOTSUP) {
+		return noSpace(fmt.Errorf("record the checksums of %s: %w", u.name, err))
+	}
+	if crashAfter(stepRecorded) {
+		return errCrash
+	}
+	if err := u.f.Sync(); err != nil {
+		return noSpace(err)
+	}
+	if u.result, err = u.t.s.info(u.f); err != nil {
+		return err
+	}
+	u.result.FileInfo = renamed{u.result.FileInfo, path.Base(u.name)}
+	if err := u.f.Close(); err != nil {
+		return noSpace(err)
+	}
+	if crashAfter(stepSynced) {
+		return errCrash
+	}
+	dir, err := u.t.root.Open(parent(u.name))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	if err := unix.Renameat(int(u.t.s.staging.Fd()), u.tmp, int(dir.Fd()), path.Base(u.name)); err != nil {
+		return fmt.Errorf("put %s in place: %w", u.name, err)
+	}
+	if crashAfter(stepRenamed) {
+		return errCrash
+	}
+	u.t.touchUp(parent(u.name))
+	if crashAfter(stepTagged) {
+		return errCrash
+	}
+	return dir.Sync()
 }
 
 // Abort throws the upload away; the old file, if any, is untouched.
 func (u *Upload) Abort() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	if u.closed {
 		return
 	}
 	u.closed = true
 	u.f.Close()
-	u.t.root.Remove(u.tmp)
+	unix.Unlinkat(int(u.t.s.staging.Fd()), u.tmp, 0)
 }
+
+// renamed is a FileInfo under another name: the staged file's under its
+// final one.
+type renamed struct {
+	fs.FileInfo
+	name string
+}
+
+func (r renamed) Name() string { return r.name }
 
 func noSpace(err error) error {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
@@ -190,5 +359,8 @@ func (u *Upload) Fd() int { return int(u.f.Fd()) }
 
 // Truncate sets the upload's length, as a client's ftruncate would.
 func (u *Upload) Truncate(size int64) error {
+	u.mu.Lock()
+	u.h.broken = true
+	u.mu.Unlock()
 	return u.record(u.f.Truncate(size))
 }

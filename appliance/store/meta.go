@@ -1,0 +1,286 @@
+package store
+
+// Where a file's metadata lives.
+//
+// A file's modification time is the file system's own mtime, set on the
+// upload's temporary file before it is renamed into place. Its checksums
+// and its file id live in one extended attribute, user.bonesync, written on
+// the temporary file before the fsync and the rename: content, digests and
+// date are one inode, so they become visible together and a power cut
+// leaves either the old inode or the new one, each whole. On ext4 with
+// 256-byte inodes the 53-byte record sits in the inode itself.
+//
+// A folder's ETag must change when anything below it changes, so a sync
+// client can skip a subtree whose ETag it already knows. Every change
+// through the store writes a new random tag (user.bonesync.tag) on each
+// folder from the changed one up to the top, after the change itself: a
+// client that reads a folder's new tag sees the change under it. A crash
+// can land between a change and its tags; the store's epoch, part of every
+// folder ETag, is renewed at a start that follows an unclean stop (see
+// Open), so after a power cut every folder ETag changes once and clients
+// walk their trees again.
+
+import (
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/adler32"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	metaAttr   = "user.bonesync"     // a file's Meta
+	tagAttr    = "user.bonesync.tag" // a folder's change tag
+	metaFormat = 1
+	metaLen    = 1 + 8 + 8 + sha1.Size + md5.Size
+)
+
+// Sums are a file's digests, computed as its content streamed in.
+type Sums struct {
+	SHA1 [sha1.Size]byte
+	MD5  [md5.Size]byte
+}
+
+// meta is what the metadata record holds.
+type meta struct {
+	FileID uint64
+	Size   int64 // the size the digests are of: a file changed behind the store's back no longer matches
+	Sums
+}
+
+func (m meta) encode() []byte {
+	b := make([]byte, 0, metaLen)
+	b = append(b, metaFormat)
+	b = binary.BigEndian.AppendUint64(b, m.FileID)
+	b = binary.BigEndian.AppendUint64(b, uint64(m.Size))
+	b = append(b, m.SHA1[:]...)
+	return append(b, m.MD5[:]...)
+}
+
+func decodeMeta(b []byte) (meta, bool) {
+	var m meta
+	if len(b) != metaLen || b[0] != metaFormat {
+		return m, false
+	}
+	m.FileID = binary.BigEndian.Uint64(b[1:])
+	m.Size = int64(binary.BigEndian.Uint64(b[9:]))
+	copy(m.SHA1[:], b[17:])
+	copy(m.MD5[:], b[17+sha1.Size:])
+	return m, true
+}
+
+func readMeta(fd int) (meta, bool) {
+	var buf [metaLen + 1]byte
+	n, err := unix.Fgetxattr(fd, metaAttr, buf[:])
+	if err != nil {
+		return meta{}, false
+	}
+	return decodeMeta(buf[:n])
+}
+
+// Info describes a file or folder with what sync clients compare.
+type Info struct {
+	fs.FileInfo
+	// ETag is a strong entity tag, without quotes: for a file it changes
+	// whenever its content or its date does; for a folder whenever anything
+	// below it changes.
+	ETag string
+	// FileID stays with a file across renames and new versions.
+	FileID uint64
+	// Sums are the file's digests; nil for a folder, or for a file put in
+	// the store's directory from outside it.
+	Sums *Sums
+}
+
+// Info describes the named file or folder.
+func (t *Tree) Info(p string) (Info, error) {
+	c, err := t.clean(p)
+	if err != nil {
+		return Info{}, err
+	}
+	f, err := t.root.Open(c)
+	if err != nil {
+		return Info{}, err
+	}
+	defer f.Close()
+	return t.s.info(f)
+}
+
+// info describes an open file.
+func (s *Store) info(f *os.File) (Info, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return Info{}, err
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	in := Info{FileInfo: fi}
+	fd := int(f.Fd())
+	var ino uint64
+	var ctime int64
+	if st != nil {
+		ino, ctime = st.Ino, st.Ctim.Nano()
+	}
+	if fi.IsDir() {
+		var tag [8]byte
+		if n, err := unix.Fgetxattr(fd, tagAttr, tag[:]); err == nil && n == len(tag) {
+			in.ETag = etag("d", s.epoch[:], tag[:])
+		} else { // never changed through the store: its own times stand in
+			in.ETag = etag("d", s.epoch[:], u64(ino), i64(fi.ModTime().UnixNano()), i64(ctime))
+		}
+		in.FileID = ino
+		return in, nil
+	}
+	if m, ok := readMeta(fd); ok && m.Size == fi.Size() {
+		in.FileID, in.Sums = m.FileID, &m.Sums
+		in.ETag = etag("f", m.SHA1[:], m.MD5[:], i64(fi.ModTime().UnixNano()))
+		return in, nil
+	}
+	in.FileID = ino
+	in.ETag = etag("f", u64(ino), i64(fi.Size()), i64(fi.ModTime().UnixNano()), i64(ctime))
+	return in, nil
+}
+
+func etag(kind string, parts ...[]byte) string {
+	h := sha256.New()
+	h.Write([]byte(kind))
+	for _, p := range parts {
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+func i64(v int64) []byte  { return u64(uint64(v)) }
+
+// newFileID is a random id for a file the store has not seen before. Random
+// rather than counted, so that no counter has to be written anywhere.
+func newFileID() uint64 {
+	var b [8]byte
+	rand.Read(b[:])
+	return binary.BigEndian.Uint64(b[:])>>1 | 1
+}
+
+// touchUp gives the folder c and every folder above it a new change tag.
+// Errors are ignored: a file system without extended attributes still
+// serves, its folder ETags following the folders' own times.
+func (t *Tree) touchUp(c string) {
+	for {
+		if d, err := t.root.Open(c); err == nil {
+			var tag [8]byte
+			rand.Read(tag[:])
+			unix.Fsetxattr(int(d.Fd()), tagAttr, tag[:], 0)
+			d.Close()
+		}
+		if c == "." {
+			return
+		}
+		c = parent(c)
+	}
+}
+
+func parent(c string) string {
+	i := strings.LastIndexByte(c, '/')
+	if i < 0 {
+		return "."
+	}
+	return c[:i]
+}
+
+// ErrChecksum is returned (wrapped) when an upload's content does not match
+// the checksum its client sent.
+var ErrChecksum = errors.New("the content does not match its checksum")
+
+// Checksum is a digest a client sent with its upload.
+type Checksum struct {
+	Algo string // "SHA1", "MD5" or "ADLER32"
+	Sum  []byte
+}
+
+func (c Checksum) String() string { return c.Algo + ":" + hex.EncodeToString(c.Sum) }
+
+// hasher computes an upload's digests as its bytes stream in.
+type hasher struct {
+	sha1, md5 hash.Hash
+	adler     hash.Hash32 // only when a client asked for Adler-32
+	n         int64       // bytes hashed: the content up to here
+	broken    bool        // a write out of order: hash again at commit
+}
+
+func newHasher() *hasher { return &hasher{sha1: sha1.New(), md5: md5.New()} }
+
+func (h *hasher) Write(b []byte) (int, error) {
+	h.sha1.Write(b)
+	h.md5.Write(b)
+	if h.adler != nil {
+		h.adler.Write(b)
+	}
+	h.n += int64(len(b))
+	return len(b), nil
+}
+
+// wrote records a write of n bytes at off.
+func (h *hasher) wrote(b []byte, off int64) {
+	switch {
+	case h.broken:
+	case off == h.n:
+		h.Write(b)
+	default:
+		h.broken = true
+	}
+}
+
+func (h *hasher) sums() Sums {
+	var s Sums
+	h.sha1.Sum(s.SHA1[:0])
+	h.md5.Sum(s.MD5[:0])
+	return s
+}
+
+func (h *hasher) check(want Checksum) error {
+	var got []byte
+	switch want.Algo {
+	case "SHA1":
+		got = h.sha1.Sum(nil)
+	case "MD5":
+		got = h.md5.Sum(nil)
+	case "ADLER32":
+		if h.adler == nil {
+			return fmt.Errorf("adler32 not computed")
+		}
+		got = h.adler.Sum(nil)
+	default:
+		return fmt.Errorf("checksum type %q not supported", want.Algo)
+	}
+	if string(got) != string(want.Sum) {
+		return fmt.Errorf("%w: %s, computed %s", ErrChecksum, want, Checksum{want.Algo, got})
+	}
+	return nil
+}
+
+func newAdler() hash.Hash32 { return adler32.New() }
+
+// SetModTime sets a file's or folder's modification time, as a client that
+// keeps dates (SFTP's SETSTAT, WebDAV's PROPPATCH) asks.
+func (t *Tree) SetModTime(p string, mtime time.Time) error {
+	c, err := t.clean(p)
+	if err != nil {
+		return err
+	}
+	if err := t.root.Chtimes(c, time.Time{}, mtime); err != nil {
+		return err
+	}
+	t.touchUp(parent(c))
+	return t.syncDir(parent(c))
+}
