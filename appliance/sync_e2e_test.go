@@ -146,6 +146,10 @@ func TestSync(t *testing.T) {
 	t.Run("sftp", func(t *testing.T) { testSFTP(t, b) })
 	t.Run("rclone", func(t *testing.T) { testRclone(t, b) })
 	t.Run("litmus", func(t *testing.T) { testLitmus(t, b) })
+	t.Run("conditions", func(t *testing.T) { testConditions(t, b) })
+	t.Run("nextcloudcmd", func(t *testing.T) { testNextcloudcmd(t, b) })
+	t.Run("rclone-nextcloud", func(t *testing.T) { testRcloneNextcloud(t, b) })
+	t.Run("killed", func(t *testing.T) { testKilledServer(t, b) })
 	t.Run("escape", func(t *testing.T) { testEscape(t, b) })
 	t.Run("interrupted", func(t *testing.T) { testInterrupted(t, b) })
 	t.Run("fulldisk", func(t *testing.T) { testFullDisk(t, b) })
@@ -384,9 +388,9 @@ func testInterrupted(t *testing.T, b *box) {
 		}
 		// Wait until the upload's temp file holds data: the transfer is
 		// really half-way when the client dies.
-		home := filepath.Join(b.state, "files", "admin")
+		staging := filepath.Join(b.state, "files", ".bonesync", "staging", "*")
 		for i := 0; i < 300; i++ {
-			if m, _ := filepath.Glob(filepath.Join(home, ".keep.bin.upload-*")); len(m) > 0 {
+			if m, _ := filepath.Glob(staging); len(m) > 0 {
 				if fi, err := os.Stat(m[0]); err == nil && fi.Size() > 1<<20 {
 					break
 				}
@@ -396,7 +400,7 @@ func testInterrupted(t *testing.T, b *box) {
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		for i := 0; i < 100; i++ { // the server notices the dead connection
-			if m, _ := filepath.Glob(filepath.Join(home, ".keep.bin.upload-*")); len(m) == 0 {
+			if m, _ := filepath.Glob(staging); len(m) == 0 {
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
@@ -404,7 +408,7 @@ func testInterrupted(t *testing.T, b *box) {
 		if code, body := b.curl("-u", b.admin(), b.url("keep.bin")); code != 200 || body != "the old version" {
 			t.Errorf("%s killed mid-upload: keep.bin = %d %.40q, want the old version", name, code, body)
 		}
-		if m, _ := filepath.Glob(filepath.Join(home, ".keep.bin.upload-*")); len(m) != 0 {
+		if m, _ := filepath.Glob(staging); len(m) != 0 {
 			t.Errorf("%s killed mid-upload left %v", name, m)
 		}
 	}
@@ -438,7 +442,7 @@ func testFullDisk(t *testing.T, b *box) {
 	}
 	var left []string
 	filepath.Walk(mnt, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() {
+		if err == nil && !fi.IsDir() && filepath.Dir(p) != filepath.Join(mnt, ".bonesync") { // the store's epoch, not an upload
 			left = append(left, p)
 		}
 		return nil

@@ -284,3 +284,6 @@ func (t *Tree) SetModTime(p string, mtime time.Time) error {
 	t.touchUp(parent(c))
 	return t.syncDir(parent(c))
 }
+
+// Describe describes a file opened from the tree (Open).
+func (t *Tree) Describe(f *os.File) (Info, error) { return t.s.info(f) }

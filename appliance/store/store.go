@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/text/unicode/norm"
@@ -130,6 +131,7 @@ func (s *Store) RemoveStaleUploads() error {
 	for _, n := range names {
 		unix.Unlinkat(int(s.staging.Fd()), n, 0)
 	}
+	s.expireChunks(time.Now().Add(-chunksKept))
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return err
@@ -329,4 +331,37 @@ func (t *Tree) syncDir(c string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// chunksKept is how long the parts of a chunked upload wait for the rest,
+// as on a Nextcloud server: a client can resume within it.
+const chunksKept = 24 * time.Hour
+
+// expireChunks removes chunked uploads not touched since before.
+func (s *Store) expireChunks(before time.Time) {
+	users, _ := os.ReadDir(filepath.Join(s.own, "chunks"))
+	for _, u := range users {
+		dir := filepath.Join(s.own, "chunks", u.Name())
+		transfers, _ := os.ReadDir(dir)
+		for _, t := range transfers {
+			if fi, err := t.Info(); err == nil && fi.ModTime().Before(before) {
+				os.RemoveAll(filepath.Join(dir, t.Name()))
+			}
+		}
+	}
+}
+
+// Chunks opens, creating it if needed, the folder where user's chunked
+// uploads collect their parts before they are assembled into the tree
+// (Nextcloud's uploads/USER). It is outside the tree: no file protocol
+// lists it. The caller must Close it.
+func (s *Store) Chunks(user string) (*os.Root, error) {
+	if user == "" || strings.ContainsAny(user, "/\\\x00") || strings.HasPrefix(user, ".") {
+		return nil, fmt.Errorf("bad user name %q", user)
+	}
+	dir := filepath.Join(s.own, "chunks", user)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("chunked uploads of %s: %w", user, err)
+	}
+	return os.OpenRoot(dir)
 }

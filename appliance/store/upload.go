@@ -335,6 +335,9 @@ type renamed struct {
 
 func (r renamed) Name() string { return r.name }
 
+// NoSpace wraps err in ErrNoSpace if it says the disk is full.
+func NoSpace(err error) error { return noSpace(err) }
+
 func noSpace(err error) error {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return fmt.Errorf("%w: %v", ErrNoSpace, err)

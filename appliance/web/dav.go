@@ -3,6 +3,8 @@ package web
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -13,8 +15,10 @@ import (
 	"net/url"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/net/webdav"
 
@@ -27,14 +31,24 @@ import (
 const DAVPrefix = "/dav"
 
 // DAV serves each user's files over WebDAV (golang.org/x/net/webdav), with
-// HTTP Basic authentication accepted only over TLS.
+// HTTP Basic authentication accepted only over TLS, at DAVPrefix and at the
+// paths the ownCloud and Nextcloud clients use (nextcloud.go).
+//
+// x/net/webdav does the protocol; what sync clients need on top of it is
+// done here, before and around it: conditional requests (If-Match,
+// If-None-Match, If-Unmodified-Since) checked under a per-path lock so the
+// check and the change are one step, the client's modification time
+// (X-OC-Mtime, PROPPATCH lastmodified) and checksums (OC-Checksum,
+// Content-MD5), strong ETags for files and folders, and the oc: properties.
 type DAV struct {
 	Users *users.DB
 	Store *store.Store
 	Guard *guard.Guard
 	Log   io.Writer
 
-	locks sync.Map // user -> webdav.LockSystem
+	locks   sync.Map // user -> webdav.LockSystem
+	paths   pathLocks
+	uploads chunkedUploads
 }
 
 func (d *DAV) lockSystem(user string) webdav.LockSystem {
@@ -43,38 +57,54 @@ func (d *DAV) lockSystem(user string) webdav.LockSystem {
 }
 
 func (d *DAV) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	user, ok := d.login(w, r)
+	if !ok {
+		return
+	}
+	prefix, ok := davRoot(r.URL.Path, user)
+	if !ok {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	d.serve(w, r, user, prefix)
+}
+
+// login checks the request's Basic credentials (over TLS only, under the
+// login bans) and answers it if they do not hold.
+func (d *DAV) login(w http.ResponseWriter, r *http.Request) (string, bool) {
 	if r.TLS == nil {
 		// Never take a password over plain HTTP, and do not invite one.
 		http.Error(w, "WebDAV is served over HTTPS only", http.StatusUnauthorized)
-		return
-	}
-	if r.URL.Path == DAVPrefix {
-		http.Redirect(w, r, DAVPrefix+"/", http.StatusMovedPermanently)
-		return
+		return "", false
 	}
 	addr := guard.Host(r.RemoteAddr)
 	if banned, left := d.Guard.Banned(addr); banned {
 		w.Header().Set("Retry-After", fmt.Sprint(int(left.Seconds())+1))
 		http.Error(w, "too many failed logins from your address; try again later", http.StatusTooManyRequests)
-		return
+		return "", false
 	}
 	user, pw, ok := r.BasicAuth()
 	if !ok {
 		challenge(w)
-		return
+		return "", false
 	}
 	done, allowed := d.Guard.Begin(addr, "webdav", user)
 	if !allowed {
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, "too many failed logins from your address; try again later", http.StatusTooManyRequests)
-		return
+		return "", false
 	}
 	ok = d.Users.CheckPassword(user, pw)
 	done(ok)
 	if !ok {
 		challenge(w)
-		return
+		return "", false
 	}
+	return user, true
+}
+
+// serve answers a WebDAV request on user's tree, reached under prefix.
+func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string) {
 	tree, err := d.Store.Tree(user)
 	if err != nil {
 		http.Error(w, "cannot open your files", http.StatusInternalServerError)
@@ -82,38 +112,86 @@ func (d *DAV) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer tree.Close()
-	name := strings.TrimPrefix(r.URL.Path, DAVPrefix)
+	name := strings.TrimPrefix(r.URL.Path, prefix)
+	ctx := r.Context()
+	if mutating(r.Method) {
+		paths := []string{name}
+		if dst, ok := destination(r, prefix); ok {
+			paths = append(paths, dst)
+		}
+		defer d.paths.lock(user, paths...)()
+		if !d.preconditions(w, r, tree, name) {
+			return
+		}
+	}
 	switch r.Method {
 	case http.MethodPut:
-		// x/net/webdav handles PUT (lock tokens, If headers, status codes);
-		// the body is watched so that only a complete upload is committed.
-		body := &putBody{ReadCloser: r.Body, want: r.ContentLength}
-		r.Body = body
-		r = r.WithContext(context.WithValue(r.Context(), putBodyKey{}, body))
-		w = putStatus{w, body}
+		if r.Header.Get("Content-Range") != "" {
+			// RFC 9110 section 14.5: a partial PUT must not be taken as a whole one.
+			http.Error(w, "Content-Range on PUT is not supported: send the whole file", http.StatusBadRequest)
+			return
+		}
+		up, err := newPutInfo(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		_, statErr := tree.Stat(name)
+		up.existed = statErr == nil
+		r.Body = up.body
+		ctx = context.WithValue(ctx, putKey{}, up)
+		w = &putStatus{ResponseWriter: w, put: up}
 	case "COPY", "MOVE":
 		// x/net/webdav compares source and destination unnormalised: a COPY
 		// of a folder onto itself ("photos" to "photos/") would empty it.
-		if dst, ok := destination(r); ok {
+		if dst, ok := destination(r, prefix); ok {
 			src := path.Clean("/" + name)
 			if dst == src || strings.HasPrefix(dst, strings.TrimSuffix(src, "/")+"/") {
 				http.Error(w, "the destination is the source or inside it", http.StatusForbidden)
 				return
 			}
+			if r.Method == "COPY" {
+				ctx = context.WithValue(ctx, copyKey{}, copyPaths{src: src, dst: dst})
+			}
+			var mtime time.Time
+			if v := r.Header.Get("X-OC-Mtime"); v != "" {
+				if mtime, err = parseUnixTime(v); err != nil {
+					http.Error(w, "X-OC-Mtime: "+err.Error(), http.StatusBadRequest)
+					return
+				}
+			}
+			w = &afterStatus{ResponseWriter: w, done: func(h http.Header) {
+				if !mtime.IsZero() && tree.SetModTime(dst, mtime) == nil {
+					h.Set("X-OC-MTime", "accepted")
+				}
+				if in, err := tree.Info(dst); err == nil {
+					targetHeaders(h, in)
+				}
+			}}
 		}
+	case "MKCOL":
+		w = &afterStatus{ResponseWriter: w, done: func(h http.Header) {
+			if in, err := tree.Info(name); err == nil {
+				targetHeaders(h, in)
+			}
+		}}
 	case "PROPFIND", "PROPPATCH":
 		if err := checkXMLNamespaces(r); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 	case http.MethodGet, http.MethodHead:
-		if fi, err := tree.Stat(name); err == nil && fi.IsDir() {
+		in, err := tree.Info(name)
+		if err == nil && in.IsDir() {
 			listing(w, r, tree, name)
 			return
 		}
+		if err == nil {
+			fileHeaders(w.Header(), in)
+		}
 	}
 	h := &webdav.Handler{
-		Prefix:     DAVPrefix,
+		Prefix:     prefix,
 		FileSystem: davFS{tree},
 		LockSystem: d.lockSystem(user),
 		Logger: func(r *http.Request, err error) {
@@ -122,7 +200,80 @@ func (d *DAV) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		},
 	}
-	h.ServeHTTP(w, r)
+	h.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// mutating reports whether a method changes the store: such requests take
+// their paths' locks and have their preconditions checked.
+func mutating(method string) bool {
+	switch method {
+	case http.MethodPut, http.MethodDelete, "MOVE", "COPY", "PROPPATCH", "MKCOL":
+		return true
+	}
+	return false
+}
+
+// preconditions answers 412 unless the request's conditional headers hold
+// for the target as it is now.
+func (d *DAV) preconditions(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string) bool {
+	h := r.Header
+	if h.Get("If-Match") == "" && h.Get("If-None-Match") == "" && h.Get("If-Unmodified-Since") == "" {
+		return true
+	}
+	in, err := tree.Info(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		writeStoreError(w, err)
+		return false
+	}
+	var mtime time.Time
+	if err == nil {
+		mtime = in.ModTime()
+	}
+	if !preconditionsHold(h, err == nil, in.ETag, mtime) {
+		if err == nil {
+			w.Header().Set("ETag", quote(in.ETag))
+		}
+		http.Error(w, "precondition failed: the file changed since you saw it", http.StatusPreconditionFailed)
+		return false
+	}
+	return true
+}
+
+func quote(etag string) string { return `"` + etag + `"` }
+
+// afterStatus runs done, which may add headers, when a request that
+// x/net/webdav serves succeeds: after the change, before the answer.
+type afterStatus struct {
+	http.ResponseWriter
+	done func(http.Header)
+	ran  bool
+}
+
+func (w *afterStatus) WriteHeader(code int) {
+	if !w.ran && (code == http.StatusCreated || code == http.StatusNoContent) {
+		w.ran = true
+		w.done(w.Header())
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// targetHeaders tell a client that made or moved something its new id and ETag.
+func targetHeaders(h http.Header, in store.Info) {
+	h.Set("OC-FileId", ocIDOf(in.FileID))
+	h.Set("OC-ETag", quote(in.ETag))
+	h.Set("ETag", quote(in.ETag))
+}
+
+// fileHeaders adds what sync clients read from a GET, HEAD or PUT: the
+// ETag under ownCloud's name, the file id, and the digests.
+func fileHeaders(h http.Header, in store.Info) {
+	h.Set("OC-ETag", quote(in.ETag))
+	h.Set("OC-FileId", ocIDOf(in.FileID))
+	if in.Sums != nil {
+		h.Set("OC-Checksum", "SHA1:"+hex.EncodeToString(in.Sums.SHA1[:]))
+		h.Set("Digest", "SHA="+base64.StdEncoding.EncodeToString(in.Sums.SHA1[:])+
+			",MD5="+base64.StdEncoding.EncodeToString(in.Sums.MD5[:]))
+	}
 }
 
 // maxXMLBody bounds a PROPFIND or PROPPATCH body.
@@ -158,12 +309,12 @@ func checkXMLNamespaces(r *http.Request) error {
 
 // destination is the Destination header's path inside the user's tree,
 // cleaned.
-func destination(r *http.Request) (string, bool) {
+func destination(r *http.Request, prefix string) (string, bool) {
 	u, err := url.Parse(r.Header.Get("Destination"))
 	if err != nil || u.Path == "" {
 		return "", false
 	}
-	p, ok := strings.CutPrefix(u.Path, DAVPrefix)
+	p, ok := strings.CutPrefix(u.Path, prefix)
 	if !ok {
 		return "", false
 	}
@@ -181,7 +332,6 @@ type putBody struct {
 	io.ReadCloser
 	want, got int64
 	err       error // a read error other than EOF
-	noSpace   bool  // the upload hit a full disk
 }
 
 func (b *putBody) Read(p []byte) (int, error) {
@@ -204,31 +354,112 @@ func (b *putBody) complete() error {
 	return nil
 }
 
-type putBodyKey struct{}
-
-// putStatus gives x/net/webdav's generic answer to a failed PUT (405) its
-// real meaning: 507 for a full disk, 400 for a body that did not arrive whole.
-type putStatus struct {
-	http.ResponseWriter
-	body *putBody
+// putInfo is what a PUT brings besides its body, and what became of it.
+type putInfo struct {
+	body    *putBody
+	mtime   time.Time // X-OC-Mtime
+	sums    []store.Checksum
+	existed bool
+	err     error      // why the upload was not committed
+	result  store.Info // the committed file
 }
 
-func (w putStatus) WriteHeader(code int) {
-	if code == http.StatusMethodNotAllowed {
-		switch {
-		case w.body.noSpace:
-			code = http.StatusInsufficientStorage
-		case w.body.complete() != nil:
-			code = http.StatusBadRequest
+type putKey struct{}
+
+// newPutInfo reads a PUT's X-OC-Mtime, OC-Checksum and Content-MD5.
+func newPutInfo(r *http.Request) (*putInfo, error) {
+	up := &putInfo{body: &putBody{ReadCloser: r.Body, want: r.ContentLength}}
+	if v := r.Header.Get("X-OC-Mtime"); v != "" {
+		t, err := parseUnixTime(v)
+		if err != nil {
+			return nil, fmt.Errorf("X-OC-Mtime: %w", err)
+		}
+		up.mtime = t
+	}
+	if v := r.Header.Get("OC-Checksum"); v != "" {
+		c, err := parseOCChecksum(v)
+		if err != nil {
+			return nil, err
+		}
+		up.sums = append(up.sums, c)
+	}
+	if v := r.Header.Get("Content-MD5"); v != "" {
+		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+		if err != nil || len(b) != 16 {
+			return nil, fmt.Errorf("Content-MD5 %q is not a base64 MD5 digest", v)
+		}
+		up.sums = append(up.sums, store.Checksum{Algo: "MD5", Sum: b})
+	}
+	return up, nil
+}
+
+// parseUnixTime reads seconds since 1970, as X-OC-Mtime and the ownCloud
+// clients' lastmodified carry them (maybe with a fraction).
+func parseUnixTime(v string) (time.Time, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f < 0 || f > 1<<40 {
+		return time.Time{}, fmt.Errorf("%q is not a time in seconds since 1970", v)
+	}
+	sec := int64(f)
+	return time.Unix(sec, int64((f-float64(sec))*1e9)), nil
+}
+
+// parseOCChecksum reads an OC-Checksum header: "SHA1:hex", "MD5:hex" or
+// "Adler32:hex", as the ownCloud and Nextcloud clients send them.
+func parseOCChecksum(v string) (store.Checksum, error) {
+	algo, sum, ok := strings.Cut(strings.TrimSpace(v), ":")
+	algo = strings.ToUpper(algo)
+	b, err := hex.DecodeString(sum)
+	want := map[string]int{"SHA1": 20, "MD5": 16, "ADLER32": 4}[algo]
+	if !ok || err != nil || want == 0 || len(b) != want {
+		return store.Checksum{}, fmt.Errorf("OC-Checksum %q: want SHA1:, MD5: or ADLER32: and a hex digest", v)
+	}
+	return store.Checksum{Algo: algo, Sum: b}, nil
+}
+
+// putStatus gives x/net/webdav's generic answer to a failed PUT (405) its
+// real meaning, 507 for a full disk, 400 for a body that did not arrive
+// whole or does not match its checksum, and adds to a successful one what
+// sync clients read: ETag, file id, and that the date was kept.
+type putStatus struct {
+	http.ResponseWriter
+	put *putInfo
+}
+
+func (w *putStatus) WriteHeader(code int) {
+	up := w.put
+	switch {
+	case code == http.StatusMethodNotAllowed && errors.Is(up.err, store.ErrNoSpace):
+		code = http.StatusInsufficientStorage
+	case code == http.StatusMethodNotAllowed && (errors.Is(up.err, store.ErrChecksum) || up.body.complete() != nil):
+		code = http.StatusBadRequest
+	case code == http.StatusCreated:
+		fileHeaders(w.Header(), up.result)
+		if !up.mtime.IsZero() {
+			w.Header().Set("X-OC-MTime", "accepted")
+		}
+		if up.existed {
+			code = http.StatusNoContent
 		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write sends, with a 400 for a checksum mismatch, the reason.
+func (w *putStatus) Write(b []byte) (int, error) { return w.ResponseWriter.Write(b) }
+
+// copyPaths are a COPY's source and destination, so the copy of a file can
+// keep its source's date (see davFS.OpenFile).
+type copyPaths struct{ src, dst string }
+
+type copyKey struct{}
+
 func writeStoreError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, store.ErrNoSpace):
 		http.Error(w, "the box's disk is full", http.StatusInsufficientStorage)
+	case errors.Is(err, store.ErrChecksum):
+		http.Error(w, err.Error(), http.StatusBadRequest)
 	case errors.Is(err, store.ErrBadName):
 		http.Error(w, err.Error(), http.StatusBadRequest)
 	case errors.Is(err, fs.ErrNotExist):

@@ -6,8 +6,12 @@ import (
 	"encoding/xml"
 	"errors"
 	"io/fs"
+	"mime"
+	"net/http"
 	"os"
 	"path"
+	"strings"
+	"time"
 
 	"golang.org/x/net/webdav"
 	"golang.org/x/sys/unix"
@@ -37,25 +41,61 @@ func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMod
 		if err != nil {
 			return nil, err
 		}
-		body, _ := ctx.Value(putBodyKey{}).(*putBody)
-		return &davUpload{Upload: u, body: body}, nil
+		put, _ := ctx.Value(putKey{}).(*putInfo)
+		if put != nil {
+			u.SetModTime(put.mtime)
+			for _, c := range put.sums {
+				u.Expect(c)
+			}
+		}
+		if cp, ok := ctx.Value(copyKey{}).(copyPaths); ok {
+			// A copy keeps its source's date, as cp -p and every sync client expect.
+			dst := path.Clean("/" + name)
+			if rel, ok := strings.CutPrefix(dst, cp.dst); ok {
+				if fi, err := d.t.Stat(cp.src + rel); err == nil {
+					u.SetModTime(fi.ModTime())
+				}
+			}
+		}
+		return &davUpload{Upload: u, put: put}, nil
 	}
 	// Read, or O_RDWR for PROPPATCH: the data is never written in place.
 	f, err := d.t.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	return &davFile{File: f}, nil
+	return &davFile{File: f, t: d.t, name: name}, nil
 }
 
 func (d davFS) RemoveAll(_ context.Context, name string) error { return d.t.RemoveAll(name) }
 func (d davFS) Rename(_ context.Context, o, n string) error    { return d.t.Rename(o, n) }
 func (d davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
-	return d.t.Stat(name)
+	in, err := d.t.Info(name)
+	if err != nil {
+		return nil, err
+	}
+	return davInfo{in}, nil
+}
+
+// davInfo is a file's description with its strong ETag and a content type
+// from its name (x/net/webdav would otherwise open and sniff every file a
+// PROPFIND lists).
+type davInfo struct{ store.Info }
+
+func (i davInfo) ETag(context.Context) (string, error) { return quote(i.Info.ETag), nil }
+func (i davInfo) ContentType(context.Context) (string, error) {
+	if t := mime.TypeByExtension(path.Ext(i.Name())); t != "" {
+		return t, nil
+	}
+	return "application/octet-stream", nil
 }
 
 // davFile is a file or directory opened for reading.
-type davFile struct{ *os.File }
+type davFile struct {
+	*os.File
+	t    *store.Tree
+	name string
+}
 
 func (f *davFile) Write([]byte) (int, error) { return 0, fs.ErrPermission }
 
@@ -65,43 +105,83 @@ func (f *davFile) Readdir(n int) ([]fs.FileInfo, error) {
 	return store.Visible(entries), err
 }
 
-func (f *davFile) DeadProps() (map[xml.Name]webdav.Property, error) { return deadProps(fdOf(f.File)) }
+// Stat describes the file with its ETag.
+func (f *davFile) Stat() (fs.FileInfo, error) {
+	in, err := f.t.Describe(f.File)
+	if err != nil {
+		return nil, err
+	}
+	return davInfo{in}, nil
+}
+
+// DeadProps are the properties clients stored (PROPPATCH) and those the
+// store computes: a folder's ETag, and the oc: properties sync clients ask
+// for (ocprops.go).
+func (f *davFile) DeadProps() (map[xml.Name]webdav.Property, error) {
+	m, err := deadProps(fdOf(f.File))
+	if err != nil {
+		return nil, err
+	}
+	in, err := f.t.Describe(f.File)
+	if err != nil {
+		return nil, err
+	}
+	computedProps(m, in)
+	return m, nil
+}
+
 func (f *davFile) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
-	return patchProps(fdOf(f.File), p)
+	return patchProps(fdOf(f.File), p, func(mtime time.Time) error { return f.t.SetModTime(f.name, mtime) })
 }
 
 // davUpload is a file being written: by PUT, COPY, or LOCK of a new name.
 type davUpload struct {
 	*store.Upload
-	body *putBody // the PUT's body, if a PUT
+	put *putInfo // the PUT's headers and body, if a PUT
 }
 
 // Close commits the upload, unless the PUT's body did not arrive whole: then
 // the previous version stays as it was.
 func (u *davUpload) Close() error {
-	if u.body != nil {
-		if err := u.body.complete(); err != nil {
+	if u.put != nil {
+		if err := u.put.body.complete(); err != nil {
 			u.Upload.Fail(err)
 		}
 	}
 	err := u.Upload.Close()
-	if errors.Is(err, store.ErrNoSpace) && u.body != nil {
-		u.body.noSpace = true
+	if u.put != nil {
+		u.put.err, u.put.result = err, u.Upload.Result()
 	}
 	return err
 }
 
 func (u *davUpload) Readdir(int) ([]fs.FileInfo, error) { return nil, fs.ErrInvalid }
+
+// Stat describes the upload under its final name; its ETag is known once it
+// is committed (x/net/webdav asks for it after Close).
 func (u *davUpload) Stat() (fs.FileInfo, error) {
 	fi, err := u.Upload.Stat()
 	if err != nil {
 		return nil, err
 	}
-	return renamed{fi, path.Base(u.Name())}, nil
+	return uploadInfo{renamed{fi, path.Base(u.Name())}, u.Upload}, nil
 }
+
+type uploadInfo struct {
+	fs.FileInfo
+	u *store.Upload
+}
+
+func (i uploadInfo) ETag(context.Context) (string, error) {
+	if e := i.u.Result().ETag; e != "" {
+		return quote(e), nil
+	}
+	return "", webdav.ErrNotImplemented
+}
+
 func (u *davUpload) DeadProps() (map[xml.Name]webdav.Property, error) { return deadProps(u.Fd()) }
 func (u *davUpload) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
-	return patchProps(u.Fd(), p)
+	return patchProps(u.Fd(), p, func(mtime time.Time) error { u.SetModTime(mtime); return nil })
 }
 
 type renamed struct {
@@ -143,14 +223,36 @@ func deadProps(fd int) (map[xml.Name]webdav.Property, error) {
 	return m, nil
 }
 
-func patchProps(fd int, patches []webdav.Proppatch) ([]webdav.Propstat, error) {
+// patchProps stores a PROPPATCH's properties, but for {DAV:}lastmodified,
+// which sets the file's date (as ownCloud, Nextcloud and rclone use it).
+func patchProps(fd int, patches []webdav.Proppatch, setModTime func(time.Time) error) ([]webdav.Propstat, error) {
 	m, err := deadProps(fd)
 	if err != nil {
 		return nil, err
 	}
+	for name := range m {
+		if computed[name] {
+			delete(m, name)
+		}
+	}
 	st := webdav.Propstat{Status: 200}
 	for _, p := range patches {
 		for _, prop := range p.Props {
+			if prop.XMLName == lastModifiedProp && !p.Remove {
+				t, err := parseModTime(string(prop.InnerXML))
+				if err != nil {
+					return []webdav.Propstat{{Status: http.StatusConflict, Props: []webdav.Property{{XMLName: prop.XMLName}}}}, nil
+				}
+				if err := setModTime(t); err != nil {
+					return nil, err
+				}
+				st.Props = append(st.Props, webdav.Property{XMLName: prop.XMLName})
+				continue
+			}
+			if computed[prop.XMLName] {
+				return []webdav.Propstat{{Status: http.StatusForbidden, XMLError: `<D:cannot-modify-protected-property xmlns:D="DAV:"/>`,
+					Props: []webdav.Property{{XMLName: prop.XMLName}}}}, nil
+			}
 			if p.Remove {
 				delete(m, prop.XMLName)
 			} else {

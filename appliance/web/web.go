@@ -16,12 +16,14 @@ type Content interface {
 }
 
 // HTTPS returns the handler for the HTTPS listener; dav, if not nil, serves
-// the users' files under DAVPrefix.
-func HTTPS(c Content, dav http.Handler) http.Handler {
+// the users' files under DAVPrefix and where the ownCloud and Nextcloud
+// clients look for them.
+func HTTPS(c Content, dav *DAV) http.Handler {
 	mux := http.NewServeMux()
 	if dav != nil {
 		mux.Handle(DAVPrefix, dav)
 		mux.Handle(DAVPrefix+"/", dav)
+		dav.Nextcloud(mux)
 	}
 	mux.HandleFunc("GET /ca.crt", caHandler(c))
 	mux.HandleFunc("GET /report.json", func(w http.ResponseWriter, r *http.Request) {
@@ -56,11 +58,12 @@ func secure(h http.Handler) http.Handler {
 // port ("443" is left out of the URL). WebDAV paths get dav's own answer
 // (401: passwords are taken over TLS only) rather than a redirect that a
 // client might follow with its password.
-func HTTP(c Content, httpsPort string, dav http.Handler) http.Handler {
+func HTTP(c Content, httpsPort string, dav *DAV) http.Handler {
 	mux := http.NewServeMux()
 	if dav != nil {
-		mux.Handle(DAVPrefix, dav)
-		mux.Handle(DAVPrefix+"/", dav)
+		for _, p := range []string{DAVPrefix, DAVPrefix + "/", "/remote.php/", "/ocs/"} {
+			mux.Handle(p, dav)
+		}
 	}
 	mux.HandleFunc("GET /ca.crt", caHandler(c))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
