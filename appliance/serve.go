@@ -20,6 +20,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/sysd"
 
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/sftpd"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -115,8 +116,9 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	// Handshakes in flight, TLS and SSH together: enough to keep every core
 	// busy, few enough that established sessions still get CPU.
 	handshakes := guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second)
+	davLocks := locks.New() // WebDAV's locks, which SFTP honours too
 	sftpSrv := &sftpd.Server{
-		Users: accounts, Store: files, Guard: logins, Handshakes: handshakes,
+		Users: accounts, Store: files, Guard: logins, Handshakes: handshakes, Locks: davLocks,
 		HostKey:     func() crypto.Signer { return cur.get().SSHKey },
 		PostQuantum: func() bool { return cur.get().Choice.SSHPostQuantum },
 		Config:      o.Config,
@@ -125,7 +127,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	if err := sftpSrv.Check(); err != nil {
 		return fmt.Errorf("SFTP: %w", err)
 	}
-	dav := &web.DAV{Users: accounts, Store: files, Guard: logins, Log: stderr}
+	dav := &web.DAV{Users: accounts, Store: files, Guard: logins, Locks: davLocks, Log: stderr}
 
 	lns, err := listeners(f)
 	if err != nil {

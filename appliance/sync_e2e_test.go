@@ -147,6 +147,7 @@ func TestSync(t *testing.T) {
 	t.Run("rclone", func(t *testing.T) { testRclone(t, b) })
 	t.Run("litmus", func(t *testing.T) { testLitmus(t, b) })
 	t.Run("conditions", func(t *testing.T) { testConditions(t, b) })
+	t.Run("locks", func(t *testing.T) { testLocks(t, b) })
 	t.Run("nextcloudcmd", func(t *testing.T) { testNextcloudcmd(t, b) })
 	t.Run("rclone-nextcloud", func(t *testing.T) { testRcloneNextcloud(t, b) })
 	t.Run("killed", func(t *testing.T) { testKilledServer(t, b) })
@@ -325,9 +326,9 @@ func testRclone(t *testing.T, b *box) {
 func testLitmus(t *testing.T, b *box) {
 	cmd := exec.Command("litmus", b.url(""), "admin", b.password)
 	cmd.Dir = b.work
-	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+b.caFile, "TESTS=basic copymove props")
+	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+b.caFile, "TESTS=basic copymove props locks http")
 	out, _ := cmd.CombinedOutput()
-	for _, suite := range []string{"basic", "copymove", "props"} {
+	for _, suite := range []string{"basic", "copymove", "props", "locks", "http"} {
 		m := regexp.MustCompile("summary for `" + suite + "': of (\\d+) tests run: (\\d+) passed, (\\d+) failed").FindStringSubmatch(string(out))
 		if m == nil || m[3] != "0" || m[1] != m[2] {
 			t.Errorf("litmus %s: %v\n%s", suite, m, out)

@@ -423,3 +423,40 @@ func testKilledServer(t *testing.T, b *box) {
 	}
 	k2.stop()
 }
+
+// A WebDAV lock binds SFTP too, and shows in lockdiscovery.
+func testLocks(t *testing.T, b *box) {
+	f := filepath.Join(b.work, "locked.txt")
+	os.WriteFile(f, []byte("locked content"), 0o644)
+	b.curl("-u", b.admin(), "-T", f, b.url("locked.txt"))
+	code, h := b.curl("-u", b.admin(), "-X", "LOCK", "-D", "-", "-H", "Timeout: Second-600", "--data",
+		`<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>laptop</D:owner></D:lockinfo>`,
+		b.url("locked.txt"))
+	token := strings.Trim(header(h, "Lock-Token"), "<>")
+	if code != 200 || token == "" {
+		t.Fatalf("LOCK = %d:\n%s", code, h)
+	}
+	if _, body := propfind(b, "0", b.url("locked.txt"), "<d:lockdiscovery/>"); !strings.Contains(body, token) || !strings.Contains(body, "laptop") {
+		t.Errorf("lockdiscovery does not show the lock:\n%s", body)
+	}
+	other := filepath.Join(b.work, "other.txt")
+	os.WriteFile(other, []byte("from sftp"), 0o644)
+	pw := "password:" + b.password
+	for _, cmd := range []string{"put " + other + " locked.txt", "rm locked.txt", "rename locked.txt elsewhere.txt"} {
+		if out, ok := b.sftp("admin", pw, cmd); ok || !strings.Contains(strings.ToLower(out), "permission denied") {
+			t.Errorf("SFTP %q on a locked file: ok=%v\n%s", cmd, ok, out)
+		}
+	}
+	if code, _ := b.curl("-u", b.admin(), "-T", other, b.url("locked.txt")); code != 423 {
+		t.Errorf("PUT without the lock token = %d, want 423", code)
+	}
+	if code, body := b.curl("-u", b.admin(), b.url("locked.txt")); code != 200 || body != "locked content" {
+		t.Errorf("the locked file became %d %q", code, body)
+	}
+	if code, _ := b.curl("-u", b.admin(), "-X", "UNLOCK", "-H", "Lock-Token: <"+token+">", b.url("locked.txt")); code != 204 {
+		t.Errorf("UNLOCK = %d", code)
+	}
+	if out, ok := b.sftp("admin", pw, "rm locked.txt"); !ok {
+		t.Errorf("SFTP rm after UNLOCK failed:\n%s", out)
+	}
+}

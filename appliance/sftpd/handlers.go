@@ -1,6 +1,7 @@
 package sftpd
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -9,19 +10,35 @@ import (
 
 	"github.com/pkg/sftp"
 
+	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
-// Handlers serves one user's tree over SFTP.
-func Handlers(t *store.Tree) sftp.Handlers {
-	h := &handler{t: t, open: map[string]*upload{}}
+// Handlers serves one user's tree over SFTP. locked, if not nil, is asked
+// before every change: a path a WebDAV client has locked is not written,
+// renamed or removed (locks.Table.Check, with no token submitted).
+func Handlers(t *store.Tree, locked func(...locks.Change) error) sftp.Handlers {
+	if locked == nil {
+		locked = func(...locks.Change) error { return nil }
+	}
+	h := &handler{t: t, locked: locked, open: map[string]*upload{}}
 	return sftp.Handlers{FileGet: h, FilePut: h, FileCmd: h, FileList: h}
 }
 
 type handler struct {
-	t    *store.Tree
-	mu   sync.Mutex
-	open map[string]*upload // uploads this session has open, by path
+	t      *store.Tree
+	locked func(...locks.Change) error
+	mu     sync.Mutex
+	open   map[string]*upload // uploads this session has open, by path
+}
+
+// checkLocks refuses a change to a locked path with a permission error that
+// says why.
+func (h *handler) checkLocks(changes ...locks.Change) error {
+	if err := h.locked(changes...); err != nil {
+		return fmt.Errorf("%w: %w", err, sftp.ErrSSHFxPermissionDenied)
+	}
+	return nil
 }
 
 // upload is an Upload that the session can find by path (for a truncate on
@@ -62,10 +79,12 @@ func (h *handler) Filewrite(r *sftp.Request) (io.WriterAt, error) {
 			return nil, os.ErrExist
 		}
 	}
-	if !flags.Creat && !flags.Trunc {
-		if _, err := h.t.Stat(r.Filepath); err != nil {
-			return nil, err // opening a missing file without CREAT
-		}
+	_, statErr := h.t.Stat(r.Filepath)
+	if !flags.Creat && !flags.Trunc && statErr != nil {
+		return nil, statErr // opening a missing file without CREAT
+	}
+	if err := h.checkLocks(locks.Change{Path: r.Filepath, Member: statErr != nil}); err != nil {
+		return nil, err
 	}
 	u, err := h.t.Create(r.Filepath, !flags.Trunc)
 	if err != nil {
@@ -88,6 +107,20 @@ func (h *handler) OpenFile(r *sftp.Request) (sftp.WriterAtReaderAt, error) {
 }
 
 func (h *handler) Filecmd(r *sftp.Request) error {
+	var err error
+	switch r.Method {
+	case "Setstat":
+		err = h.checkLocks(locks.Change{Path: r.Filepath})
+	case "Rename":
+		err = h.checkLocks(locks.Change{Path: r.Filepath, Tree: true, Member: true}, locks.Change{Path: r.Target, Tree: true, Member: true})
+	case "Rmdir", "Remove":
+		err = h.checkLocks(locks.Change{Path: r.Filepath, Tree: true, Member: true})
+	case "Mkdir":
+		err = h.checkLocks(locks.Change{Path: r.Filepath, Member: true})
+	}
+	if err != nil {
+		return err
+	}
 	switch r.Method {
 	case "Setstat":
 		if !r.AttrFlags().Size {
@@ -126,7 +159,12 @@ func (h *handler) Filecmd(r *sftp.Request) error {
 }
 
 // PosixRename is posix-rename@openssh.com: rename, replacing the target.
-func (h *handler) PosixRename(r *sftp.Request) error { return h.t.Rename(r.Filepath, r.Target) }
+func (h *handler) PosixRename(r *sftp.Request) error {
+	if err := h.checkLocks(locks.Change{Path: r.Filepath, Tree: true, Member: true}, locks.Change{Path: r.Target, Tree: true, Member: true}); err != nil {
+		return err
+	}
+	return h.t.Rename(r.Filepath, r.Target)
+}
 
 func (h *handler) Filelist(r *sftp.Request) (sftp.ListerAt, error) {
 	switch r.Method {

@@ -25,7 +25,7 @@ func client(t *testing.T) *sftp.Client {
 	}
 	t.Cleanup(func() { tree.Close() })
 	a, b := net.Pipe()
-	srv := sftp.NewRequestServer(a, Handlers(tree))
+	srv := sftp.NewRequestServer(a, Handlers(tree, nil))
 	go srv.Serve()
 	t.Cleanup(func() { srv.Close() })
 	c, err := sftp.NewClientPipe(b, b)

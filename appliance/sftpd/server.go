@@ -21,15 +21,18 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
 // Server serves SFTP.
 type Server struct {
-	Users      *users.DB
-	Store      *store.Store
-	Guard      *guard.Guard
+	Users *users.DB
+	Store *store.Store
+	Guard *guard.Guard
+	// Locks are WebDAV's: a locked path is not changed over SFTP either.
+	Locks      *locks.Table
 	Handshakes *guard.Limiter
 	// HostKey and PostQuantum are read for every connection, so a new
 	// decision from `bonesync bench` applies to the next one.
@@ -210,7 +213,11 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 			return
 		}
 		go ssh.DiscardRequests(reqs)
-		rs := sftp.NewRequestServer(ch, Handlers(tree))
+		var locked func(...locks.Change) error
+		if s.Locks != nil {
+			locked = func(c ...locks.Change) error { return s.Locks.Check(user, nil, c...) }
+		}
+		rs := sftp.NewRequestServer(ch, Handlers(tree, locked))
 		if err := rs.Serve(); err != nil && !errors.Is(err, io.EOF) {
 			fmt.Fprintf(s.Log, "sftp: %s: %v\n", user, err)
 		}

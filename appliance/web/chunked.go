@@ -17,6 +17,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"sort"
@@ -25,6 +26,7 @@ import (
 
 	"golang.org/x/net/webdav"
 
+	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -69,7 +71,7 @@ func (d *DAV) serveUploads(w http.ResponseWriter, r *http.Request) {
 	h := &webdav.Handler{
 		Prefix:     prefix,
 		FileSystem: chunkFS{root},
-		LockSystem: d.lockSystem(user),
+		LockSystem: noLocks{},
 		Logger: func(r *http.Request, err error) {
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				fmt.Fprintf(d.Log, "webdav: %s %s %s: %v\n", user, r.Method, r.URL.Path, err)
@@ -95,7 +97,7 @@ func (d *DAV) assemble(w http.ResponseWriter, r *http.Request, user string, root
 	}
 	defer tree.Close()
 	defer d.paths.lock(user, dst)()
-	if !d.preconditions(w, r, tree, dst) || !d.ifHeaderHolds(w, r, tree, dstPrefix, dst) {
+	if !d.conditions(w, r, tree, user, dstPrefix, dst, locks.Change{Path: dst, Tree: true, Member: true}) {
 		return
 	}
 	up, err := newPutInfo(r)
@@ -185,7 +187,7 @@ func chunkParts(root *os.Root, transfer string) ([]string, int64, error) {
 // path in user's tree, with the root it was given under.
 func davDestination(r *http.Request, user string) (prefix, name string, ok bool) {
 	dst := r.Header.Get("Destination")
-	u, err := parseURL(dst)
+	u, err := url.Parse(dst)
 	if err != nil {
 		return "", "", false
 	}

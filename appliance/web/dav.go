@@ -23,6 +23,7 @@ import (
 	"golang.org/x/net/webdav"
 
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -45,15 +46,12 @@ type DAV struct {
 	Store *store.Store
 	Guard *guard.Guard
 	Log   io.Writer
+	// Locks are the WebDAV locks, which SFTP honours too; nil: a table of
+	// DAV's own.
+	Locks *locks.Table
 
-	locks   sync.Map // user -> webdav.LockSystem
-	paths   pathLocks
-	uploads chunkedUploads
-}
-
-func (d *DAV) lockSystem(user string) webdav.LockSystem {
-	ls, _ := d.locks.LoadOrStore(user, webdav.NewMemLS())
-	return ls.(webdav.LockSystem)
+	locksOnce sync.Once
+	paths     pathLocks
 }
 
 func (d *DAV) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -114,13 +112,40 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 	defer tree.Close()
 	name := strings.TrimPrefix(r.URL.Path, prefix)
 	ctx := r.Context()
+	switch r.Method {
+	case "LOCK":
+		defer d.paths.lock(user, name)()
+		d.lock(w, r, tree, user, prefix, name)
+		return
+	case "UNLOCK":
+		d.unlock(w, r, user, name)
+		return
+	}
 	if mutating(r.Method) {
 		paths := []string{name}
-		if dst, ok := destination(r, prefix); ok {
+		dst, hasDst := destination(r, prefix)
+		if hasDst {
 			paths = append(paths, dst)
 		}
 		defer d.paths.lock(user, paths...)()
-		if !d.preconditions(w, r, tree, name) {
+		_, statErr := tree.Stat(name)
+		var changes []locks.Change
+		switch r.Method {
+		case http.MethodPut:
+			changes = []locks.Change{{Path: name, Member: statErr != nil}}
+		case http.MethodDelete:
+			changes = []locks.Change{{Path: name, Tree: true, Member: true}}
+		case "MKCOL":
+			changes = []locks.Change{{Path: name, Member: true}}
+		case "PROPPATCH":
+			changes = []locks.Change{{Path: name}}
+		case "MOVE":
+			changes = []locks.Change{{Path: name, Tree: true, Member: true}}
+		}
+		if hasDst && (r.Method == "MOVE" || r.Method == "COPY") {
+			changes = append(changes, locks.Change{Path: dst, Tree: true, Member: true})
+		}
+		if !d.conditions(w, r, tree, user, prefix, name, changes...) {
 			return
 		}
 	}
@@ -192,8 +217,8 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 	}
 	h := &webdav.Handler{
 		Prefix:     prefix,
-		FileSystem: davFS{tree},
-		LockSystem: d.lockSystem(user),
+		FileSystem: davFS{t: tree, locks: d.locks(), user: user, prefix: prefix},
+		LockSystem: noLocks{},
 		Logger: func(r *http.Request, err error) {
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				fmt.Fprintf(d.Log, "webdav: %s %s %s: %v\n", user, r.Method, r.URL.Path, err)

@@ -16,13 +16,19 @@ import (
 	"golang.org/x/net/webdav"
 	"golang.org/x/sys/unix"
 
+	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
 // davFS is a user's store.Tree as a webdav.FileSystem. Writes go through
 // store Uploads; dead properties (PROPPATCH) live in an extended attribute
 // of the file, so they move with it and vanish with it.
-type davFS struct{ t *store.Tree }
+type davFS struct {
+	t      *store.Tree
+	locks  *locks.Table // for lockdiscovery
+	user   string
+	prefix string
+}
 
 func (d davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
 	// WebDAV's MKCOL needs the parent to exist (409 otherwise).
@@ -64,7 +70,7 @@ func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMod
 	if err != nil {
 		return nil, err
 	}
-	return &davFile{File: f, t: d.t, name: name}, nil
+	return &davFile{File: f, fs: d, name: name}, nil
 }
 
 func (d davFS) RemoveAll(_ context.Context, name string) error { return d.t.RemoveAll(name) }
@@ -93,7 +99,7 @@ func (i davInfo) ContentType(context.Context) (string, error) {
 // davFile is a file or directory opened for reading.
 type davFile struct {
 	*os.File
-	t    *store.Tree
+	fs   davFS
 	name string
 }
 
@@ -107,7 +113,7 @@ func (f *davFile) Readdir(n int) ([]fs.FileInfo, error) {
 
 // Stat describes the file with its ETag.
 func (f *davFile) Stat() (fs.FileInfo, error) {
-	in, err := f.t.Describe(f.File)
+	in, err := f.fs.t.Describe(f.File)
 	if err != nil {
 		return nil, err
 	}
@@ -122,16 +128,17 @@ func (f *davFile) DeadProps() (map[xml.Name]webdav.Property, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := f.t.Describe(f.File)
+	in, err := f.fs.t.Describe(f.File)
 	if err != nil {
 		return nil, err
 	}
 	computedProps(m, in)
+	lockProps(m, f.fs.locks, f.fs.user, f.fs.prefix, f.name)
 	return m, nil
 }
 
 func (f *davFile) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
-	return patchProps(fdOf(f.File), p, func(mtime time.Time) error { return f.t.SetModTime(f.name, mtime) })
+	return patchProps(fdOf(f.File), p, func(mtime time.Time) error { return f.fs.t.SetModTime(f.name, mtime) })
 }
 
 // davUpload is a file being written: by PUT, COPY, or LOCK of a new name.

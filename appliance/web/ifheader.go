@@ -3,9 +3,9 @@ package web
 import (
 	"net/http"
 	"net/url"
-	"path"
 	"strings"
 
+	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -91,53 +91,74 @@ func parseIfConds(s string) ([]ifCondition, bool) {
 	return out, len(out) > 0
 }
 
-// ifHeaderHolds checks the entity-tag conditions of an If header that
-// apply to name (given under prefix): the Nextcloud client sends
-// `If: <dest> (["etag"])` to overwrite only the version it knew. Lists
-// about other resources and state tokens are x/net/webdav's to judge where
-// it serves the request; here a state token is taken as held. It answers
-// 412 when the conditions fail.
-func (d *DAV) ifHeaderHolds(w http.ResponseWriter, r *http.Request, tree *store.Tree, prefix, name string) bool {
+// ifHeader evaluates a request's If header (RFC 4918 section 10.4) for
+// user's tree reached under prefix: each list is about the resource it is
+// tagged with, or the request's own (name); a state token holds if it is an
+// active lock covering that resource, an entity tag if it is the
+// resource's current strong ETag. The header holds if any list does. It
+// also returns the lock tokens the header submits. ok is false for a
+// malformed header.
+func (d *DAV) ifHeader(r *http.Request, tree *store.Tree, user, prefix, name string) (holds bool, submitted []string, ok bool) {
 	h := r.Header.Get("If")
 	if h == "" {
-		return true
+		return true, nil, true
 	}
 	lists, ok := parseIf(h)
+	if !ok {
+		return false, nil, false
+	}
+	for _, l := range lists {
+		res := name
+		if l.resource != "" {
+			u, err := url.Parse(l.resource)
+			p, under := "", false
+			if err == nil {
+				p, under = strings.CutPrefix(u.Path, prefix)
+			}
+			if !under {
+				continue // about a resource elsewhere: cannot hold here
+			}
+			res = p
+		}
+		all := true
+		for _, c := range l.conds {
+			var v bool
+			if c.token != "" {
+				submitted = append(submitted, c.token)
+				v = d.locks().Valid(user, res, c.token)
+			} else {
+				in, err := tree.Info(res)
+				v = err == nil && in.ETag == c.etag
+			}
+			if v == c.not {
+				all = false
+			}
+		}
+		holds = holds || all
+	}
+	return holds, submitted, true
+}
+
+// conditions answers the request and returns false unless its conditional
+// headers hold (412 otherwise: If-Match, If-None-Match, If-Unmodified-Since
+// and the If header) and it holds the tokens of the locks in the way of its
+// changes (423 otherwise).
+func (d *DAV) conditions(w http.ResponseWriter, r *http.Request, tree *store.Tree, user, prefix, name string, changes ...locks.Change) bool {
+	if !d.preconditions(w, r, tree, name) {
+		return false
+	}
+	holds, submitted, ok := d.ifHeader(r, tree, user, prefix, name)
 	if !ok {
 		http.Error(w, "malformed If header", http.StatusBadRequest)
 		return false
 	}
-	in, err := tree.Info(name)
-	exists := err == nil
-	relevant, held := false, false
-	for _, l := range lists {
-		if l.resource != "" {
-			u, err := url.Parse(l.resource)
-			if err != nil || path.Clean("/"+strings.TrimPrefix(u.Path, prefix)) != path.Clean("/"+name) || !strings.HasPrefix(u.Path, prefix) {
-				continue
-			}
-		}
-		hasETag := false
-		all := true
-		for _, c := range l.conds {
-			if c.token != "" {
-				continue
-			}
-			hasETag = true
-			if (exists && c.etag == in.ETag) == c.not {
-				all = false
-			}
-		}
-		if hasETag {
-			relevant = true
-			held = held || all
-		}
+	if !holds {
+		http.Error(w, "precondition failed: the If header does not hold", http.StatusPreconditionFailed)
+		return false
 	}
-	if relevant && !held {
-		http.Error(w, "precondition failed: the file changed since you saw it", http.StatusPreconditionFailed)
+	if err := d.locks().Check(user, submitted, changes...); err != nil {
+		http.Error(w, err.Error(), http.StatusLocked)
 		return false
 	}
 	return true
 }
-
-func parseURL(s string) (*url.URL, error) { return url.Parse(s) }

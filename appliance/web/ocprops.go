@@ -33,6 +33,7 @@ var (
 // computed are the properties the store computes; a PROPPATCH cannot set them.
 var computed = map[xml.Name]bool{
 	getETagProp: true, ocFileID: true, ocID: true, ocPermissions: true, ocSize: true, ocChecksums: true,
+	{Space: "DAV:", Local: "lockdiscovery"}: true, {Space: "DAV:", Local: "supportedlock"}: true,
 }
 
 // instanceID ends every oc:id, as a Nextcloud server's instance id does.
