@@ -460,3 +460,77 @@ func testLocks(t *testing.T, b *box) {
 		t.Errorf("SFTP rm after UNLOCK failed:\n%s", out)
 	}
 }
+
+// A quota holds on every way in, reports through RFC 4331, and a refused
+// write leaves the old file as it was.
+func testQuota(t *testing.T, b *box) {
+	const user, pw = "quota-user", "quota-secret"
+	add := exec.Command(built(t), "user", "-state", b.state, "add", user)
+	add.Stdin = strings.NewReader(pw + "\n")
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("user add: %v %s", err, out)
+	}
+	if out, err := exec.Command(built(t), "user", "-state", b.state, "quota", user, "1M").CombinedOutput(); err != nil {
+		t.Fatalf("user quota: %v %s", err, out)
+	}
+	if out, _ := exec.Command(built(t), "user", "-state", b.state, "list").Output(); !strings.Contains(string(out), "quota 1 MiB") {
+		t.Errorf("user list does not show the quota:\n%s", out)
+	}
+	auth := user + ":" + pw
+	url := func(p string) string { return "https://localhost:" + b.port(b.https) + "/dav/" + p }
+	small, big := filepath.Join(b.work, "q-small"), filepath.Join(b.work, "q-big")
+	os.WriteFile(small, []byte(strings.Repeat("s", 600<<10)), 0o644)
+	randomFile(t, big, 700<<10)
+	if code, _ := b.curl("-u", auth, "-T", small, url("a.bin")); code != 201 {
+		t.Fatalf("PUT within the quota = %d", code)
+	}
+	if code, _ := b.curl("-u", auth, "-T", big, url("b.bin")); code != 507 {
+		t.Errorf("PUT past the quota = %d, want 507", code)
+	}
+	if code, _ := b.curl("-u", auth, "-X", "COPY", "-H", "Destination: "+url("copy.bin"), url("a.bin")); code != 507 {
+		t.Errorf("COPY past the quota = %d, want 507", code)
+	}
+	// A COPY onto an existing file that does not fit leaves that file.
+	os.WriteFile(filepath.Join(b.work, "q-tiny"), []byte("tiny"), 0o644)
+	b.curl("-u", auth, "-T", filepath.Join(b.work, "q-tiny"), url("tiny.txt"))
+	if code, _ := b.curl("-u", auth, "-X", "COPY", "-H", "Destination: "+url("tiny.txt"), url("a.bin")); code != 507 {
+		t.Errorf("COPY onto a file past the quota = %d, want 507", code)
+	}
+	if code, body := b.curl("-u", auth, url("tiny.txt")); code != 200 || body != "tiny" {
+		t.Errorf("a refused COPY changed its destination: %d %q", code, body)
+	}
+	// Replacing a file counts the difference only.
+	if code, _ := b.curl("-u", auth, "-T", big, url("a.bin")); code != 204 {
+		t.Errorf("replacing within the quota = %d, want 204", code)
+	}
+	// Chunk assembly past the quota: each part fits, the whole does not.
+	up := "https://localhost:" + b.port(b.https) + "/remote.php/dav/uploads/" + user + "/t1"
+	part := filepath.Join(b.work, "q-part")
+	os.WriteFile(part, []byte(strings.Repeat("p", 200<<10)), 0o644)
+	b.curl("-u", auth, "-X", "MKCOL", up)
+	for _, n := range []string{"/00001", "/00002"} {
+		if code, _ := b.curl("-u", auth, "-T", part, up+n); code != 201 {
+			t.Errorf("PUT of a part that fits = %d", code)
+		}
+	}
+	if code, _ := b.curl("-u", auth, "-X", "MOVE", "-H", "Destination: /remote.php/dav/files/"+user+"/c.bin", up+"/.file"); code != 507 {
+		t.Errorf("chunk assembly past the quota = %d, want 507", code)
+	}
+	if _, body := b.curl("-u", auth, "-X", "PROPFIND", "-H", "Depth: 0", "--data",
+		`<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:quota-used-bytes/><d:quota-available-bytes/></d:prop></d:propfind>`, url("")); !strings.Contains(body, fmt.Sprintf("<D:quota-used-bytes>%d</D:quota-used-bytes>", 700<<10+4)) ||
+		!strings.Contains(body, fmt.Sprintf("<D:quota-available-bytes>%d</D:quota-available-bytes>", 1<<20-700<<10-4)) {
+		t.Errorf("RFC 4331 properties:\n%s", body)
+	}
+	out, ok := b.sftp(user, "password:"+pw, "put "+small+" s.bin")
+	if ok {
+		t.Errorf("SFTP put past the quota succeeded:\n%s", out)
+	}
+	for _, p := range []string{"b.bin", "copy.bin", "c.bin", "s.bin"} {
+		if _, err := os.Stat(filepath.Join(b.state, "files", user, p)); err == nil {
+			t.Errorf("a write refused for the quota left %s", p)
+		}
+	}
+	if got := sum(t, filepath.Join(b.state, "files", user, "a.bin")); got != sum(t, big) {
+		t.Error("a.bin is not the last version that fitted")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/term"
@@ -52,7 +53,7 @@ func userCmd(f *flags, stdin io.Reader, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if len(a) == 0 {
-		return errors.New("usage: bonesync user add|passwd|del|list|key add ...")
+		return errors.New("usage: bonesync user add|passwd|del|list|quota|key add ...")
 	}
 	switch a[0] {
 	case "add":
@@ -102,7 +103,27 @@ func userCmd(f *flags, stdin io.Reader, stdout, stderr io.Writer) error {
 			return err
 		}
 		for _, u := range list {
-			fmt.Fprintf(stdout, "%-32s %d key(s)  since %s\n", u.Name, u.Keys, u.Created.Format("2006-01-02"))
+			quota := ""
+			if q := db.Quota(u.Name); q > 0 {
+				quota = "  quota " + formatSize(q)
+			}
+			fmt.Fprintf(stdout, "%-32s %d key(s)  since %s%s\n", u.Name, u.Keys, u.Created.Format("2006-01-02"), quota)
+		}
+	case "quota":
+		if err := need(3, "quota NAME SIZE (like 50G, 500M, or none)"); err != nil {
+			return err
+		}
+		size, err := parseSize(a[2])
+		if err != nil {
+			return err
+		}
+		if err := db.SetQuota(a[1], size); err != nil {
+			return err
+		}
+		if size == 0 {
+			fmt.Fprintf(stdout, "%s has no quota now\n", a[1])
+		} else {
+			fmt.Fprintf(stdout, "%s may now store %s\n", a[1], formatSize(size))
 		}
 	case "key":
 		if err := need(4, "key add NAME FILE"); err != nil || a[1] != "add" {
@@ -123,7 +144,7 @@ func userCmd(f *flags, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "added %d key(s) to %s\n", n, a[2])
 	default:
-		return fmt.Errorf("unknown user command %q (want add, passwd, del, list or key add)", a[0])
+		return fmt.Errorf("unknown user command %q (want add, passwd, del, list, quota or key add)", a[0])
 	}
 	return nil
 }
@@ -154,4 +175,38 @@ func readPassword(stdin io.Reader, stderr io.Writer, name string) (string, error
 		return "", fmt.Errorf("read the password from stdin: %w", err)
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// parseSize reads a quota: bytes, or a number with K, M, G or T (powers of
+// 1024, an optional "iB" or "B" after), or "none".
+func parseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	if t == "NONE" || t == "0" {
+		return 0, nil
+	}
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		if i := strings.IndexByte("KMGT", t[n-1]); i >= 0 {
+			mult = int64(1) << (10 * (i + 1))
+			t = t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || v*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("quota %q: want a size like 50G, 500M or 1T, or none", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+func formatSize(n int64) string {
+	for _, u := range []struct {
+		s    string
+		size int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size {
+			return strconv.FormatFloat(float64(n)/float64(u.size), 'f', -1, 64) + " " + u.s
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -213,6 +213,7 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 			return
 		}
 		go ssh.DiscardRequests(reqs)
+		tree.SetQuota(s.Users.Quota(user)) // read at each session's start
 		var locked func(...locks.Change) error
 		if s.Locks != nil {
 			locked = func(c ...locks.Change) error { return s.Locks.Check(user, nil, c...) }

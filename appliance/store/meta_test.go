@@ -313,3 +313,34 @@ func TestOutsideEditDropsDigests(t *testing.T) {
 		t.Skip("no user xattrs here")
 	}
 }
+
+func TestQuota(t *testing.T) {
+	tr, _ := tree(t) // holds hello.txt, 5 bytes
+	tr.SetQuota(100)
+	put(t, tr, "a.bin", strings.Repeat("a", 60), time.Now())
+	if used, _ := tr.Usage(); used != 65 {
+		t.Fatalf("usage = %d, want 65", used)
+	}
+	u, _ := tr.Create("b.bin", false)
+	if _, err := u.Write([]byte(strings.Repeat("b", 50))); !errors.Is(err, ErrQuota) {
+		t.Errorf("a write past the quota = %v, want ErrQuota", err)
+	}
+	if err := u.Close(); !errors.Is(err, ErrQuota) {
+		t.Errorf("Close = %v", err)
+	}
+	// Replacing a file counts only the difference.
+	put(t, tr, "a.bin", strings.Repeat("A", 90), time.Now())
+	if used, _ := tr.Usage(); used != 95 {
+		t.Errorf("usage after a replace = %d, want 95", used)
+	}
+	tr.Remove("a.bin")
+	if used, _ := tr.Usage(); used != 5 {
+		t.Errorf("usage after a remove = %d, want 5", used)
+	}
+	if err := tr.Fits(96); !errors.Is(err, ErrQuota) {
+		t.Errorf("Fits(96) = %v", err)
+	}
+	if leftovers(t, tr) != 0 {
+		t.Error("a refused upload left its temp file")
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -28,6 +29,9 @@ type Store struct {
 	own     string   // dir/.bonesync
 	staging *os.File // dir/.bonesync/staging, where uploads are written
 	epoch   [8]byte
+
+	mu    sync.Mutex
+	usage map[string]*usage // by user
 }
 
 const ownDir = ".bonesync"
@@ -154,9 +158,10 @@ func (s *Store) RemoveStaleUploads() error {
 // "a/b" and "" all mean paths within the tree; nothing can name anything
 // outside it.
 type Tree struct {
-	root *os.Root
-	user string
-	s    *Store
+	root  *os.Root
+	user  string
+	s     *Store
+	quota int64
 }
 
 // Close releases the tree.
@@ -245,9 +250,14 @@ func (t *Tree) Remove(p string) error {
 	if c == "." {
 		return fs.ErrPermission
 	}
+	var freed int64
+	if fi, err := t.root.Lstat(c); err == nil && fi.Mode().IsRegular() {
+		freed = fi.Size()
+	}
 	if err := t.root.Remove(c); err != nil {
 		return err
 	}
+	t.account(-freed)
 	t.touchUp(parent(c))
 	return t.syncDir(parent(c))
 }
@@ -265,9 +275,12 @@ func (t *Tree) RemoveAll(p string) error {
 	if _, err := t.root.Lstat(c); err != nil {
 		return err
 	}
+	freed, _ := t.size(c)
 	if err := t.root.RemoveAll(c); err != nil {
+		t.s.forgetUsage(t.user) // part of it went: count again when next asked
 		return err
 	}
+	t.account(-freed)
 	t.touchUp(parent(c))
 	return t.syncDir(parent(c))
 }
@@ -285,9 +298,14 @@ func (t *Tree) Rename(oldp, newp string) error {
 	if o == "." || n == "." {
 		return fs.ErrPermission
 	}
+	var replaced int64
+	if fi, err := t.root.Lstat(n); err == nil && fi.Mode().IsRegular() {
+		replaced = fi.Size()
+	}
 	if err := t.root.Rename(o, n); err != nil {
 		return err
 	}
+	t.account(-replaced)
 	t.touchUp(parent(n))
 	if err := t.syncDir(parent(n)); err != nil {
 		return err
@@ -349,6 +367,14 @@ func (s *Store) expireChunks(before time.Time) {
 			}
 		}
 	}
+}
+
+// forgetUsage makes the next Usage count the user's files again.
+func (s *Store) forgetUsage(user string) {
+	u := s.usageOf(user)
+	u.mu.Lock()
+	u.known = false
+	u.mu.Unlock()
 }
 
 // Chunks opens, creating it if needed, the folder where user's chunked

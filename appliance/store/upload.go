@@ -44,9 +44,11 @@ type Upload struct {
 	err    error // first write error, or the transfer error
 	closed bool
 
-	mtime  time.Time
-	expect []Checksum
-	result Info
+	mtime   time.Time
+	expect  []Checksum
+	result  Info
+	oldSize int64 // of the file this one replaces
+	size    int64 // the end of what was written
 }
 
 // Create starts an upload to p. If keep is true and p exists, the upload starts
@@ -76,9 +78,12 @@ func (t *Tree) Create(p string, keep bool) (*Upload, error) {
 		return nil, noSpace(fmt.Errorf("start upload of %s: %w", p, err))
 	}
 	u := &Upload{t: t, name: c, tmp: tmp, f: os.NewFile(uintptr(fd), tmp), h: newHasher()}
+	if fi, err := t.root.Stat(c); err == nil {
+		u.oldSize = fi.Size()
+	}
 	if keep {
 		if old, err := t.root.Open(c); err == nil {
-			_, err = io.Copy(io.MultiWriter(u.f, u.h), old)
+			u.size, err = io.Copy(io.MultiWriter(u.f, u.h), old)
 			old.Close()
 			if err != nil {
 				u.Abort()
@@ -130,20 +135,43 @@ func (u *Upload) record(err error) error {
 func (u *Upload) Write(b []byte) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if err := u.grow(u.size + int64(len(b))); err != nil {
+		return 0, err
+	}
 	n, err := u.f.Write(b)
 	u.h.Write(b[:n])
+	u.size += int64(n)
 	if err != nil && u.err == nil {
 		u.err = noSpace(err)
 	}
 	return n, noSpaceOrNil(err)
 }
 
+// grow checks that the upload may reach end bytes within the quota. Called
+// with u.mu held.
+func (u *Upload) grow(end int64) error {
+	if end <= u.size {
+		return nil
+	}
+	if err := u.t.overQuota(end - u.oldSize); err != nil {
+		if u.err == nil {
+			u.err = err
+		}
+		return err
+	}
+	return nil
+}
+
 // WriteAt writes data at an offset (SFTP writes arrive so, maybe out of order).
 func (u *Upload) WriteAt(b []byte, off int64) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if err := u.grow(off + int64(len(b))); err != nil {
+		return 0, err
+	}
 	n, err := u.f.WriteAt(b, off)
 	u.h.wrote(b[:n], off)
+	u.size = max(u.size, off+int64(n))
 	if err != nil && u.err == nil {
 		u.err = noSpace(err)
 	}
@@ -301,9 +329,22 @@ func (u *Upload) commit() error {
 		return err
 	}
 	defer dir.Close()
+	// The quota, checked again with what the file replaces now, and the
+	// rename are one step for the user's usage.
+	us := u.t.s.usageOf(u.t.user)
+	us.commit.Lock()
+	defer us.commit.Unlock()
+	var old int64
+	if fi, err := u.t.root.Stat(u.name); err == nil {
+		old = fi.Size()
+	}
+	if err := u.t.overQuota(size - old); err != nil {
+		return err
+	}
 	if err := unix.Renameat(int(u.t.s.staging.Fd()), u.tmp, int(dir.Fd()), path.Base(u.name)); err != nil {
 		return fmt.Errorf("put %s in place: %w", u.name, err)
 	}
+	u.t.account(size - old)
 	if crashAfter(stepRenamed) {
 		return errCrash
 	}
@@ -364,6 +405,11 @@ func (u *Upload) Fd() int { return int(u.f.Fd()) }
 func (u *Upload) Truncate(size int64) error {
 	u.mu.Lock()
 	u.h.broken = true
+	if err := u.grow(size); err != nil {
+		u.mu.Unlock()
+		return err
+	}
+	u.size = size
 	u.mu.Unlock()
 	return u.record(u.f.Truncate(size))
 }

@@ -54,6 +54,9 @@ type User struct {
 	Hash    string    `json:"hash"`
 	Keys    []string  `json:"keys,omitempty"` // authorized_keys lines
 	Created time.Time `json:"created"`
+	// Quota is the most bytes the account's files may take; 0: no limit
+	// but the disk.
+	Quota int64 `json:"quota,omitempty"`
 }
 
 type fileFormat struct {
@@ -214,6 +217,28 @@ func (db *DB) SetPassword(name, password string) error {
 		u.Hash = hash
 		return nil
 	})
+}
+
+// SetQuota limits the bytes an account's files may take; 0 removes the
+// limit.
+func (db *DB) SetQuota(name string, bytes int64) error {
+	if bytes < 0 {
+		return fmt.Errorf("a quota cannot be negative")
+	}
+	return db.update(func(m map[string]*User) error {
+		u, ok := m[name]
+		if !ok {
+			return fmt.Errorf("no user %s", name)
+		}
+		u.Quota = bytes
+		return nil
+	})
+}
+
+// Quota is an account's quota in bytes; 0 for none (or no such account).
+func (db *DB) Quota(name string) int64 {
+	u, _ := db.lookup(name)
+	return u.Quota
 }
 
 // Delete removes an account (its files stay).

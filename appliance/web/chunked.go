@@ -63,6 +63,20 @@ func (d *DAV) serveUploads(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "bad part name", http.StatusBadRequest)
 			return
 		}
+		if q := d.Users.Quota(user); q > 0 && r.ContentLength > 0 {
+			// The parts count against the quota once assembled; a part
+			// that could never fit is refused now.
+			tree, err := d.Store.Tree(user)
+			if err == nil {
+				tree.SetQuota(q)
+				err = tree.Fits(r.ContentLength)
+				tree.Close()
+			}
+			if err != nil {
+				writeStoreError(w, err)
+				return
+			}
+		}
 		up := &putInfo{body: &putBody{ReadCloser: r.Body, want: r.ContentLength}}
 		r.Body = up.body
 		ctx = context.WithValue(ctx, putKey{}, up)
@@ -96,6 +110,7 @@ func (d *DAV) assemble(w http.ResponseWriter, r *http.Request, user string, root
 		return
 	}
 	defer tree.Close()
+	tree.SetQuota(d.Users.Quota(user))
 	defer d.paths.lock(user, dst)()
 	if !d.conditions(w, r, tree, user, dstPrefix, dst, locks.Change{Path: dst, Tree: true, Member: true}) {
 		return
@@ -109,6 +124,10 @@ func (d *DAV) assemble(w http.ResponseWriter, r *http.Request, user string, root
 	if err != nil {
 		fmt.Fprintf(d.Log, "webdav: %s: assemble %s: %v\n", user, transfer, err)
 		writeStoreError(w, err)
+		return
+	}
+	if len(parts) == 0 {
+		http.Error(w, "no parts were uploaded", http.StatusBadRequest)
 		return
 	}
 	if v := r.Header.Get("OC-Total-Length"); v != "" {
@@ -206,7 +225,7 @@ type chunkStatus struct {
 func (w *chunkStatus) WriteHeader(code int) {
 	if code == http.StatusMethodNotAllowed {
 		switch {
-		case errors.Is(w.put.err, store.ErrNoSpace):
+		case errors.Is(w.put.err, store.ErrNoSpace) || errors.Is(w.put.err, store.ErrQuota):
 			code = http.StatusInsufficientStorage
 		case w.put.body.complete() != nil:
 			code = http.StatusBadRequest

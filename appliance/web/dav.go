@@ -110,6 +110,7 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 		return
 	}
 	defer tree.Close()
+	tree.SetQuota(d.Users.Quota(user))
 	name := strings.TrimPrefix(r.URL.Path, prefix)
 	ctx := r.Context()
 	switch r.Method {
@@ -161,8 +162,18 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		_, statErr := tree.Stat(name)
+		old, statErr := tree.Stat(name)
 		up.existed = statErr == nil
+		if r.ContentLength > 0 {
+			grow := r.ContentLength
+			if statErr == nil {
+				grow -= old.Size()
+			}
+			if err := tree.Fits(grow); err != nil {
+				writeStoreError(w, err) // before a byte is sent (Expect: 100-continue)
+				return
+			}
+		}
 		r.Body = up.body
 		ctx = context.WithValue(ctx, putKey{}, up)
 		w = &putStatus{ResponseWriter: w, put: up}
@@ -175,8 +186,19 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 				http.Error(w, "the destination is the source or inside it", http.StatusForbidden)
 				return
 			}
+			var cp *copyPaths
 			if r.Method == "COPY" {
-				ctx = context.WithValue(ctx, copyKey{}, copyPaths{src: src, dst: dst})
+				cp = &copyPaths{src: src, dst: dst}
+				ctx = context.WithValue(ctx, copyKey{}, cp)
+			}
+			// x/net/webdav deletes an existing destination before it copies
+			// or moves onto it; a file onto a file is replaced by one rename
+			// instead, so a copy that fails (quota, full disk) or a power
+			// cut leaves the old file.
+			sfi, err1 := tree.Stat(src)
+			dfi, err2 := tree.Stat(dst)
+			if err1 == nil && err2 == nil && sfi.Mode().IsRegular() && dfi.Mode().IsRegular() {
+				ctx = context.WithValue(ctx, replaceKey{}, dst)
 			}
 			var mtime time.Time
 			if v := r.Header.Get("X-OC-Mtime"); v != "" {
@@ -185,7 +207,7 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 					return
 				}
 			}
-			w = &afterStatus{ResponseWriter: w, done: func(h http.Header) {
+			w = &afterStatus{ResponseWriter: w, copy: cp, done: func(h http.Header) {
 				if !mtime.IsZero() && tree.SetModTime(dst, mtime) == nil {
 					h.Set("X-OC-MTime", "accepted")
 				}
@@ -272,9 +294,14 @@ type afterStatus struct {
 	http.ResponseWriter
 	done func(http.Header)
 	ran  bool
+	copy *copyPaths // a COPY's, whose failure to write is told as 507
 }
 
 func (w *afterStatus) WriteHeader(code int) {
+	if w.copy != nil && code == http.StatusInternalServerError &&
+		(errors.Is(w.copy.err, store.ErrQuota) || errors.Is(w.copy.err, store.ErrNoSpace)) {
+		code = http.StatusInsufficientStorage
+	}
 	if !w.ran && (code == http.StatusCreated || code == http.StatusNoContent) {
 		w.ran = true
 		w.done(w.Header())
@@ -454,7 +481,7 @@ type putStatus struct {
 func (w *putStatus) WriteHeader(code int) {
 	up := w.put
 	switch {
-	case code == http.StatusMethodNotAllowed && errors.Is(up.err, store.ErrNoSpace):
+	case code == http.StatusMethodNotAllowed && (errors.Is(up.err, store.ErrNoSpace) || errors.Is(up.err, store.ErrQuota)):
 		code = http.StatusInsufficientStorage
 	case code == http.StatusMethodNotAllowed && (errors.Is(up.err, store.ErrChecksum) || up.body.complete() != nil):
 		code = http.StatusBadRequest
@@ -474,15 +501,24 @@ func (w *putStatus) WriteHeader(code int) {
 func (w *putStatus) Write(b []byte) (int, error) { return w.ResponseWriter.Write(b) }
 
 // copyPaths are a COPY's source and destination, so the copy of a file can
-// keep its source's date (see davFS.OpenFile).
-type copyPaths struct{ src, dst string }
+// keep its source's date (see davFS.OpenFile), and why a copy failed.
+type copyPaths struct {
+	src, dst string
+	err      error
+}
 
 type copyKey struct{}
+
+// replaceKey holds the destination that a COPY or MOVE of a file replaces
+// by rename, which davFS.RemoveAll leaves in place.
+type replaceKey struct{}
 
 func writeStoreError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, store.ErrNoSpace):
 		http.Error(w, "the box's disk is full", http.StatusInsufficientStorage)
+	case errors.Is(err, store.ErrQuota):
+		http.Error(w, err.Error(), http.StatusInsufficientStorage)
 	case errors.Is(err, store.ErrChecksum):
 		http.Error(w, err.Error(), http.StatusBadRequest)
 	case errors.Is(err, store.ErrBadName):

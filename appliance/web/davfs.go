@@ -54,7 +54,8 @@ func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMod
 				u.Expect(c)
 			}
 		}
-		if cp, ok := ctx.Value(copyKey{}).(copyPaths); ok {
+		var cp *copyPaths
+		if cp, _ = ctx.Value(copyKey{}).(*copyPaths); cp != nil {
 			// A copy keeps its source's date, as cp -p and every sync client expect.
 			dst := path.Clean("/" + name)
 			if rel, ok := strings.CutPrefix(dst, cp.dst); ok {
@@ -63,7 +64,7 @@ func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMod
 				}
 			}
 		}
-		return &davUpload{Upload: u, put: put}, nil
+		return &davUpload{Upload: u, put: put, copy: cp}, nil
 	}
 	// Read, or O_RDWR for PROPPATCH: the data is never written in place.
 	f, err := d.t.Open(name)
@@ -73,8 +74,13 @@ func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMod
 	return &davFile{File: f, fs: d, name: name}, nil
 }
 
-func (d davFS) RemoveAll(_ context.Context, name string) error { return d.t.RemoveAll(name) }
-func (d davFS) Rename(_ context.Context, o, n string) error    { return d.t.Rename(o, n) }
+func (d davFS) RemoveAll(ctx context.Context, name string) error {
+	if dst, ok := ctx.Value(replaceKey{}).(string); ok && path.Clean("/"+name) == dst {
+		return nil // replaced by the copy's or the move's rename
+	}
+	return d.t.RemoveAll(name)
+}
+func (d davFS) Rename(_ context.Context, o, n string) error { return d.t.Rename(o, n) }
 func (d davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
 	in, err := d.t.Info(name)
 	if err != nil {
@@ -134,6 +140,9 @@ func (f *davFile) DeadProps() (map[xml.Name]webdav.Property, error) {
 	}
 	computedProps(m, in)
 	lockProps(m, f.fs.locks, f.fs.user, f.fs.prefix, f.name)
+	if in.IsDir() {
+		quotaProps(m, f.fs.t)
+	}
 	return m, nil
 }
 
@@ -144,7 +153,8 @@ func (f *davFile) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
 // davUpload is a file being written: by PUT, COPY, or LOCK of a new name.
 type davUpload struct {
 	*store.Upload
-	put *putInfo // the PUT's headers and body, if a PUT
+	put  *putInfo   // the PUT's headers and body, if a PUT
+	copy *copyPaths // the COPY's, if a COPY
 }
 
 // Close commits the upload, unless the PUT's body did not arrive whole: then
@@ -158,6 +168,9 @@ func (u *davUpload) Close() error {
 	err := u.Upload.Close()
 	if u.put != nil {
 		u.put.err, u.put.result = err, u.Upload.Result()
+	}
+	if u.copy != nil && err != nil {
+		u.copy.err = err
 	}
 	return err
 }

@@ -47,10 +47,7 @@ func (d *DAV) Nextcloud(mux *http.ServeMux) {
 	mux.HandleFunc("/status.php", status)
 	for _, v := range []string{"/ocs/v1.php", "/ocs/v2.php"} {
 		mux.Handle(v+"/cloud/capabilities", d.ocs(capabilities))
-		mux.Handle(v+"/cloud/user", d.ocs(func(user string) any {
-			return map[string]any{"id": user, "display-name": user, "displayname": user, "email": nil,
-				"enabled": true}
-		}))
+		mux.Handle(v+"/cloud/user", d.ocs(d.userInfo))
 	}
 }
 
@@ -98,6 +95,34 @@ func (d *DAV) ocs(data func(user string) any) http.Handler {
 			"data": data(user),
 		}})
 	})
+}
+
+// userInfo is the OCS user record, with the quota as Nextcloud reports it
+// (-3: no quota but the disk).
+func (d *DAV) userInfo(user string) any {
+	info := map[string]any{"id": user, "display-name": user, "displayname": user, "email": nil, "enabled": true}
+	tree, err := d.Store.Tree(user)
+	if err != nil {
+		return info
+	}
+	defer tree.Close()
+	q := d.Users.Quota(user)
+	tree.SetQuota(q)
+	used, err1 := tree.Usage()
+	free, err2 := tree.Free()
+	if err1 != nil || err2 != nil {
+		return info
+	}
+	quota := map[string]any{"used": used, "free": free, "total": used + free, "quota": -3}
+	if q > 0 {
+		quota["free"] = max(0, min(free, q-used))
+		quota["total"], quota["quota"] = q, q
+	}
+	if total := quota["total"].(int64); total > 0 {
+		quota["relative"] = float64(used) * 100 / float64(total)
+	}
+	info["quota"] = quota
+	return info
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -34,6 +34,7 @@ var (
 var computed = map[xml.Name]bool{
 	getETagProp: true, ocFileID: true, ocID: true, ocPermissions: true, ocSize: true, ocChecksums: true,
 	{Space: "DAV:", Local: "lockdiscovery"}: true, {Space: "DAV:", Local: "supportedlock"}: true,
+	quotaUsed: true, quotaAvailable: true,
 }
 
 // instanceID ends every oc:id, as a Nextcloud server's instance id does.
@@ -61,6 +62,30 @@ func computedProps(m map[xml.Name]webdav.Property, in store.Info) {
 		set(ocChecksums, "<checksum xmlns=\""+ocNS+"\">SHA1:"+hex.EncodeToString(in.Sums.SHA1[:])+
 			" MD5:"+hex.EncodeToString(in.Sums.MD5[:])+"</checksum>")
 	}
+}
+
+var (
+	quotaUsed      = xml.Name{Space: "DAV:", Local: "quota-used-bytes"}
+	quotaAvailable = xml.Name{Space: "DAV:", Local: "quota-available-bytes"}
+)
+
+// quotaProps adds RFC 4331's properties: the bytes the user's files take,
+// and what is left, the smaller of the quota's rest and the disk's free
+// space.
+func quotaProps(m map[xml.Name]webdav.Property, t *store.Tree) {
+	used, err := t.Usage()
+	if err != nil {
+		return
+	}
+	avail, err := t.Free()
+	if err != nil {
+		return
+	}
+	if q := t.Quota(); q > 0 {
+		avail = max(0, min(avail, q-used))
+	}
+	m[quotaUsed] = webdav.Property{XMLName: quotaUsed, InnerXML: []byte(fmt.Sprint(used))}
+	m[quotaAvailable] = webdav.Property{XMLName: quotaAvailable, InnerXML: []byte(fmt.Sprint(avail))}
 }
 
 func xmlText(s string) string {

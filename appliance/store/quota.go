@@ -1,0 +1,120 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrQuota is returned (wrapped) when a write would take a user past their
+// quota.
+var ErrQuota = errors.New("over your quota")
+
+// usage is the bytes a user's files take: counted once by walking the
+// tree, then kept by every change through the store.
+type usage struct {
+	commit sync.Mutex // a commit's quota check and its rename, one at a time
+	mu     sync.Mutex
+	known  bool
+	bytes  int64
+}
+
+func (s *Store) usageOf(user string) *usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.usage == nil {
+		s.usage = map[string]*usage{}
+	}
+	u := s.usage[user]
+	if u == nil {
+		u = &usage{}
+		s.usage[user] = u
+	}
+	return u
+}
+
+// SetQuota limits what this tree's writes may take in all (0: only the disk
+// limits them). WebDAV and SFTP set it from the account at login.
+func (t *Tree) SetQuota(limit int64) { t.quota = limit }
+
+// Quota is the limit SetQuota set.
+func (t *Tree) Quota() int64 { return t.quota }
+
+// Usage is the bytes the user's files take.
+func (t *Tree) Usage() (int64, error) {
+	u := t.s.usageOf(t.user)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.known {
+		n, err := t.size(".")
+		if err != nil {
+			return 0, fmt.Errorf("count %s's files: %w", t.user, err)
+		}
+		u.bytes, u.known = n, true
+	}
+	return u.bytes, nil
+}
+
+// Free is what the disk under the tree has left for it.
+func (t *Tree) Free() (int64, error) {
+	d, err := t.root.Open(".")
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(d.Fd()), &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+// size adds up the regular files at or below c.
+func (t *Tree) size(c string) (int64, error) {
+	var n int64
+	err := fs.WalkDir(t.root.FS(), c, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// account adds delta to the user's usage, if it is known.
+func (t *Tree) account(delta int64) {
+	u := t.s.usageOf(t.user)
+	u.mu.Lock()
+	if u.known {
+		u.bytes += delta
+	}
+	u.mu.Unlock()
+}
+
+// overQuota reports whether growing the user's files by delta would pass
+// the quota.
+func (t *Tree) overQuota(delta int64) error {
+	if t.quota <= 0 || delta <= 0 {
+		return nil
+	}
+	used, err := t.Usage()
+	if err != nil {
+		return err
+	}
+	if used+delta > t.quota {
+		return fmt.Errorf("%w: %d of %d bytes used, %d more asked for", ErrQuota, used, t.quota, delta)
+	}
+	return nil
+}
+
+// Fits reports, with ErrQuota, whether n more bytes fit in the quota: a
+// client that announces its size is refused before it sends.
+func (t *Tree) Fits(n int64) error { return t.overQuota(n) }
