@@ -237,9 +237,11 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 			fileHeaders(w.Header(), in)
 		}
 	}
+	fsys := davFS{t: tree, locks: d.locks(), user: user, prefix: prefix, last: &statted{}}
+	defer fsys.close()
 	h := &webdav.Handler{
 		Prefix:     prefix,
-		FileSystem: davFS{t: tree, locks: d.locks(), user: user, prefix: prefix},
+		FileSystem: fsys,
 		LockSystem: noLocks{},
 		Logger: func(r *http.Request, err error) {
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -28,9 +28,28 @@ type davFS struct {
 	locks  *locks.Table // for lockdiscovery
 	user   string
 	prefix string
+	last   *statted // the file the last Stat opened
+}
+
+// statted is a file Stat opened and described. x/net/webdav's PROPFIND
+// calls Stat and then OpenFile on each file it lists; the second gets the
+// first's open file and description, which halves the system calls per
+// file. The request's end closes what is left (davFS.close).
+type statted struct {
+	name string
+	f    *os.File
+	in   store.Info
+}
+
+func (d davFS) close() {
+	if d.last != nil && d.last.f != nil {
+		d.last.f.Close()
+		d.last.f = nil
+	}
 }
 
 func (d davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
+	d.close()
 	// WebDAV's MKCOL needs the parent to exist (409 otherwise).
 	if _, err := d.t.Stat(path.Dir(path.Clean("/" + name))); err != nil {
 		return err
@@ -40,6 +59,7 @@ func (d davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
 
 func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMode) (webdav.File, error) {
 	if flag&(os.O_CREATE|os.O_TRUNC) != 0 {
+		d.close()
 		if _, err := d.t.Stat(path.Dir(path.Clean("/" + name))); err != nil {
 			return nil, err
 		}
@@ -67,6 +87,11 @@ func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMod
 		return &davUpload{Upload: u, put: put, copy: cp}, nil
 	}
 	// Read, or O_RDWR for PROPPATCH: the data is never written in place.
+	if l := d.last; l != nil && l.f != nil && l.name == name {
+		f := &davFile{File: l.f, fs: d, name: name, in: l.in, described: true}
+		l.f = nil
+		return f, nil
+	}
 	f, err := d.t.Open(name)
 	if err != nil {
 		return nil, err
@@ -78,13 +103,25 @@ func (d davFS) RemoveAll(ctx context.Context, name string) error {
 	if dst, ok := ctx.Value(replaceKey{}).(string); ok && path.Clean("/"+name) == dst {
 		return nil // replaced by the copy's or the move's rename
 	}
+	d.close()
 	return d.t.RemoveAll(name)
 }
 func (d davFS) Rename(_ context.Context, o, n string) error { return d.t.Rename(o, n) }
 func (d davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
-	in, err := d.t.Info(name)
+	f, err := d.t.Open(name)
 	if err != nil {
 		return nil, err
+	}
+	in, err := d.t.Describe(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if d.last != nil {
+		d.close()
+		*d.last = statted{name: name, f: f, in: in}
+	} else {
+		f.Close()
 	}
 	return davInfo{in}, nil
 }
@@ -105,8 +142,21 @@ func (i davInfo) ContentType(context.Context) (string, error) {
 // davFile is a file or directory opened for reading.
 type davFile struct {
 	*os.File
-	fs   davFS
-	name string
+	fs        davFS
+	name      string
+	in        store.Info
+	described bool
+}
+
+func (f *davFile) describe() (store.Info, error) {
+	if f.described {
+		return f.in, nil
+	}
+	in, err := f.fs.t.Describe(f.File)
+	if err == nil {
+		f.in, f.described = in, true
+	}
+	return in, err
 }
 
 func (f *davFile) Write([]byte) (int, error) { return 0, fs.ErrPermission }
@@ -119,7 +169,7 @@ func (f *davFile) Readdir(n int) ([]fs.FileInfo, error) {
 
 // Stat describes the file with its ETag.
 func (f *davFile) Stat() (fs.FileInfo, error) {
-	in, err := f.fs.t.Describe(f.File)
+	in, err := f.describe()
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +184,7 @@ func (f *davFile) DeadProps() (map[xml.Name]webdav.Property, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := f.fs.t.Describe(f.File)
+	in, err := f.describe()
 	if err != nil {
 		return nil, err
 	}
@@ -223,8 +273,17 @@ type storedProp struct {
 }
 
 func deadProps(fd int) (map[xml.Name]webdav.Property, error) {
-	buf := make([]byte, 64<<10)
+	// Most files have no dead properties: ask with a small buffer, and for
+	// the size only when it is too small (a PROPFIND does this per file).
+	var small [512]byte
+	buf := small[:]
 	n, err := unix.Fgetxattr(fd, propsAttr, buf)
+	if errors.Is(err, unix.ERANGE) {
+		if n, err = unix.Fgetxattr(fd, propsAttr, nil); err == nil {
+			buf = make([]byte, n)
+			n, err = unix.Fgetxattr(fd, propsAttr, buf)
+		}
+	}
 	if errors.Is(err, unix.ENODATA) || errors.Is(err, unix.ENOTSUP) {
 		return map[xml.Name]webdav.Property{}, nil
 	}

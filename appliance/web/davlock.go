@@ -193,8 +193,9 @@ func lockProps(m map[xml.Name]webdav.Property, table *locks.Table, user, prefix,
 	}
 	disc := xml.Name{Space: "DAV:", Local: "lockdiscovery"}
 	m[disc] = webdav.Property{XMLName: disc, InnerXML: []byte(b.String())}
-	sup := xml.Name{Space: "DAV:", Local: "supportedlock"}
-	m[sup] = webdav.Property{XMLName: sup, InnerXML: []byte(
-		`<lockentry xmlns="DAV:"><lockscope><exclusive/></lockscope><locktype><write/></locktype></lockentry>` +
-			`<lockentry xmlns="DAV:"><lockscope><shared/></lockscope><locktype><write/></locktype></lockentry>`)}
+	m[supportedLock.XMLName] = supportedLock
 }
+
+var supportedLock = webdav.Property{XMLName: xml.Name{Space: "DAV:", Local: "supportedlock"}, InnerXML: []byte(
+	`<lockentry xmlns="DAV:"><lockscope><exclusive/></lockscope><locktype><write/></locktype></lockentry>` +
+		`<lockentry xmlns="DAV:"><lockscope><shared/></lockscope><locktype><write/></locktype></lockentry>`)}

@@ -1,0 +1,89 @@
+package web
+
+import (
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// newDAV is a DAV on a fresh state directory with the user "u" (password
+// "password") whose tree holds files/ with n files.
+func newDAV(t testing.TB, n int) *DAV {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := state.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := users.Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Add("u", "password"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(filepath.Join(dir, "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := s.Tree("u")
+	tr.Mkdir("files")
+	for i := 0; i < n; i++ {
+		u, _ := tr.Create(fmt.Sprintf("files/f%05d.txt", i), false)
+		fmt.Fprintf(u, "file %d\n", i)
+		if err := u.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr.Close()
+	return &DAV{Users: db, Store: s, Guard: guard.New(io.Discard), Log: io.Discard}
+}
+
+func davRequest(method, target, body string, hdr ...string) *http.Request {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	r.TLS = &tls.ConnectionState{}
+	r.SetBasicAuth("u", "password")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	return r
+}
+
+const propfindBody = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/><d:getlastmodified/><d:getcontentlength/><d:getetag/></d:prop></d:propfind>`
+
+func TestPropfindListsEveryFileWithETag(t *testing.T) {
+	d := newDAV(t, 50)
+	w := httptest.NewRecorder()
+	d.ServeHTTP(w, davRequest("PROPFIND", "/dav/files/", propfindBody, "Depth", "1"))
+	if w.Code != 207 {
+		t.Fatalf("PROPFIND = %d", w.Code)
+	}
+	if n := strings.Count(w.Body.String(), "<D:getetag>"); n != 51 {
+		t.Errorf("%d getetag properties, want 51 (the folder and 50 files)", n)
+	}
+}
+
+// BenchmarkPropfind1000 is a Depth 1 PROPFIND of a folder of 1,000 files.
+func BenchmarkPropfind1000(b *testing.B) {
+	d := newDAV(b, 1000)
+	time.Sleep(0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w := httptest.NewRecorder()
+		d.ServeHTTP(w, davRequest("PROPFIND", "/dav/files/", propfindBody, "Depth", "1"))
+		if w.Code != 207 {
+			b.Fatal(w.Code)
+		}
+	}
+}
