@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages `make bench` compares bonesync with, if they
-# are missing: nginx (with Debian's OpenSSL), openssh-server (sshd), qemu-user
+# are missing: nginx (with Debian's OpenSSL), openssh-server (sshd), apache2
+# (mod_dav), nextcloud-desktop-cmd (the sync client), qemu-user
 # (the dynamic qemu-arm that loads the armcost plugin) and gcc (to build it).
 # Package scripts are not allowed to start the services: the benchmark runs
 # its own nginx and sshd on loopback with its own config files. Then the
@@ -11,6 +12,8 @@ cache="${1:-}"
 need=()
 [ -x /usr/sbin/nginx ] || need+=(nginx)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
+[ -x /usr/sbin/apache2 ] || need+=(apache2)
+command -v nextcloudcmd >/dev/null || need+=(nextcloud-desktop-cmd)
 command -v qemu-arm >/dev/null || need+=(qemu-user)
 command -v gcc >/dev/null || need+=(gcc libc6-dev)
 sysroot() { # the armhf nginx for the ARM counts; without it they are Go-only

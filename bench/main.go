@@ -14,8 +14,11 @@
 //  2. HTTPS for each key type: nginx and `bonesync serve`, full handshakes
 //     then resumed ones, CPU and memory from /proc;
 //  3. SSH: sshd and bonesync's SFTP listener, up to a refused login;
-//  4. ARM instruction counts under qemu-arm with the armcost plugin;
-//  5. the report.
+//  4. sync: an unchanged nextcloudcmd sync, PROPFIND beside Apache's
+//     mod_dav, memory during PROPFIND Depth infinity, upload CPU with and
+//     without digests (sync.go);
+//  5. ARM instruction counts under qemu-arm with the armcost plugin;
+//  6. the report.
 package main
 
 import (
@@ -55,6 +58,7 @@ type options struct {
 	warm, dur  time.Duration
 	armN       int
 	https, ssh bool
+	sync       bool
 	arm        bool
 	keep       bool
 	log        io.Writer
@@ -81,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.warm, "warmup", time.Second, "unmeasured load before each phase")
 	fs.BoolVar(&o.https, "https", true, "compare HTTPS with nginx")
 	fs.BoolVar(&o.ssh, "ssh", true, "compare SFTP's SSH handshake with sshd")
+	fs.BoolVar(&o.sync, "sync", true, "sync figures: nextcloudcmd, PROPFIND beside Apache's mod_dav, upload digests")
 	fs.BoolVar(&o.arm, "arm", true, "count ARM instructions per handshake under qemu-arm")
 	fs.IntVar(&o.armN, "arm-n", 20, "handshakes counted per kind under qemu-arm")
 	fs.StringVar(&o.sysroot, "sysroot", "out/cache/bench-armhf/sysroot", "armhf sysroot with Debian's nginx (bench/armhf-sysroot.sh)")
@@ -137,7 +142,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	r := &results{Started: time.Now(), Clients: o.clients, Warm: o.warm, Dur: o.dur, Machine: thisMachine(o)}
 	var failed []string
 
-	if o.https || o.ssh {
+	if o.https || o.ssh || o.sync {
 		keyTypes := o.keys
 		if !o.https {
 			keyTypes = []string{"ecdsa-p256"}
@@ -170,6 +175,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				o.logf("ssh failed: %s", s.Err)
 			}
 			r.SSH = &s
+		}
+		if o.sync && ctx.Err() == nil {
+			s := syncBlock(ctx, o, dirs[keyTypes[0]])
+			if s.Err != "" {
+				failed = append(failed, "sync")
+				o.logf("sync failed: %s", s.Err)
+			}
+			r.Sync = &s
 		}
 	}
 	if o.arm && ctx.Err() == nil {

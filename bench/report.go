@@ -17,6 +17,7 @@ type results struct {
 	FileBytes int
 	HTTPS     []httpsResult
 	SSH       *sshResult
+	Sync      *syncResult
 	ARM       *armResult
 }
 
@@ -115,6 +116,10 @@ func (r *results) markdown(w io.Writer) {
 				"(see the kernel row): the SSH ratio measures that as much as sshd's cryptography.\n\n", ms(r.SSH.SSHDStart))
 		}
 		writeNotes(w, notes)
+	}
+
+	if r.Sync != nil {
+		r.Sync.markdown(w)
 	}
 
 	if r.ARM != nil {
