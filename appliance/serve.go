@@ -108,9 +108,14 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer files.Close() // a clean stop: folder ETags stay valid
 	if err := files.RemoveStaleUploads(); err != nil {
 		return fmt.Errorf("clean interrupted uploads: %w", err)
+	}
+	if n, problems := files.NormaliseNames(); n > 0 || len(problems) > 0 {
+		fmt.Fprintf(stderr, "files: %d names put in Unicode NFC\n", n)
+		for _, p := range problems {
+			fmt.Fprintf(stderr, "files: %s\n", p)
+		}
 	}
 	logins := guard.New(stderr)
 	// Handshakes in flight, TLS and SSH together: enough to keep every core
@@ -146,7 +151,9 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 		errc <- servers[0].Serve(web.HandshakeListener(sctx, lns[0], tlsCfg, handshakes, 10*time.Second))
 	}()
 	go func() { errc <- servers[1].Serve(lns[1]) }()
-	go func() { errc <- sftpSrv.Serve(sctx, lns[2]) }()
+	sftpDone := make(chan struct{})
+	go func() { errc <- sftpSrv.Serve(sctx, lns[2]); close(sftpDone) }()
+	stop := func() error { stopSFTP(); return shutdown(servers, sftpDone, files, o.Clock, stderr) }
 	fmt.Fprintf(stderr, "serving HTTPS on %s, HTTP on %s, SFTP on %s\n", lns[0].Addr(), lns[1].Addr(), lns[2].Addr())
 	sysd.Ready()
 	sysd.Status(fmt.Sprintf("serving with %s (HTTPS) and %s (SFTP)", box.Choice.TLS.Key, box.Choice.SSH.Key))
@@ -166,11 +173,9 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 			heartbeat.Store(time.Now().UnixNano())
 		case <-ctx.Done():
 			sysd.Stopping()
-			stopSFTP()
-			return shutdown(servers, o.Clock, stderr)
+			return stop()
 		case err := <-errc:
-			stopSFTP()
-			shutdown(servers, o.Clock, stderr)
+			stop()
 			return fmt.Errorf("server stopped: %w", err)
 		case <-tick.C:
 			o.Rebench, o.NoWait = false, true
@@ -257,11 +262,31 @@ func listenAll(addrs ...string) ([]net.Listener, error) {
 	return lns, nil
 }
 
-func shutdown(servers []*http.Server, clk *clock.Floor, stderr io.Writer) error {
+// shutdown stops the HTTP servers, waits up to 5 s for their requests and
+// for the SFTP server (sftpDone), and saves the clock. Only if everything
+// ended in time is the file store closed cleanly: otherwise a change may
+// have been cut between its rename and its folder tags, and the store's
+// next start must renew its folder ETags (store.Open).
+func shutdown(servers []*http.Server, sftpDone <-chan struct{}, files *store.Store, clk *clock.Floor, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	clean := true
 	for _, s := range servers {
-		s.Shutdown(ctx)
+		if s.Shutdown(ctx) != nil {
+			clean = false
+		}
+	}
+	select {
+	case <-sftpDone:
+	case <-ctx.Done():
+		clean = false
+	}
+	if clean {
+		if err := files.Close(); err != nil {
+			fmt.Fprintf(stderr, "files: %v\n", err)
+		}
+	} else {
+		fmt.Fprintf(stderr, "files: stopped with transfers still running; sync clients will check their folders again after the next start\n")
 	}
 	if err := clk.Save(); err != nil {
 		fmt.Fprintf(stderr, "clock: %v\n", err)

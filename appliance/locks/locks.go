@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Infinity is the depth of a lock on a folder and everything below it.
@@ -60,8 +62,9 @@ type Table struct {
 // New returns an empty table.
 func New() *Table { return &Table{locks: map[string]map[string]*Lock{}, now: time.Now} }
 
-// Clean is the form of a path the table keys on.
-func Clean(p string) string { return path.Clean("/" + p) }
+// Clean is the form of a path the table keys on: cleaned and in Unicode
+// NFC, as the store names files, so two spellings of one name are one path.
+func Clean(p string) string { return path.Clean("/" + norm.NFC.String(p)) }
 
 func (t *Table) expire(user string) map[string]*Lock {
 	m := t.locks[user]
@@ -162,11 +165,11 @@ type Change struct {
 	Member bool
 }
 
-// Check returns ErrLocked unless the client submitted the tokens of the
-// locks in the way of the changes: every exclusive one, and one of the
-// shared ones if there are any (RFC 4918 section 6.1: one shared lock's
-// token suffices). A lock is in the way of a change if it covers the path,
-// lies below it (Tree), or covers its folder (Member).
+// Check returns ErrLocked unless the client submitted, for each locked
+// path in the way of the changes, a token of its lock: the exclusive one,
+// or one of its shared ones (RFC 4918 section 6.1). A lock is in the way
+// of a change if it covers the path, lies below it (Tree), or covers its
+// folder (Member).
 func (t *Table) Check(user string, submitted []string, changes ...Change) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -179,19 +182,21 @@ func (t *Table) Check(user string, submitted []string, changes ...Change) error 
 				blocking = append(blocking, l)
 			}
 		}
-		sharedHeld, anyShared := false, false
+		// Per locked path: its exclusive lock's token, or one of its
+		// shared locks' tokens.
+		held := map[string]bool{}
 		for _, l := range blocking {
-			held := contains(submitted, l.Token)
-			if !l.Shared && !held {
-				return fmt.Errorf("%s: %w by a WebDAV client", p, ErrLocked)
+			if _, seen := held[l.Root]; !seen {
+				held[l.Root] = false
 			}
-			if l.Shared {
-				anyShared = true
-				sharedHeld = sharedHeld || held
+			if contains(submitted, l.Token) {
+				held[l.Root] = true
 			}
 		}
-		if anyShared && !sharedHeld {
-			return fmt.Errorf("%s: %w by a WebDAV client", p, ErrLocked)
+		for _, ok := range held {
+			if !ok {
+				return fmt.Errorf("%s: %w by a WebDAV client", p, ErrLocked)
+			}
 		}
 	}
 	return nil

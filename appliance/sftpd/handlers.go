@@ -90,6 +90,11 @@ func (h *handler) Filewrite(r *sftp.Request) (io.WriterAt, error) {
 	if err != nil {
 		return nil, err
 	}
+	p := r.Filepath
+	u.SetGuard(func() error { // a lock taken while the file was being written
+		_, err := h.t.Stat(p)
+		return h.checkLocks(locks.Change{Path: p, Member: err != nil})
+	})
 	up := &upload{Upload: u, h: h, path: path.Clean("/" + r.Filepath)}
 	h.mu.Lock()
 	h.open[up.path] = up

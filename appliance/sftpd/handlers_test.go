@@ -5,15 +5,20 @@ import (
 	"net"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/pkg/sftp"
 
+	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
 // client serves a fresh user tree over an in-memory pipe with the real
 // request server and returns a pkg/sftp client for it.
-func client(t *testing.T) *sftp.Client {
+func client(t *testing.T) *sftp.Client { return clientWithLocks(t, nil) }
+
+// clientWithLocks is client with WebDAV's lock table for alice.
+func clientWithLocks(t *testing.T, table *locks.Table) *sftp.Client {
 	t.Helper()
 	st, err := store.Open(t.TempDir())
 	if err != nil {
@@ -25,7 +30,11 @@ func client(t *testing.T) *sftp.Client {
 	}
 	t.Cleanup(func() { tree.Close() })
 	a, b := net.Pipe()
-	srv := sftp.NewRequestServer(a, Handlers(tree, nil))
+	var locked func(...locks.Change) error
+	if table != nil {
+		locked = func(c ...locks.Change) error { return table.Check("alice", nil, c...) }
+	}
+	srv := sftp.NewRequestServer(a, Handlers(tree, locked))
 	go srv.Serve()
 	t.Cleanup(func() { srv.Close() })
 	c, err := sftp.NewClientPipe(b, b)
@@ -96,5 +105,30 @@ func TestOpenMissingWithoutCreat(t *testing.T) {
 		if _, err := c.Stat("/nope.txt"); err == nil {
 			t.Error("opening a missing file without O_CREATE created it")
 		}
+	}
+}
+
+// A WebDAV lock taken while an SFTP upload is open still stops it from
+// replacing the file at close.
+func TestLockTakenMidUpload(t *testing.T) {
+	table := locks.New()
+	c := clientWithLocks(t, table)
+	write(t, c, "doc.txt", "original", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	f, err := c.OpenFile("doc.txt", os.O_WRONLY|os.O_TRUNC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("from sftp"))
+	if _, err := table.Create("alice", "/doc.txt", 0, false, "", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err == nil {
+		t.Error("closing an upload to a file locked meanwhile succeeded")
+	}
+	if got := read(t, c, "doc.txt"); got != "original" {
+		t.Errorf("the locked file became %q", got)
+	}
+	if err := c.Remove("doc.txt"); err == nil {
+		t.Error("removing a locked file succeeded")
 	}
 }

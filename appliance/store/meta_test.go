@@ -49,8 +49,8 @@ func TestUploadKeepsDateAndDigests(t *testing.T) {
 	if !in.ModTime().Equal(when) {
 		t.Errorf("mtime = %v, want the client's %v", in.ModTime(), when)
 	}
-	if in.Sums == nil || in.Sums.SHA1 != sha1.Sum([]byte("sync me")) || in.Sums.MD5 != md5.Sum([]byte("sync me")) {
-		t.Fatalf("Sums = %+v, want SHA-1 and MD5 of the content", in.Sums)
+	if in.Sums == nil || in.Sums.SHA1 != sha1.Sum([]byte("sync me")) || in.Sums.HasMD5 {
+		t.Fatalf("Sums = %+v, want the SHA-1 of the content and no MD5", in.Sums)
 	}
 	if in.ETag != res.ETag || in.FileID != res.FileID || res.Name() != "doc.txt" {
 		t.Errorf("Info after commit = %s/%d, Result = %s/%d %q", in.ETag, in.FileID, res.ETag, res.FileID, res.Name())
@@ -97,8 +97,19 @@ func TestChecksumMismatchKeepsOldFile(t *testing.T) {
 			t.Errorf("after a %s mismatch hello.txt = %q", c.Algo, b)
 		}
 	}
+	// An MD5 the client sends is checked and kept.
+	md := md5.Sum([]byte("right"))
+	u, _ := tr.Create("md5.txt", false)
+	u.Expect(Checksum{"MD5", md[:]})
+	u.Write([]byte("right"))
+	if err := u.Close(); err != nil {
+		t.Fatalf("matching MD5: %v", err)
+	}
+	if in := info(t, tr, "md5.txt"); !in.Sums.HasMD5 || in.Sums.MD5 != md {
+		t.Errorf("the checked MD5 was not kept: %+v", in.Sums)
+	}
 	ad := adler32.Checksum([]byte("right"))
-	u, _ := tr.Create("hello.txt", false)
+	u, _ = tr.Create("hello.txt", false)
 	u.Expect(Checksum{"SHA1", good[:]})
 	u.Expect(Checksum{"ADLER32", []byte{byte(ad >> 24), byte(ad >> 16), byte(ad >> 8), byte(ad)}})
 	u.Write([]byte("right"))
@@ -286,13 +297,14 @@ func TestCommitCrashAtEveryStep(t *testing.T) {
 // The record fits an ext4 inode's spare room beside the dead-property
 // attribute's header.
 func TestMetaRecordSmall(t *testing.T) {
-	m := meta{FileID: 42, Size: 7}
-	b := m.encode()
-	if len(b) != metaLen || len(b) > 60 {
-		t.Errorf("record is %d bytes", len(b))
-	}
-	if back, ok := decodeMeta(b); !ok || back != m {
-		t.Errorf("decode(encode(m)) = %+v, %v", back, ok)
+	for _, m := range []meta{{FileID: 42, Size: 7}, {FileID: 43, Size: 8, Sums: Sums{HasMD5: true, MD5: [16]byte{1}}}} {
+		b := m.encode()
+		if len(b) > 60 {
+			t.Errorf("record is %d bytes", len(b))
+		}
+		if back, ok := decodeMeta(b); !ok || back != m {
+			t.Errorf("decode(encode(%+v)) = %+v, %v", m, back, ok)
+		}
 	}
 	if _, ok := decodeMeta(bytes.Repeat([]byte{9}, metaLen)); ok {
 		t.Error("a record of another format decoded")
@@ -342,5 +354,26 @@ func TestQuota(t *testing.T) {
 	}
 	if leftovers(t, tr) != 0 {
 		t.Error("a refused upload left its temp file")
+	}
+}
+
+// Names written in NFD before the store normalised them are renamed once,
+// at start, so they stay reachable.
+func TestNormaliseNamesMigrates(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir)
+	home := filepath.Join(dir, "dora")
+	os.MkdirAll(filepath.Join(home, "Fe\u0301tes"), 0o755)
+	os.WriteFile(filepath.Join(home, "Fe\u0301tes", "Cafe\u0301.txt"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(home, "both-e\u0301"), []byte("nfd"), 0o644)
+	os.WriteFile(filepath.Join(home, "both-\u00e9"), []byte("nfc"), 0o644)
+	n, problems := s.NormaliseNames()
+	if n != 2 || len(problems) != 1 {
+		t.Errorf("NormaliseNames = %d renamed, problems %v; want 2 and the clash", n, problems)
+	}
+	tr, _ := s.Tree("dora")
+	defer tr.Close()
+	if read(t, tr, "F\u00e9tes/Caf\u00e9.txt") != "x" || read(t, tr, "both-\u00e9") != "nfc" {
+		t.Error("the migrated file is not reachable by its NFC name")
 	}
 }

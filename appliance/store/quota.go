@@ -89,6 +89,15 @@ func (t *Tree) size(c string) (int64, error) {
 	return n, err
 }
 
+// usageStep serialises a change's measuring, doing and counting with the
+// user's other changes, so the usage count does not drift. The caller
+// calls the function it returns when done.
+func (t *Tree) usageStep() (done func()) {
+	us := t.s.usageOf(t.user)
+	us.commit.Lock()
+	return us.commit.Unlock
+}
+
 // account adds delta to the user's usage, if it is known.
 func (t *Tree) account(delta int64) {
 	u := t.s.usageOf(t.user)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -135,7 +136,7 @@ func (s *Store) RemoveStaleUploads() error {
 	for _, n := range names {
 		unix.Unlinkat(int(s.staging.Fd()), n, 0)
 	}
-	s.expireChunks(time.Now().Add(-chunksKept))
+	s.ExpireChunks()
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return err
@@ -250,6 +251,7 @@ func (t *Tree) Remove(p string) error {
 	if c == "." {
 		return fs.ErrPermission
 	}
+	defer t.usageStep()()
 	var freed int64
 	if fi, err := t.root.Lstat(c); err == nil && fi.Mode().IsRegular() {
 		freed = fi.Size()
@@ -275,6 +277,7 @@ func (t *Tree) RemoveAll(p string) error {
 	if _, err := t.root.Lstat(c); err != nil {
 		return err
 	}
+	defer t.usageStep()()
 	freed, _ := t.size(c)
 	if err := t.root.RemoveAll(c); err != nil {
 		t.s.forgetUsage(t.user) // part of it went: count again when next asked
@@ -298,14 +301,19 @@ func (t *Tree) Rename(oldp, newp string) error {
 	if o == "." || n == "." {
 		return fs.ErrPermission
 	}
+	unlock := t.usageStep()
 	var replaced int64
 	if fi, err := t.root.Lstat(n); err == nil && fi.Mode().IsRegular() {
 		replaced = fi.Size()
 	}
-	if err := t.root.Rename(o, n); err != nil {
+	err = t.root.Rename(o, n)
+	if err == nil {
+		t.account(-replaced)
+	}
+	unlock()
+	if err != nil {
 		return err
 	}
-	t.account(-replaced)
 	t.touchUp(parent(n))
 	if err := t.syncDir(parent(n)); err != nil {
 		return err
@@ -355,8 +363,9 @@ func (t *Tree) syncDir(c string) error {
 // as on a Nextcloud server: a client can resume within it.
 const chunksKept = 24 * time.Hour
 
-// expireChunks removes chunked uploads not touched since before.
-func (s *Store) expireChunks(before time.Time) {
+// ExpireChunks removes the chunked uploads nobody touched for a day.
+func (s *Store) ExpireChunks() {
+	before := time.Now().Add(-chunksKept)
 	users, _ := os.ReadDir(filepath.Join(s.own, "chunks"))
 	for _, u := range users {
 		dir := filepath.Join(s.own, "chunks", u.Name())
@@ -390,4 +399,53 @@ func (s *Store) Chunks(user string) (*os.Root, error) {
 		return nil, fmt.Errorf("chunked uploads of %s: %w", user, err)
 	}
 	return os.OpenRoot(dir)
+}
+
+// NormaliseNames renames, in every user's tree, the files and folders whose
+// names are not in Unicode NFC (written before the store normalised names,
+// or put there from outside it) to their NFC spelling, so that Clean's
+// lookups reach them. A name whose NFC spelling is taken is left and
+// reported. It runs once per store (files/.bonesync/nfc marks it done);
+// call it at start, before serving.
+func (s *Store) NormaliseNames() (renamed int, problems []string) {
+	marker := filepath.Join(s.own, "nfc")
+	if _, err := os.Stat(marker); err == nil {
+		return 0, nil
+	}
+	users, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0, []string{err.Error()}
+	}
+	for _, u := range users {
+		if !u.IsDir() || strings.HasPrefix(u.Name(), ".") {
+			continue
+		}
+		root := filepath.Join(s.dir, u.Name())
+		var odd []string
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && p != root && !norm.NFC.IsNormalString(d.Name()) {
+				odd = append(odd, p)
+			}
+			return nil
+		})
+		// Deepest first, so a folder's new name does not break the paths
+		// of what is inside it.
+		sort.Slice(odd, func(i, j int) bool { return strings.Count(odd[i], "/") > strings.Count(odd[j], "/") })
+		for _, p := range odd {
+			to := filepath.Join(filepath.Dir(p), norm.NFC.String(filepath.Base(p)))
+			if _, err := os.Lstat(to); err == nil {
+				problems = append(problems, fmt.Sprintf("%s: its NFC spelling %s exists too; left as it is", p, filepath.Base(to)))
+				continue
+			}
+			if err := os.Rename(p, to); err != nil {
+				problems = append(problems, err.Error())
+				continue
+			}
+			renamed++
+		}
+	}
+	if len(problems) == 0 {
+		writeSynced(marker, nil)
+	}
+	return renamed, problems
 }

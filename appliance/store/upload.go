@@ -1,10 +1,12 @@
 package store
 
 import (
+	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/adler32"
 	"io"
 	"io/fs"
 	"os"
@@ -49,7 +51,12 @@ type Upload struct {
 	result  Info
 	oldSize int64 // of the file this one replaces
 	size    int64 // the end of what was written
+	guard   func() error
 }
+
+// SetGuard makes Commit ask guard, just before the file is put in place,
+// whether it still may be (SFTP: is the path locked over WebDAV now?).
+func (u *Upload) SetGuard(guard func() error) { u.guard = guard }
 
 // Create starts an upload to p. If keep is true and p exists, the upload starts
 // from its current content (an SFTP client resuming or appending).
@@ -94,6 +101,13 @@ func (t *Tree) Create(p string, keep bool) (*Upload, error) {
 	return u, nil
 }
 
+// Size is the end of what was written so far.
+func (u *Upload) Size() int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.size
+}
+
 // Name is the final path, relative to the tree.
 func (u *Upload) Name() string { return u.name }
 
@@ -106,11 +120,17 @@ func (u *Upload) SetModTime(t time.Time) { u.mtime = t }
 func (u *Upload) Expect(c Checksum) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if c.Algo == "ADLER32" && u.h.adler == nil {
-		if u.h.n > 0 {
-			u.h.broken = true
-		}
-		u.h.adler = newAdler()
+	switch {
+	case c.Algo == "MD5" && u.h.md5 == nil:
+		u.h.md5 = md5.New()
+	case c.Algo == "ADLER32" && u.h.adler == nil:
+		u.h.adler = adler32.New()
+	default:
+		u.expect = append(u.expect, c)
+		return
+	}
+	if u.h.n > 0 {
+		u.h.broken = true // what came before was not hashed so
 	}
 	u.expect = append(u.expect, c)
 }
@@ -271,10 +291,7 @@ func (u *Upload) commit() error {
 	if u.h.broken || u.h.n != size {
 		// Written out of order (SFTP's pipelined writes), or truncated:
 		// hash what is there.
-		h := newHasher()
-		if u.h.adler != nil {
-			h.adler = newAdler()
-		}
+		h := u.h.like()
 		if _, err := io.Copy(h, io.NewSectionReader(u.f, 0, size)); err != nil {
 			return fmt.Errorf("read back %s: %w", u.name, err)
 		}
@@ -331,15 +348,18 @@ func (u *Upload) commit() error {
 	defer dir.Close()
 	// The quota, checked again with what the file replaces now, and the
 	// rename are one step for the user's usage.
-	us := u.t.s.usageOf(u.t.user)
-	us.commit.Lock()
-	defer us.commit.Unlock()
+	defer u.t.usageStep()()
 	var old int64
 	if fi, err := u.t.root.Stat(u.name); err == nil {
 		old = fi.Size()
 	}
 	if err := u.t.overQuota(size - old); err != nil {
 		return err
+	}
+	if u.guard != nil {
+		if err := u.guard(); err != nil {
+			return err
+		}
 	}
 	if err := unix.Renameat(int(u.t.s.staging.Fd()), u.tmp, int(dir.Fd()), path.Base(u.name)); err != nil {
 		return fmt.Errorf("put %s in place: %w", u.name, err)

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"golang.org/x/net/webdav"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -58,18 +59,25 @@ func (d *DAV) serveUploads(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	if r.Method == "MKCOL" {
+		d.Store.ExpireChunks() // a new transfer: forget the abandoned ones
+	}
 	if r.Method == http.MethodPut {
 		if strings.HasSuffix(name, partSuffix) {
 			http.Error(w, "bad part name", http.StatusBadRequest)
 			return
 		}
-		if q := d.Users.Quota(user); q > 0 && r.ContentLength > 0 {
-			// The parts count against the quota once assembled; a part
-			// that could never fit is refused now.
+		if q := d.Users.Quota(user); q > 0 {
+			// Parts count against the quota with the user's files: a part
+			// that would take the two past it is refused.
+			if r.ContentLength < 0 {
+				http.Error(w, "a part needs a Content-Length", http.StatusLengthRequired)
+				return
+			}
 			tree, err := d.Store.Tree(user)
 			if err == nil {
 				tree.SetQuota(q)
-				err = tree.Fits(r.ContentLength)
+				err = tree.Fits(chunkBytes(root) + r.ContentLength)
 				tree.Close()
 			}
 			if err != nil {
@@ -202,6 +210,20 @@ func chunkParts(root *os.Root, transfer string) ([]string, int64, error) {
 	return names, total, nil
 }
 
+// chunkBytes is what a user's chunk folder holds.
+func chunkBytes(root *os.Root) int64 {
+	var n int64
+	fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
 // davDestination is the Destination of a request (a path or a URL) as a
 // path in user's tree, with the root it was given under.
 func davDestination(r *http.Request, user string) (prefix, name string, ok bool) {
@@ -213,7 +235,7 @@ func davDestination(r *http.Request, user string) (prefix, name string, ok bool)
 	if prefix, ok = davRoot(u.Path, user); !ok {
 		return "", "", false
 	}
-	return prefix, path.Clean("/" + strings.TrimPrefix(u.Path, prefix)), true
+	return prefix, path.Clean("/" + norm.NFC.String(strings.TrimPrefix(u.Path, prefix))), true
 }
 
 // chunkStatus gives a failed part's PUT its real status, as putStatus does.

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"golang.org/x/net/webdav"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/locks"
@@ -111,7 +112,9 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 	}
 	defer tree.Close()
 	tree.SetQuota(d.Users.Quota(user))
-	name := strings.TrimPrefix(r.URL.Path, prefix)
+	// The store names files in NFC; the checks here (source against
+	// destination, locks) must compare the same spellings.
+	name := norm.NFC.String(strings.TrimPrefix(r.URL.Path, prefix))
 	ctx := r.Context()
 	switch r.Method {
 	case "LOCK":
@@ -127,6 +130,9 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 		dst, hasDst := destination(r, prefix)
 		if hasDst {
 			paths = append(paths, dst)
+		} else if r.Method == "MOVE" || r.Method == "COPY" {
+			http.Error(w, "the Destination must be in your files, under "+prefix+"/", http.StatusBadRequest)
+			return
 		}
 		defer d.paths.lock(user, paths...)()
 		_, statErr := tree.Stat(name)
@@ -228,14 +234,11 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 			return
 		}
 	case http.MethodGet, http.MethodHead:
-		in, err := tree.Info(name)
-		if err == nil && in.IsDir() {
+		if fi, err := tree.Stat(name); err == nil && fi.IsDir() {
 			listing(w, r, tree, name)
 			return
 		}
-		if err == nil {
-			fileHeaders(w.Header(), in)
-		}
+		ctx = context.WithValue(ctx, getKey{}, w.Header())
 	}
 	fsys := davFS{t: tree, locks: d.locks(), user: user, prefix: prefix, last: &statted{}}
 	defer fsys.close()
@@ -325,8 +328,11 @@ func fileHeaders(h http.Header, in store.Info) {
 	h.Set("OC-FileId", ocIDOf(in.FileID))
 	if in.Sums != nil {
 		h.Set("OC-Checksum", "SHA1:"+hex.EncodeToString(in.Sums.SHA1[:]))
-		h.Set("Digest", "SHA="+base64.StdEncoding.EncodeToString(in.Sums.SHA1[:])+
-			",MD5="+base64.StdEncoding.EncodeToString(in.Sums.MD5[:]))
+		digest := "SHA=" + base64.StdEncoding.EncodeToString(in.Sums.SHA1[:])
+		if in.Sums.HasMD5 {
+			digest += ",MD5=" + base64.StdEncoding.EncodeToString(in.Sums.MD5[:])
+		}
+		h.Set("Digest", digest)
 	}
 }
 
@@ -362,17 +368,27 @@ func checkXMLNamespaces(r *http.Request) error {
 }
 
 // destination is the Destination header's path inside the user's tree,
-// cleaned.
+// cleaned and in NFC.
 func destination(r *http.Request, prefix string) (string, bool) {
 	u, err := url.Parse(r.Header.Get("Destination"))
 	if err != nil || u.Path == "" {
 		return "", false
 	}
-	p, ok := strings.CutPrefix(u.Path, prefix)
+	p, ok := underPrefix(u.Path, prefix)
 	if !ok {
 		return "", false
 	}
-	return path.Clean("/" + p), true
+	return path.Clean("/" + norm.NFC.String(p)), true
+}
+
+// underPrefix is p's part below prefix: "/dav/a" under "/dav" is "/a", but
+// "/remote.php/dav/files/alice/x" is not under ".../files/al".
+func underPrefix(p, prefix string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, prefix)
+	if !ok || rest != "" && rest[0] != '/' {
+		return "", false
+	}
+	return rest, true
 }
 
 func challenge(w http.ResponseWriter) {
@@ -510,6 +526,10 @@ type copyPaths struct {
 }
 
 type copyKey struct{}
+
+// getKey holds a GET's response headers, which davFS.OpenFile fills from
+// the file it opens.
+type getKey struct{}
 
 // replaceKey holds the destination that a COPY or MOVE of a file replaces
 // by rename, which davFS.RemoveAll leaves in place.

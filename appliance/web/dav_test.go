@@ -87,3 +87,46 @@ func BenchmarkPropfind1000(b *testing.B) {
 		}
 	}
 }
+
+func serveDAV(d *DAV, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	d.ServeHTTP(w, r)
+	return w
+}
+
+// NFC and NFD spellings of one name are one file for locks and for the
+// check that a MOVE's destination is not its source.
+func TestSpellingsAreOnePath(t *testing.T) {
+	d := newDAV(t, 0)
+	nfc, nfd := "/dav/caf%C3%A9", "/dav/cafe%CC%81"
+	if w := serveDAV(d, davRequest("MKCOL", nfc, "")); w.Code != 201 {
+		t.Fatalf("MKCOL = %d", w.Code)
+	}
+	serveDAV(d, davRequest("PUT", nfc+"/inside.txt", "keep me"))
+	if w := serveDAV(d, davRequest("MOVE", nfd, "", "Destination", "https://example"+nfc, "Overwrite", "T")); w.Code != 403 {
+		t.Errorf("MOVE of a folder onto its other spelling = %d, want 403", w.Code)
+	}
+	if w := serveDAV(d, davRequest("GET", nfc+"/inside.txt", "")); w.Code != 200 || w.Body.String() != "keep me" {
+		t.Fatalf("after the MOVE the folder's file is %d %q", w.Code, w.Body.String())
+	}
+	lock := `<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>`
+	if w := serveDAV(d, davRequest("LOCK", nfc+"/inside.txt", lock)); w.Code != 200 {
+		t.Fatalf("LOCK = %d", w.Code)
+	}
+	if w := serveDAV(d, davRequest("PUT", nfd+"/inside.txt", "overwritten")); w.Code != 423 {
+		t.Errorf("PUT to the other spelling of a locked file = %d, want 423", w.Code)
+	}
+}
+
+// A shared lock on each of two files: deleting their folder needs a token
+// for each.
+func TestDeleteNeedsEveryLockedMember(t *testing.T) {
+	d := newDAV(t, 2)
+	shared := `<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>`
+	w := serveDAV(d, davRequest("LOCK", "/dav/files/f00000.txt", shared))
+	serveDAV(d, davRequest("LOCK", "/dav/files/f00001.txt", shared))
+	tok := w.Header().Get("Lock-Token")
+	if w := serveDAV(d, davRequest("DELETE", "/dav/files", "", "If", "</dav/files/f00000.txt> ("+tok+")")); w.Code != 423 {
+		t.Errorf("DELETE with one of two files' tokens = %d, want 423", w.Code)
+	}
+}

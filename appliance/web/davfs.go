@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -75,18 +76,32 @@ func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMod
 			}
 		}
 		var cp *copyPaths
+		copySize := int64(-1)
 		if cp, _ = ctx.Value(copyKey{}).(*copyPaths); cp != nil {
 			// A copy keeps its source's date, as cp -p and every sync client expect.
 			dst := path.Clean("/" + name)
 			if rel, ok := strings.CutPrefix(dst, cp.dst); ok {
 				if fi, err := d.t.Stat(cp.src + rel); err == nil {
 					u.SetModTime(fi.ModTime())
+					copySize = fi.Size()
 				}
 			}
 		}
-		return &davUpload{Upload: u, put: put, copy: cp}, nil
+		return &davUpload{Upload: u, put: put, copy: cp, copySize: copySize}, nil
 	}
 	// Read, or O_RDWR for PROPPATCH: the data is never written in place.
+	if h, ok := ctx.Value(getKey{}).(http.Header); ok {
+		// A GET: its headers describe the very file whose bytes it sends.
+		f, err := d.t.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		df := &davFile{File: f, fs: d, name: name}
+		if in, err := df.describe(); err == nil && !in.IsDir() {
+			fileHeaders(h, in)
+		}
+		return df, nil
+	}
 	if l := d.last; l != nil && l.f != nil && l.name == name {
 		f := &davFile{File: l.f, fs: d, name: name, in: l.in, described: true}
 		l.f = nil
@@ -203,8 +218,9 @@ func (f *davFile) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
 // davUpload is a file being written: by PUT, COPY, or LOCK of a new name.
 type davUpload struct {
 	*store.Upload
-	put  *putInfo   // the PUT's headers and body, if a PUT
-	copy *copyPaths // the COPY's, if a COPY
+	put      *putInfo   // the PUT's headers and body, if a PUT
+	copy     *copyPaths // the COPY's, if a COPY
+	copySize int64      // the size of the file a COPY copies
 }
 
 // Close commits the upload, unless the PUT's body did not arrive whole: then
@@ -214,6 +230,9 @@ func (u *davUpload) Close() error {
 		if err := u.put.body.complete(); err != nil {
 			u.Upload.Fail(err)
 		}
+	}
+	if u.copy != nil && u.copySize >= 0 && u.Upload.Size() != u.copySize {
+		u.Upload.Fail(fmt.Errorf("copy incomplete: %d of %d bytes", u.Upload.Size(), u.copySize))
 	}
 	err := u.Upload.Close()
 	if u.put != nil {

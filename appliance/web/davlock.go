@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"strconv"
@@ -71,9 +72,12 @@ func (d *DAV) lock(w http.ResponseWriter, r *http.Request, tree *store.Tree, use
 		return
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
-		_, submitted, ok := d.ifHeader(r, tree, user, prefix, name)
+		holds, submitted, ok := d.ifHeader(r, tree, user, prefix, name)
 		for _, tok := range submitted {
-			if l, err := d.locks().Refresh(user, name, tok, timeout); err == nil && ok {
+			if !ok || !holds {
+				break
+			}
+			if l, err := d.locks().Refresh(user, name, tok, timeout); err == nil {
 				writeLockDiscovery(w, http.StatusOK, prefix, l)
 				return
 			}
@@ -95,7 +99,14 @@ func (d *DAV) lock(w http.ResponseWriter, r *http.Request, tree *store.Tree, use
 		http.Error(w, "LOCK takes Depth 0 or infinity", http.StatusBadRequest)
 		return
 	}
-	if !d.conditions(w, r, tree, user, prefix, name) {
+	// Locking an existing file needs no other lock's token (a conflict is
+	// Create's to find); making a new one in a locked folder does.
+	_, statErr := tree.Stat(name)
+	var changes []locks.Change
+	if statErr != nil {
+		changes = append(changes, locks.Change{Path: name, Member: true})
+	}
+	if !d.conditions(w, r, tree, user, prefix, name, changes...) {
 		return
 	}
 	owner := ""
@@ -103,7 +114,7 @@ func (d *DAV) lock(w http.ResponseWriter, r *http.Request, tree *store.Tree, use
 		owner = li.Owner.Inner
 	}
 	created := false
-	if _, err := tree.Stat(name); errors.Is(err, os.ErrNotExist) {
+	if errors.Is(statErr, os.ErrNotExist) {
 		if _, err := tree.Stat(path.Dir(path.Clean("/" + name))); err != nil {
 			http.Error(w, "the folder does not exist", http.StatusConflict)
 			return
@@ -182,7 +193,7 @@ func activeLock(prefix string, l locks.Lock) string {
 	}
 	return fmt.Sprintf(`<activelock xmlns="DAV:"><locktype><write/></locktype><lockscope><%s/></lockscope><depth>%s</depth>%s`+
 		`<timeout>Second-%d</timeout><locktoken><href>%s</href></locktoken><lockroot><href>%s</href></lockroot></activelock>`,
-		scope, depth, owner, int(l.Timeout.Seconds()), l.Token, xmlText(prefix+l.Root))
+		scope, depth, owner, int(l.Timeout.Seconds()), l.Token, xmlText((&url.URL{Path: prefix + l.Root}).EscapedPath()))
 }
 
 // lockProps adds lockdiscovery and supportedlock for name to m.

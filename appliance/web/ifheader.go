@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -113,12 +115,12 @@ func (d *DAV) ifHeader(r *http.Request, tree *store.Tree, user, prefix, name str
 			u, err := url.Parse(l.resource)
 			p, under := "", false
 			if err == nil {
-				p, under = strings.CutPrefix(u.Path, prefix)
+				p, under = underPrefix(u.Path, prefix)
 			}
 			if !under {
 				continue // about a resource elsewhere: cannot hold here
 			}
-			res = p
+			res = norm.NFC.String(p)
 		}
 		all := true
 		for _, c := range l.conds {

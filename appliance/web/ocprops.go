@@ -59,8 +59,11 @@ func computedProps(m map[xml.Name]webdav.Property, in store.Info) {
 	set(ocPermissions, "RGDNVW")
 	set(ocSize, fmt.Sprint(in.Size()))
 	if in.Sums != nil {
-		set(ocChecksums, "<checksum xmlns=\""+ocNS+"\">SHA1:"+hex.EncodeToString(in.Sums.SHA1[:])+
-			" MD5:"+hex.EncodeToString(in.Sums.MD5[:])+"</checksum>")
+		sums := "SHA1:" + hex.EncodeToString(in.Sums.SHA1[:])
+		if in.Sums.HasMD5 {
+			sums += " MD5:" + hex.EncodeToString(in.Sums.MD5[:])
+		}
+		set(ocChecksums, "<checksum xmlns=\""+ocNS+"\">"+sums+"</checksum>")
 	}
 }
 
