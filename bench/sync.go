@@ -341,7 +341,6 @@ LoadModule auth_basic_module /usr/lib/apache2/modules/mod_auth_basic.so
 LoadModule dav_module /usr/lib/apache2/modules/mod_dav.so
 LoadModule dav_fs_module /usr/lib/apache2/modules/mod_dav_fs.so
 LoadModule ssl_module /usr/lib/apache2/modules/mod_ssl.so
-LoadModule unixd_module /usr/lib/apache2/modules/mod_unixd.so
 User nobody
 Group nogroup
 PidFile %[1]s/apache.pid

@@ -41,6 +41,7 @@ import (
 	"hash/adler32"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -96,14 +97,39 @@ func decodeMeta(b []byte) (meta, bool) {
 	return m, true
 }
 
-func readMeta(fd int) (meta, bool) {
+func readMeta(x xattrs) (meta, bool) {
 	var buf [metaLen + md5.Size + 1]byte
-	n, err := unix.Fgetxattr(fd, metaAttr, buf[:])
+	n, err := x.get(metaAttr, buf[:])
 	if err != nil {
 		return meta{}, false
 	}
 	return decodeMeta(buf[:n])
 }
+
+// xattrs reads a file's extended attributes: through its descriptor, or by
+// its name in an open folder.
+type xattrs interface {
+	get(attr string, buf []byte) (int, error)
+}
+
+type fdXattrs int
+
+func (fd fdXattrs) get(attr string, buf []byte) (int, error) {
+	return unix.Fgetxattr(int(fd), attr, buf)
+}
+
+// inDir names an entry of an open folder through /proc/self/fd, so its
+// attributes can be read without opening it. base is one name (no "/", not
+// ".."), and the last component is not followed: nothing outside the
+// folder can be reached.
+type inDir struct {
+	dir  *os.File
+	base string
+}
+
+func (e inDir) path() string { return "/proc/self/fd/" + strconv.Itoa(int(e.dir.Fd())) + "/" + e.base }
+
+func (e inDir) get(attr string, buf []byte) (int, error) { return unix.Lgetxattr(e.path(), attr, buf) }
 
 // Info describes a file or folder with what sync clients compare.
 type Info struct {
@@ -139,9 +165,61 @@ func (s *Store) info(f *os.File) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
+	return s.describe(fi, fdXattrs(f.Fd())), nil
+}
+
+// OpenDir opens a folder of the tree, to describe its entries with InfoIn.
+func (t *Tree) OpenDir(p string) (*os.File, error) {
+	c, err := t.clean(p)
+	if err != nil {
+		return nil, err
+	}
+	d, err := t.root.Open(c)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := d.Stat(); err != nil || !fi.IsDir() {
+		d.Close()
+		return nil, fmt.Errorf("%s: not a folder", p)
+	}
+	return d, nil
+}
+
+// procFD is whether /proc/self/fd can name a folder's entries (it is not
+// mounted everywhere); InfoIn is only a shortcut, Info always works.
+var procFD = func() bool {
+	_, err := os.Stat("/proc/self/fd")
+	return err == nil
+}()
+
+// InfoIn describes the entry base of dir (from OpenDir) without opening it:
+// one fstatat and one getxattr, where Info opens and closes the file. ok is
+// false where Info must be used instead: for a symlink (Info follows it,
+// inside the tree), or without /proc.
+func (t *Tree) InfoIn(dir *os.File, base string) (in Info, ok bool, err error) {
+	if !procFD || base == "" || base == "." || base == ".." || strings.ContainsRune(base, '/') {
+		return Info{}, false, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(dir.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return Info{}, true, &fs.PathError{Op: "stat", Path: base, Err: err}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return Info{}, false, nil
+	}
+	return t.s.describe(statInfo{name: base, st: st}, inDir{dir, base}), true, nil
+}
+
+// XattrIn reads attr of the entry base of dir (from OpenDir) without
+// opening it; the caller checked it is not a symlink (InfoIn).
+func (t *Tree) XattrIn(dir *os.File, base, attr string, buf []byte) (int, error) {
+	return inDir{dir, base}.get(attr, buf)
+}
+
+// describe is info's work on a file's attributes.
+func (s *Store) describe(fi fs.FileInfo, x xattrs) Info {
 	st, _ := fi.Sys().(*syscall.Stat_t)
 	in := Info{FileInfo: fi}
-	fd := int(f.Fd())
 	var ino uint64
 	var ctime int64
 	if st != nil {
@@ -149,22 +227,49 @@ func (s *Store) info(f *os.File) (Info, error) {
 	}
 	if fi.IsDir() {
 		var tag [8]byte
-		if n, err := unix.Fgetxattr(fd, tagAttr, tag[:]); err == nil && n == len(tag) {
+		if n, err := x.get(tagAttr, tag[:]); err == nil && n == len(tag) {
 			in.ETag = etag("d", s.epoch[:], tag[:])
 		} else { // never changed through the store: its own times stand in
 			in.ETag = etag("d", s.epoch[:], u64(ino), i64(fi.ModTime().UnixNano()), i64(ctime))
 		}
 		in.FileID = ino
-		return in, nil
+		return in
 	}
-	if m, ok := readMeta(fd); ok && m.Size == fi.Size() {
+	if m, ok := readMeta(x); ok && m.Size == fi.Size() {
 		in.FileID, in.Sums = m.FileID, &m.Sums
 		in.ETag = etag("f", m.SHA1[:], i64(fi.ModTime().UnixNano()))
-		return in, nil
+		return in
 	}
 	in.FileID = ino
 	in.ETag = etag("f", u64(ino), i64(fi.Size()), i64(fi.ModTime().UnixNano()), i64(ctime))
-	return in, nil
+	return in
+}
+
+// statInfo is an fs.FileInfo from fstatat.
+type statInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (i statInfo) Name() string { return i.name }
+func (i statInfo) Size() int64  { return i.st.Size }
+func (i statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(i.st.Mode & 0o777)
+	switch i.st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFREG:
+	default:
+		m |= fs.ModeIrregular
+	}
+	return m
+}
+func (i statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
+func (i statInfo) IsDir() bool        { return i.st.Mode&unix.S_IFMT == unix.S_IFDIR }
+func (i statInfo) Sys() any {
+	return &syscall.Stat_t{Ino: i.st.Ino, Ctim: syscall.Timespec(i.st.Ctim), Mtim: syscall.Timespec(i.st.Mtim)}
 }
 
 func etag(kind string, parts ...[]byte) string {

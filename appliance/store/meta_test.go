@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/adler32"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -375,5 +376,34 @@ func TestNormaliseNamesMigrates(t *testing.T) {
 	defer tr.Close()
 	if read(t, tr, "F\u00e9tes/Caf\u00e9.txt") != "x" || read(t, tr, "both-\u00e9") != "nfc" {
 		t.Error("the migrated file is not reachable by its NFC name")
+	}
+}
+
+// InfoIn, the shortcut for listings, says what Info says, and leaves
+// symlinks to Info.
+func TestInfoInAgrees(t *testing.T) {
+	tr, _ := tree(t)
+	put(t, tr, "sub/f.txt", "content", time.Unix(1e9, 0))
+	tr.Mkdir("sub/d")
+	dir, err := tr.OpenDir("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	for _, name := range []string{"f.txt", "d"} {
+		got, ok, err := tr.InfoIn(dir, name)
+		want := info(t, tr, "sub/"+name)
+		if !ok || err != nil || got.ETag != want.ETag || got.FileID != want.FileID || got.Size() != want.Size() ||
+			!got.ModTime().Equal(want.ModTime()) || got.IsDir() != want.IsDir() || (got.Sums == nil) != (want.Sums == nil) {
+			t.Errorf("InfoIn(%s) = %+v %v %v, Info = %+v", name, got, ok, err, want)
+		}
+	}
+	top, _ := tr.OpenDir(".")
+	defer top.Close()
+	if _, ok, _ := tr.InfoIn(top, "abs-link"); ok {
+		t.Error("InfoIn described a symlink itself")
+	}
+	if _, _, err := tr.InfoIn(dir, "missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("InfoIn(missing) = %v, want ErrNotExist", err)
 	}
 }

@@ -317,7 +317,7 @@ func (u *Upload) commit() error {
 	}
 	m := meta{FileID: newFileID(), Size: size, Sums: u.h.sums()}
 	if old, err := u.t.root.Open(u.name); err == nil {
-		if om, ok := readMeta(int(old.Fd())); ok {
+		if om, ok := readMeta(fdXattrs(old.Fd())); ok {
 			m.FileID = om.FileID // a new version of the same file
 		}
 		old.Close()

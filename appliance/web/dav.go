@@ -240,7 +240,7 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 		}
 		ctx = context.WithValue(ctx, getKey{}, w.Header())
 	}
-	fsys := davFS{t: tree, locks: d.locks(), user: user, prefix: prefix, last: &statted{}}
+	fsys := davFS{t: tree, locks: d.locks(), user: user, prefix: prefix, cache: &statCache{}}
 	defer fsys.close()
 	h := &webdav.Handler{
 		Prefix:     prefix,

@@ -29,23 +29,29 @@ type davFS struct {
 	locks  *locks.Table // for lockdiscovery
 	user   string
 	prefix string
-	last   *statted // the file the last Stat opened
+	cache  *statCache // per request; nil: none
 }
 
-// statted is a file Stat opened and described. x/net/webdav's PROPFIND
-// calls Stat and then OpenFile on each file it lists; the second gets the
-// first's open file and description, which halves the system calls per
-// file. The request's end closes what is left (davFS.close).
-type statted struct {
-	name string
-	f    *os.File
-	in   store.Info
+// statCache is what a request's last Stat found. x/net/webdav's PROPFIND
+// lists a folder, then for each entry calls Stat and OpenFile (for its
+// properties): the entries are described from the open folder (fstatat and
+// getxattr, store.Tree.InfoIn) without opening them, and the OpenFile that
+// follows a Stat takes its description. The request's end closes the folder
+// (davFS.close); every change forgets what was found.
+type statCache struct {
+	dirName string
+	dir     *os.File // the folder of the last Stat, open
+	name    string   // the last Stat's name
+	in      store.Info
+	inDir   bool // described through dir: its properties can be read so too
 }
 
 func (d davFS) close() {
-	if d.last != nil && d.last.f != nil {
-		d.last.f.Close()
-		d.last.f = nil
+	if c := d.cache; c != nil {
+		if c.dir != nil {
+			c.dir.Close()
+		}
+		*c = statCache{}
 	}
 }
 
@@ -96,22 +102,32 @@ func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMod
 		if err != nil {
 			return nil, err
 		}
-		df := &davFile{File: f, fs: d, name: name}
+		df := &davFile{f: f, fs: d, name: name}
 		if in, err := df.describe(); err == nil && !in.IsDir() {
 			fileHeaders(h, in)
 		}
 		return df, nil
 	}
-	if l := d.last; l != nil && l.f != nil && l.name == name {
-		f := &davFile{File: l.f, fs: d, name: name, in: l.in, described: true}
-		l.f = nil
-		return f, nil
+	if c := d.cache; c != nil && c.name == name && c.in.FileInfo != nil {
+		df := &davFile{fs: d, name: name, in: c.in, described: true}
+		if c.inDir {
+			// Read its properties now, while its folder is open.
+			dead, err := deadProps(func(attr string, buf []byte) (int, error) {
+				return d.t.XattrIn(c.dir, path.Base(path.Clean("/"+name)), attr, buf)
+			})
+			if err != nil {
+				return nil, err
+			}
+			df.dead = dead
+		}
+		c.name = ""
+		return df, nil
 	}
 	f, err := d.t.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	return &davFile{File: f, fs: d, name: name}, nil
+	return &davFile{f: f, fs: d, name: name}, nil
 }
 
 func (d davFS) RemoveAll(ctx context.Context, name string) error {
@@ -121,22 +137,39 @@ func (d davFS) RemoveAll(ctx context.Context, name string) error {
 	d.close()
 	return d.t.RemoveAll(name)
 }
-func (d davFS) Rename(_ context.Context, o, n string) error { return d.t.Rename(o, n) }
+func (d davFS) Rename(_ context.Context, o, n string) error {
+	d.close()
+	return d.t.Rename(o, n)
+}
+
 func (d davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
-	f, err := d.t.Open(name)
+	c := d.cache
+	clean := path.Clean("/" + name)
+	if c != nil && clean != "/" {
+		dirName := path.Dir(clean)
+		if c.dir == nil || c.dirName != dirName {
+			d.close()
+			if dir, err := d.t.OpenDir(dirName); err == nil {
+				c.dir, c.dirName = dir, dirName
+			}
+		}
+		if c.dir != nil {
+			in, ok, err := d.t.InfoIn(c.dir, path.Base(clean))
+			if ok {
+				if err != nil {
+					return nil, err
+				}
+				c.name, c.in, c.inDir = name, in, true
+				return davInfo{in}, nil
+			}
+		}
+	}
+	in, err := d.t.Info(name)
 	if err != nil {
 		return nil, err
 	}
-	in, err := d.t.Describe(f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if d.last != nil {
-		d.close()
-		*d.last = statted{name: name, f: f, in: in}
-	} else {
-		f.Close()
+	if c != nil {
+		c.name, c.in, c.inDir = name, in, false
 	}
 	return davInfo{in}, nil
 }
@@ -154,33 +187,89 @@ func (i davInfo) ContentType(context.Context) (string, error) {
 	return "application/octet-stream", nil
 }
 
-// davFile is a file or directory opened for reading.
+// davFile is a file or directory opened for reading, or, in a listing,
+// only described: it is opened when it is read.
 type davFile struct {
-	*os.File
+	f         *os.File // nil until needed
 	fs        davFS
 	name      string
 	in        store.Info
 	described bool
+	dead      map[xml.Name]webdav.Property // its dead properties, if read already
+}
+
+func (f *davFile) open() error {
+	if f.f != nil {
+		return nil
+	}
+	o, err := f.fs.t.Open(f.name)
+	if err != nil {
+		return err
+	}
+	f.f = o
+	return nil
 }
 
 func (f *davFile) describe() (store.Info, error) {
 	if f.described {
 		return f.in, nil
 	}
-	in, err := f.fs.t.Describe(f.File)
+	if err := f.open(); err != nil {
+		return store.Info{}, err
+	}
+	in, err := f.fs.t.Describe(f.f)
 	if err == nil {
 		f.in, f.described = in, true
 	}
 	return in, err
 }
 
+func (f *davFile) Close() error {
+	if f.f == nil {
+		return nil
+	}
+	return f.f.Close()
+}
+
+func (f *davFile) Read(b []byte) (int, error) {
+	if err := f.open(); err != nil {
+		return 0, err
+	}
+	return f.f.Read(b)
+}
+
+func (f *davFile) Seek(off int64, whence int) (int64, error) {
+	if err := f.open(); err != nil {
+		return 0, err
+	}
+	return f.f.Seek(off, whence)
+}
+
 func (f *davFile) Write([]byte) (int, error) { return 0, fs.ErrPermission }
 
-// Readdir leaves out uploads in progress.
+// Readdir lists names only (x/net/webdav asks each entry's Stat next),
+// leaving out uploads in progress.
 func (f *davFile) Readdir(n int) ([]fs.FileInfo, error) {
-	entries, err := f.File.Readdir(n)
-	return store.Visible(entries), err
+	if err := f.open(); err != nil {
+		return nil, err
+	}
+	names, err := f.f.Readdirnames(n)
+	out := make([]fs.FileInfo, 0, len(names))
+	for _, name := range names {
+		out = append(out, nameInfo(name))
+	}
+	return store.Visible(out), err
 }
+
+// nameInfo is a directory entry's name, all a listing needs of it.
+type nameInfo string
+
+func (n nameInfo) Name() string       { return string(n) }
+func (n nameInfo) Size() int64        { return 0 }
+func (n nameInfo) Mode() fs.FileMode  { return 0 }
+func (n nameInfo) ModTime() time.Time { return time.Time{} }
+func (n nameInfo) IsDir() bool        { return false }
+func (n nameInfo) Sys() any           { return nil }
 
 // Stat describes the file with its ETag.
 func (f *davFile) Stat() (fs.FileInfo, error) {
@@ -192,12 +281,18 @@ func (f *davFile) Stat() (fs.FileInfo, error) {
 }
 
 // DeadProps are the properties clients stored (PROPPATCH) and those the
-// store computes: a folder's ETag, and the oc: properties sync clients ask
-// for (ocprops.go).
+// store computes: a folder's ETag, the oc: properties sync clients ask for
+// (ocprops.go), locks and quota.
 func (f *davFile) DeadProps() (map[xml.Name]webdav.Property, error) {
-	m, err := deadProps(fdOf(f.File))
-	if err != nil {
-		return nil, err
+	m := f.dead
+	if m == nil {
+		if err := f.open(); err != nil {
+			return nil, err
+		}
+		var err error
+		if m, err = deadProps(fdXattr(f.f)); err != nil {
+			return nil, err
+		}
 	}
 	in, err := f.describe()
 	if err != nil {
@@ -212,7 +307,16 @@ func (f *davFile) DeadProps() (map[xml.Name]webdav.Property, error) {
 }
 
 func (f *davFile) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
-	return patchProps(fdOf(f.File), p, func(mtime time.Time) error { return f.fs.t.SetModTime(f.name, mtime) })
+	if err := f.open(); err != nil {
+		return nil, err
+	}
+	return patchProps(fdOf(f.f), p, func(mtime time.Time) error { return f.fs.t.SetModTime(f.name, mtime) })
+}
+
+// fdXattr reads a file's extended attributes through its descriptor.
+func fdXattr(f *os.File) func(string, []byte) (int, error) {
+	fd := int(f.Fd())
+	return func(attr string, buf []byte) (int, error) { return unix.Fgetxattr(fd, attr, buf) }
 }
 
 // davUpload is a file being written: by PUT, COPY, or LOCK of a new name.
@@ -268,7 +372,10 @@ func (i uploadInfo) ETag(context.Context) (string, error) {
 	return "", webdav.ErrNotImplemented
 }
 
-func (u *davUpload) DeadProps() (map[xml.Name]webdav.Property, error) { return deadProps(u.Fd()) }
+func (u *davUpload) DeadProps() (map[xml.Name]webdav.Property, error) {
+	fd := u.Fd()
+	return deadProps(func(attr string, buf []byte) (int, error) { return unix.Fgetxattr(fd, attr, buf) })
+}
 func (u *davUpload) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
 	return patchProps(u.Fd(), p, func(mtime time.Time) error { u.SetModTime(mtime); return nil })
 }
@@ -291,16 +398,17 @@ type storedProp struct {
 	XML          []byte
 }
 
-func deadProps(fd int) (map[xml.Name]webdav.Property, error) {
+// deadProps reads the dead properties through get (an xattr reader).
+func deadProps(get func(attr string, buf []byte) (int, error)) (map[xml.Name]webdav.Property, error) {
 	// Most files have no dead properties: ask with a small buffer, and for
 	// the size only when it is too small (a PROPFIND does this per file).
 	var small [512]byte
 	buf := small[:]
-	n, err := unix.Fgetxattr(fd, propsAttr, buf)
+	n, err := get(propsAttr, buf)
 	if errors.Is(err, unix.ERANGE) {
-		if n, err = unix.Fgetxattr(fd, propsAttr, nil); err == nil {
+		if n, err = get(propsAttr, nil); err == nil {
 			buf = make([]byte, n)
-			n, err = unix.Fgetxattr(fd, propsAttr, buf)
+			n, err = get(propsAttr, buf)
 		}
 	}
 	if errors.Is(err, unix.ENODATA) || errors.Is(err, unix.ENOTSUP) {
@@ -324,7 +432,7 @@ func deadProps(fd int) (map[xml.Name]webdav.Property, error) {
 // patchProps stores a PROPPATCH's properties, but for {DAV:}lastmodified,
 // which sets the file's date (as ownCloud, Nextcloud and rclone use it).
 func patchProps(fd int, patches []webdav.Proppatch, setModTime func(time.Time) error) ([]webdav.Propstat, error) {
-	m, err := deadProps(fd)
+	m, err := deadProps(func(attr string, buf []byte) (int, error) { return unix.Fgetxattr(fd, attr, buf) })
 	if err != nil {
 		return nil, err
 	}
