@@ -339,6 +339,11 @@ func (t *Tree) ReadDir(p string) ([]fs.FileInfo, error) {
 	return Visible(entries), nil
 }
 
+// IsInternal reports whether a name in a user's folder is the store's own
+// (an upload's temporary file, as versions before the staging folder left
+// them), never to be listed.
+func IsInternal(name string) bool { return isUploadTemp(name) }
+
 // Visible drops the temporary files of uploads in progress from a listing.
 func Visible(entries []fs.FileInfo) []fs.FileInfo {
 	out := entries[:0]

@@ -233,6 +233,10 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		if r.Method == "PROPFIND" {
+			d.propfind(w, r, tree, user, prefix, name)
+			return
+		}
 	case http.MethodGet, http.MethodHead:
 		if fi, err := tree.Stat(name); err == nil && fi.IsDir() {
 			listing(w, r, tree, name)

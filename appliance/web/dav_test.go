@@ -130,3 +130,52 @@ func TestDeleteNeedsEveryLockedMember(t *testing.T) {
 		t.Errorf("DELETE with one of two files' tokens = %d, want 423", w.Code)
 	}
 }
+
+func TestParsePropfind(t *testing.T) {
+	for body, ok := range map[string]bool{
+		"": true,
+		`<?xml version="1.0"?><propfind xmlns="DAV:"><allprop/></propfind>`:                      true,
+		`<propfind xmlns="DAV:"><propname/></propfind>`:                                          true,
+		`<propfind xmlns="DAV:"><prop><getetag/><x xmlns="urn:y"/></prop></propfind>`:            true,
+		`<propfind xmlns="DAV:"><allprop/><include><quota-used-bytes/></include></propfind>`:     true,
+		`<propfind xmlns="DAV:"></propfind>`:                                                     false,
+		`<propfind xmlns="DAV:"><allprop/><propname/></propfind>`:                                false,
+		`<propfind xmlns="DAV:"><prop></prop></propfind>`:                                        false,
+		`<propfind xmlns="DAV:"><prop><getetag>x</getetag></prop></propfind>`:                    false,
+		`<propfind xmlns="DAV:"><prop><getetag/></prop><include><getetag/></include></propfind>`: false,
+		`<foo/>`: false,
+		`<propfind xmlns="DAV:"><prop><getetag/>`: false,
+	} {
+		if _, err := parsePropfind([]byte(body)); (err == nil) != ok {
+			t.Errorf("parsePropfind(%q) = %v, want ok=%v", body, err, ok)
+		}
+	}
+}
+
+func TestPropfindProperties(t *testing.T) {
+	d := newDAV(t, 1)
+	patch := `<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:z"><D:set><D:prop><Z:color>blue &amp; green</Z:color></D:prop></D:set></D:propertyupdate>`
+	if w := serveDAV(d, davRequest("PROPPATCH", "/dav/files/f00000.txt", patch)); w.Code != 207 {
+		t.Fatalf("PROPPATCH = %d", w.Code)
+	}
+	w := serveDAV(d, davRequest("PROPFIND", "/dav/files/f00000.txt", "", "Depth", "0"))
+	for _, want := range []string{`<color xmlns="urn:z">blue &amp; green</color>`, "<D:getcontentlength>7</D:getcontentlength>", "<D:getetag>\""} {
+		if !strings.Contains(w.Body.String(), want) {
+			t.Errorf("allprop lacks %s:\n%s", want, w.Body.String())
+		}
+	}
+	w = serveDAV(d, davRequest("PROPFIND", "/dav/files/", `<propfind xmlns="DAV:" xmlns:oc="http://owncloud.org/ns"><prop><getetag/><oc:checksums/><oc:permissions/><quota-used-bytes/><nothing xmlns="urn:n"/></prop></propfind>`, "Depth", "1"))
+	body := w.Body.String()
+	if w.Code != 207 || strings.Count(body, "<D:response>") != 2 || !strings.Contains(body, "<D:getetag>\"") ||
+		!strings.Contains(body, `<checksums xmlns="http://owncloud.org/ns"><checksum xmlns="http://owncloud.org/ns">SHA1:`) ||
+		!strings.Contains(body, `<permissions xmlns="http://owncloud.org/ns">RGDNVCK</permissions>`) ||
+		!strings.Contains(body, "<D:quota-used-bytes>") || !strings.Contains(body, `<nothing xmlns="urn:n"/></D:prop><D:status>HTTP/1.1 404 Not Found`) {
+		t.Errorf("PROPFIND Depth 1 = %d:\n%s", w.Code, body)
+	}
+	if w := serveDAV(d, davRequest("PROPFIND", "/dav/missing", "")); w.Code != 404 {
+		t.Errorf("PROPFIND of a missing path = %d", w.Code)
+	}
+	if w := serveDAV(d, davRequest("PROPFIND", "/dav/files/", "", "Depth", "2")); w.Code != 400 {
+		t.Errorf("PROPFIND Depth 2 = %d", w.Code)
+	}
+}

@@ -280,30 +280,16 @@ func (f *davFile) Stat() (fs.FileInfo, error) {
 	return davInfo{in}, nil
 }
 
-// DeadProps are the properties clients stored (PROPPATCH) and those the
-// store computes: a folder's ETag, the oc: properties sync clients ask for
-// (ocprops.go), locks and quota.
+// DeadProps are the properties clients stored (PROPPATCH); x/net/webdav
+// copies them with a COPY. (PROPFIND is propfind.go's.)
 func (f *davFile) DeadProps() (map[xml.Name]webdav.Property, error) {
-	m := f.dead
-	if m == nil {
-		if err := f.open(); err != nil {
-			return nil, err
-		}
-		var err error
-		if m, err = deadProps(fdXattr(f.f)); err != nil {
-			return nil, err
-		}
+	if f.dead != nil {
+		return f.dead, nil
 	}
-	in, err := f.describe()
-	if err != nil {
+	if err := f.open(); err != nil {
 		return nil, err
 	}
-	computedProps(m, in)
-	lockProps(m, f.fs.locks, f.fs.user, f.fs.prefix, f.name)
-	if in.IsDir() {
-		quotaProps(m, f.fs.t)
-	}
-	return m, nil
+	return deadProps(fdXattr(f.f))
 }
 
 func (f *davFile) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
@@ -437,7 +423,7 @@ func patchProps(fd int, patches []webdav.Proppatch, setModTime func(time.Time) e
 		return nil, err
 	}
 	for name := range m {
-		if computed[name] {
+		if liveProps[name] {
 			delete(m, name)
 		}
 	}
@@ -455,7 +441,7 @@ func patchProps(fd int, patches []webdav.Proppatch, setModTime func(time.Time) e
 				st.Props = append(st.Props, webdav.Property{XMLName: prop.XMLName})
 				continue
 			}
-			if computed[prop.XMLName] {
+			if liveProps[prop.XMLName] || prop.XMLName.Space == ocNS || prop.XMLName.Space == ncNS {
 				return []webdav.Propstat{{Status: http.StatusForbidden, XMLError: `<D:cannot-modify-protected-property xmlns:D="DAV:"/>`,
 					Props: []webdav.Property{{XMLName: prop.XMLName}}}}, nil
 			}

@@ -196,17 +196,6 @@ func activeLock(prefix string, l locks.Lock) string {
 		scope, depth, owner, int(l.Timeout.Seconds()), l.Token, xmlText((&url.URL{Path: prefix + l.Root}).EscapedPath()))
 }
 
-// lockProps adds lockdiscovery and supportedlock for name to m.
-func lockProps(m map[xml.Name]webdav.Property, table *locks.Table, user, prefix, name string) {
-	var b strings.Builder
-	for _, l := range table.On(user, name) {
-		b.WriteString(activeLock(prefix, l))
-	}
-	disc := xml.Name{Space: "DAV:", Local: "lockdiscovery"}
-	m[disc] = webdav.Property{XMLName: disc, InnerXML: []byte(b.String())}
-	m[supportedLock.XMLName] = supportedLock
-}
-
 var supportedLock = webdav.Property{XMLName: xml.Name{Space: "DAV:", Local: "supportedlock"}, InnerXML: []byte(
 	`<lockentry xmlns="DAV:"><lockscope><exclusive/></lockscope><locktype><write/></locktype></lockentry>` +
 		`<lockentry xmlns="DAV:"><lockscope><shared/></lockscope><locktype><write/></locktype></lockentry>`)}
