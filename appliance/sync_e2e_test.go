@@ -149,6 +149,7 @@ func TestSync(t *testing.T) {
 	t.Run("conditions", func(t *testing.T) { testConditions(t, b) })
 	t.Run("locks", func(t *testing.T) { testLocks(t, b) })
 	t.Run("quota", func(t *testing.T) { testQuota(t, b) })
+	t.Run("chunk-resume", func(t *testing.T) { testChunkResume(t, b) })
 	t.Run("nextcloudcmd", func(t *testing.T) { testNextcloudcmd(t, b) })
 	t.Run("rclone-nextcloud", func(t *testing.T) { testRcloneNextcloud(t, b) })
 	t.Run("killed", func(t *testing.T) { testKilledServer(t, b) })

@@ -6,7 +6,11 @@ package main
 // on its box.
 
 import (
+	"bytes"
 	"crypto/sha1"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
@@ -535,4 +539,69 @@ func testQuota(t *testing.T, b *box) {
 	if got := sum(t, filepath.Join(b.state, "files", user, "a.bin")); got != sum(t, big) {
 		t.Error("a.bin is not the last version that fitted")
 	}
+}
+
+// A chunked upload survives a part cut off mid-way: the listing shows only
+// whole parts, the client sends the rest, and the assembly is the file.
+func testChunkResume(t *testing.T, b *box) {
+	base := "https://localhost:" + b.port(b.https)
+	up := base + "/remote.php/dav/uploads/admin/resume1"
+	if code, _ := b.curl("-u", b.admin(), "-X", "MKCOL", up); code != 201 {
+		t.Fatalf("MKCOL of the transfer = %d", code)
+	}
+	p1, p2 := filepath.Join(b.work, "part1"), filepath.Join(b.work, "part2")
+	randomFile(t, p1, 1<<20)
+	randomFile(t, p2, 1<<20)
+	if code, _ := b.curl("-u", b.admin(), "-T", p1, up+"/00001"); code != 201 {
+		t.Fatalf("PUT of part 1 = %d", code)
+	}
+	// Part 2 cut off after 300 KiB: the connection drops.
+	pool := x509.NewCertPool()
+	ca, _ := os.ReadFile(b.caFile)
+	pool.AppendCertsFromPEM(ca)
+	conn, err := tls.Dial("tcp", "localhost:"+b.port(b.https), &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "PUT /remote.php/dav/uploads/admin/resume1/00002 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic %s\r\nContent-Length: %d\r\n\r\n",
+		base64.StdEncoding.EncodeToString([]byte(b.admin())), 1<<20)
+	data, _ := os.ReadFile(p2)
+	conn.Write(data[:300<<10])
+	conn.Close()
+	listing := func() string {
+		_, body := b.curl("-u", b.admin(), "-X", "PROPFIND", "-H", "Depth: 1", up)
+		return body
+	}
+	time.Sleep(300 * time.Millisecond)
+	if l := listing(); !strings.Contains(l, "00001") || strings.Contains(l, "00002") {
+		t.Errorf("after a part was cut off the transfer lists:\n%s", l)
+	}
+	if code, _ := b.curl("-u", b.admin(), "-T", p2, up+"/00002"); code != 201 {
+		t.Fatalf("PUT of part 2 again = %d", code)
+	}
+	whole := append(must(os.ReadFile(p1)), data...)
+	sum := sha1.Sum(whole)
+	code, h := b.head("-u", b.admin(), "-X", "MOVE", "-H", "Destination: /remote.php/dav/files/admin/resumed.bin",
+		"-H", fmt.Sprintf("OC-Total-Length: %d", len(whole)), "-H", "X-OC-Mtime: 1600000000",
+		"-H", "OC-Checksum: SHA1:"+hex.EncodeToString(sum[:]), up+"/.file")
+	if code != 201 || header(h, "OC-FileId") == "" || header(h, "ETag") == "" || header(h, "X-OC-MTime") != "accepted" {
+		t.Fatalf("assembly = %d:\n%s", code, h)
+	}
+	got, _ := os.ReadFile(filepath.Join(b.state, "files", "admin", "resumed.bin"))
+	if !bytes.Equal(got, whole) {
+		t.Error("the assembled file is not the two parts")
+	}
+	if fi, err := os.Stat(filepath.Join(b.state, "files", "admin", "resumed.bin")); err != nil || fi.ModTime().Unix() != 1600000000 {
+		t.Errorf("the assembled file's date: %v", fi.ModTime())
+	}
+	if code, _ := b.curl("-u", b.admin(), "-X", "PROPFIND", "-H", "Depth: 0", up); code != 404 {
+		t.Errorf("the transfer is still there after its assembly (%d)", code)
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -32,6 +32,9 @@ type armResult struct {
 	Rows  []armRow
 	Notes []string
 	Err   string
+	// Million instructions per MiB a WebDAV PUT costs, with the digests
+	// computed as the bytes stream and in the build without them.
+	UploadHashed, UploadPlain float64
 }
 
 // armReference are the figures printed in ../shared/tools/armcost/README.md
@@ -114,6 +117,15 @@ func armBlock(ctx context.Context, o *options) armResult {
 			ref := armReference[k.key+" "+m]
 			res.Rows = append(res.Rows, armRow{Key: k.key, Mode: m, Go: goCounts[m], Nginx: ngxCounts[m],
 				RefGo: ref[0], RefNginx: ref[1], GoDetail: goDetail, NgxDetail: ngxDetail})
+		}
+	}
+	if ctx.Err() == nil {
+		chainFile, keyFile, _, err := armFiles(o, "ecdsa-p256")
+		if err == nil {
+			res.UploadHashed, res.UploadPlain, err = armUploads(ctx, o, plugin, chainFile, keyFile)
+		}
+		if err != nil {
+			res.Notes = append(res.Notes, "uploads under qemu-arm failed: "+err.Error())
 		}
 	}
 	return res

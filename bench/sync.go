@@ -170,41 +170,59 @@ func populate(files string) error {
 		return err
 	}
 	defer t.Close()
-	write := func(p string) error {
-		u, err := t.Create(p, false)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(u, "bonesync bench file %s\n", p)
-		return u.Close()
-	}
+	var names []string
 	for _, d := range []string{"flat", "tree", "inf"} {
 		if err := t.Mkdir(d); err != nil {
 			return err
 		}
 	}
 	for i := 0; i < flatFiles; i++ {
-		if err := write(fmt.Sprintf("flat/f%05d.txt", i)); err != nil {
-			return err
-		}
+		names = append(names, fmt.Sprintf("flat/f%05d.txt", i))
 	}
 	for d := 0; d < treeDirs; d++ {
 		t.Mkdir(fmt.Sprintf("tree/d%03d", d))
 		for i := 0; i < treeEach; i++ {
-			if err := write(fmt.Sprintf("tree/d%03d/f%03d.txt", d, i)); err != nil {
-				return err
-			}
+			names = append(names, fmt.Sprintf("tree/d%03d/f%03d.txt", d, i))
 		}
 	}
 	for d := 0; d < infDirs; d++ {
 		t.Mkdir(fmt.Sprintf("inf/d%02d", d))
 		for i := 0; i < infEach; i++ {
-			if err := write(fmt.Sprintf("inf/d%02d/f%04d.txt", d, i)); err != nil {
-				return err
-			}
+			names = append(names, fmt.Sprintf("inf/d%02d/f%04d.txt", d, i))
 		}
 	}
-	return nil
+	// Several at once, as a sync client uploads: each upload waits for its
+	// fsyncs, not for the CPU.
+	work := make(chan string)
+	errs := make(chan error, 8)
+	for w := 0; w < cap(errs); w++ {
+		go func() {
+			var first error
+			for p := range work {
+				if first != nil {
+					continue
+				}
+				u, err := t.Create(p, false)
+				if err == nil {
+					fmt.Fprintf(u, "bonesync bench file %s\n", p)
+					err = u.Close()
+				}
+				first = err
+			}
+			errs <- first
+		}()
+	}
+	for _, p := range names {
+		work <- p
+	}
+	close(work)
+	var first error
+	for w := 0; w < cap(errs); w++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // ncSync runs nextcloudcmd on the tree folder only (the others are left out

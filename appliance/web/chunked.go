@@ -275,7 +275,11 @@ func (c chunkFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
 func (c chunkFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMode) (webdav.File, error) {
 	n := chunkName(name)
 	if flag&os.O_CREATE == 0 {
-		return c.r.Open(n)
+		f, err := c.r.Open(n)
+		if err != nil {
+			return nil, err
+		}
+		return chunkListing{f}, nil
 	}
 	f, err := c.r.OpenFile(n+partSuffix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -299,6 +303,21 @@ func (c chunkFS) Rename(_ context.Context, o, n string) error {
 
 func (c chunkFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
 	return c.r.Stat(chunkName(name))
+}
+
+// chunkListing hides parts still being written: a client that resumes
+// lists the transfer and sends again what is not there whole.
+type chunkListing struct{ *os.File }
+
+func (l chunkListing) Readdir(n int) ([]fs.FileInfo, error) {
+	entries, err := l.File.Readdir(n)
+	out := entries[:0]
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), partSuffix) {
+			out = append(out, e)
+		}
+	}
+	return out, err
 }
 
 // chunkPart is a part being written.

@@ -5,7 +5,12 @@
 // qemu-arm; the load comes from the bench program, a separate native
 // process, so every instruction counted here is the server's.
 //
-//	armcost -chain CHAIN.pem -key KEY.pem
+//	armcost -chain CHAIN.pem -key KEY.pem [-dav DIR]
+//
+// With -dav it also serves WebDAV (web.DAV) on a store in DIR with the user
+// "bench" (password "bench-password"), so uploads can be counted: the
+// bench's upload count compares this with the build without digests (tag
+// benchnohash).
 //
 // It prints "tls ADDR ctl ADDR" on stdout. On the control connection, a line
 // "mark N" waits until no HTTPS connection is open (the server is quiescent),
@@ -28,6 +33,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -36,6 +42,9 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/users"
 	"github.com/bonesync/bonesync/appliance/web"
 )
 
@@ -46,8 +55,9 @@ const markSyscall = 0x7ff0
 func main() {
 	chain := flag.String("chain", "", "PEM file: the leaf certificate, then the CA")
 	key := flag.String("key", "", "PEM file: the leaf's private key (PKCS#8)")
+	davDir := flag.String("dav", "", "serve WebDAV on a store in this folder")
 	flag.Parse()
-	if err := run(*chain, *key, os.Stdin, os.Stdout); err != nil {
+	if err := run(*chain, *key, *davDir, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "armcost: %v\n", err)
 		os.Exit(1)
 	}
@@ -59,7 +69,29 @@ type content struct{ ca []byte }
 func (c content) CAPEM() []byte          { return c.ca }
 func (c content) Report() *report.Report { return &report.Report{} }
 
-func run(chainFile, keyFile string, stdin io.Reader, stdout io.Writer) error {
+// newDAV is WebDAV on a store in dir, with the user bench.
+func newDAV(dir string) (*web.DAV, error) {
+	st, err := state.Open(filepath.Join(dir, "state"))
+	if err != nil {
+		return nil, err
+	}
+	db, err := users.Open(st)
+	if err != nil {
+		return nil, err
+	}
+	if !db.Exists("bench") {
+		if err := db.Add("bench", "bench-password"); err != nil {
+			return nil, err
+		}
+	}
+	files, err := store.Open(filepath.Join(dir, "files"))
+	if err != nil {
+		return nil, err
+	}
+	return &web.DAV{Users: db, Store: files, Guard: guard.New(io.Discard), Log: os.Stderr}, nil
+}
+
+func run(chainFile, keyFile, davDir string, stdin io.Reader, stdout io.Writer) error {
 	cert, err := tls.LoadX509KeyPair(chainFile, keyFile)
 	if err != nil {
 		return fmt.Errorf("load certificate: %w", err)
@@ -81,9 +113,15 @@ func run(chainFile, keyFile string, stdin io.Reader, stdout io.Writer) error {
 	// The same configuration, handshake listener and handler as `bonesync
 	// serve` (serve.go), with post-quantum off as in the host comparison.
 	cfg := web.TLSConfig(func() *tls.Certificate { return &cert }, func() bool { return false }, time.Now)
+	var dav *web.DAV
+	if davDir != "" {
+		if dav, err = newDAV(davDir); err != nil {
+			return err
+		}
+	}
 	var open atomic.Int64
 	srv := &http.Server{
-		Handler:           web.HTTPS(content{ca}, nil),
+		Handler:           web.HTTPS(content{ca}, dav),
 		ReadHeaderTimeout: 20 * time.Second,
 		ConnState: func(_ net.Conn, s http.ConnState) {
 			switch s {

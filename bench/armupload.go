@@ -1,0 +1,148 @@
+package main
+
+// The upload count: ARM instructions per MiB a WebDAV PUT costs bonesync's
+// HTTPS stack (TLS, HTTP, the store, the digests), built GOARM=7 as on the
+// board, against the same build without digests (tag benchnohash). On x86
+// the digest is a large share of a cheap upload; on the board's core TLS is
+// dear and the share is what matters.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+const (
+	armUploadMiB  = 8 // per PUT
+	armUploadPuts = 2
+)
+
+// armUploads counts both builds; it returns million instructions per MiB,
+// with digests and without.
+func armUploads(ctx context.Context, o *options, plugin, chainFile, keyFile string) (hashed, plain float64, err error) {
+	for _, b := range []struct {
+		tags string
+		into *float64
+	}{{"", &hashed}, {"benchnohash", &plain}} {
+		bin := filepath.Join(o.work, "armcost-upload-"+b.tags)
+		args := []string{"build", "-trimpath", "-o", bin}
+		if b.tags != "" {
+			args = append(args, "-tags", b.tags)
+		}
+		build := exec.CommandContext(ctx, "go", append(args, "./bench/armcost")...)
+		build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			return 0, 0, fmt.Errorf("build bench/armcost %s: %v %s", b.tags, err, out)
+		}
+		o.logf("arm: uploads, %d × %d MiB, %s", armUploadPuts, armUploadMiB, map[bool]string{true: "with digests", false: "without digests"}[b.tags == ""])
+		if *b.into, err = countUploads(ctx, o, plugin, bin, chainFile, keyFile); err != nil {
+			return 0, 0, err
+		}
+	}
+	return hashed, plain, nil
+}
+
+// countUploads runs one build under qemu-arm with WebDAV on and counts the
+// instructions of the measured PUTs, after a warm-up PUT (which pays for
+// the login's Argon2 hash).
+func countUploads(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string) (float64, error) {
+	dir, err := os.MkdirTemp(o.work, "arm-dav-")
+	if err != nil {
+		return 0, err
+	}
+	log := filepath.Join(dir, "plugin.log")
+	cmd := exec.CommandContext(ctx, "qemu-arm", "-cpu", "cortex-a8", "-plugin", plugin, "-d", "plugin", "-D", log,
+		bin, "-chain", chainFile, "-key", keyFile, "-dav", dir)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return 0, fmt.Errorf("armcost did not start: %w", err)
+	}
+	var tlsAddr, ctlAddr string
+	if _, err := fmt.Sscanf(line, "tls %s ctl %s", &tlsAddr, &ctlAddr); err != nil {
+		return 0, fmt.Errorf("armcost said %q", line)
+	}
+	ctl, err := net.Dial("tcp", ctlAddr)
+	if err != nil {
+		return 0, err
+	}
+	defer ctl.Close()
+	ctlR := bufio.NewReader(ctl)
+	say := func(cmd string) error {
+		ctl.SetDeadline(time.Now().Add(10 * time.Minute))
+		if _, err := io.WriteString(ctl, cmd+"\n"); err != nil {
+			return err
+		}
+		if ans, err := ctlR.ReadString('\n'); err != nil || ans != "ok\n" {
+			return fmt.Errorf("armcost %q: %q %v", cmd, ans, err)
+		}
+		return nil
+	}
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true},
+		DisableKeepAlives: true, // each PUT's connection ends before the next marker
+	}, Timeout: 10 * time.Minute}
+	body := make([]byte, armUploadMiB<<20)
+	for i := range body {
+		body[i] = byte(i*31 + i>>11)
+	}
+	put := func(name string) error {
+		req, _ := http.NewRequestWithContext(ctx, "PUT", "https://"+tlsAddr+"/dav/"+name, bytes.NewReader(body))
+		req.SetBasicAuth("bench", "bench-password")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("PUT %s = %s", name, resp.Status)
+		}
+		return nil
+	}
+	if err := put("warm.bin"); err != nil {
+		return 0, err
+	}
+	if err := say("mark 1"); err != nil {
+		return 0, err
+	}
+	for i := 0; i < armUploadPuts; i++ {
+		if err := put("up-" + strconv.Itoa(i) + ".bin"); err != nil {
+			return 0, err
+		}
+	}
+	if err := say("mark 2"); err != nil {
+		return 0, err
+	}
+	say("quit")
+	cmd.Wait()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range markLine.FindAllStringSubmatch(string(b), -1) {
+		if m[1] == "2" {
+			n, _ := strconv.ParseFloat(m[2], 64)
+			return n / (armUploadMiB * armUploadPuts) / 1e6, nil
+		}
+	}
+	return 0, fmt.Errorf("no marker counts in %s", log)
+}
