@@ -13,6 +13,8 @@ command -v sftp >/dev/null || need+=(openssh-client)
 command -v rclone >/dev/null || need+=(rclone)
 command -v litmus >/dev/null || need+=(litmus)
 command -v nextcloudcmd >/dev/null || need+=(nextcloud-desktop-cmd)
+command -v sshfs >/dev/null || need+=(sshfs)
+/usr/bin/python3 -c "import paramiko" 2>/dev/null || need+=(python3-paramiko)
 # The image and the boot test.
 command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)
 [ -f /usr/lib/u-boot/qemu_arm/u-boot.bin ] || need+=(u-boot-qemu)
