@@ -47,6 +47,8 @@ type Upload struct {
 	closed bool
 
 	mtime   time.Time
+	atime   time.Time // with SetTimes; zero: left as the system sets it
+	perm    fs.FileMode
 	expect  []Checksum
 	result  Info
 	oldSize int64 // of the file this one replaces
@@ -114,6 +116,12 @@ func (u *Upload) Name() string { return u.name }
 // SetModTime gives the file the client's modification time instead of the
 // time of the upload.
 func (u *Upload) SetModTime(t time.Time) { u.mtime = t }
+
+// SetTimes gives the file the client's access and modification times.
+func (u *Upload) SetTimes(atime, mtime time.Time) { u.atime, u.mtime = atime, mtime }
+
+// SetPerm gives the file permission bits (CheckPerm's rules) at commit.
+func (u *Upload) SetPerm(perm fs.FileMode) { u.perm = perm }
 
 // Expect makes Commit refuse the upload unless its content has this digest.
 // Call it before writing.
@@ -308,8 +316,17 @@ func (u *Upload) commit() error {
 	fd := int(u.f.Fd())
 	if !u.mtime.IsZero() {
 		ts := unix.NsecToTimespec(u.mtime.UnixNano())
-		if err := unix.UtimesNanoAt(int(u.t.s.staging.Fd()), u.tmp, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, ts}, 0); err != nil {
+		at := unix.Timespec{Nsec: unix.UTIME_OMIT}
+		if !u.atime.IsZero() {
+			at = unix.NsecToTimespec(u.atime.UnixNano())
+		}
+		if err := unix.UtimesNanoAt(int(u.t.s.staging.Fd()), u.tmp, []unix.Timespec{at, ts}, 0); err != nil {
 			return fmt.Errorf("set the date of %s: %w", u.name, err)
+		}
+	}
+	if u.perm != 0 {
+		if err := u.f.Chmod(u.perm); err != nil {
+			return fmt.Errorf("set the permissions of %s: %w", u.name, err)
 		}
 	}
 	if crashAfter(stepDated) {
