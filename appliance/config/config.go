@@ -49,6 +49,9 @@ type Config struct {
 	// SSHKeyExchanges, SSHCiphers and SSHMACs replace the SFTP server's
 	// default algorithm lists when set (nil: the defaults).
 	SSHKeyExchanges, SSHCiphers, SSHMACs []string
+	// SSHIdleTimeout ends a logged-in SFTP connection that sent nothing
+	// for that long.
+	SSHIdleTimeout time.Duration
 }
 
 // Default returns the configuration used when the file sets nothing.
@@ -63,6 +66,8 @@ func Default() Config {
 		PostQuantum: Auto,
 		BenchBudget: 90 * time.Second,
 		NTP:         []string{"pool.ntp.org"},
+
+		SSHIdleTimeout: 15 * time.Minute,
 	}
 }
 

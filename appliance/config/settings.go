@@ -97,6 +97,17 @@ var settings = []setting{
 		},
 	},
 	{
+		name: "ssh_idle_timeout", def: "15m",
+		help: []string{"An SFTP connection that sends nothing for this long is closed (1m..24h)."},
+		set: func(c *Config, v string) error {
+			d, err := parseDuration(v, time.Minute, 24*time.Hour)
+			if err == nil {
+				c.SSHIdleTimeout = d
+			}
+			return err
+		},
+	},
+	{
 		name: "bench_budget", def: "90s",
 		help: []string{"Time the first-boot benchmark may take in all (10s..30m)."},
 		set: func(c *Config, v string) error {

@@ -3,6 +3,7 @@ package sftpd
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/bonesync/bonesync/appliance/config"
 
@@ -46,19 +47,42 @@ func DefaultAlgorithms(postQuantum bool) Algorithms {
 	if !hasAES() {
 		aead = []string{ssh.CipherChaCha20Poly1305, ssh.CipherAES128GCM, ssh.CipherAES256GCM}
 	}
-	kex := []string{ssh.KeyExchangeCurve25519, ssh.KeyExchangeECDHP256, ssh.KeyExchangeECDHP384, ssh.KeyExchangeECDHP521}
+	// No NIST-curve exchanges: hardening guides and audits ask for X25519
+	// (x/crypto/ssh offers its @libssh.org alias with it). An old client
+	// that needs one can have it back with ssh_kex in the config.
+	kex := []string{ssh.KeyExchangeCurve25519}
 	if postQuantum {
 		kex = append([]string{ssh.KeyExchangeMLKEM768X25519}, kex...)
 	}
 	return Algorithms{
 		KeyExchanges: kex,
 		Ciphers:      append(aead, ssh.CipherAES128CTR, ssh.CipherAES192CTR, ssh.CipherAES256CTR),
-		MACs:         []string{ssh.HMACSHA256ETM, ssh.HMACSHA512ETM, ssh.HMACSHA256, ssh.HMACSHA512},
+		// Encrypt-then-MAC only (the AEAD ciphers need no MAC at all).
+		MACs: []string{ssh.HMACSHA256ETM, ssh.HMACSHA512ETM},
 		PublicKeyAuths: []string{
 			ssh.KeyAlgoED25519, ssh.KeyAlgoSKED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoSKECDSA256,
 			ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256,
 		},
 	}
+}
+
+// Discouraged lists what a configured set offers beyond the defaults'
+// policy: NIST-curve key exchanges and encrypt-and-MAC MACs, which an old
+// client may need and hardening guides drop. They are allowed, with a
+// warning on the console.
+func Discouraged(a Algorithms) []string {
+	var out []string
+	for _, k := range a.KeyExchanges {
+		if strings.HasPrefix(k, "ecdh-sha2-nistp") {
+			out = append(out, k+" (a NIST-curve key exchange)")
+		}
+	}
+	for _, m := range a.MACs {
+		if !strings.HasSuffix(m, "-etm@openssh.com") {
+			out = append(out, m+" (MAC before encryption; the -etm@openssh.com form is safer)")
+		}
+	}
+	return out
 }
 
 func hasAES() bool {

@@ -22,6 +22,16 @@ func TestDefaultsAreModernAndSupported(t *testing.T) {
 				t.Errorf("DefaultAlgorithms(%v) offers %q: %s", pq, weak, all)
 			}
 		}
+		for _, k := range a.KeyExchanges {
+			if strings.Contains(k, "nistp") {
+				t.Errorf("DefaultAlgorithms(%v) offers the NIST-curve exchange %s", pq, k)
+			}
+		}
+		for _, m := range a.MACs {
+			if !strings.HasSuffix(m, "-etm@openssh.com") {
+				t.Errorf("DefaultAlgorithms(%v) offers the encrypt-and-MAC %s", pq, m)
+			}
+		}
 		if got := a.KeyExchanges[0] == ssh.KeyExchangeMLKEM768X25519; got != pq {
 			t.Errorf("DefaultAlgorithms(%v): hybrid first = %v", pq, got)
 		}
@@ -58,5 +68,17 @@ func TestRSAHostKeyNeverSHA1(t *testing.T) {
 	es, _ := ssh.NewSignerFromSigner(ek)
 	if got, _ := HostKeySigner(es); got != es {
 		t.Error("HostKeySigner changed an Ed25519 signer")
+	}
+}
+
+func TestDiscouragedWarned(t *testing.T) {
+	if d := Discouraged(DefaultAlgorithms(true)); len(d) != 0 {
+		t.Errorf("the defaults are discouraged: %v", d)
+	}
+	a := DefaultAlgorithms(false)
+	a.KeyExchanges = append(a.KeyExchanges, ssh.KeyExchangeECDHP256)
+	a.MACs = append(a.MACs, ssh.HMACSHA256)
+	if d := Discouraged(a); len(d) != 2 {
+		t.Errorf("Discouraged = %v, want the NIST exchange and the non-ETM MAC", d)
 	}
 }

@@ -7,12 +7,21 @@ import (
 	"os"
 	"path"
 	"sync"
+	"time"
 
 	"github.com/pkg/sftp"
 
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 )
+
+func init() {
+	// Advertise only what works: no hardlink@openssh.com (links could lead
+	// out of a tree, and the store offers none).
+	if err := sftp.SetSFTPExtensions("posix-rename@openssh.com", "statvfs@openssh.com"); err != nil {
+		panic(err)
+	}
+}
 
 // Handlers serves one user's tree over SFTP. locked, if not nil, is asked
 // before every change: a path a WebDAV client has locked is not written,
@@ -115,7 +124,10 @@ func (h *handler) Filecmd(r *sftp.Request) error {
 	var err error
 	switch r.Method {
 	case "Setstat":
-		err = h.checkLocks(locks.Change{Path: r.Filepath})
+		if err := h.checkLocks(locks.Change{Path: r.Filepath}); err != nil {
+			return err
+		}
+		return h.setstat(r)
 	case "Rename":
 		err = h.checkLocks(locks.Change{Path: r.Filepath, Tree: true, Member: true}, locks.Change{Path: r.Target, Tree: true, Member: true})
 	case "Rmdir", "Remove":
@@ -127,11 +139,6 @@ func (h *handler) Filecmd(r *sftp.Request) error {
 		return err
 	}
 	switch r.Method {
-	case "Setstat":
-		if !r.AttrFlags().Size {
-			return nil // modes and times are the box's to keep
-		}
-		return h.truncate(r.Filepath, int64(r.Attributes().Size))
 	case "Rename":
 		// SFTP rename does not replace an existing file.
 		if _, err := h.t.Lstat(r.Target); err == nil {
@@ -180,6 +187,9 @@ func (h *handler) Filelist(r *sftp.Request) (sftp.ListerAt, error) {
 		}
 		return lister(entries), nil
 	case "Stat":
+		if fi, ok := h.openStat(r.Filepath); ok {
+			return lister{fi}, nil
+		}
 		fi, err := h.t.Stat(r.Filepath)
 		if err != nil {
 			return nil, err
@@ -191,11 +201,65 @@ func (h *handler) Filelist(r *sftp.Request) (sftp.ListerAt, error) {
 
 // Lstat describes a file without following a final symlink.
 func (h *handler) Lstat(r *sftp.Request) (sftp.ListerAt, error) {
+	if fi, ok := h.openStat(r.Filepath); ok {
+		return lister{fi}, nil
+	}
 	fi, err := h.t.Lstat(r.Filepath)
 	if err != nil {
 		return nil, err
 	}
 	return lister{fi}, nil
+}
+
+// openStat describes a file this session is writing, as the writer sees
+// it: sshfs and paramiko stat a file they have just created, which the
+// store shows to everyone else only when it is closed.
+func (h *handler) openStat(p string) (fs.FileInfo, bool) {
+	h.mu.Lock()
+	up := h.open[path.Clean("/"+p)]
+	h.mu.Unlock()
+	if up == nil {
+		return nil, false
+	}
+	fi, err := up.Stat()
+	if err != nil {
+		return nil, false
+	}
+	return named{fi, path.Base(path.Clean("/" + p))}, true
+}
+
+// named is a FileInfo under the name the client knows.
+type named struct {
+	fs.FileInfo
+	name string
+}
+
+func (n named) Name() string { return n.name }
+
+// StatVFS answers statvfs@openssh.com (df in sftp): the disk's free space,
+// or what the user's quota leaves if that is less.
+func (h *handler) StatVFS(r *sftp.Request) (*sftp.StatVFS, error) {
+	free, err := h.t.Free()
+	if err != nil {
+		return nil, err
+	}
+	total := free
+	if q := h.t.Quota(); q > 0 {
+		used, err := h.t.Usage()
+		if err != nil {
+			return nil, err
+		}
+		free = max(0, min(free, q-used))
+		total = q
+	} else if used, err := h.t.Usage(); err == nil {
+		total = free + used
+	}
+	const block = 4096
+	return &sftp.StatVFS{
+		Bsize: block, Frsize: block,
+		Blocks: uint64(total) / block, Bfree: uint64(free) / block, Bavail: uint64(free) / block,
+		Files: 1 << 20, Ffree: 1 << 20, Favail: 1 << 20, Namemax: 255,
+	}, nil
 }
 
 type lister []fs.FileInfo
@@ -209,6 +273,74 @@ func (l lister) ListAt(out []os.FileInfo, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// setstat honours a SETSTAT or FSETSTAT (sftp put -p, scp -p, touch and
+// chmod over sshfs, rclone's dates) whole or not at all: times, permission
+// bits within store.CheckPerm, and a size within the quota and the free
+// space. Owners cannot be changed (SSH_FX_OP_UNSUPPORTED, never a silent
+// OK).
+func (h *handler) setstat(r *sftp.Request) error {
+	flags, attrs := r.AttrFlags(), r.Attributes()
+	if flags.UidGid {
+		return fmt.Errorf("owners are the box's: %w", sftp.ErrSSHFxOpUnsupported)
+	}
+	h.mu.Lock()
+	up := h.open[path.Clean("/"+r.Filepath)]
+	h.mu.Unlock()
+	var cur fs.FileInfo
+	var err error
+	if up != nil {
+		cur, err = up.Stat()
+	} else {
+		cur, err = h.t.Stat(r.Filepath)
+	}
+	if err != nil {
+		return err
+	}
+	perm := fs.FileMode(attrs.Mode) & fs.ModePerm
+	if flags.Permissions {
+		if attrs.Mode&0o7000 != 0 {
+			return fmt.Errorf("setuid, setgid and sticky bits: %w", sftp.ErrSSHFxOpUnsupported)
+		}
+		if store.CheckPerm(perm, cur.IsDir()) != nil {
+			return fmt.Errorf("%04o would take the owner's access: %w", perm, sftp.ErrSSHFxOpUnsupported)
+		}
+	}
+	if flags.Size {
+		if cur.IsDir() {
+			return sftp.ErrSSHFxFailure
+		}
+		if grow := int64(attrs.Size) - cur.Size(); grow > 0 {
+			// A size is real bytes on the card: a 100-byte request must not
+			// make a sparse terabyte that a copy later writes out.
+			if free, err := h.t.Free(); err == nil && grow > free {
+				return fmt.Errorf("%d more bytes do not fit on the disk: %w", grow, store.ErrNoSpace)
+			}
+			if err := h.t.Fits(grow); err != nil {
+				return err
+			}
+		}
+		if err := h.truncate(r.Filepath, int64(attrs.Size)); err != nil {
+			return err
+		}
+	}
+	if flags.Permissions {
+		if up != nil {
+			up.SetPerm(perm)
+		} else if err := h.t.Chmod(r.Filepath, perm); err != nil {
+			return err
+		}
+	}
+	if flags.Acmodtime {
+		atime, mtime := time.Unix(int64(attrs.Atime), 0), time.Unix(int64(attrs.Mtime), 0)
+		if up != nil {
+			up.SetTimes(atime, mtime)
+		} else if err := h.t.SetTimes(r.Filepath, atime, mtime); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // truncate sets a file's length: that of an upload this session has open, or

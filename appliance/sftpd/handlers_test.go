@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,12 @@ func client(t *testing.T) *sftp.Client { return clientWithLocks(t, nil) }
 
 // clientWithLocks is client with WebDAV's lock table for alice.
 func clientWithLocks(t *testing.T, table *locks.Table) *sftp.Client {
+	c, _ := newClient(t, table, 0)
+	return c
+}
+
+// newClient is client with a lock table and a quota, and alice's tree.
+func newClient(t *testing.T, table *locks.Table, quota int64) (*sftp.Client, *store.Tree) {
 	t.Helper()
 	st, err := store.Open(t.TempDir())
 	if err != nil {
@@ -29,6 +36,7 @@ func clientWithLocks(t *testing.T, table *locks.Table) *sftp.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tree.Close() })
+	tree.SetQuota(quota)
 	a, b := net.Pipe()
 	var locked func(...locks.Change) error
 	if table != nil {
@@ -42,7 +50,7 @@ func clientWithLocks(t *testing.T, table *locks.Table) *sftp.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c
+	return c, tree
 }
 
 func write(t *testing.T, c *sftp.Client, name, content string, flags int) {
@@ -130,5 +138,107 @@ func TestLockTakenMidUpload(t *testing.T) {
 	}
 	if err := c.Remove("doc.txt"); err == nil {
 		t.Error("removing a locked file succeeded")
+	}
+}
+
+// SETSTAT and FSETSTAT do what they say or refuse: times and permission
+// bits kept, owners and unsafe bits refused, a size only within the quota.
+func TestSetstat(t *testing.T) {
+	c, tree := newClient(t, nil, 1<<20)
+	write(t, c, "f.txt", "content", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	when := time.Date(2015, 6, 7, 8, 9, 10, 0, time.UTC)
+	if err := c.Chtimes("f.txt", when, when); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := c.Stat("f.txt"); !fi.ModTime().Equal(when) {
+		t.Errorf("after Chtimes the date is %v", fi.ModTime())
+	}
+	if err := c.Chmod("f.txt", 0o640); err != nil {
+		t.Errorf("chmod 0640: %v", err)
+	}
+	if fi, _ := c.Stat("f.txt"); fi.Mode().Perm() != 0o640 {
+		t.Errorf("after chmod 0640 the mode is %v", fi.Mode())
+	}
+	for _, bad := range []os.FileMode{0o4644, 0o444, 0o044} {
+		if err := c.Chmod("f.txt", bad); err == nil {
+			t.Errorf("chmod %o succeeded", bad)
+		}
+	}
+	if err := c.Chown("f.txt", 1000, 1000); err == nil {
+		t.Error("chown succeeded")
+	}
+	if err := c.Truncate("f.txt", 1<<40); err == nil {
+		t.Error("a SETSTAT to 1 TB succeeded")
+	}
+	if fi, _ := c.Stat("f.txt"); fi.Size() != 7 {
+		t.Errorf("a refused size left %d bytes", fi.Size())
+	}
+	if used, _ := tree.Usage(); used != 7 {
+		t.Errorf("usage after a refused size: %d", used)
+	}
+	// On an open file: the date is the client's when it is closed (put -p).
+	f, _ := c.OpenFile("g.txt", os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	f.Write([]byte("new"))
+	if err := c.Chtimes("g.txt", when, when); err != nil { // FSETSTAT takes the same path
+		t.Fatalf("setstat times on an open file: %v", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		t.Fatalf("fsetstat mode: %v", err)
+	}
+	f.Close()
+	if fi, _ := c.Stat("g.txt"); !fi.ModTime().Equal(when) || fi.Mode().Perm() != 0o600 {
+		t.Errorf("put -p: date %v, mode %v", fi.ModTime(), fi.Mode())
+	}
+}
+
+// A file being written can be stat'ed by path and by handle in the session
+// that writes it (sshfs, paramiko), and nowhere else until it is closed.
+func TestStatOfOpenFile(t *testing.T) {
+	c := client(t)
+	f, err := c.OpenFile("new.txt", os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("12345"))
+	if fi, err := c.Stat("new.txt"); err != nil || fi.Name() != "new.txt" || fi.Size() != 5 {
+		t.Errorf("stat of an open file = %v, %v", fi, err)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() != 5 {
+		t.Errorf("fstat of an open file = %v, %v", fi, err)
+	}
+	f.Close()
+	if got := read(t, c, "new.txt"); got != "12345" {
+		t.Errorf("after close: %q", got)
+	}
+}
+
+func TestStatVFS(t *testing.T) {
+	c, _ := newClient(t, nil, 1<<20)
+	write(t, c, "f.txt", strings.Repeat("x", 4096*10), os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	st, err := c.StatVFS("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.TotalSpace() != 1<<20 || st.FreeSpace() != 1<<20-4096*10 {
+		t.Errorf("statvfs with a 1 MiB quota: total %d, free %d", st.TotalSpace(), st.FreeSpace())
+	}
+}
+
+func TestShellWords(t *testing.T) {
+	for in, want := range map[string][]string{
+		`md5sum a\ b`:           {"md5sum", "a b"},
+		`md5sum a\ b\'c`:        {"md5sum", "a b'c"},
+		`sha1sum 'x y' "z\"w"`:  {"sha1sum", "x y", `z"w`},
+		`  md5sum   /p/ü.txt  `: {"md5sum", "/p/ü.txt"},
+	} {
+		got, err := shellWords(in)
+		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("shellWords(%q) = %q, %v, want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"md5sum *", "md5sum $(id)", "ls; rm", `md5sum 'x`, "a | b"} {
+		if _, err := shellWords(bad); err == nil {
+			t.Errorf("shellWords(%q) accepted", bad)
+		}
 	}
 }

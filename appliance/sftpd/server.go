@@ -44,14 +44,19 @@ type Server struct {
 	// HandshakeTimeout bounds key exchange plus login.
 	HandshakeTimeout time.Duration
 
-	wg sync.WaitGroup
+	wg       sync.WaitGroup
+	sessions sessionCount
 }
 
 // Check validates the algorithm lists and the host key; call it at start so
 // a mistake stops the box with a message rather than at the first login.
 func (s *Server) Check() error {
-	if err := Configured(s.Config, s.PostQuantum()).Validate(); err != nil {
+	alg := Configured(s.Config, s.PostQuantum())
+	if err := alg.Validate(); err != nil {
 		return err
+	}
+	for _, why := range Discouraged(alg) {
+		fmt.Fprintf(s.Log, "sftp: warning: the config offers %s\n", why)
 	}
 	_, err := s.config(func() {}, &attempt{})
 	return err
@@ -85,6 +90,7 @@ func (s *Server) config(kexDone func(), a *attempt) (*ssh.ServerConfig, error) {
 		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
 			kexDone()
 			a.user.Store(c.User())
+			a.keyOffered.Store(true)
 			// Called for every key a client offers; only the final outcome
 			// of a connection counts as a failure (see serveConn).
 			if !s.Users.CheckKey(c.User(), key) {
@@ -173,64 +179,168 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		// A connection that ends without a login counts once: its wrong
 		// passwords were counted as they came, its keys were not.
 		var authErr *ssh.ServerAuthError
-		if errors.As(err, &authErr) && !a.passwordFailed.Load() {
+		if errors.As(err, &authErr) && !a.passwordFailed.Load() && a.keyOffered.Load() {
 			user, _ := a.user.Load().(string)
 			s.Guard.Failed(addr, "sftp", user+" (no key accepted)")
 		}
 		return
 	}
 	c.SetDeadline(time.Time{})
+	pc.idle.Store(int64(s.idleTimeout())) // from now on, silence ends the connection
 	defer sc.Close()
 	go ssh.DiscardRequests(reqs)
 	user := sc.Permissions.Extensions["user"]
 	fmt.Fprintf(s.Log, "sftp: %s logged in from %s\n", user, c.RemoteAddr())
+	var open atomic.Int32 // this connection's sessions
 	for nc := range chans {
 		if nc.ChannelType() != "session" {
 			nc.Reject(ssh.UnknownChannelType, "only sessions")
 			continue
 		}
+		if open.Load() >= maxSessionsPerConn || !s.sessions.take(user) {
+			nc.Reject(ssh.ResourceShortage, "too many sessions")
+			continue
+		}
 		ch, chReqs, err := nc.Accept()
 		if err != nil {
+			s.sessions.give(user)
 			return
 		}
-		go s.session(user, ch, chReqs)
+		open.Add(1)
+		go func() {
+			defer s.sessions.give(user)
+			defer open.Add(-1)
+			s.session(user, ch, chReqs)
+		}()
 	}
 }
 
-// session answers a session channel's requests: the sftp subsystem and
-// nothing else (no shell, no commands, no forwarding).
+// Sessions (channels) at once: per connection (sftp, scp and sshfs use one,
+// rclone a few), and per user over all connections.
+const (
+	maxSessionsPerConn = 10
+	maxSessionsPerUser = 32
+)
+
+// sessionCount counts each user's open sessions.
+type sessionCount struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *sessionCount) take(user string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	if c.n[user] >= maxSessionsPerUser {
+		return false
+	}
+	c.n[user]++
+	return true
+}
+
+func (c *sessionCount) give(user string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[user]--; c.n[user] <= 0 {
+		delete(c.n, user)
+	}
+}
+
+func (s *Server) idleTimeout() time.Duration {
+	if s.Config.SSHIdleTimeout > 0 {
+		return s.Config.SSHIdleTimeout
+	}
+	return 15 * time.Minute
+}
+
+// onlySFTP is what a shell, a command (but the digests) or rsync gets.
+const onlySFTP = "this box speaks SFTP only: use sftp, scp, rclone or sshfs"
+
+// session answers a session channel: the sftp subsystem, the digest
+// commands rclone runs (exec.go), and for a shell or any other command one
+// line on stderr. Each ends with an exit-status, which scp and scripts read.
 func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) {
 	defer ch.Close()
 	for req := range reqs {
-		if req.Type != "subsystem" || len(req.Payload) < 4 || string(req.Payload[4:]) != "sftp" {
+		var status uint32
+		switch req.Type {
+		case "subsystem":
+			name, ok := sshString(req.Payload)
+			if !ok || name != "sftp" {
+				req.Reply(false, nil)
+				continue
+			}
+			req.Reply(true, nil)
+			go ssh.DiscardRequests(reqs)
+			status = s.sftp(user, ch)
+		case "exec":
+			cmd, ok := sshString(req.Payload)
+			if !ok {
+				req.Reply(false, nil)
+				continue
+			}
+			req.Reply(true, nil)
+			go ssh.DiscardRequests(reqs)
+			status = s.exec(user, cmd, ch, ch.Stderr())
+		case "shell":
+			req.Reply(true, nil)
+			go ssh.DiscardRequests(reqs)
+			fmt.Fprintln(ch.Stderr(), onlySFTP)
+			status = 1
+		default: // pty-req, env, x11-req, forwarding: none of it
 			req.Reply(false, nil)
 			continue
 		}
-		req.Reply(true, nil)
-		tree, err := s.Store.Tree(user)
-		if err != nil {
-			fmt.Fprintf(s.Log, "sftp: %v\n", err)
-			return
-		}
-		go ssh.DiscardRequests(reqs)
-		tree.SetQuota(s.Users.Quota(user)) // read at each session's start
-		var locked func(...locks.Change) error
-		if s.Locks != nil {
-			locked = func(c ...locks.Change) error { return s.Locks.Check(user, nil, c...) }
-		}
-		rs := sftp.NewRequestServer(ch, Handlers(tree, locked))
-		if err := rs.Serve(); err != nil && !errors.Is(err, io.EOF) {
-			fmt.Fprintf(s.Log, "sftp: %s: %v\n", user, err)
-		}
-		rs.Close()
-		tree.Close()
+		ch.CloseWrite()
+		ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
 		return
 	}
+}
+
+// sftp serves the sftp subsystem on ch until the client ends it.
+func (s *Server) sftp(user string, ch ssh.Channel) uint32 {
+	tree, err := s.Store.Tree(user)
+	if err != nil {
+		fmt.Fprintf(s.Log, "sftp: %v\n", err)
+		return 1
+	}
+	defer tree.Close()
+	tree.SetQuota(s.Users.Quota(user)) // read at each session's start
+	var locked func(...locks.Change) error
+	if s.Locks != nil {
+		locked = func(c ...locks.Change) error { return s.Locks.Check(user, nil, c...) }
+	}
+	// Serve returns when the client ends the subsystem, having closed its
+	// open files; the channel stays open for the exit-status (no rs.Close,
+	// which would close it).
+	rs := sftp.NewRequestServer(ch, Handlers(tree, locked))
+	if err := rs.Serve(); err != nil && !errors.Is(err, io.EOF) {
+		fmt.Fprintf(s.Log, "sftp: %s: %v\n", user, err)
+		return 1
+	}
+	return 0
+}
+
+// sshString reads an SSH string (a uint32 length, then the bytes): the
+// payload of subsystem and exec requests.
+func sshString(b []byte) (string, bool) {
+	if len(b) < 4 {
+		return "", false
+	}
+	n := int(b[0])<<24 | int(b[1])<<16 | int(b[2])<<8 | int(b[3])
+	if n != len(b)-4 {
+		return "", false
+	}
+	return string(b[4:]), true
 }
 
 // attempt is what one connection's login callbacks saw.
 type attempt struct {
 	passwordFailed atomic.Bool
+	keyOffered     atomic.Bool  // a connection closed at the password prompt, having tried nothing, is no failure
 	user           atomic.Value // string: the user whose keys were offered
 }
 
@@ -239,9 +349,13 @@ type attempt struct {
 type slotConn struct {
 	net.Conn
 	acquire func() bool
+	idle    atomic.Int64 // after login: how long the client may stay silent (a time.Duration)
 }
 
 func (c *slotConn) Read(b []byte) (int, error) {
+	if idle := time.Duration(c.idle.Load()); idle > 0 {
+		c.Conn.SetReadDeadline(time.Now().Add(idle))
+	}
 	n, err := c.Conn.Read(b)
 	if n > 0 && !c.acquire() {
 		return 0, errors.New("too many handshakes in flight")
