@@ -43,6 +43,10 @@ func (s *Server) exec(user, line string, ch io.ReadWriter, stderr io.Writer) uin
 		fmt.Fprintf(ch, "%x  -\n", h.Sum(nil))
 		return 0
 	}
+	if len(words) > maxDigestPaths+1 {
+		fmt.Fprintf(stderr, "%s: at most %d files at a time\n", name, maxDigestPaths)
+		return 1
+	}
 	tree, err := s.Store.Tree(user)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: cannot open your files\n", name)
@@ -50,7 +54,12 @@ func (s *Server) exec(user, line string, ch io.ReadWriter, stderr io.Writer) uin
 	}
 	defer tree.Close()
 	var status uint32
+	done := map[string]bool{}
 	for _, p := range words[1:] {
+		if done[p] {
+			continue // once is enough: a digest may mean reading the file
+		}
+		done[p] = true
 		sum, err := tree.Sum(p, algo)
 		if err != nil {
 			msg := "cannot read it"
@@ -61,10 +70,15 @@ func (s *Server) exec(user, line string, ch io.ReadWriter, stderr io.Writer) uin
 			status = 1
 			continue
 		}
-		fmt.Fprintf(ch, "%s  %s\n", hex.EncodeToString(sum), p)
+		if _, err := fmt.Fprintf(ch, "%s  %s\n", hex.EncodeToString(sum), p); err != nil {
+			return 1 // the client is gone: read no more files for it
+		}
 	}
 	return status
 }
+
+// maxDigestPaths bounds one command's files, each of which may be read whole.
+const maxDigestPaths = 1000
 
 // shellWords splits a command line as a POSIX shell would, for the quoting
 // clients use: single quotes, double quotes, backslashes. Anything that

@@ -276,9 +276,10 @@ func (l lister) ListAt(out []os.FileInfo, off int64) (int, error) {
 }
 
 // setstat honours a SETSTAT or FSETSTAT (sftp put -p, scp -p, touch and
-// chmod over sshfs, rclone's dates) whole or not at all: times, permission
-// bits within store.CheckPerm, and a size within the quota and the free
-// space. Owners cannot be changed (SSH_FX_OP_UNSUPPORTED, never a silent
+// chmod over sshfs, rclone's dates): times, permission bits within
+// store.SafePerm's mask (0777, the owner keeping read and write), and a
+// size within the quota and the free space, checked before anything
+// changes. Owners cannot be changed (SSH_FX_OP_UNSUPPORTED, never a silent
 // OK).
 func (h *handler) setstat(r *sftp.Request) error {
 	flags, attrs := r.AttrFlags(), r.Attributes()
@@ -298,15 +299,7 @@ func (h *handler) setstat(r *sftp.Request) error {
 	if err != nil {
 		return err
 	}
-	perm := fs.FileMode(attrs.Mode) & fs.ModePerm
-	if flags.Permissions {
-		if attrs.Mode&0o7000 != 0 {
-			return fmt.Errorf("setuid, setgid and sticky bits: %w", sftp.ErrSSHFxOpUnsupported)
-		}
-		if store.CheckPerm(perm, cur.IsDir()) != nil {
-			return fmt.Errorf("%04o would take the owner's access: %w", perm, sftp.ErrSSHFxOpUnsupported)
-		}
-	}
+	perm := fs.FileMode(attrs.Mode) & fs.ModePerm // store.SafePerm keeps the owner's access
 	if flags.Size {
 		if cur.IsDir() {
 			return sftp.ErrSSHFxFailure
@@ -353,10 +346,11 @@ func (h *handler) truncate(p string, size int64) error {
 	if up != nil {
 		return up.Truncate(size)
 	}
-	u, err := h.t.Create(p, true)
+	u, err := h.t.CreateKeeping(p, size) // copies only what it keeps
 	if err != nil {
 		return err
 	}
+	u.SetGuard(func() error { return h.checkLocks(locks.Change{Path: p}) })
 	if err := u.Truncate(size); err != nil {
 		u.Abort()
 		return err

@@ -185,8 +185,12 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		}
 		return
 	}
-	c.SetDeadline(time.Time{})
-	pc.idle.Store(int64(s.idleTimeout())) // from now on, silence ends the connection
+	// From now on silence ends the connection: the read already waiting
+	// gets the deadline too, not only the ones after the client's next byte.
+	idle := s.idleTimeout()
+	pc.idle.Store(int64(idle))
+	c.SetWriteDeadline(time.Time{})
+	c.SetReadDeadline(time.Now().Add(idle))
 	defer sc.Close()
 	go ssh.DiscardRequests(reqs)
 	user := sc.Permissions.Extensions["user"]
@@ -263,7 +267,11 @@ const onlySFTP = "this box speaks SFTP only: use sftp, scp, rclone or sshfs"
 // commands rclone runs (exec.go), and for a shell or any other command one
 // line on stderr. Each ends with an exit-status, which scp and scripts read.
 func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) {
-	defer ch.Close()
+	// The session counts (the caps) until the client has closed its side
+	// too: a client that never answers our CLOSE keeps its slot.
+	drained := make(chan struct{})
+	drain := func() { go func() { ssh.DiscardRequests(reqs); close(drained) }() }
+	defer func() { ch.Close(); <-drained }()
 	for req := range reqs {
 		var status uint32
 		switch req.Type {
@@ -274,7 +282,7 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 				continue
 			}
 			req.Reply(true, nil)
-			go ssh.DiscardRequests(reqs)
+			drain()
 			status = s.sftp(user, ch)
 		case "exec":
 			cmd, ok := sshString(req.Payload)
@@ -283,11 +291,11 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 				continue
 			}
 			req.Reply(true, nil)
-			go ssh.DiscardRequests(reqs)
+			drain()
 			status = s.exec(user, cmd, ch, ch.Stderr())
 		case "shell":
 			req.Reply(true, nil)
-			go ssh.DiscardRequests(reqs)
+			drain()
 			fmt.Fprintln(ch.Stderr(), onlySFTP)
 			status = 1
 		default: // pty-req, env, x11-req, forwarding: none of it
@@ -298,6 +306,7 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 		ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
 		return
 	}
+	close(drained) // the client closed the channel before asking for anything
 }
 
 // sftp serves the sftp subsystem on ch until the client ends it.

@@ -4,7 +4,6 @@ import (
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -14,23 +13,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrPerm is returned (wrapped) for permission bits the store does not
-// keep: setuid, setgid and sticky, or a mode that takes the owner's read
-// or write away (the server, the files' owner, must read and replace them).
-var ErrPerm = errors.New("permission bits not kept on this box")
-
-// CheckPerm reports whether perm can be kept on a file (dir false) or a
-// folder: bits 0777 only, with the owner's read and write (and, on a folder,
-// search).
-func CheckPerm(perm fs.FileMode, dir bool) error {
-	need := fs.FileMode(0o600)
+// SafePerm is the permission bits the store keeps for perm on a file (dir
+// false) or a folder: 0777 only (no setuid, setgid or sticky), and the
+// owner always reads and writes (and searches a folder), since the server,
+// the files' owner, must read and replace them. A read-only file copied
+// with its mode (sftp put -p of a 0444 file) is kept 0644.
+func SafePerm(perm fs.FileMode, dir bool) fs.FileMode {
+	owner := fs.FileMode(0o600)
 	if dir {
-		need = 0o700
+		owner = 0o700
 	}
-	if perm&^0o777 != 0 || perm&need != need {
-		return fmt.Errorf("%w: %04o (0777 only, the owner keeping read and write)", ErrPerm, perm)
-	}
-	return nil
+	return perm&0o777 | owner
 }
 
 // SetTimes sets a file's or folder's access and modification times (a zero
@@ -47,7 +40,7 @@ func (t *Tree) SetTimes(p string, atime, mtime time.Time) error {
 	return t.syncDir(parent(c))
 }
 
-// Chmod sets permission bits that CheckPerm allows.
+// Chmod sets permission bits, as SafePerm keeps them.
 func (t *Tree) Chmod(p string, perm fs.FileMode) error {
 	c, err := t.clean(p)
 	if err != nil {
@@ -57,10 +50,7 @@ func (t *Tree) Chmod(p string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if err := CheckPerm(perm, fi.IsDir()); err != nil {
-		return err
-	}
-	return t.root.Chmod(c, perm)
+	return t.root.Chmod(c, SafePerm(perm, fi.IsDir()))
 }
 
 // Sum is a file's digest by algorithm ("md5", "sha1" or "sha256"): the

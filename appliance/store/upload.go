@@ -63,6 +63,16 @@ func (u *Upload) SetGuard(guard func() error) { u.guard = guard }
 // Create starts an upload to p. If keep is true and p exists, the upload starts
 // from its current content (an SFTP client resuming or appending).
 func (t *Tree) Create(p string, keep bool) (*Upload, error) {
+	n := int64(0)
+	if keep {
+		n = -1
+	}
+	return t.CreateKeeping(p, n)
+}
+
+// CreateKeeping starts an upload to p from the first n bytes of its current
+// content (all of it if n < 0): a truncation copies only what it keeps.
+func (t *Tree) CreateKeeping(p string, n int64) (*Upload, error) {
 	c, err := t.clean(p)
 	if err != nil {
 		return nil, err
@@ -90,9 +100,13 @@ func (t *Tree) Create(p string, keep bool) (*Upload, error) {
 	if fi, err := t.root.Stat(c); err == nil {
 		u.oldSize = fi.Size()
 	}
-	if keep {
+	if n != 0 {
 		if old, err := t.root.Open(c); err == nil {
-			u.size, err = io.Copy(io.MultiWriter(u.f, u.h), old)
+			var src io.Reader = old
+			if n > 0 {
+				src = io.LimitReader(old, n)
+			}
+			u.size, err = io.Copy(io.MultiWriter(u.f, u.h), src)
 			old.Close()
 			if err != nil {
 				u.Abort()
@@ -120,8 +134,8 @@ func (u *Upload) SetModTime(t time.Time) { u.mtime = t }
 // SetTimes gives the file the client's access and modification times.
 func (u *Upload) SetTimes(atime, mtime time.Time) { u.atime, u.mtime = atime, mtime }
 
-// SetPerm gives the file permission bits (CheckPerm's rules) at commit.
-func (u *Upload) SetPerm(perm fs.FileMode) { u.perm = perm }
+// SetPerm gives the file permission bits (as SafePerm keeps them) at commit.
+func (u *Upload) SetPerm(perm fs.FileMode) { u.perm = SafePerm(perm, false) }
 
 // Expect makes Commit refuse the upload unless its content has this digest.
 // Call it before writing.
