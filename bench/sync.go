@@ -29,7 +29,7 @@ import (
 const (
 	syncUser, syncPass = "bench", "bench-password"
 	ncUser             = "bench-nc" // the tree nextcloudcmd syncs, alone in its account
-	flatFiles          = 10000 // one folder, for PROPFIND Depth 1
+	flatFiles          = 10000      // one folder, for PROPFIND Depth 1
 	treeDirs, treeEach = 100, 100
 	infDirs, infEach   = 20, 1000 // PROPFIND Depth infinity
 	uploadMiB          = 64
