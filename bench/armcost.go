@@ -200,65 +200,104 @@ func armLoad(addr string, file []byte, n int, full, resumed bool, mark func(int)
 
 var markLine = regexp.MustCompile(`(?m)^mark (\d+) (\d+)$`)
 
-// countGo runs bench/armcost under qemu-arm and reads the plugin's counts
-// between the markers the server executes when it is quiescent.
-func countGo(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string, ca []byte, resumed bool) (map[string]float64, string, error) {
-	log := filepath.Join(o.work, "arm-go-"+filepath.Base(filepath.Dir(chainFile))+".log")
-	cmd := exec.CommandContext(ctx, "qemu-arm", "-cpu", "cortex-a8", "-plugin", plugin, "-d", "plugin", "-D", log,
-		bin, "-chain", chainFile, "-key", keyFile)
-	// The board has one core.
+// armServer is bench/armcost (built GOARM=7) running under qemu-arm with
+// the armcost plugin, and the control connection that places its markers.
+type armServer struct {
+	cmd     *exec.Cmd
+	tlsAddr string
+	ctl     net.Conn
+	ctlR    *bufio.Reader
+	log     string // the plugin's output
+}
+
+// startArmServer runs bin with args under qemu-arm on one core (as the
+// board has), its counts in log, and connects to its control port.
+func startArmServer(ctx context.Context, plugin, bin, log string, args ...string) (*armServer, error) {
+	cmd := exec.CommandContext(ctx, "qemu-arm", append([]string{"-cpu", "cortex-a8", "-plugin", plugin, "-d", "plugin", "-D", log, bin}, args...)...)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	a := &armServer{cmd: cmd, log: log}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		return nil, "", fmt.Errorf("armcost did not start: %w", err)
+		a.close()
+		return nil, fmt.Errorf("armcost did not start: %w", err)
 	}
-	var tlsAddr, ctlAddr string
-	if _, err := fmt.Sscanf(line, "tls %s ctl %s", &tlsAddr, &ctlAddr); err != nil {
-		return nil, "", fmt.Errorf("armcost said %q", line)
+	var ctlAddr string
+	if _, err := fmt.Sscanf(line, "tls %s ctl %s", &a.tlsAddr, &ctlAddr); err != nil {
+		a.close()
+		return nil, fmt.Errorf("armcost said %q", line)
 	}
-	ctl, err := net.Dial("tcp", ctlAddr)
+	if a.ctl, err = net.Dial("tcp", ctlAddr); err != nil {
+		a.close()
+		return nil, err
+	}
+	a.ctlR = bufio.NewReader(a.ctl)
+	return a, nil
+}
+
+// say sends a control command ("mark N", "quit") and waits for its "ok".
+func (a *armServer) say(cmd string) error {
+	a.ctl.SetDeadline(time.Now().Add(10 * time.Minute))
+	if _, err := io.WriteString(a.ctl, cmd+"\n"); err != nil {
+		return err
+	}
+	if ans, err := a.ctlR.ReadString('\n'); err != nil || ans != "ok\n" {
+		return fmt.Errorf("armcost %q: %q %v", cmd, ans, err)
+	}
+	return nil
+}
+
+// marks quits the server and returns the instructions counted up to each
+// marker, by label.
+func (a *armServer) marks() (map[int]float64, error) {
+	if err := a.say("quit"); err != nil {
+		return nil, err
+	}
+	a.cmd.Wait()
+	b, err := os.ReadFile(a.log)
 	if err != nil {
-		return nil, "", err
-	}
-	defer ctl.Close()
-	ctlR := bufio.NewReader(ctl)
-	say := func(cmd string) error {
-		ctl.SetDeadline(time.Now().Add(5 * time.Minute))
-		if _, err := io.WriteString(ctl, cmd+"\n"); err != nil {
-			return err
-		}
-		ans, err := ctlR.ReadString('\n')
-		if err != nil || ans != "ok\n" {
-			return fmt.Errorf("armcost %q: %q %v", cmd, ans, err)
-		}
-		return nil
-	}
-	detail, err := armLoad(tlsAddr, ca, o.armN, true, resumed, func(i int) error { return say(fmt.Sprint("mark ", i)) })
-	if err != nil {
-		return nil, "", err
-	}
-	if err := say("quit"); err != nil {
-		return nil, "", err
-	}
-	cmd.Wait()
-	b, err := os.ReadFile(log)
-	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	marks := map[int]float64{}
 	for _, m := range markLine.FindAllStringSubmatch(string(b), -1) {
 		label, _ := strconv.Atoi(m[1])
 		n, _ := strconv.ParseFloat(m[2], 64)
 		marks[label] = n
+	}
+	return marks, nil
+}
+
+func (a *armServer) close() {
+	if a.ctl != nil {
+		a.ctl.Close()
+	}
+	a.cmd.Process.Kill()
+	a.cmd.Wait()
+}
+
+// countGo runs bench/armcost under qemu-arm and reads the plugin's counts
+// between the markers the server executes when it is quiescent.
+func countGo(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string, ca []byte, resumed bool) (map[string]float64, string, error) {
+	log := filepath.Join(o.work, "arm-go-"+filepath.Base(filepath.Dir(chainFile))+".log")
+	a, err := startArmServer(ctx, plugin, bin, log, "-chain", chainFile, "-key", keyFile)
+	if err != nil {
+		return nil, "", err
+	}
+	defer a.close()
+	detail, err := armLoad(a.tlsAddr, ca, o.armN, true, resumed, func(i int) error { return a.say(fmt.Sprint("mark ", i)) })
+	if err != nil {
+		return nil, "", err
+	}
+	marks, err := a.marks()
+	if err != nil {
+		return nil, "", err
 	}
 	if marks[2] == 0 || (resumed && marks[3] == 0) {
 		return nil, "", fmt.Errorf("no marker counts in %s", log)

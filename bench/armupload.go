@@ -7,13 +7,10 @@ package main
 // dear and the share is what matters.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -61,42 +58,12 @@ func countUploads(ctx context.Context, o *options, plugin, bin, chainFile, keyFi
 		return 0, err
 	}
 	log := filepath.Join(dir, "plugin.log")
-	cmd := exec.CommandContext(ctx, "qemu-arm", "-cpu", "cortex-a8", "-plugin", plugin, "-d", "plugin", "-D", log,
-		bin, "-chain", chainFile, "-key", keyFile, "-dav", dir)
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
+	a, err := startArmServer(ctx, plugin, bin, log, "-chain", chainFile, "-key", keyFile, "-dav", dir)
 	if err != nil {
 		return 0, err
 	}
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return 0, fmt.Errorf("armcost did not start: %w", err)
-	}
-	var tlsAddr, ctlAddr string
-	if _, err := fmt.Sscanf(line, "tls %s ctl %s", &tlsAddr, &ctlAddr); err != nil {
-		return 0, fmt.Errorf("armcost said %q", line)
-	}
-	ctl, err := net.Dial("tcp", ctlAddr)
-	if err != nil {
-		return 0, err
-	}
-	defer ctl.Close()
-	ctlR := bufio.NewReader(ctl)
-	say := func(cmd string) error {
-		ctl.SetDeadline(time.Now().Add(10 * time.Minute))
-		if _, err := io.WriteString(ctl, cmd+"\n"); err != nil {
-			return err
-		}
-		if ans, err := ctlR.ReadString('\n'); err != nil || ans != "ok\n" {
-			return fmt.Errorf("armcost %q: %q %v", cmd, ans, err)
-		}
-		return nil
-	}
+	defer a.close()
+	tlsAddr := a.tlsAddr
 	client := &http.Client{Transport: &http.Transport{
 		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true},
 		DisableKeepAlives: true, // each PUT's connection ends before the next marker
@@ -121,7 +88,7 @@ func countUploads(ctx context.Context, o *options, plugin, bin, chainFile, keyFi
 	if err := put("warm.bin"); err != nil {
 		return 0, err
 	}
-	if err := say("mark 1"); err != nil {
+	if err := a.say("mark 1"); err != nil {
 		return 0, err
 	}
 	for i := 0; i < armUploadPuts; i++ {
@@ -129,20 +96,15 @@ func countUploads(ctx context.Context, o *options, plugin, bin, chainFile, keyFi
 			return 0, err
 		}
 	}
-	if err := say("mark 2"); err != nil {
+	if err := a.say("mark 2"); err != nil {
 		return 0, err
 	}
-	say("quit")
-	cmd.Wait()
-	b, err := os.ReadFile(log)
+	marks, err := a.marks()
 	if err != nil {
 		return 0, err
 	}
-	for _, m := range markLine.FindAllStringSubmatch(string(b), -1) {
-		if m[1] == "2" {
-			n, _ := strconv.ParseFloat(m[2], 64)
-			return n / (armUploadMiB * armUploadPuts) / 1e6, nil
-		}
+	if marks[2] == 0 {
+		return 0, fmt.Errorf("no marker counts in %s", log)
 	}
-	return 0, fmt.Errorf("no marker counts in %s", log)
+	return marks[2] / (armUploadMiB * armUploadPuts) / 1e6, nil
 }
