@@ -126,7 +126,10 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 		Users: accounts, Store: files, Guard: logins, Handshakes: handshakes, Locks: davLocks,
 		HostKey:     func() crypto.Signer { return cur.get().SSHKey },
 		PostQuantum: func() bool { return cur.get().Choice.SSHPostQuantum },
-		Config:      o.Config,
+		Algorithms: sftpd.Overrides{
+			KeyExchanges: o.Config.SSHKeyExchanges, Ciphers: o.Config.SSHCiphers, MACs: o.Config.SSHMACs,
+		},
+		IdleTimeout: o.Config.SSHIdleTimeout,
 		Log:         stderr,
 	}
 	if err := sftpSrv.Check(); err != nil {

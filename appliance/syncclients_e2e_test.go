@@ -514,9 +514,12 @@ func testQuota(t *testing.T, b *box) {
 	part := filepath.Join(b.work, "q-part")
 	os.WriteFile(part, []byte(strings.Repeat("p", 200<<10)), 0o644)
 	b.curl("-u", auth, "-X", "MKCOL", up)
-	for n, want := range map[string]int{"/00001": 201, "/00002": 507} {
-		if code, _ := b.curl("-u", auth, "-T", part, up+n); code != want {
-			t.Errorf("PUT of part %s = %d, want %d", n, code, want)
+	for _, p := range []struct {
+		name string
+		want int
+	}{{"/00001", 201}, {"/00002", 507}} {
+		if code, _ := b.curl("-u", auth, "-T", part, up+p.name); code != p.want {
+			t.Errorf("PUT of part %s = %d, want %d", p.name, code, p.want)
 		}
 	}
 	if code, _ := b.curl("-u", auth, "-X", "MOVE", "-H", "OC-Total-Length: 409600", "-H", "Destination: /remote.php/dav/files/"+user+"/c.bin", up+"/.file"); code != 400 {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/bonesync/bonesync/appliance/keys"
+	"github.com/bonesync/bonesync/appliance/sftpd/policy"
 )
 
 // setting is one line a config file may hold. The table below is the single
@@ -140,7 +141,7 @@ func algorithmSetting(name, what string, field func(*Config) *[]string, supporte
 				if !slices.Contains(supported(ssh.SupportedAlgorithms()), a) {
 					return fmt.Errorf("%q is not a supported %s", a, strings.TrimSuffix(what, "s"))
 				}
-				if why := WeakSSHAlgorithm(a); why != "" {
+				if why := policy.Weak(a); why != "" {
 					return fmt.Errorf("%q is refused: %s", a, why)
 				}
 				list = append(list, a)
@@ -149,19 +150,6 @@ func algorithmSetting(name, what string, field func(*Config) *[]string, supporte
 			return nil
 		},
 	}
-}
-
-// WeakSSHAlgorithm says why an SSH algorithm is refused even though
-// x/crypto/ssh implements it, or "" if it is modern enough: nothing with
-// SHA-1, no CBC mode.
-func WeakSSHAlgorithm(a string) string {
-	switch {
-	case strings.Contains(a, "sha1") || a == ssh.KeyAlgoRSA:
-		return "it uses SHA-1"
-	case strings.Contains(a, "cbc"):
-		return "it uses CBC mode"
-	}
-	return ""
 }
 
 func init() {
@@ -321,7 +309,7 @@ func fold(text string, width int) []string {
 func modern(algs []string) []string {
 	var out []string
 	for _, a := range algs {
-		if WeakSSHAlgorithm(a) == "" {
+		if policy.Weak(a) == "" {
 			out = append(out, a)
 		}
 	}

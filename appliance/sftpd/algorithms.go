@@ -3,9 +3,8 @@ package sftpd
 import (
 	"fmt"
 	"slices"
-	"strings"
 
-	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/sftpd/policy"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/cpu"
@@ -21,18 +20,23 @@ type Algorithms struct {
 	PublicKeyAuths []string
 }
 
-// Configured returns the default lists with any the config sets in their
-// place (the config has already checked each name).
-func Configured(c config.Config, postQuantum bool) Algorithms {
+// Overrides are lists that replace the defaults (nil: the default), from
+// the config's ssh_kex, ssh_ciphers and ssh_macs.
+type Overrides struct {
+	KeyExchanges, Ciphers, MACs []string
+}
+
+// Configured returns the default lists with the overrides in their place.
+func Configured(o Overrides, postQuantum bool) Algorithms {
 	a := DefaultAlgorithms(postQuantum)
-	if c.SSHKeyExchanges != nil {
-		a.KeyExchanges = c.SSHKeyExchanges
+	if o.KeyExchanges != nil {
+		a.KeyExchanges = o.KeyExchanges
 	}
-	if c.SSHCiphers != nil {
-		a.Ciphers = c.SSHCiphers
+	if o.Ciphers != nil {
+		a.Ciphers = o.Ciphers
 	}
-	if c.SSHMACs != nil {
-		a.MACs = c.SSHMACs
+	if o.MACs != nil {
+		a.MACs = o.MACs
 	}
 	return a
 }
@@ -66,24 +70,8 @@ func DefaultAlgorithms(postQuantum bool) Algorithms {
 	}
 }
 
-// Discouraged lists what a configured set offers beyond the defaults'
-// policy: NIST-curve key exchanges and encrypt-and-MAC MACs, which an old
-// client may need and hardening guides drop. They are allowed, with a
-// warning on the console.
-func Discouraged(a Algorithms) []string {
-	var out []string
-	for _, k := range a.KeyExchanges {
-		if strings.HasPrefix(k, "ecdh-sha2-nistp") {
-			out = append(out, k+" (a NIST-curve key exchange)")
-		}
-	}
-	for _, m := range a.MACs {
-		if !strings.HasSuffix(m, "-etm@openssh.com") {
-			out = append(out, m+" (MAC before encryption; the -etm@openssh.com form is safer)")
-		}
-	}
-	return out
-}
+// Discouraged lists what a is allowed with a warning only (policy.Discouraged).
+func Discouraged(a Algorithms) []string { return policy.Discouraged(a.KeyExchanges, a.MACs) }
 
 func hasAES() bool {
 	return cpu.X86.HasAES && cpu.X86.HasPCLMULQDQ || cpu.ARM64.HasAES && cpu.ARM64.HasPMULL || cpu.ARM.HasAES && cpu.ARM.HasPMULL
@@ -110,7 +98,7 @@ func (a Algorithms) Validate() error {
 			if !slices.Contains(l.sup, alg) {
 				return fmt.Errorf("%s algorithm %q is not supported (have %v)", l.name, alg, l.sup)
 			}
-			if why := config.WeakSSHAlgorithm(alg); why != "" {
+			if why := policy.Weak(alg); why != "" {
 				return fmt.Errorf("%s algorithm %q is refused: %s", l.name, alg, why)
 			}
 		}

@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/config"
-
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 
@@ -38,9 +36,13 @@ type Server struct {
 	// decision from `bonesync bench` applies to the next one.
 	HostKey     func() crypto.Signer
 	PostQuantum func() bool
-	// Config may replace the algorithm lists (ssh_kex, ssh_ciphers, ssh_macs).
-	Config config.Config
-	Log    io.Writer
+	// Algorithms may replace the default lists (the config's ssh_kex,
+	// ssh_ciphers and ssh_macs).
+	Algorithms Overrides
+	// IdleTimeout closes a logged-in connection that sent nothing for that
+	// long (0: 15 minutes).
+	IdleTimeout time.Duration
+	Log         io.Writer
 	// HandshakeTimeout bounds key exchange plus login.
 	HandshakeTimeout time.Duration
 
@@ -51,7 +53,7 @@ type Server struct {
 // Check validates the algorithm lists and the host key; call it at start so
 // a mistake stops the box with a message rather than at the first login.
 func (s *Server) Check() error {
-	alg := Configured(s.Config, s.PostQuantum())
+	alg := Configured(s.Algorithms, s.PostQuantum())
 	if err := alg.Validate(); err != nil {
 		return err
 	}
@@ -66,7 +68,7 @@ func (s *Server) Check() error {
 // once the key exchange is over (the first authentication attempt), to free
 // the connection's handshake slot while the user types a password.
 func (s *Server) config(kexDone func(), a *attempt) (*ssh.ServerConfig, error) {
-	alg := Configured(s.Config, s.PostQuantum())
+	alg := Configured(s.Algorithms, s.PostQuantum())
 	cfg := &ssh.ServerConfig{
 		Config:                  ssh.Config{KeyExchanges: alg.KeyExchanges, Ciphers: alg.Ciphers, MACs: alg.MACs},
 		PublicKeyAuthAlgorithms: alg.PublicKeyAuths,
@@ -254,8 +256,8 @@ func (c *sessionCount) give(user string) {
 }
 
 func (s *Server) idleTimeout() time.Duration {
-	if s.Config.SSHIdleTimeout > 0 {
-		return s.Config.SSHIdleTimeout
+	if s.IdleTimeout > 0 {
+		return s.IdleTimeout
 	}
 	return 15 * time.Minute
 }
