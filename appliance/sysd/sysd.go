@@ -43,29 +43,49 @@ func Dirs() (state, config string) {
 // gives them no distinct names, they are taken in the order of its
 // ListenStream= lines: HTTPS, HTTP, SSH. Nil without socket activation.
 func Listeners() (map[string]net.Listener, error) {
-	named, err := activation.ListenersWithNames()
-	if err != nil {
-		return nil, fmt.Errorf("socket activation: %w", err)
+	// activation.Files keeps the descriptors' order; ListenersWithNames
+	// returns a map, whose order is random when the sockets are unnamed.
+	var passed []namedListener
+	for _, f := range activation.Files(true) {
+		ln, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("socket activation: %s: %w", f.Name(), err)
+		}
+		passed = append(passed, namedListener{f.Name(), ln})
 	}
-	if len(named) == 0 {
+	if len(passed) == 0 {
 		return nil, nil
 	}
+	return assign(passed)
+}
+
+type namedListener struct {
+	name string
+	ln   net.Listener
+}
+
+// assign gives each passed socket its role: by name, else in order.
+func assign(passed []namedListener) (map[string]net.Listener, error) {
 	out := map[string]net.Listener{}
 	var unnamed []net.Listener
-	for name, lns := range named {
-		switch name {
+	for _, p := range passed {
+		switch p.name {
 		case "https", "http", "ssh":
-			if len(lns) != 1 {
-				return nil, fmt.Errorf("socket activation: %d sockets named %s, want 1", len(lns), name)
+			if out[p.name] != nil {
+				return nil, fmt.Errorf("socket activation: more than one socket named %s", p.name)
 			}
-			out[name] = lns[0]
+			out[p.name] = p.ln
 		default:
-			unnamed = append(unnamed, lns...)
+			unnamed = append(unnamed, p.ln)
 		}
 	}
-	for i, ln := range unnamed {
-		if i < 3 {
-			out[[]string{"https", "http", "ssh"}[i]] = ln
+	for _, ln := range unnamed {
+		for _, role := range []string{"https", "http", "ssh"} {
+			if out[role] == nil {
+				out[role] = ln
+				break
+			}
 		}
 	}
 	return out, nil

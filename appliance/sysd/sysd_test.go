@@ -2,6 +2,7 @@ package sysd
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -103,5 +104,40 @@ func TestPriority(t *testing.T) {
 	w.Write([]byte("o\n"))
 	if got := b.String(); got != "<6>one\n<4>WARNING: two\n" {
 		t.Errorf("Journal output = %q", got)
+	}
+}
+
+// Unnamed sockets (no FileDescriptorName=, as LISTEN_FD_3...) take their
+// roles in the order systemd passed them, every time.
+func TestAssignUnnamedInOrder(t *testing.T) {
+	var passed []namedListener
+	var lns []net.Listener
+	for i := 0; i < 3; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		lns = append(lns, ln)
+		passed = append(passed, namedListener{fmt.Sprintf("LISTEN_FD_%d", 3+i), ln})
+	}
+	for run := 0; run < 20; run++ {
+		got, err := assign(passed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, role := range []string{"https", "http", "ssh"} {
+			if got[role] != lns[i] {
+				t.Fatalf("run %d: %s got socket %v, want the %d. passed", run, role, got[role].Addr(), i+1)
+			}
+		}
+	}
+	// Named ones keep their names whatever the order; the rest fill in.
+	got, _ := assign([]namedListener{{"ssh", lns[0]}, {"LISTEN_FD_4", lns[1]}, {"LISTEN_FD_5", lns[2]}})
+	if got["ssh"] != lns[0] || got["https"] != lns[1] || got["http"] != lns[2] {
+		t.Errorf("named ssh first: %v", got)
+	}
+	if _, err := assign([]namedListener{{"https", lns[0]}, {"https", lns[1]}}); err == nil {
+		t.Error("two sockets named https were accepted")
 	}
 }
