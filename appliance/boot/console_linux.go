@@ -52,7 +52,7 @@ func (s *System) command(ctx context.Context, f []string) {
 		self(append([]string{"user", "-state", StateDir, "-files", FilesDir}, f[1:]...)...)
 	case "bench":
 		args := []string{"bench", "-state", StateDir, "-config", ConfigFile}
-		if s.Board.BenchBudget == "quick" {
+		if s.Board != nil && s.Board.BenchBudget == "quick" {
 			args = append(args, "-quick")
 		}
 		self(args...)
@@ -65,8 +65,14 @@ func (s *System) command(ctx context.Context, f []string) {
 	}
 }
 
+// status works whatever step the boot stopped at: the prompt is offered
+// when a step fails, maybe before the board was identified.
 func (s *System) status() {
-	fmt.Fprintf(s.Log, "board:   %s\n", s.Board.Model)
+	if s.Board != nil {
+		fmt.Fprintf(s.Log, "board:   %s\n", s.Board.Model)
+	} else {
+		fmt.Fprintf(s.Log, "board:   not identified (the boot stopped before)\n")
+	}
 	fmt.Fprintf(s.Log, "uptime:  %v\n", time.Since(s.started).Round(time.Second))
 	if st := s.net.state; st != nil {
 		for _, a := range st.Addrs {

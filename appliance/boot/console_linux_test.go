@@ -24,3 +24,14 @@ func TestConsoleCommands(t *testing.T) {
 		}
 	}
 }
+
+// A failed first step (mounts) offers the prompt before the board is known:
+// status must not crash PID 1 (a reboot loop with panic=10).
+func TestConsoleBeforeTheBoardIsKnown(t *testing.T) {
+	log := &safeBuf{}
+	s := &System{Log: log}
+	s.command(context.Background(), []string{"status"})
+	if !strings.Contains(log.String(), "board:   not identified") {
+		t.Errorf("status without a board:\n%s", log)
+	}
+}
