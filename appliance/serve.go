@@ -275,7 +275,11 @@ func shutdown(servers []*http.Server, sftpDone <-chan struct{}, files *store.Sto
 	defer cancel()
 	clean := true
 	for _, s := range servers {
-		if s.Shutdown(ctx) != nil {
+		if err := s.Shutdown(ctx); err != nil {
+			// Requests still running after 5 s: cut them, so that the stop
+			// finishes (and say so; the store is then not marked clean).
+			fmt.Fprintf(stderr, "shutdown: %v; closing the connections still open\n", err)
+			s.Close()
 			clean = false
 		}
 	}

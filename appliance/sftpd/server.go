@@ -48,6 +48,39 @@ type Server struct {
 
 	wg       sync.WaitGroup
 	sessions sessionCount
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{} // open, for closeAll
+	closed bool
+}
+
+func (s *Server) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if s.conns == nil {
+		s.conns = map[net.Conn]struct{}{}
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c net.Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// closeAll ends every connection, logged in or not, at shutdown.
+func (s *Server) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
 }
 
 // Check validates the algorithm lists and the host key; call it at start so
@@ -112,9 +145,21 @@ func (s *Server) config(kexDone func(), a *attempt) (*ssh.ServerConfig, error) {
 	return cfg, nil
 }
 
-// Serve accepts connections on ln until ctx ends or ln is closed.
+// Serve accepts connections on ln until ctx ends or ln is closed. When ctx
+// ends it also closes the connections still open (an upload in flight is
+// then aborted, never half-applied) and returns once their goroutines are
+// done.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	go func() { <-ctx.Done(); ln.Close() }()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-ctx.Done():
+			ln.Close()
+			s.closeAll()
+		case <-stop: // ln closed by someone else: no goroutine left behind
+		}
+	}()
 	defer s.wg.Wait()
 	for {
 		c, err := ln.Accept()
@@ -138,6 +183,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	defer c.Close()
+	if !s.track(c) {
+		return // shutting down
+	}
+	defer s.untrack(c)
 	addr := guard.Host(c.RemoteAddr().String())
 	if banned, _ := s.Guard.Banned(addr); banned {
 		return
