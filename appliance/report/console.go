@@ -23,7 +23,13 @@ func (r *Report) Console(w io.Writer) error {
 	if r.Machine.Board != "" {
 		wrap(&b, "board:   ", r.Machine.Board)
 	}
-	wrap(&b, "machine: ", fmt.Sprintf("%s, %d %s, %s, %s", r.Machine.CPU, r.Machine.Cores, cores, r.Machine.Kernel, r.Machine.Go))
+	machine := fmt.Sprintf("%s, %d %s", r.Machine.CPU, r.Machine.Cores, cores)
+	for _, v := range []string{r.Machine.Kernel, r.Machine.Go} {
+		if v != "" { // left out of the public report
+			machine += ", " + v
+		}
+	}
+	wrap(&b, "machine: ", machine)
 	wrap(&b, "run:     ", fmt.Sprintf("%s, %.0f s, load generated %s", r.Machine.Time.Format("2006-01-02 15:04 MST"), r.DurationS, r.Machine.LoadGen))
 	wrap(&b, "target:  ", fmt.Sprintf("p95 connect+handshake <= %.0f ms with %d clients at once; times in ms", r.Policy.TargetMs, n))
 

@@ -41,7 +41,7 @@ dt{font-weight:bold}dd{margin:0 0 .5rem 0}
 <dt>Certificate authority fingerprint (SHA-256)</dt><dd><code>{{.R.CAFingerprint}}</code></dd>
 <dt>Trust this box</dt><dd><a href="/ca.crt">Download the CA certificate</a> and check its fingerprint matches the one on the box's console.
 It can only vouch for this box's own names and private addresses.</dd>
-<dt>Measured on</dt><dd>{{.R.Machine.CPU}}, {{.R.Machine.Cores}} cores, {{.R.Machine.Kernel}}, {{.R.Machine.Go}}, {{.R.Machine.Time.Format "2006-01-02 15:04 MST"}}</dd>
+<dt>Measured on</dt><dd>{{.R.Machine.CPU}}, {{.R.Machine.Cores}} cores{{with .R.Machine.Kernel}}, {{.}}{{end}}{{with .R.Machine.Go}}, {{.}}{{end}}, {{.R.Machine.Time.Format "2006-01-02 15:04 MST"}}</dd>
 </dl>
 {{range .R.Choice.TLS.Warnings}}<p class="warn">{{.}}</p>{{end}}
 {{range .R.Choice.SSH.Warnings}}<p class="warn">{{.}}</p>{{end}}

@@ -55,6 +55,16 @@ func (r *Report) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// Public is the report as anyone on the network may see it: the benchmark,
+// the choice and the CA, but not the software versions (kernel, Go), which
+// tell an attacker what to try. The full report is for logged-in users and
+// the console.
+func (r *Report) Public() *Report {
+	p := *r
+	p.Machine.Kernel, p.Machine.Go = "", ""
+	return &p
+}
+
 // Parse decodes report.json.
 func Parse(b []byte) (*Report, error) {
 	var r Report

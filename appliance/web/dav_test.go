@@ -179,3 +179,29 @@ func TestPropfindProperties(t *testing.T) {
 		t.Errorf("PROPFIND Depth 2 = %d", w.Code)
 	}
 }
+
+// The status page and /report.json show the benchmark, not the software
+// versions, to anyone; a logged-in user gets the full report.
+func TestReportHidesVersions(t *testing.T) {
+	b := newBox(t)
+	d := newDAV(t, 0)
+	h := HTTPS(b, d)
+	get := func(path string, auth bool) string {
+		r := httptest.NewRequest("GET", path, nil)
+		r.TLS = &tls.ConnectionState{}
+		if auth {
+			r.SetBasicAuth("u", "password")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Body.String()
+	}
+	for _, p := range []string{"/", "/report.json"} {
+		if body := get(p, false); strings.Contains(body, "5.10.168") || strings.Contains(body, "go1.26.8") || !strings.Contains(body, "ARMv7") {
+			t.Errorf("GET %s without login shows versions (or no benchmark):\n%.400s", p, body)
+		}
+	}
+	if body := get("/report.json", true); !strings.Contains(body, "5.10.168") || !strings.Contains(body, "go1.26.8") {
+		t.Errorf("GET /report.json logged in lacks the machine details:\n%.400s", body)
+	}
+}

@@ -27,7 +27,16 @@ func HTTPS(c Content, dav *DAV) http.Handler {
 	}
 	mux.HandleFunc("GET /ca.crt", caHandler(c))
 	mux.HandleFunc("GET /report.json", func(w http.ResponseWriter, r *http.Request) {
-		b, err := c.Report().JSON()
+		// Anyone gets the public report; a logged-in user (Basic
+		// credentials, checked as WebDAV checks them) the full one.
+		rep := c.Report().Public()
+		if _, _, hasAuth := r.BasicAuth(); hasAuth && dav != nil {
+			if _, ok := dav.login(w, r); !ok {
+				return
+			}
+			rep = c.Report()
+		}
+		b, err := rep.JSON()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -38,7 +47,7 @@ func HTTPS(c Content, dav *DAV) http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'")
-		c.Report().Page(w)
+		c.Report().Public().Page(w)
 	})
 	return secure(mux)
 }
