@@ -156,20 +156,7 @@ func testRcloneSFTP(t *testing.T, b *box) {
 		return string(out)
 	}
 	tree := filepath.Join(b.work, "rc-sf2")
-	for _, f := range []string{"a.txt", "sub/b.bin"} {
-		os.MkdirAll(filepath.Dir(filepath.Join(tree, f)), 0o755)
-		randomFile(t, filepath.Join(tree, f), 4000)
-	}
-	rclone("sync", tree, "sf:rcsf")
-	if out := rclone("sync", tree, "sf:rcsf"); strings.Contains(out, "Copied") {
-		t.Errorf("a second rclone sftp sync copied files:\n%s", out)
-	}
-	os.WriteFile(filepath.Join(tree, "a.txt"), []byte(strings.Repeat("z", 4000)), 0o644)
-	later := time.Now().Add(time.Minute)
-	os.Chtimes(filepath.Join(tree, "a.txt"), later, later)
-	if out := rclone("sync", tree, "sf:rcsf"); !strings.Contains(out, "a.txt: Copied") {
-		t.Errorf("a same-size edit was not transferred:\n%s", out)
-	}
+	rcloneSyncs(t, rclone, tree, "sf:rcsf")
 	if out := rclone("check", tree, "sf:rcsf"); strings.Contains(out, "could not be checked") || !strings.Contains(out, "2 matching files") {
 		t.Errorf("rclone check:\n%s", out)
 	}

@@ -336,23 +336,7 @@ func testRcloneNextcloud(t *testing.T, b *box) {
 		return string(out)
 	}
 	tree := filepath.Join(b.work, "rc-nc")
-	for _, f := range []string{"a.txt", "sub/b.bin", "sub/deeper/c.bin"} {
-		os.MkdirAll(filepath.Dir(filepath.Join(tree, f)), 0o755)
-		randomFile(t, filepath.Join(tree, f), 5000)
-	}
-	rclone("sync", tree, "nc:rcnc")
-	if out := rclone("sync", tree, "nc:rcnc"); strings.Contains(out, "Copied") {
-		t.Errorf("a second rclone sync with nothing changed copied files:\n%s", out)
-	}
-	// An edit that keeps the size is found: its date changed with it. (A
-	// minute later, as a person's edit would be: rclone compares dates to
-	// the second.)
-	os.WriteFile(filepath.Join(tree, "a.txt"), []byte(strings.Repeat("x", 5000)), 0o644)
-	later := time.Now().Add(time.Minute)
-	os.Chtimes(filepath.Join(tree, "a.txt"), later, later)
-	if out := rclone("sync", tree, "nc:rcnc"); !strings.Contains(out, "a.txt: Copied") {
-		t.Errorf("a same-size edit was not transferred:\n%s", out)
-	}
+	rcloneSyncs(t, rclone, tree, "nc:rcnc", "sub/deeper/c.bin")
 	rclone("check", "--checksum", tree, "nc:rcnc")
 	// bisync: a change on each side reaches the other.
 	work := filepath.Join(b.work, "bisync")
@@ -368,6 +352,28 @@ func testRcloneNextcloud(t *testing.T, b *box) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(b.state, "files", "admin", "rcnc", "local-new.txt")); string(got) != "from the PC" {
 		t.Errorf("bisync did not take the PC's new file: %q", got)
+	}
+}
+
+// rcloneSyncs makes a small tree at dir and checks what every sync
+// backend must do: a second sync copies nothing, and an edit that keeps the
+// size is found, by its date (a minute later, as a person's edit would be:
+// rclone compares dates to the second).
+func rcloneSyncs(t *testing.T, rclone func(...string) string, dir, remote string, extra ...string) {
+	t.Helper()
+	for _, f := range append([]string{"a.txt", "sub/b.bin"}, extra...) {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+		randomFile(t, filepath.Join(dir, f), 5000)
+	}
+	rclone("sync", dir, remote)
+	if out := rclone("sync", dir, remote); strings.Contains(out, "Copied") {
+		t.Errorf("a second rclone sync to %s with nothing changed copied files:\n%s", remote, out)
+	}
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte(strings.Repeat("x", 5000)), 0o644)
+	later := time.Now().Add(time.Minute)
+	os.Chtimes(filepath.Join(dir, "a.txt"), later, later)
+	if out := rclone("sync", dir, remote); !strings.Contains(out, "a.txt: Copied") {
+		t.Errorf("a same-size edit was not transferred to %s:\n%s", remote, out)
 	}
 }
 
