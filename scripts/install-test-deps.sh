@@ -14,6 +14,8 @@ command -v rclone >/dev/null || need+=(rclone)
 command -v litmus >/dev/null || need+=(litmus)
 command -v nextcloudcmd >/dev/null || need+=(nextcloud-desktop-cmd)
 command -v sshfs >/dev/null || need+=(sshfs)
+command -v dnsmasq >/dev/null || need+=(dnsmasq-base)   # the DHCP server of netup's tests
+command -v ip >/dev/null || need+=(iproute2)
 /usr/bin/python3 -c "import paramiko" 2>/dev/null || need+=(python3-paramiko)
 # The image and the boot test.
 command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)

@@ -113,10 +113,10 @@ func run(t *testing.T, name string, args ...string) string {
 func dnsmasq(t *testing.T, p pair) string {
 	t.Helper()
 	if _, err := exec.LookPath("dnsmasq"); err != nil {
-		out, err := exec.Command("apt-get", "install", "-y", "dnsmasq-base").CombinedOutput()
-		if err != nil {
-			t.Fatalf("dnsmasq missing and apt-get install dnsmasq-base failed: %v\n%s", err, out)
+		if os.Getenv("CI") != "" {
+			t.Fatal("dnsmasq is not installed; scripts/install-test-deps.sh installs dnsmasq-base")
 		}
+		t.Skip("dnsmasq is not installed (scripts/install-test-deps.sh installs dnsmasq-base)")
 	}
 	leases := filepath.Join(t.TempDir(), "leases")
 	cmd := exec.Command("ip", "netns", "exec", p.server, "dnsmasq",
