@@ -225,16 +225,8 @@ func (h *handler) openStat(p string) (fs.FileInfo, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return named{fi, path.Base(path.Clean("/" + p))}, true
+	return store.Named(fi, path.Base(path.Clean("/"+p))), true
 }
-
-// named is a FileInfo under the name the client knows.
-type named struct {
-	fs.FileInfo
-	name string
-}
-
-func (n named) Name() string { return n.name }
 
 // StatVFS answers statvfs@openssh.com (df in sftp): the disk's free space,
 // or what the user's quota leaves if that is less.

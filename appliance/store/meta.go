@@ -429,18 +429,8 @@ func (h *hasher) check(want Checksum) error {
 }
 
 // SetModTime sets a file's or folder's modification time, as a client that
-// keeps dates (SFTP's SETSTAT, WebDAV's PROPPATCH) asks.
-func (t *Tree) SetModTime(p string, mtime time.Time) error {
-	c, err := t.clean(p)
-	if err != nil {
-		return err
-	}
-	if err := t.root.Chtimes(c, time.Time{}, mtime); err != nil {
-		return err
-	}
-	t.touchUp(parent(c))
-	return t.syncDir(parent(c))
-}
+// keeps dates (WebDAV's PROPPATCH, X-OC-Mtime on MOVE) asks.
+func (t *Tree) SetModTime(p string, mtime time.Time) error { return t.SetTimes(p, time.Time{}, mtime) }
 
 // Describe describes a file opened from the tree (Open).
 func (t *Tree) Describe(f *os.File) (Info, error) { return t.s.info(f) }

@@ -365,7 +365,7 @@ func (u *Upload) commit() error {
 	if u.result, err = u.t.s.info(u.f); err != nil {
 		return err
 	}
-	u.result.FileInfo = renamed{u.result.FileInfo, path.Base(u.name)}
+	u.result.FileInfo = Named(u.result.FileInfo, path.Base(u.name))
 	if err := u.f.Close(); err != nil {
 		return noSpace(err)
 	}
@@ -418,8 +418,9 @@ func (u *Upload) Abort() {
 	unix.Unlinkat(int(u.t.s.staging.Fd()), u.tmp, 0)
 }
 
-// renamed is a FileInfo under another name: the staged file's under its
-// final one.
+// Named is fi under another name: a staged file's under its final one.
+func Named(fi fs.FileInfo, name string) fs.FileInfo { return renamed{fi, name} }
+
 type renamed struct {
 	fs.FileInfo
 	name string

@@ -31,9 +31,6 @@ import (
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
-// chunkedUploads is DAV's state for chunked uploads: none beyond the files.
-type chunkedUploads struct{}
-
 const partSuffix = ".part"
 
 func (d *DAV) serveUploads(w http.ResponseWriter, r *http.Request) {

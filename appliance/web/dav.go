@@ -244,8 +244,7 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 		}
 		ctx = context.WithValue(ctx, getKey{}, w.Header())
 	}
-	fsys := davFS{t: tree, locks: d.locks(), user: user, prefix: prefix, cache: &statCache{}}
-	defer fsys.close()
+	fsys := davFS{t: tree, locks: d.locks(), user: user, prefix: prefix}
 	h := &webdav.Handler{
 		Prefix:     prefix,
 		FileSystem: fsys,

@@ -29,34 +29,9 @@ type davFS struct {
 	locks  *locks.Table // for lockdiscovery
 	user   string
 	prefix string
-	cache  *statCache // per request; nil: none
-}
-
-// statCache is what a request's last Stat found. x/net/webdav's PROPFIND
-// lists a folder, then for each entry calls Stat and OpenFile (for its
-// properties): the entries are described from the open folder (fstatat and
-// getxattr, store.Tree.InfoIn) without opening them, and the OpenFile that
-// follows a Stat takes its description. The request's end closes the folder
-// (davFS.close); every change forgets what was found.
-type statCache struct {
-	dirName string
-	dir     *os.File // the folder of the last Stat, open
-	name    string   // the last Stat's name
-	in      store.Info
-	inDir   bool // described through dir: its properties can be read so too
-}
-
-func (d davFS) close() {
-	if c := d.cache; c != nil {
-		if c.dir != nil {
-			c.dir.Close()
-		}
-		*c = statCache{}
-	}
 }
 
 func (d davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
-	d.close()
 	// WebDAV's MKCOL needs the parent to exist (409 otherwise).
 	if _, err := d.t.Stat(path.Dir(path.Clean("/" + name))); err != nil {
 		return err
@@ -66,7 +41,6 @@ func (d davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
 
 func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMode) (webdav.File, error) {
 	if flag&(os.O_CREATE|os.O_TRUNC) != 0 {
-		d.close()
 		if _, err := d.t.Stat(path.Dir(path.Clean("/" + name))); err != nil {
 			return nil, err
 		}
@@ -102,74 +76,32 @@ func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMod
 		if err != nil {
 			return nil, err
 		}
-		df := &davFile{f: f, fs: d, name: name}
+		df := &davFile{File: f, fs: d, name: name}
 		if in, err := df.describe(); err == nil && !in.IsDir() {
 			fileHeaders(h, in)
 		}
-		return df, nil
-	}
-	if c := d.cache; c != nil && c.name == name && c.in.FileInfo != nil {
-		df := &davFile{fs: d, name: name, in: c.in, described: true}
-		if c.inDir {
-			// Read its properties now, while its folder is open.
-			dead, err := deadProps(func(attr string, buf []byte) (int, error) {
-				return d.t.XattrIn(c.dir, path.Base(path.Clean("/"+name)), attr, buf)
-			})
-			if err != nil {
-				return nil, err
-			}
-			df.dead = dead
-		}
-		c.name = ""
 		return df, nil
 	}
 	f, err := d.t.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	return &davFile{f: f, fs: d, name: name}, nil
+	return &davFile{File: f, fs: d, name: name}, nil
 }
 
 func (d davFS) RemoveAll(ctx context.Context, name string) error {
 	if dst, ok := ctx.Value(replaceKey{}).(string); ok && path.Clean("/"+name) == dst {
 		return nil // replaced by the copy's or the move's rename
 	}
-	d.close()
 	return d.t.RemoveAll(name)
 }
-func (d davFS) Rename(_ context.Context, o, n string) error {
-	d.close()
-	return d.t.Rename(o, n)
-}
+
+func (d davFS) Rename(_ context.Context, o, n string) error { return d.t.Rename(o, n) }
 
 func (d davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
-	c := d.cache
-	clean := path.Clean("/" + name)
-	if c != nil && clean != "/" {
-		dirName := path.Dir(clean)
-		if c.dir == nil || c.dirName != dirName {
-			d.close()
-			if dir, err := d.t.OpenDir(dirName); err == nil {
-				c.dir, c.dirName = dir, dirName
-			}
-		}
-		if c.dir != nil {
-			in, ok, err := d.t.InfoIn(c.dir, path.Base(clean))
-			if ok {
-				if err != nil {
-					return nil, err
-				}
-				c.name, c.in, c.inDir = name, in, true
-				return davInfo{in}, nil
-			}
-		}
-	}
 	in, err := d.t.Info(name)
 	if err != nil {
 		return nil, err
-	}
-	if c != nil {
-		c.name, c.in, c.inDir = name, in, false
 	}
 	return davInfo{in}, nil
 }
@@ -187,62 +119,24 @@ func (i davInfo) ContentType(context.Context) (string, error) {
 	return "application/octet-stream", nil
 }
 
-// davFile is a file or directory opened for reading, or, in a listing,
-// only described: it is opened when it is read.
+// davFile is a file or directory opened for reading.
 type davFile struct {
-	f         *os.File // nil until needed
+	*os.File
 	fs        davFS
 	name      string
 	in        store.Info
 	described bool
-	dead      map[xml.Name]webdav.Property // its dead properties, if read already
-}
-
-func (f *davFile) open() error {
-	if f.f != nil {
-		return nil
-	}
-	o, err := f.fs.t.Open(f.name)
-	if err != nil {
-		return err
-	}
-	f.f = o
-	return nil
 }
 
 func (f *davFile) describe() (store.Info, error) {
 	if f.described {
 		return f.in, nil
 	}
-	if err := f.open(); err != nil {
-		return store.Info{}, err
-	}
-	in, err := f.fs.t.Describe(f.f)
+	in, err := f.fs.t.Describe(f.File)
 	if err == nil {
 		f.in, f.described = in, true
 	}
 	return in, err
-}
-
-func (f *davFile) Close() error {
-	if f.f == nil {
-		return nil
-	}
-	return f.f.Close()
-}
-
-func (f *davFile) Read(b []byte) (int, error) {
-	if err := f.open(); err != nil {
-		return 0, err
-	}
-	return f.f.Read(b)
-}
-
-func (f *davFile) Seek(off int64, whence int) (int64, error) {
-	if err := f.open(); err != nil {
-		return 0, err
-	}
-	return f.f.Seek(off, whence)
 }
 
 func (f *davFile) Write([]byte) (int, error) { return 0, fs.ErrPermission }
@@ -250,10 +144,7 @@ func (f *davFile) Write([]byte) (int, error) { return 0, fs.ErrPermission }
 // Readdir lists names only (x/net/webdav asks each entry's Stat next),
 // leaving out uploads in progress.
 func (f *davFile) Readdir(n int) ([]fs.FileInfo, error) {
-	if err := f.open(); err != nil {
-		return nil, err
-	}
-	names, err := f.f.Readdirnames(n)
+	names, err := f.File.Readdirnames(n)
 	out := make([]fs.FileInfo, 0, len(names))
 	for _, name := range names {
 		out = append(out, nameInfo(name))
@@ -283,20 +174,11 @@ func (f *davFile) Stat() (fs.FileInfo, error) {
 // DeadProps are the properties clients stored (PROPPATCH); x/net/webdav
 // copies them with a COPY. (PROPFIND is propfind.go's.)
 func (f *davFile) DeadProps() (map[xml.Name]webdav.Property, error) {
-	if f.dead != nil {
-		return f.dead, nil
-	}
-	if err := f.open(); err != nil {
-		return nil, err
-	}
-	return deadProps(fdXattr(f.f))
+	return deadProps(fdXattr(f.File))
 }
 
 func (f *davFile) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
-	if err := f.open(); err != nil {
-		return nil, err
-	}
-	return patchProps(fdOf(f.f), p, func(mtime time.Time) error { return f.fs.t.SetModTime(f.name, mtime) })
+	return patchProps(fdOf(f.File), p, func(mtime time.Time) error { return f.fs.t.SetModTime(f.name, mtime) })
 }
 
 // fdXattr reads a file's extended attributes through its descriptor.
@@ -343,7 +225,7 @@ func (u *davUpload) Stat() (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return uploadInfo{renamed{fi, path.Base(u.Name())}, u.Upload}, nil
+	return uploadInfo{store.Named(fi, path.Base(u.Name())), u.Upload}, nil
 }
 
 type uploadInfo struct {
@@ -365,13 +247,6 @@ func (u *davUpload) DeadProps() (map[xml.Name]webdav.Property, error) {
 func (u *davUpload) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
 	return patchProps(u.Fd(), p, func(mtime time.Time) error { u.SetModTime(mtime); return nil })
 }
-
-type renamed struct {
-	fs.FileInfo
-	name string
-}
-
-func (r renamed) Name() string { return r.name }
 
 func fdOf(f *os.File) int { return int(f.Fd()) }
 
