@@ -52,6 +52,11 @@ type Config struct {
 	// SSHIdleTimeout ends a logged-in SFTP connection that sent nothing
 	// for that long.
 	SSHIdleTimeout time.Duration
+	// Caps per client address: connections open at once on the HTTPS and
+	// SSH ports, and of them those still in their handshake or login.
+	HTTPSPerAddress, SSHPerAddress, WaitingPerAddress int
+	// Caps on SFTP sessions (channels): per connection and per user.
+	SSHSessionsPerConn, SSHSessionsPerUser int
 }
 
 // Default returns the configuration used when the file sets nothing.
@@ -68,6 +73,12 @@ func Default() Config {
 		NTP:         []string{"pool.ntp.org"},
 
 		SSHIdleTimeout: 15 * time.Minute,
+
+		HTTPSPerAddress:    64,
+		SSHPerAddress:      32,
+		WaitingPerAddress:  16,
+		SSHSessionsPerConn: 10,
+		SSHSessionsPerUser: 32,
 	}
 }
 

@@ -108,6 +108,18 @@ var settings = []setting{
 			return err
 		},
 	},
+	capSetting("https_connections_per_address", "64", 1, 10000, func(c *Config) *int { return &c.HTTPSPerAddress },
+		"HTTPS connections one address may hold open at once; more are closed at once.",
+		"A browser opens about 6, a sync client up to 16."),
+	capSetting("ssh_connections_per_address", "32", 1, 10000, func(c *Config) *int { return &c.SSHPerAddress },
+		"SFTP connections one address may hold open at once (rclone opens a few per transfer)."),
+	capSetting("waiting_per_address", "16", 1, 1000, func(c *Config) *int { return &c.WaitingPerAddress },
+		"Connections from one address still in their TLS handshake or SSH login, on each port:",
+		"idle and slow connections beyond it are closed at once, so one device cannot hold the ports."),
+	capSetting("ssh_sessions_per_connection", "10", 1, 1000, func(c *Config) *int { return &c.SSHSessionsPerConn },
+		"SFTP sessions (channels) open at once on one connection."),
+	capSetting("ssh_sessions_per_user", "32", 1, 10000, func(c *Config) *int { return &c.SSHSessionsPerUser },
+		"SFTP sessions open at once for one user, over all their connections."),
 	{
 		name: "bench_budget", def: "90s",
 		help: []string{"Time the first-boot benchmark may take in all (10s..30m)."},
@@ -119,6 +131,21 @@ var settings = []setting{
 			return err
 		},
 	},
+}
+
+// capSetting is a whole number between lo and hi.
+func capSetting(name, def string, lo, hi int, field func(*Config) *int, help ...string) setting {
+	return setting{
+		name: name, def: def,
+		help: append(help, fmt.Sprintf("(%d..%d)", lo, hi)),
+		set: func(c *Config, v string) error {
+			n, err := parseInt(v, lo, hi)
+			if err == nil {
+				*field(c) = n
+			}
+			return err
+		},
+	}
 }
 
 // algorithmSetting is a comma-separated SSH algorithm list, checked against

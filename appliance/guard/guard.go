@@ -84,6 +84,15 @@ func (g *Guard) Banned(addr string) (bool, time.Duration) {
 	return false, 0
 }
 
+// Suspect reports whether addr has failed to log in lately or been banned:
+// its password checks wait behind everyone else's.
+func (g *Guard) Suspect(addr string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.addrs[addr]
+	return r != nil && (len(r.failures) > 0 || r.bans > 0)
+}
+
 // Begin reserves a login attempt from addr before its password is checked,
 // so that concurrent guesses count as much as sequential ones: it refuses
 // when addr is banned or already has MaxFailures failures and checks under

@@ -5,8 +5,10 @@
 package sftpd
 
 import (
+	"bytes"
 	"context"
 	"crypto"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -30,8 +32,14 @@ type Server struct {
 	Store *store.Store
 	Guard *guard.Guard
 	// Locks are WebDAV's: a locked path is not changed over SFTP either.
-	Locks      *locks.Table
+	Locks *locks.Table
+	// Handshakes is the box's handshake limiter, shared with HTTPS: a
+	// connection takes a slot only while the server works on a complete
+	// key-exchange message (guard.Gate).
 	Handshakes *guard.Limiter
+	// Admission caps connections per client address; a connection counts
+	// as waiting until its login.
+	Admission *guard.Admission
 	// HostKey and PostQuantum are read for every connection, so a new
 	// decision from `bonesync bench` applies to the next one.
 	HostKey     func() crypto.Signer
@@ -45,9 +53,14 @@ type Server struct {
 	Log         io.Writer
 	// HandshakeTimeout bounds key exchange plus login.
 	HandshakeTimeout time.Duration
+	// SessionsPerConn and SessionsPerUser cap the sessions (channels) open
+	// at once on one connection and for one user over all of them
+	// (0: 10 and 32).
+	SessionsPerConn, SessionsPerUser int
 
 	wg       sync.WaitGroup
 	sessions sessionCount
+	notices  *guard.Notices
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{} // open, for closeAll
@@ -93,14 +106,12 @@ func (s *Server) Check() error {
 	for _, why := range Discouraged(alg) {
 		fmt.Fprintf(s.Log, "sftp: warning: the config offers %s\n", why)
 	}
-	_, err := s.config(func() {}, &attempt{})
+	_, err := s.config(&attempt{})
 	return err
 }
 
-// config is the server configuration for one connection; kexDone is called
-// once the key exchange is over (the first authentication attempt), to free
-// the connection's handshake slot while the user types a password.
-func (s *Server) config(kexDone func(), a *attempt) (*ssh.ServerConfig, error) {
+// config is the server configuration for one connection.
+func (s *Server) config(a *attempt) (*ssh.ServerConfig, error) {
 	alg := Configured(s.Algorithms, s.PostQuantum())
 	cfg := &ssh.ServerConfig{
 		Config:                  ssh.Config{KeyExchanges: alg.KeyExchanges, Ciphers: alg.Ciphers, MACs: alg.MACs},
@@ -108,13 +119,12 @@ func (s *Server) config(kexDone func(), a *attempt) (*ssh.ServerConfig, error) {
 		MaxAuthTries:            6,
 		ServerVersion:           "SSH-2.0-bonesync",
 		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
-			kexDone()
 			addr := guard.Host(c.RemoteAddr().String())
 			done, allowed := s.Guard.Begin(addr, "sftp", c.User())
 			if !allowed {
 				return nil, fmt.Errorf("%s: too many failed logins", addr)
 			}
-			ok := s.Users.CheckPassword(c.User(), string(pw))
+			ok := s.Users.CheckPassword(c.User(), string(pw), s.Guard.Suspect(addr))
 			done(ok)
 			if !ok {
 				a.passwordFailed.Store(true)
@@ -123,7 +133,6 @@ func (s *Server) config(kexDone func(), a *attempt) (*ssh.ServerConfig, error) {
 			return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
 		},
 		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
-			kexDone()
 			a.user.Store(c.User())
 			a.keyOffered.Store(true)
 			// Called for every key a client offers; only the final outcome
@@ -150,6 +159,7 @@ func (s *Server) config(kexDone func(), a *attempt) (*ssh.ServerConfig, error) {
 // then aborted, never half-applied) and returns once their goroutines are
 // done.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.notices = guard.NewNotices(s.Log)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -191,41 +201,30 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	if banned, _ := s.Guard.Banned(addr); banned {
 		return
 	}
+	ticket := s.Admission.Admit(addr)
+	if ticket == nil {
+		return
+	}
+	defer ticket.Done()
 	timeout := s.HandshakeTimeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
 	c.SetDeadline(time.Now().Add(timeout))
-	// A slot is for the key exchange's work: taken when the client's first
-	// bytes arrive (the server's banner goes out first, as clients may wait
-	// for it), given back when the exchange is over, not held while a person
-	// types a password.
-	var acquired, released sync.Once
-	var got atomic.Bool
-	release := func() {
-		released.Do(func() {
-			if got.Load() {
-				s.Handshakes.Release()
-			}
-		})
-	}
-	defer release()
-	pc := &slotConn{Conn: c, acquire: func() bool {
-		acquired.Do(func() { got.Store(s.Handshakes.Acquire(ctx)) })
-		if !got.Load() {
-			fmt.Fprintf(s.Log, "sftp: dropped %s: too many handshakes in flight\n", c.RemoteAddr())
-		}
-		return got.Load()
-	}}
+	gate := guard.NewGate(ctx, c, s.Handshakes, sshPackets())
+	defer gate.Open() // gives back a slot still held
+	ic := &idleConn{Conn: gate}
 	var a attempt
-	cfg, err := s.config(release, &a)
+	cfg, err := s.config(&a)
 	var sc *ssh.ServerConn
 	var chans <-chan ssh.NewChannel
 	var reqs <-chan *ssh.Request
 	if err == nil {
-		sc, chans, reqs, err = ssh.NewServerConn(pc, cfg)
+		sc, chans, reqs, err = ssh.NewServerConn(ic, cfg)
 	}
-	release()
+	if errors.Is(err, guard.ErrNoSlot) {
+		s.notices.Printf(addr+" slots", "sftp: dropped a connection from %s: too many handshakes in flight (logged once an hour)", addr)
+	}
 	if err != nil {
 		// A connection that ends without a login counts once: its wrong
 		// passwords were counted as they came, its keys were not.
@@ -238,22 +237,30 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	}
 	// From now on silence ends the connection: the read already waiting
 	// gets the deadline too, not only the ones after the client's next byte.
+	ticket.Ready()
 	idle := s.idleTimeout()
-	pc.idle.Store(int64(idle))
+	ic.idle.Store(int64(idle))
 	c.SetWriteDeadline(time.Time{})
 	c.SetReadDeadline(time.Now().Add(idle))
 	defer sc.Close()
 	go ssh.DiscardRequests(reqs)
 	user := sc.Permissions.Extensions["user"]
 	fmt.Fprintf(s.Log, "sftp: %s logged in from %s\n", user, c.RemoteAddr())
+	perConn, perUser := s.sessionCaps()
 	var open atomic.Int32 // this connection's sessions
 	for nc := range chans {
 		if nc.ChannelType() != "session" {
 			nc.Reject(ssh.UnknownChannelType, "only sessions")
 			continue
 		}
-		if open.Load() >= maxSessionsPerConn || !s.sessions.take(user) {
-			nc.Reject(ssh.ResourceShortage, "too many sessions")
+		if open.Load() >= int32(perConn) {
+			s.notices.Printf(user+" conn", "sftp: %s from %s: refusing a session beyond %d on one connection (ssh_sessions_per_connection; logged once an hour)", user, addr, perConn)
+			nc.Reject(ssh.ResourceShortage, "too many sessions on this connection")
+			continue
+		}
+		if !s.sessions.take(user, perUser) {
+			s.notices.Printf(user+" user", "sftp: %s: refusing a session beyond %d for the user (ssh_sessions_per_user; logged once an hour)", user, perUser)
+			nc.Reject(ssh.ResourceShortage, "too many sessions for this user")
 			continue
 		}
 		ch, chReqs, err := nc.Accept()
@@ -270,12 +277,19 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	}
 }
 
-// Sessions (channels) at once: per connection (sftp, scp and sshfs use one,
-// rclone a few), and per user over all connections.
-const (
-	maxSessionsPerConn = 10
-	maxSessionsPerUser = 32
-)
+// sessionCaps are the sessions (channels) allowed at once: per connection
+// (sftp, scp and sshfs use one, rclone a few), and per user over all
+// connections.
+func (s *Server) sessionCaps() (perConn, perUser int) {
+	perConn, perUser = s.SessionsPerConn, s.SessionsPerUser
+	if perConn <= 0 {
+		perConn = 10
+	}
+	if perUser <= 0 {
+		perUser = 32
+	}
+	return perConn, perUser
+}
 
 // sessionCount counts each user's open sessions.
 type sessionCount struct {
@@ -283,13 +297,13 @@ type sessionCount struct {
 	n  map[string]int
 }
 
-func (c *sessionCount) take(user string) bool {
+func (c *sessionCount) take(user string, limit int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n == nil {
 		c.n = map[string]int{}
 	}
-	if c.n[user] >= maxSessionsPerUser {
+	if c.n[user] >= limit {
 		return false
 	}
 	c.n[user]++
@@ -404,21 +418,42 @@ type attempt struct {
 	user           atomic.Value // string: the user whose keys were offered
 }
 
-// slotConn takes a handshake slot when the first bytes arrive from the
-// client, and fails the read if none comes free.
-type slotConn struct {
+// idleConn ends a logged-in connection that sends nothing for idle.
+type idleConn struct {
 	net.Conn
-	acquire func() bool
-	idle    atomic.Int64 // after login: how long the client may stay silent (a time.Duration)
+	idle atomic.Int64 // a time.Duration; 0 until login
 }
 
-func (c *slotConn) Read(b []byte) (int, error) {
+func (c *idleConn) Read(b []byte) (int, error) {
 	if idle := time.Duration(c.idle.Load()); idle > 0 {
 		c.Conn.SetReadDeadline(time.Now().Add(idle))
 	}
-	n, err := c.Conn.Read(b)
-	if n > 0 && !c.acquire() {
-		return 0, errors.New("too many handshakes in flight")
+	return c.Conn.Read(b)
+}
+
+// sshPackets is the guard.Framer of an SSH key exchange (RFC 4253): the
+// client's version line, then binary packets in clear until NEWKEYS. The
+// server works on the key-exchange method's messages (numbers 30 to 49:
+// the client's key share above all); the others flow.
+func sshPackets() guard.Framer {
+	version := true
+	return func(head []byte) (size int, gate, last bool, err error) {
+		if version {
+			i := bytes.IndexByte(head, '\n')
+			if i < 0 {
+				if len(head) > 8192 {
+					return 0, false, false, errors.New("no SSH version line")
+				}
+				return 0, false, false, nil
+			}
+			version = !bytes.HasPrefix(head, []byte("SSH-"))
+			return i + 1, false, false, nil
+		}
+		if len(head) < 6 {
+			return 0, false, false, nil
+		}
+		const newKeys = 21
+		msg := head[5]
+		return 4 + int(binary.BigEndian.Uint32(head)), msg >= 30 && msg <= 49, msg == newKeys, nil
 	}
-	return n, err
 }

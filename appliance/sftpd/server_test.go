@@ -63,3 +63,63 @@ func TestServeReturnsOnCancelWithClientsLoggedIn(t *testing.T) {
 		t.Error("the client's session survived the server's stop")
 	}
 }
+
+// Connections that send their key exchange slowly or not at all hold no
+// handshake slot and, beyond the waiting cap of their address, are closed
+// at once; a client from another address logs in all the while, and gives
+// its slot back once the key exchange is over.
+func TestSlowClientsHoldNoSlot(t *testing.T) {
+	dir := t.TempDir()
+	st, _ := state.Open(dir)
+	db, _ := users.Open(st)
+	if err := db.Add("alice", "alice-password"); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := store.Open(t.TempDir())
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	lim := guard.NewLimiter(1, time.Second)
+	s := &Server{Users: db, Store: files, Guard: guard.New(io.Discard), Handshakes: lim,
+		Admission: guard.NewAdmission("sftp", guard.Limits{PerAddress: 32, Waiting: 4}, io.Discard),
+		HostKey:   func() crypto.Signer { return key }, PostQuantum: func() bool { return false }, Log: io.Discard}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Serve(ctx, ln)
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+	for i := 0; i < 4; i++ {
+		c, err := d.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// The version line, then a key-exchange packet that announces 1000
+		// bytes and stops after 10.
+		io.WriteString(c, "SSH-2.0-slow\r\n")
+		c.Write([]byte{0, 0, 3, 0xe8, 4, 30, 1, 2, 3, 4})
+	}
+	time.Sleep(200 * time.Millisecond)
+	if lim.InFlight() != 0 {
+		t.Fatalf("slow clients hold %d slots, want 0", lim.InFlight())
+	}
+	over, err := d.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer over.Close()
+	over.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(over); err != nil || len(b) != 0 {
+		t.Fatalf("a fifth waiting connection from one address: read %q, %v; want it closed at once", b, err)
+	}
+	conn, err := ssh.Dial("tcp", ln.Addr().String(), &ssh.ClientConfig{User: "alice",
+		Auth: []ssh.AuthMethod{ssh.Password("alice-password")}, HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	if err != nil {
+		t.Fatalf("login while slow clients waited: %v", err)
+	}
+	defer conn.Close()
+	if lim.InFlight() != 0 {
+		t.Errorf("a logged-in client still holds %d slots", lim.InFlight())
+	}
+}

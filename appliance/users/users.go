@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -37,8 +36,7 @@ const Admin = "admin"
 
 // Argon2id parameters: OWASP's recommended minimum (19 MiB, 2 passes, 1
 // lane). A BeagleBone Black has 512 MiB and one core, so the memory cost is
-// kept modest and the number of hashes computed at once is capped (see
-// DB.sem); a verified password is then cached briefly so that WebDAV, which
+// kept modest and one hash is computed at a time (see hashSlots); a verified password is then cached briefly so that WebDAV, which
 // sends the password with every request, does not pay for a hash each time.
 const (
 	argonTime    = 2
@@ -72,14 +70,14 @@ type DB struct {
 	users map[string]*User
 	stamp string // size and mtime of the file last read
 
-	sem      chan struct{}
+	hashing  hashSlots
 	cacheKey [32]byte
 	cache    map[string]time.Time // name + HMAC(password) + hash -> expiry
 }
 
 // Open reads the accounts in dir; a missing file means no accounts yet.
 func Open(dir *state.Dir) (*DB, error) {
-	db := &DB{dir: dir, sem: make(chan struct{}, max(1, runtime.NumCPU())), cache: map[string]time.Time{}}
+	db := &DB{dir: dir, cache: map[string]time.Time{}}
 	rand.Read(db.cacheKey[:])
 	if err := db.reload(); err != nil {
 		return nil, err
@@ -342,13 +340,15 @@ func (db *DB) lookup(name string) (User, bool) {
 	return *u, true
 }
 
-// CheckPassword reports whether password is name's password.
-func (db *DB) CheckPassword(name, password string) bool {
+// CheckPassword reports whether password is name's password. A check from
+// a suspect address (one with failed logins: guard.Guard.Suspect) waits
+// behind the others for its turn to hash.
+func (db *DB) CheckPassword(name, password string, suspect bool) bool {
 	u, ok := db.lookup(name)
 	if !ok {
 		// Spend the same effort on unknown names, so that timing does not
 		// tell which names exist.
-		db.verify("$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", password)
+		db.verify("$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", password, suspect)
 		return false
 	}
 	mac := hmac.New(sha256.New, db.cacheKey[:])
@@ -360,7 +360,7 @@ func (db *DB) CheckPassword(name, password string) bool {
 	if hit && time.Now().Before(exp) {
 		return true
 	}
-	if !db.verify(u.Hash, password) {
+	if !db.verify(u.Hash, password, suspect) {
 		return false
 	}
 	db.mu.Lock()
@@ -395,9 +395,9 @@ func (db *DB) hash(password string) (string, error) {
 	}
 	salt := make([]byte, 16)
 	rand.Read(salt)
-	db.sem <- struct{}{}
+	db.hashing.acquire(false)
 	sum := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
-	<-db.sem
+	db.hashing.release()
 	enc := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
 		enc.EncodeToString(salt), enc.EncodeToString(sum)), nil
@@ -405,7 +405,7 @@ func (db *DB) hash(password string) (string, error) {
 
 // verify checks password against a PHC Argon2id hash, with the parameters
 // the hash carries.
-func (db *DB) verify(phc, password string) bool {
+func (db *DB) verify(phc, password string, suspect bool) bool {
 	parts := strings.Split(phc, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
 		return false
@@ -421,9 +421,9 @@ func (db *DB) verify(phc, password string) bool {
 	if err1 != nil || err2 != nil || len(want) == 0 {
 		return false
 	}
-	db.sem <- struct{}{}
+	db.hashing.acquire(suspect)
 	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
-	<-db.sem
+	db.hashing.release()
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 

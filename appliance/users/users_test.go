@@ -35,7 +35,7 @@ func TestAdminMadeOnceNeverStoredInClear(t *testing.T) {
 	if fi, _ := os.Stat(dir.Join(File)); fi.Mode().Perm() != 0o600 {
 		t.Errorf("users.json mode %v, want 0600", fi.Mode().Perm())
 	}
-	if !db.CheckPassword(Admin, pw) || db.CheckPassword(Admin, pw+"x") || db.CheckPassword("nobody", pw) {
+	if !db.CheckPassword(Admin, pw, false) || db.CheckPassword(Admin, pw+"x", false) || db.CheckPassword("nobody", pw, false) {
 		t.Error("CheckPassword is wrong about the admin password")
 	}
 	if again, _ := db.EnsureAdmin(); again != "" {
@@ -49,14 +49,14 @@ func TestChangesSeenByAnotherProcess(t *testing.T) {
 	if err := cli.Add("alice", "correct horse"); err != nil {
 		t.Fatal(err)
 	}
-	if !server.CheckPassword("alice", "correct horse") {
+	if !server.CheckPassword("alice", "correct horse", false) {
 		t.Fatal("the server does not see a user added by another process")
 	}
 	cli.SetPassword("alice", "battery staple")
-	if server.CheckPassword("alice", "correct horse") {
+	if server.CheckPassword("alice", "correct horse", false) {
 		t.Error("the old password still works after passwd (stale cache)")
 	}
-	if !server.CheckPassword("alice", "battery staple") {
+	if !server.CheckPassword("alice", "battery staple", false) {
 		t.Error("the new password does not work")
 	}
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
@@ -72,7 +72,7 @@ func TestChangesSeenByAnotherProcess(t *testing.T) {
 		t.Error("the server does not accept the added key")
 	}
 	cli.Delete("alice")
-	if server.CheckPassword("alice", "battery staple") || server.CheckKey("alice", sp) {
+	if server.CheckPassword("alice", "battery staple", false) || server.CheckKey("alice", sp) {
 		t.Error("a deleted user can still log in")
 	}
 }

@@ -93,7 +93,7 @@ func (d *DAV) login(w http.ResponseWriter, r *http.Request) (string, bool) {
 		http.Error(w, "too many failed logins from your address; try again later", http.StatusTooManyRequests)
 		return "", false
 	}
-	ok = d.Users.CheckPassword(user, pw)
+	ok = d.Users.CheckPassword(user, pw, d.Guard.Suspect(addr))
 	done(ok)
 	if !ok {
 		challenge(w)

@@ -1,40 +1,54 @@
 package web
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
-	"sync/atomic"
+	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/guard"
 )
 
-// maxPending bounds connections waiting for a handshake slot; beyond it new
-// connections are closed at once.
-const maxPending = 256
+// Handshakes bounds the TLS handshakes of the HTTPS port.
+type Handshakes struct {
+	// Slots is the box's handshake limiter, shared with SSH: a connection
+	// takes a slot only while the server works on a complete message of
+	// its handshake (guard.Gate).
+	Slots *guard.Limiter
+	// Admission caps connections per client address.
+	Admission *guard.Admission
+	// Timeout bounds a handshake from the connection's first moment.
+	Timeout time.Duration
+	// Log gets failed handshakes, once an hour per address and error.
+	Log io.Writer
+}
 
-// handshakeListener completes TLS handshakes off the accept path, at most as
-// many at once as the shared Limiter allows, and hands the HTTP server only
-// connections whose handshake finished. A burst of new connections then
-// queues (or is shed) instead of starving the sessions already being served.
+// handshakeListener completes TLS handshakes off the accept path and hands
+// the HTTP server only connections whose handshake finished. A connection
+// over its address's limits is closed at once; one that is slow or silent
+// waits without a handshake slot until its timeout, so it holds up no one
+// else. A burst of new connections then queues (or is shed) instead of
+// starving the sessions already being served.
 type handshakeListener struct {
 	net.Listener
 	ready   chan net.Conn
 	done    chan struct{}
-	pending atomic.Int32
+	notices *guard.Notices
 }
 
 // HandshakeListener wraps ln: see handshakeListener.
-func HandshakeListener(ctx context.Context, ln net.Listener, cfg *tls.Config, lim *guard.Limiter, timeout time.Duration) net.Listener {
-	l := &handshakeListener{Listener: ln, ready: make(chan net.Conn), done: make(chan struct{})}
-	go l.acceptLoop(ctx, cfg, lim, timeout)
+func HandshakeListener(ctx context.Context, ln net.Listener, cfg *tls.Config, h Handshakes) net.Listener {
+	l := &handshakeListener{Listener: ln, ready: make(chan net.Conn), done: make(chan struct{}), notices: guard.NewNotices(h.Log)}
+	go l.acceptLoop(ctx, cfg, h)
 	return l
 }
 
-func (l *handshakeListener) acceptLoop(ctx context.Context, cfg *tls.Config, lim *guard.Limiter, timeout time.Duration) {
+func (l *handshakeListener) acceptLoop(ctx context.Context, cfg *tls.Config, h Handshakes) {
 	defer close(l.done)
 	for {
 		c, err := l.Listener.Accept()
@@ -47,37 +61,81 @@ func (l *handshakeListener) acceptLoop(ctx context.Context, cfg *tls.Config, lim
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		if l.pending.Add(1) > maxPending {
-			l.pending.Add(-1)
+		addr := guard.Host(c.RemoteAddr().String())
+		ticket := h.Admission.Admit(addr)
+		if ticket == nil {
 			c.Close()
 			continue
 		}
-		go func() {
-			defer l.pending.Add(-1)
-			// A slot is for work, not for waiting: an idle connection that
-			// never says hello must not hold one.
-			c.SetDeadline(time.Now().Add(timeout))
-			pc := &peekedConn{Conn: c, r: bufio.NewReader(c)}
-			if _, err := pc.r.Peek(1); err != nil || !lim.Acquire(ctx) {
-				c.Close()
-				return
-			}
-			c.SetDeadline(time.Now().Add(timeout))
-			tc := tls.Server(pc, cfg)
-			err := tc.HandshakeContext(ctx)
-			lim.Release()
-			if err != nil {
-				c.Close()
-				return
-			}
-			c.SetDeadline(time.Time{})
-			select {
-			case l.ready <- tc:
-			case <-l.done:
-				tc.Close()
-			}
-		}()
+		go l.handshake(ctx, &admitted{Conn: c, ticket: ticket}, addr, cfg, h)
 	}
+}
+
+// handshake runs one connection's TLS handshake and hands it on.
+func (l *handshakeListener) handshake(ctx context.Context, c *admitted, addr string, cfg *tls.Config, h Handshakes) {
+	c.SetDeadline(time.Now().Add(h.Timeout))
+	gate := guard.NewGate(ctx, c, h.Slots, tlsRecords)
+	tc := tls.Server(gate, cfg)
+	err := tc.HandshakeContext(ctx)
+	gate.Open()
+	if err != nil {
+		l.failed(c, addr, err)
+		c.Close()
+		return
+	}
+	c.ticket.Ready()
+	c.SetDeadline(time.Time{})
+	select {
+	case l.ready <- tc:
+	case <-l.done:
+		tc.Close()
+	}
+}
+
+// failed logs a failed handshake, once an hour per address and kind of
+// failure. Connections that close or time out before saying anything (port
+// scans, a browser's spare connection) are not worth a line; a plain-HTTP
+// request gets a plain-HTTP answer, as net/http gives it.
+func (l *handshakeListener) failed(c net.Conn, addr string, err error) {
+	var rh tls.RecordHeaderError
+	if errors.As(err, &rh) && looksLikeHTTP(rh.RecordHeader[:]) {
+		io.WriteString(c, "HTTP/1.0 400 Bad Request\r\n\r\nThis is the HTTPS port: use https://.\n")
+		return
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, net.ErrClosed) || errors.Is(err, context.Canceled) {
+		return
+	}
+	why := err.Error()
+	hint := ""
+	switch {
+	case errors.Is(err, guard.ErrNoSlot):
+		hint = " (the box is busy with other handshakes)"
+	case strings.Contains(why, "unknown certificate authority"), strings.Contains(why, "bad certificate"):
+		hint = " (the client does not trust the box's CA yet: it is at /ca.crt)"
+	}
+	l.notices.Printf(addr+" "+why, "https: TLS handshake with %s failed: %v%s", addr, err, hint)
+}
+
+func looksLikeHTTP(hdr []byte) bool {
+	for _, m := range []string{"GET /", "HEAD ", "POST ", "PUT /", "OPTIO", "PROPF"} {
+		if string(hdr) == m {
+			return true
+		}
+	}
+	return false
+}
+
+// tlsRecords is the guard.Framer of a TLS handshake: the server works on
+// handshake records (the ClientHello above all); other bytes flow. Anything
+// that is not a TLS record goes straight to crypto/tls, which refuses it.
+func tlsRecords(head []byte) (size int, gate, last bool, err error) {
+	if len(head) < 5 {
+		return 0, false, false, nil
+	}
+	if head[0] < 20 || head[0] > 24 { // not a TLS record
+		return len(head), false, true, nil
+	}
+	return 5 + (int(head[3])<<8 | int(head[4])), head[0] == 22, false, nil
 }
 
 func (l *handshakeListener) Accept() (net.Conn, error) {
@@ -89,10 +147,16 @@ func (l *handshakeListener) Accept() (net.Conn, error) {
 	}
 }
 
-// peekedConn is a connection whose first bytes were read ahead.
-type peekedConn struct {
+// admitted is a connection that counts towards its address's limits until
+// it is closed.
+type admitted struct {
 	net.Conn
-	r *bufio.Reader
+	ticket *guard.Ticket
+	once   sync.Once
 }
 
-func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
+func (a *admitted) Close() error {
+	err := a.Conn.Close()
+	a.once.Do(a.ticket.Done)
+	return err
+}

@@ -132,7 +132,7 @@ func run(chainFile, keyFile, davDir string, stdin io.Reader, stdout io.Writer) e
 			}
 		},
 	}
-	hl := web.HandshakeListener(ctx, tlsLn, cfg, guard.NewLimiter(4, 10*time.Second), 60*time.Second)
+	hl := web.HandshakeListener(ctx, tlsLn, cfg, web.Handshakes{Slots: guard.NewLimiter(4, 10*time.Second), Timeout: 60 * time.Second})
 	go srv.Serve(hl)
 	fmt.Fprintf(stdout, "tls %s ctl %s\n", tlsLn.Addr(), ctlLn.Addr())
 

@@ -1,0 +1,222 @@
+package main
+
+// Abuse end to end: the built binary under idle and slow connections from
+// one address and failed logins from many (bench/flood, which `make bench`
+// also uses against nginx and sshd), while a legitimate client on another
+// address is served; and the memory ceiling.
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/bonesync/bonesync/bench/flood"
+)
+
+// legit is a well-behaved client of b from 127.0.0.1: a new connection,
+// with its full handshake, for each request.
+type legit struct{ b *box }
+
+func (l legit) https() error {
+	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}}
+	req, _ := http.NewRequest("PROPFIND", "https://"+l.b.https+"/dav/", nil)
+	req.Header.Set("Depth", "1")
+	req.SetBasicAuth("admin", l.b.password)
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusMultiStatus {
+		return fmt.Errorf("PROPFIND: %s", resp.Status)
+	}
+	return nil
+}
+
+func (l legit) sftp() (*ssh.Client, *sftp.Client, error) {
+	conn, err := ssh.Dial("tcp", l.b.ssh, &ssh.ClientConfig{User: "admin", Timeout: time.Minute,
+		Auth: []ssh.AuthMethod{ssh.Password(l.b.password)}, HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := sftp.NewClient(conn)
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	if _, err := c.ReadDir("/"); err != nil {
+		c.Close()
+		conn.Close()
+		return nil, nil, err
+	}
+	return conn, c, nil
+}
+
+// A few hundred idle and slow connections from 127.0.0.2 on each of the
+// HTTPS and SFTP ports: the legitimate client's requests all succeed, and
+// the refusals are logged once per port, not once per connection.
+func testAbuse(t *testing.T, b *box) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var waits []func()
+	var counts []*flood.Counts
+	for _, h := range []flood.Hold{
+		{From: "127.0.0.2", To: b.https, Idle: 200, Slow: 100, Prefix: flood.TLSPrefix},
+		{From: "127.0.0.2", To: b.ssh, Idle: 200, Slow: 100, Prefix: flood.SSHPrefix},
+	} {
+		c, wait := h.Run(ctx)
+		counts, waits = append(counts, c), append(waits, wait)
+	}
+	defer func() {
+		cancel()
+		for _, w := range waits {
+			w()
+		}
+	}()
+	time.Sleep(3 * time.Second) // all opened, those over the limits closed
+	l := legit{b}
+	for i := 0; i < 10; i++ {
+		if err := l.https(); err != nil {
+			t.Errorf("HTTPS request %d under the flood: %v", i+1, err)
+		}
+		conn, c, err := l.sftp()
+		if err != nil {
+			t.Errorf("SFTP login %d under the flood: %v", i+1, err)
+			continue
+		}
+		c.Close()
+		conn.Close()
+	}
+	for i, c := range counts {
+		if c.Closed.Load() == 0 {
+			t.Errorf("port %d: the server closed none of the %d connections from one address", i, c.Dials.Load())
+		}
+	}
+	log := b.stderrCapture.String()
+	for _, port := range []string{"https", "sftp"} {
+		if n := strings.Count(log, port+": refusing connections from 127.0.0.2"); n < 1 || n > 2 {
+			t.Errorf("%s: the refusals were logged %d times, want once per limit:\n%s", port, n, tail(log, 20))
+		}
+	}
+}
+
+// The whole process stays under 48 MB resident with 100 TLS sessions, 20
+// SFTP sessions and 20 parallel failed logins from 20 addresses.
+func testMemoryCeiling(t *testing.T, b *box) {
+	k := startBox(t, b.state, "-files", t.TempDir())
+	k.password = b.password
+	l := legit{k}
+	var sessions []io.Closer
+	defer func() {
+		for _, c := range sessions {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 100; i++ {
+		// From 10 addresses (the household's devices): one may hold only
+		// https_connections_per_address (64).
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(flood.Loopback(2000 + i%10))}}
+		c, err := tls.DialWithDialer(d, "tcp", k.https, &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatalf("TLS session %d: %v", i+1, err)
+		}
+		sessions = append(sessions, c)
+		req, _ := http.NewRequest("PROPFIND", "https://box/dav/", nil)
+		req.Header.Set("Depth", "1")
+		req.SetBasicAuth("admin", k.password)
+		req.Write(c)
+		resp, err := http.ReadResponse(bufio.NewReader(c), req)
+		if err != nil || resp.StatusCode != http.StatusMultiStatus {
+			t.Fatalf("TLS session %d: %v %v", i+1, resp, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+	}
+	for i := 0; i < 20; i++ {
+		conn, c, err := l.sftp()
+		if err != nil {
+			t.Fatalf("SFTP session %d: %v", i+1, err)
+		}
+		sessions = append(sessions, c, conn)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // WebDAV from 10 addresses
+		defer wg.Done()
+		flood.Logins(ctx, 10, 1001, func(ctx context.Context, from string) error {
+			return wrongDAVLogin(ctx, k.https, from)
+		})
+	}()
+	go func() { // SSH from 10 more
+		defer wg.Done()
+		flood.Logins(ctx, 10, 1011, func(ctx context.Context, from string) error {
+			return wrongSSHLogin(k.ssh, from)
+		})
+	}()
+	wg.Wait()
+	hwm := statusKB(t, k.cmd.Process.Pid, "VmHWM")
+	t.Logf("peak resident set: %.1f MB (now %.1f MB)", float64(hwm)/1000, float64(statusKB(t, k.cmd.Process.Pid, "VmRSS"))/1000)
+	if hwm > 48000 {
+		t.Errorf("peak resident set %d kB, over the 48 MB ceiling", hwm)
+	}
+	if !strings.Contains(k.stderrCapture.String(), "login failed") {
+		t.Error("no failed login was logged: the flood did not reach the password check")
+	}
+}
+
+func wrongDAVLogin(ctx context.Context, addr, from string) error {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DialContext: d.DialContext,
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}}
+	req, _ := http.NewRequestWithContext(ctx, "PROPFIND", "https://"+addr+"/dav/", nil)
+	req.SetBasicAuth("admin", "not the password")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+func wrongSSHLogin(addr, from string) error {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: time.Minute}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	_, _, _, err = ssh.NewClientConn(nc, addr, &ssh.ClientConfig{User: "admin",
+		Auth: []ssh.AuthMethod{ssh.Password("not the password")}, HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	return err
+}
+
+func statusKB(t *testing.T, pid int, field string) int64 {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}

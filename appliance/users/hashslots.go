@@ -1,0 +1,48 @@
+package users
+
+import "sync"
+
+// hashSlots lets one Argon2id hash run at a time: each takes 19 MiB, and
+// the memory ceiling (48 MB for the whole process) has room for one. When
+// several wait, those from addresses with no failed logins go first, so that
+// a flood of guesses from a few addresses delays the owner's own login by at
+// most the hashes already running, not by the whole queue.
+type hashSlots struct {
+	mu      sync.Mutex
+	busy    bool
+	trusted []chan struct{} // waiting, in order
+	suspect []chan struct{}
+}
+
+// acquire waits for the slot.
+func (s *hashSlots) acquire(suspect bool) {
+	s.mu.Lock()
+	if !s.busy {
+		s.busy = true
+		s.mu.Unlock()
+		return
+	}
+	turn := make(chan struct{})
+	if suspect {
+		s.suspect = append(s.suspect, turn)
+	} else {
+		s.trusted = append(s.trusted, turn)
+	}
+	s.mu.Unlock()
+	<-turn // the slot is handed over busy
+}
+
+// release hands the slot to the next waiting, trusted ones first.
+func (s *hashSlots) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, q := range []*[]chan struct{}{&s.trusted, &s.suspect} {
+		if len(*q) > 0 {
+			next := (*q)[0]
+			*q = (*q)[1:]
+			close(next)
+			return
+		}
+	}
+	s.busy = false
+}

@@ -1,0 +1,36 @@
+package users
+
+import (
+	"testing"
+	"time"
+)
+
+// One hash at a time; a check from a trusted address goes before those
+// from suspect ones that were waiting longer.
+func TestHashSlotsTrustedFirst(t *testing.T) {
+	var s hashSlots
+	s.acquire(true)
+	order := make(chan string, 3)
+	wait := func(name string, suspect bool) {
+		s.acquire(suspect)
+		order <- name
+		time.Sleep(10 * time.Millisecond)
+		s.release()
+	}
+	go wait("guess 1", true)
+	go wait("guess 2", true)
+	time.Sleep(50 * time.Millisecond)
+	go wait("owner", false)
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case n := <-order:
+		t.Fatalf("%s ran while the slot was taken", n)
+	default:
+	}
+	s.release()
+	if first := <-order; first != "owner" {
+		t.Errorf("%s hashed first, want the trusted owner", first)
+	}
+	<-order
+	<-order
+}
