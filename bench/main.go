@@ -14,11 +14,13 @@
 //  2. HTTPS for each key type: nginx and `bonesync serve`, full handshakes
 //     then resumed ones, CPU and memory from /proc;
 //  3. SSH: sshd and bonesync's SFTP listener, up to a refused login;
-//  4. sync: an unchanged nextcloudcmd sync, PROPFIND beside Apache's
+//  4. abuse: nginx, sshd and bonesync under idle, slow and login floods,
+//     beside a legitimate client (abuse.go);
+//  5. sync: an unchanged nextcloudcmd sync, PROPFIND beside Apache's
 //     mod_dav, memory during PROPFIND Depth infinity, upload CPU with and
 //     without digests (sync.go);
-//  5. ARM instruction counts under qemu-arm with the armcost plugin;
-//  6. the report.
+//  6. ARM instruction counts under qemu-arm with the armcost plugin;
+//  7. the report.
 package main
 
 import (
@@ -59,6 +61,7 @@ type options struct {
 	armN       int
 	https, ssh bool
 	sync       bool
+	abuse      bool
 	arm        bool
 	keep       bool
 	log        io.Writer
@@ -85,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.warm, "warmup", time.Second, "unmeasured load before each phase")
 	fs.BoolVar(&o.https, "https", true, "compare HTTPS with nginx")
 	fs.BoolVar(&o.ssh, "ssh", true, "compare SFTP's SSH handshake with sshd")
+	fs.BoolVar(&o.abuse, "abuse", true, "abuse: idle, slow and login floods against nginx, sshd and bonesync")
 	fs.BoolVar(&o.sync, "sync", true, "sync figures: nextcloudcmd, PROPFIND beside Apache's mod_dav, upload digests")
 	fs.BoolVar(&o.arm, "arm", true, "count ARM instructions per handshake under qemu-arm")
 	fs.IntVar(&o.armN, "arm-n", 20, "handshakes counted per kind under qemu-arm")
@@ -142,7 +146,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	r := &results{Started: time.Now(), Clients: o.clients, Warm: o.warm, Dur: o.dur, Machine: thisMachine(o)}
 	var failed []string
 
-	if o.https || o.ssh || o.sync {
+	if o.https || o.ssh || o.sync || o.abuse {
 		keyTypes := o.keys
 		if !o.https {
 			keyTypes = []string{"ecdsa-p256"}
@@ -175,6 +179,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				o.logf("ssh failed: %s", s.Err)
 			}
 			r.SSH = &s
+		}
+		if o.abuse && ctx.Err() == nil {
+			a := abuseBlock(ctx, o, dirs[keyTypes[0]])
+			if a.Err != "" {
+				failed = append(failed, "abuse")
+				o.logf("abuse failed: %s", a.Err)
+			}
+			r.Abuse = &a
 		}
 		if o.sync && ctx.Err() == nil {
 			s := syncBlock(ctx, o, dirs[keyTypes[0]])

@@ -17,6 +17,7 @@ type results struct {
 	FileBytes int
 	HTTPS     []httpsResult
 	SSH       *sshResult
+	Abuse     *abuseResult
 	Sync      *syncResult
 	ARM       *armResult
 }
@@ -116,6 +117,10 @@ func (r *results) markdown(w io.Writer) {
 				"(see the kernel row): the SSH ratio measures that as much as sshd's cryptography.\n\n", ms(r.SSH.SSHDStart))
 		}
 		writeNotes(w, notes)
+	}
+
+	if r.Abuse != nil {
+		r.Abuse.markdown(w)
 	}
 
 	if r.Sync != nil {

@@ -133,6 +133,7 @@ http {
         ssl_session_tickets on;
         root %[3]s/www;
         location = /ca.crt { default_type application/x-x509-ca-cert; }
+        location /dav/ { auth_basic "bench"; auth_basic_user_file %[3]s/htpasswd; }
     }
 }
 `
@@ -152,10 +153,17 @@ func writeNginx(dir string, workers int, extra string, port int, chain, key stri
 	if err := os.WriteFile(filepath.Join(dir, "www", "ca.crt"), file, 0o644); err != nil {
 		return "", err
 	}
+	// For the abuse phase's password guesses: admin's SHA-512-crypt hash
+	// (openssl passwd -6), which no guess matches.
+	if err := os.WriteFile(filepath.Join(dir, "htpasswd"), []byte(htpasswd), 0o644); err != nil {
+		return "", err
+	}
 	conf := filepath.Join(dir, "nginx.conf")
 	text := fmt.Sprintf(nginxTLSConf, workers, extra, dir, port, chain, key)
 	return conf, os.WriteFile(conf, []byte(text), 0o644)
 }
+
+const htpasswd = "admin:$6$benchsalt$q9MuV9hhfkGoXDS1AtvptzAA/r/DjSa7mIywLZFUe.UNsSK1b2j0LHSWWb4kMOM/W0qWeW4vyTY5T17yMWHcE1\n"
 
 // startNginx runs Debian's nginx in the foreground on a free port.
 func startNginx(ctx context.Context, dir, chain, key string, file []byte) (*server, error) {
@@ -186,11 +194,12 @@ func startNginx(ctx context.Context, dir, chain, key string, file []byte) (*serv
 }
 
 // sshdConf is sshd's configuration: the ed25519 host key, curve25519-sha256
-// only, public keys only, checked against an empty authorized_keys file.
+// only, public keys checked against an empty authorized_keys file, and
+// passwords (for the abuse phase's guesses; the SSH block offers only keys).
 const sshdConf = `ListenAddress 127.0.0.1
 HostKey %s
 KexAlgorithms curve25519-sha256
-PasswordAuthentication no
+PasswordAuthentication yes
 KbdInteractiveAuthentication no
 PubkeyAuthentication yes
 AuthorizedKeysFile %s

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/bonesync/bonesync/bench/flood"
+)
+
+// The abuse phase: each server under the floods of issue 10, one at a time,
+// while one legitimate client from another address opens a connection after
+// another (a full TLS handshake and GET, or an SSH key exchange up to a
+// refused public key, as in the HTTPS and SSH blocks).
+const (
+	floodIdle   = 1000 // idle connections held from 127.0.0.2
+	floodSlow   = 500  // connections sending a byte every 3 s from 127.0.0.2
+	floodLogins = 20   // addresses guessing passwords at once
+	abuseUser   = "admin"
+)
+
+// abuseRow is one server under one flood.
+type abuseRow struct {
+	Server, Flood string
+	OK, Failed    int
+	P95           time.Duration
+	PeakPSSKB     int64 // of the server's process tree, sampled every 100 ms
+	Guesses       int64 // failed logins tried, for the login flood
+}
+
+type abuseResult struct {
+	Rows []abuseRow
+	Err  string
+}
+
+func abuseBlock(ctx context.Context, o *options, dir string) abuseResult {
+	var res abuseResult
+	if err := abuseRun(ctx, o, dir, &res); err != nil {
+		res.Err = err.Error()
+	}
+	return res
+}
+
+func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) error {
+	st := filepath.Join(dir, "state")
+	file, err := os.ReadFile(filepath.Join(st, "ca.crt"))
+	if err != nil {
+		return err
+	}
+	ngx, err := startNginx(ctx, filepath.Join(o.work, "nginx-abuse"), filepath.Join(st, "tls.crt"), filepath.Join(st, "tls.key"), file)
+	if err != nil {
+		return err
+	}
+	defer ngx.stop()
+	host, _, err := benchKey("ed25519")
+	if err != nil {
+		return err
+	}
+	hostPEM, _ := openSSHKey(host)
+	hostPub, _ := ssh.NewPublicKey(host.Public())
+	_, ck, _ := ed25519.GenerateKey(rand.Reader)
+	client, _ := ssh.NewSignerFromKey(ck)
+	sshdDir := filepath.Join(o.work, "sshd-abuse")
+	if err := os.MkdirAll(sshdDir, 0o700); err != nil {
+		return err
+	}
+	sshd, err := startSSHD(ctx, sshdDir, hostPEM)
+	if err != nil {
+		return err
+	}
+	defer sshd.stop()
+	bs, sftpAddr, err := startBonesync(ctx, o.bonesync, dir)
+	if err != nil {
+		return err
+	}
+	defer bs.stop()
+	type target struct {
+		name   string
+		s      *server
+		addr   string
+		legit  conn
+		prefix []byte
+		guess  func(ctx context.Context, from string) error
+	}
+	targets := []target{
+		{"nginx", ngx, ngx.addr, httpsGet(ngx.addr, tlsClient(false), file), flood.TLSPrefix,
+			func(ctx context.Context, from string) error {
+				return wrongBasic(ctx, "https://"+ngx.addr+"/dav/", from)
+			}},
+		{"bonesync HTTPS", bs, bs.addr, httpsGet(bs.addr, tlsClient(false), file), flood.TLSPrefix,
+			func(ctx context.Context, from string) error { return wrongBasic(ctx, "https://"+bs.addr+"/dav/", from) }},
+		{"sshd", sshd, sshd.addr, sshLogin(sshd.addr, client, hostPub), flood.SSHPrefix,
+			func(ctx context.Context, from string) error { return wrongPassword(sshd.addr, "root", from) }},
+		{"bonesync SFTP", bs, sftpAddr, sshLogin(sftpAddr, client, hostPub), flood.SSHPrefix,
+			func(ctx context.Context, from string) error { return wrongPassword(sftpAddr, abuseUser, from) }},
+	}
+	dur := o.dur
+	// One rotation of the legitimate client's addresses for all phases:
+	// each SSH connection ends in a refused key, which bonesync counts as
+	// a failed login, and an address reused in the next phase would reach
+	// the ban.
+	src := &sources{}
+	for ti, t := range targets {
+		for _, fl := range []string{"none", "idle+slow", "logins"} {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			o.logf("abuse: %s, flood %s, %v", t.name, fl, dur)
+			fctx, stop := context.WithCancel(ctx)
+			var wait func()
+			var guesses atomic.Int64
+			switch fl {
+			case "idle+slow":
+				_, wait = flood.Hold{From: "127.0.0.2", To: t.addr, Idle: floodIdle, Slow: floodSlow, Prefix: t.prefix}.Run(fctx)
+				time.Sleep(3 * time.Second) // all opened
+			case "logins":
+				done := make(chan struct{})
+				wait = func() { <-done }
+				go func() {
+					// Each target guesses from its own addresses: a ban
+					// earned at one server must not carry to the next.
+					guesses.Store(flood.Logins(fctx, floodLogins, 10000+ti*100, t.guess))
+					close(done)
+				}()
+				time.Sleep(time.Second)
+			}
+			var peak atomic.Int64
+			sampled := make(chan struct{})
+			go func() {
+				defer close(sampled)
+				for fctx.Err() == nil {
+					if kb := pssKB(t.s.pid()); kb > peak.Load() {
+						peak.Store(kb)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}()
+			r := drive(ctx, src, 1, dur, t.legit)
+			stop()
+			if wait != nil {
+				wait()
+			}
+			<-sampled
+			row := abuseRow{Server: t.name, Flood: fl, OK: len(r.latencies), Failed: r.errors,
+				P95: percentile(r.latencies, 95), PeakPSSKB: peak.Load(), Guesses: guesses.Load()}
+			res.Rows = append(res.Rows, row)
+			o.logf("  %d ok, %d failed (%s), p95 %.1f ms, peak PSS %.1f MiB", row.OK, row.Failed, r.firstErr, ms(row.P95), mib(row.PeakPSSKB))
+			settle(t.s)
+			time.Sleep(2 * time.Second) // the flood's connections closed on both sides
+		}
+	}
+	return nil
+}
+
+// wrongBasic is a WebDAV request with a wrong password.
+func wrongBasic(ctx context.Context, url, from string) error {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: connTimeout}
+	c := &http.Client{Timeout: connTimeout, Transport: &http.Transport{DialContext: d.DialContext,
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}}
+	req, _ := http.NewRequestWithContext(ctx, "PROPFIND", url, nil)
+	req.SetBasicAuth(abuseUser, "a wrong guess")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	return resp.Body.Close()
+}
+
+// wrongPassword is an SSH login with a wrong password.
+func wrongPassword(addr, user, from string) error {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: connTimeout}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(connTimeout))
+	_, _, _, err = ssh.NewClientConn(nc, addr, &ssh.ClientConfig{User: user,
+		Auth: []ssh.AuthMethod{ssh.Password("a wrong guess")}, HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	return err
+}
+
+// markdown writes the abuse section of the report.
+func (a *abuseResult) markdown(w io.Writer) {
+	fmt.Fprintf(w, "\n## Abuse: a legitimate client beside floods from other addresses\n\n")
+	fmt.Fprintf(w, "Floods, one at a time: %d idle connections and %d sending a byte every 3 s, all from 127.0.0.2 "+
+		"(each reopened a second after the server closes it); or %d addresses each guessing a password over and over "+
+		"(WebDAV Basic auth; SSH passwords). The legitimate client, from other addresses, opens one connection after another "+
+		"for the phase: a full handshake and GET, or a key exchange up to a refused key.\n\n", floodIdle, floodSlow, floodLogins)
+	if a.Err != "" {
+		fmt.Fprintf(w, "Failed: %s\n\n", a.Err)
+	}
+	fmt.Fprintf(w, "| server | flood | legitimate ok / failed | p95 | p95 / unloaded | peak PSS |\n|---|---|---:|---:|---:|---:|\n")
+	var base time.Duration
+	for _, r := range a.Rows {
+		if r.Flood == "none" {
+			base = r.P95
+		}
+		flood := r.Flood
+		if r.Guesses > 0 {
+			flood += fmt.Sprintf(" (%d guesses)", r.Guesses)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d / %d | %.1f ms | %s | %.1f MiB |\n", r.Server, flood, r.OK, r.Failed, ms(r.P95),
+			ratio(ms(r.P95), ms(base)), mib(r.PeakPSSKB))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, strings.TrimSpace(`nginx: its stock event loop with 2 workers of 1024 connections (the HTTPS block's config; the login flood meets auth_basic with a SHA-512-crypt hash).
+sshd: MaxStartups 64 (the SSH block's config; Debian's default is 10:30:100), password logins on. bonesync: its defaults (README, "Abuse").`))
+	fmt.Fprintln(w)
+}
