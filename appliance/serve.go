@@ -163,7 +163,12 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 			Log:       stderr,
 		}))
 	}()
-	go func() { errc <- servers[1].Serve(lns[1]) }()
+	go func() {
+		// Plain HTTP serves the CA and redirects: waiting_per_address
+		// connections per address are plenty.
+		per := guard.Limits{PerAddress: cfg.WaitingPerAddress, Waiting: cfg.WaitingPerAddress}
+		errc <- servers[1].Serve(web.AdmitListener(lns[1], guard.NewAdmission("http", per, stderr)))
+	}()
 	sftpDone := make(chan struct{})
 	go func() { errc <- sftpSrv.Serve(sctx, lns[2]); close(sftpDone) }()
 	stop := func() error { stopSFTP(); return shutdown(servers, sftpDone, files, o.Clock, stderr) }

@@ -160,3 +160,31 @@ func (a *admitted) Close() error {
 	a.once.Do(a.ticket.Done)
 	return err
 }
+
+// AdmitListener caps ln's connections per client address (the plain-HTTP
+// port, which has no handshake: a connection counts as open until it
+// closes, and its requests are bounded by the server's timeouts).
+func AdmitListener(ln net.Listener, adm *guard.Admission) net.Listener {
+	return &admitListener{Listener: ln, adm: adm}
+}
+
+type admitListener struct {
+	net.Listener
+	adm *guard.Admission
+}
+
+func (l *admitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		t := l.adm.Admit(guard.Host(c.RemoteAddr().String()))
+		if t == nil {
+			c.Close()
+			continue
+		}
+		t.Ready()
+		return &admitted{Conn: c, ticket: t}, nil
+	}
+}

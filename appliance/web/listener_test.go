@@ -175,3 +175,31 @@ func TestHandshakeFailures(t *testing.T) {
 		t.Errorf("plain HTTP on the HTTPS port got %q", b)
 	}
 }
+
+// The plain-HTTP port closes an address's connections over its cap, and
+// counts a connection only until it closes.
+func TestAdmitListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })}
+	go srv.Serve(AdmitListener(ln, guard.NewAdmission("http", guard.Limits{PerAddress: 2, Waiting: 2}, io.Discard)))
+	defer srv.Close()
+	a := dialFrom(t, "127.0.0.2", ln.Addr().String())
+	dialFrom(t, "127.0.0.2", ln.Addr().String())
+	time.Sleep(100 * time.Millisecond)
+	third := dialFrom(t, "127.0.0.2", ln.Addr().String())
+	third.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := third.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("a third connection: read %v, want EOF", err)
+	}
+	a.Close()
+	time.Sleep(100 * time.Millisecond)
+	c := dialFrom(t, "127.0.0.2", ln.Addr().String())
+	io.WriteString(c, "GET / HTTP/1.0\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if b, _ := io.ReadAll(c); !strings.HasSuffix(string(b), "ok") {
+		t.Fatalf("after one closed, a new connection got %q", b)
+	}
+}
