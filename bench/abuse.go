@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -64,22 +62,11 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 		return err
 	}
 	defer ngx.stop()
-	host, _, err := benchKey("ed25519")
+	peer, err := startSSHPeer(ctx, o, "sshd-abuse")
 	if err != nil {
 		return err
 	}
-	hostPEM, _ := openSSHKey(host)
-	hostPub, _ := ssh.NewPublicKey(host.Public())
-	_, ck, _ := ed25519.GenerateKey(rand.Reader)
-	client, _ := ssh.NewSignerFromKey(ck)
-	sshdDir := filepath.Join(o.work, "sshd-abuse")
-	if err := os.MkdirAll(sshdDir, 0o700); err != nil {
-		return err
-	}
-	sshd, err := startSSHD(ctx, sshdDir, hostPEM)
-	if err != nil {
-		return err
-	}
+	sshd, client, hostPub := peer.sshd, peer.client, peer.hostPub
 	defer sshd.stop()
 	bs, sftpAddr, err := startBonesync(ctx, o.bonesync, dir)
 	if err != nil {

@@ -101,35 +101,49 @@ func sshBlock(ctx context.Context, o *options, dir string) sshResult {
 	return res
 }
 
-func sshRun(ctx context.Context, o *options, dir string, res *sshResult) error {
+// sshPeer is sshd with the ed25519 benchmark key as its host key, in
+// o.work/name, and what a client needs: the host key to check and a key of
+// its own that no server accepts.
+type sshPeer struct {
+	sshd    *server
+	hostPub ssh.PublicKey
+	client  ssh.Signer
+}
+
+func startSSHPeer(ctx context.Context, o *options, name string) (*sshPeer, error) {
 	host, _, err := benchKey("ed25519")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hostPEM, err := openSSHKey(host)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	hostPub, err := ssh.NewPublicKey(host.Public())
-	if err != nil {
-		return err
+	p := &sshPeer{}
+	if p.hostPub, err = ssh.NewPublicKey(host.Public()); err != nil {
+		return nil, err
 	}
 	_, ck, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	client, err := ssh.NewSignerFromKey(ck)
+	if p.client, err = ssh.NewSignerFromKey(ck); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(o.work, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	p.sshd, err = startSSHD(ctx, dir, hostPEM)
+	return p, err
+}
+
+func sshRun(ctx context.Context, o *options, dir string, res *sshResult) error {
+	peer, err := startSSHPeer(ctx, o, "sshd")
 	if err != nil {
 		return err
 	}
-	sshdDir := filepath.Join(o.work, "sshd")
-	if err := os.MkdirAll(sshdDir, 0o700); err != nil {
-		return err
-	}
-	sshd, err := startSSHD(ctx, sshdDir, hostPEM)
-	if err != nil {
-		return err
-	}
+	sshd, client, hostPub := peer.sshd, peer.client, peer.hostPub
 	defer sshd.stop()
 	bs, sftpAddr, err := startBonesync(ctx, o.bonesync, dir)
 	if err != nil {
@@ -157,7 +171,7 @@ func sshRun(ctx context.Context, o *options, dir string, res *sshResult) error {
 	var starts []time.Duration
 	for range 11 {
 		t0 := time.Now()
-		if err := exec.CommandContext(ctx, "/usr/sbin/sshd", "-t", "-f", filepath.Join(sshdDir, "sshd_config")).Run(); err != nil {
+		if err := exec.CommandContext(ctx, "/usr/sbin/sshd", "-t", "-f", filepath.Join(o.work, "sshd", "sshd_config")).Run(); err != nil {
 			return fmt.Errorf("sshd -t: %w", err)
 		}
 		starts = append(starts, time.Since(t0))

@@ -19,19 +19,24 @@ import (
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
-// Serve returns when its context ends, even with a client logged in and
-// idle: it closes the connections still open (shutdown waited for them).
-func TestServeReturnsOnCancelWithClientsLoggedIn(t *testing.T) {
-	dir := t.TempDir()
-	st, _ := state.Open(dir)
+// testServer is a Server with one user, alice (password alice-password).
+func testServer(t *testing.T, lim *guard.Limiter) *Server {
+	t.Helper()
+	st, _ := state.Open(t.TempDir())
 	db, _ := users.Open(st)
 	if err := db.Add("alice", "alice-password"); err != nil {
 		t.Fatal(err)
 	}
 	files, _ := store.Open(t.TempDir())
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	s := &Server{Users: db, Store: files, Guard: guard.New(io.Discard), Handshakes: guard.NewLimiter(4, time.Minute),
+	return &Server{Users: db, Store: files, Guard: guard.New(io.Discard), Handshakes: lim,
 		HostKey: func() crypto.Signer { return key }, PostQuantum: func() bool { return false }, Log: io.Discard}
+}
+
+// Serve returns when its context ends, even with a client logged in and
+// idle: it closes the connections still open (shutdown waited for them).
+func TestServeReturnsOnCancelWithClientsLoggedIn(t *testing.T) {
+	s := testServer(t, guard.NewLimiter(4, time.Minute))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -69,18 +74,9 @@ func TestServeReturnsOnCancelWithClientsLoggedIn(t *testing.T) {
 // at once; a client from another address logs in all the while, and gives
 // its slot back once the key exchange is over.
 func TestSlowClientsHoldNoSlot(t *testing.T) {
-	dir := t.TempDir()
-	st, _ := state.Open(dir)
-	db, _ := users.Open(st)
-	if err := db.Add("alice", "alice-password"); err != nil {
-		t.Fatal(err)
-	}
-	files, _ := store.Open(t.TempDir())
-	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	lim := guard.NewLimiter(1, time.Second)
-	s := &Server{Users: db, Store: files, Guard: guard.New(io.Discard), Handshakes: lim,
-		Admission: guard.NewAdmission("sftp", guard.Limits{PerAddress: 32, Waiting: 4}, io.Discard),
-		HostKey:   func() crypto.Signer { return key }, PostQuantum: func() bool { return false }, Log: io.Discard}
+	s := testServer(t, lim)
+	s.Admission = guard.NewAdmission("sftp", guard.Limits{PerAddress: 32, Waiting: 4}, io.Discard)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
