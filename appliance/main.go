@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/bonesync/bonesync/appliance/bench"
 	"github.com/bonesync/bonesync/appliance/boot"
@@ -52,6 +53,7 @@ type flags struct {
 	state, config, files string
 	https, http, ssh     string
 	quick                bool
+	refresh              time.Duration
 	args                 []string // the user command's own arguments
 }
 
@@ -71,6 +73,7 @@ func parse(name string, args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.http, "http", ":80", "plain-HTTP listen address (CA download and redirect only)")
 	fs.StringVar(&f.ssh, "ssh", ":22", "SFTP listen address")
 	fs.BoolVar(&f.quick, "quick", false, fmt.Sprintf("benchmark on the small budget (%v)", quickBudget()))
+	fs.DurationVar(&f.refresh, "refresh", 30*time.Second, "how often the server looks for a new address, decision or keys")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -34,9 +33,10 @@ import (
 	"github.com/bonesync/bonesync/appliance/web"
 )
 
-// refreshEvery is how often a running server looks for a changed address, a
-// certificate near expiry, or a new decision from `bonesync bench`.
-const refreshEvery = 30 * time.Second
+// saveClockEvery is how often a running server saves the clock floor: it
+// need be about right after a power cut, not to the second, and each save
+// is a write to the card. It is saved at shutdown too.
+const saveClockEvery = time.Hour
 
 func quickBudget() time.Duration { return provision.QuickBudget }
 
@@ -182,38 +182,31 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	beat := time.NewTicker(5 * time.Second)
 	defer beat.Stop()
 
-	warnedBench := false
-	tick := time.NewTicker(refreshEvery)
-	defer tick.Stop()
+	// A new decision from `bonesync bench`, a new address or a certificate
+	// near expiry take effect within f.refresh (provision.Watcher).
+	watcher := &provision.Watcher{Options: o, Every: f.refresh, Apply: cur.set}
+	watcher.Options.Rebench = false
+	watcher.Started()
+	wctx, cancelWatcher := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { watcher.Run(wctx); close(watched) }()
+	stopWatcher := func() { cancelWatcher(); <-watched } // not mid-Ensure at exit
+	defer cancelWatcher()
+	clockTick := time.NewTicker(saveClockEvery)
+	defer clockTick.Stop()
 	for {
 		select {
 		case <-beat.C:
 			heartbeat.Store(time.Now().UnixNano())
 		case <-ctx.Done():
 			sysd.Stopping()
+			stopWatcher()
 			return stop()
 		case err := <-errc:
+			stopWatcher()
 			stop()
 			return fmt.Errorf("server stopped: %w", err)
-		case <-tick.C:
-			o.Rebench, o.NoWait = false, true
-			b, err := provision.Ensure(ctx, o)
-			if errors.Is(err, state.ErrBusy) {
-				continue // a `bonesync bench` is at work; look again next time
-			}
-			if errors.Is(err, provision.ErrNeedsBenchmark) {
-				if !warnedBench {
-					fmt.Fprintf(stderr, "refresh: %v; still serving the previous choice\n", err)
-					warnedBench = true
-				}
-				continue
-			}
-			warnedBench = false
-			if err != nil {
-				fmt.Fprintf(stderr, "refresh: %v (still serving the previous certificate)\n", err)
-				continue
-			}
-			cur.set(b)
+		case <-clockTick.C:
 			if err := o.Clock.Save(); err != nil {
 				fmt.Fprintf(stderr, "clock: %v\n", err)
 			}

@@ -1,7 +1,9 @@
 // Package provision makes sure the box has everything it serves with, in
 // order: its CA, a decision (benchmarking first if there is none), the chosen
 // keys, a current server certificate, and the report. It is run at every
-// start and again periodically; when nothing changed it only reads files.
+// start, and again by a Watcher whenever one of its inputs changes; when
+// nothing changed it writes nothing (state.WriteFile leaves a file that
+// already holds the bytes).
 //
 // The state directory is locked while it works, so `bonesync bench` run from
 // a console and the running server never write the same files at once.

@@ -8,6 +8,7 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -97,8 +98,14 @@ func (d *Dir) Remove(name string) error {
 
 // WriteFile atomically replaces path with data: temp file in the same
 // directory, write, fsync, chmod, rename, fsync of the directory. On any error
-// the temp file is removed and the old file, if any, is untouched.
+// the temp file is removed and the old file, if any, is untouched. A file
+// that already holds data with perm is left alone: on an SD card every
+// write wears the flash, and a rewrite of the same bytes is one more window
+// for a power cut.
 func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
+	if unchanged(path, data, perm) {
+		return nil
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -132,6 +139,17 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 		return err
 	}
 	return syncDir(dir)
+}
+
+// unchanged reports whether path is a regular file with exactly data and
+// perm.
+func unchanged(path string, data []byte, perm fs.FileMode) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != perm || fi.Size() != int64(len(data)) {
+		return false
+	}
+	old, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(old, data)
 }
 
 func syncDir(dir string) error {

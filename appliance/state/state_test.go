@@ -129,3 +129,36 @@ func TestTryLock(t *testing.T) {
 	}
 	u2()
 }
+
+// Writing the bytes a file already holds touches nothing: same inode, same
+// modification time. Other bytes or other permissions replace it.
+func TestWriteUnchangedIsNoWrite(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Write(Report, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(d.Join(Report))
+	time.Sleep(20 * time.Millisecond)
+	if err := d.Write(Report, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(d.Join(Report))
+	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Error("writing the same bytes replaced the file")
+	}
+	if err := d.Write(Report, []byte("one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(d.Join(Report)); fi.Mode().Perm() != 0o600 {
+		t.Error("a new permission was not applied")
+	}
+	if err := d.Write(Report, []byte("two"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := d.Read(Report); string(b) != "two" {
+		t.Errorf("read %q after writing new bytes", b)
+	}
+}
