@@ -30,7 +30,7 @@ const (
 var (
 	kernelOnce sync.Once
 	kernel     struct {
-		mods    *Modules
+		mods    *kmod.Modules
 		dtb     []byte
 		skip    string // why the package is unavailable
 		fatal   string // why reading it failed
@@ -41,7 +41,7 @@ var (
 // testKernel extracts the cached kernel package once per test binary, runs
 // depmod on it, reads its module metadata and the BeagleBone Black's DTB,
 // and removes the extracted tree again (everything is held in memory).
-func testKernel(t *testing.T) (*Modules, []byte) {
+func testKernel(t *testing.T) (*kmod.Modules, []byte) {
 	t.Helper()
 	kernelOnce.Do(loadKernel)
 	if kernel.fatal != "" {
@@ -96,7 +96,7 @@ func loadKernel() {
 	if !run("dpkg-deb", "-x", deb, dir) || !run("depmod", "-b", dir, version) {
 		return
 	}
-	kernel.mods, err = ReadModules(filepath.Join(dir, "lib/modules", version))
+	kernel.mods, err = kmod.ReadModules(filepath.Join(dir, "lib/modules", version))
 	if err != nil {
 		kernel.fatal = err.Error()
 		return
@@ -165,7 +165,7 @@ func TestModulesRead(t *testing.T) {
 }
 
 // checkLoadOrder fails unless every module's dependencies come before it.
-func checkLoadOrder(t *testing.T, m *Modules, order []string) {
+func checkLoadOrder(t *testing.T, m *kmod.Modules, order []string) {
 	t.Helper()
 	pos := map[string]int{}
 	for i, n := range order {
@@ -175,7 +175,7 @@ func checkLoadOrder(t *testing.T, m *Modules, order []string) {
 		pos[n] = i
 	}
 	for i, n := range order {
-		for _, d := range m.deps[n] {
+		for _, d := range m.Deps(n) {
 			if j, ok := pos[d]; !ok || j >= i {
 				t.Errorf("%s (at %d) needs %s, at %d (ok %v)", n, i, d, j, ok)
 			}
@@ -217,171 +217,6 @@ func TestClosureErrors(t *testing.T) {
 	_, err = m.Closure([]string{"ext4", "nonesuch", "bogus_driver"})
 	if err == nil || !strings.Contains(err.Error(), "nonesuch") || !strings.Contains(err.Error(), "bogus_driver") {
 		t.Errorf("Closure(unknown) error = %v, want one naming nonesuch and bogus_driver", err)
-	}
-}
-
-// A modules directory made by hand, to test the parts that need no kernel.
-func fakeModules(t *testing.T) *Modules {
-	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
-		"modules.dep": "kernel/a/top-mod.ko: kernel/b/mid.ko kernel/c/low.ko\n" +
-			"kernel/b/mid.ko: kernel/c/low.ko\n" +
-			"kernel/c/low.ko:\n" +
-			"kernel/d/other.ko.xz: kernel/c/low.ko\n" +
-			"kernel/e/cyc1.ko: kernel/e/cyc2.ko\n" +
-			"kernel/e/cyc2.ko: kernel/e/cyc1.ko\n",
-		"modules.builtin": "kernel/f/in-kernel.ko\n",
-		"modules.alias": "# Aliases extracted from modules themselves.\n" +
-			"alias of:N*T*Cvendor,fooC* top_mod\n" +
-			"alias of:N*T*Cvendor,foo top_mod\n" +
-			"alias of:NledsT*Cgpio-leds other\n" +
-			"alias of:N*T*Cvendor,foo-v[0-9]C* mid\n" +
-			"alias platform:foo low\n",
-		"modules.builtin.modinfo": "in_kernel.alias=of:N*T*Cvendor,barC*\x00in_kernel.license=GPL\x00" +
-			"in_kernel.alias=of:N*T*Cvendor,bar\x00other_builtin.alias=platform:x\x00",
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, err := ReadModules(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func TestModulesFake(t *testing.T) {
-	m := fakeModules(t)
-	got, err := m.Closure([]string{"other", "top-mod", "in_kernel", "low"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"low", "other", "mid", "top_mod"}; !slices.Equal(got, want) {
-		t.Errorf("Closure = %v, want %v", got, want)
-	}
-	checkLoadOrder(t, m, got)
-	if _, err := m.Closure([]string{"cyc1"}); err == nil || !strings.Contains(err.Error(), "cycle") {
-		t.Errorf("Closure(cycle) error = %v, want a cycle", err)
-	}
-	if got := m.Path("other"); got != "kernel/d/other.ko.xz" {
-		t.Errorf("Path(other) = %q", got)
-	}
-	for _, tc := range []struct {
-		compatible    []string
-		mods, builtin []string
-	}{
-		{[]string{"vendor,foo"}, []string{"top_mod"}, nil},
-		{[]string{"vendor,foo", "vendor,generic"}, []string{"top_mod"}, nil},
-		{[]string{"vendor,board-foo", "vendor,foo"}, []string{"top_mod"}, nil},
-		{[]string{"vendor,foo-v2"}, nil, nil}, // the alias wants a further compatible
-		{[]string{"vendor,foo-v2", "vendor,foo"}, []string{"mid", "top_mod"}, nil},
-		{[]string{"vendor,foo-vx"}, nil, nil},
-		{[]string{"vendor,fo"}, nil, nil},
-		{[]string{"vendor,bar"}, nil, []string{"in_kernel"}},
-		{[]string{"gpio-leds"}, []string{"other"}, nil}, // the node could be named leds
-	} {
-		mods, builtin := m.ModulesFor(tc.compatible)
-		if !slices.Equal(mods, tc.mods) || !slices.Equal(builtin, tc.builtin) {
-			t.Errorf("ModulesFor(%q) = %v, %v, want %v, %v", tc.compatible, mods, builtin, tc.mods, tc.builtin)
-		}
-	}
-	// With the node's name known, the name in the alias counts.
-	for _, tc := range []struct {
-		name string
-		want []string
-	}{{"leds", []string{"other"}}, {"leds@0", []string{"other"}}, {"lights", nil}} {
-		if got, _ := m.modulesForNode(&tc.name, []string{"gpio-leds"}); !slices.Equal(got, tc.want) {
-			t.Errorf("modulesForNode(%q, gpio-leds) = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestGlob(t *testing.T) {
-	for _, tc := range []struct {
-		pattern, s string
-		want       bool
-	}{
-		{"", "", true},
-		{"", "a", false},
-		{"abc", "abc", true},
-		{"abc", "abd", false},
-		{"abc", "ab", false},
-		{"*", "", true},
-		{"*", "a/b/c", true}, // '*' matches '/' (fnmatch without FNM_PATHNAME)
-		{"a*c", "a/x/c", true},
-		{"a*c", "abcd", false},
-		{"a*c*", "abcd", true},
-		{"a?c", "abc", true},
-		{"a?c", "a/c", true},
-		{"a?c", "ac", false},
-		{"[abc]x", "bx", true},
-		{"[abc]x", "dx", false},
-		{"[!abc]x", "dx", true},
-		{"[^abc]x", "ax", false},
-		{"[a-c]", "b", true},
-		{"[a-c]", "d", false},
-		{"[]]", "]", true},
-		{"[!]]", "a", true},
-		{"[a-]", "-", true},
-		{"[ab", "[ab", true}, // no ']': a literal '['
-		{`a\*b`, "a*b", true},
-		{`a\*b`, "axb", false},
-		{"**a", "bba", true},
-		{"*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
-		{"mdio:0000000000100010010101100001????", "mdio:00000000001000100101011000011010", true},
-		{"mdio:000000000100110111010000011?0110", "mdio:00000000010011011101000001110110", true},
-		{"of:N*T*Cti,omap4-rngC*", "of:NrngT(null)Cti,omap4-rng", false},
-		{"of:N*T*Cti,omap4-rngC*", "of:NrngT(null)Cti,omap4-rngCti,other", true},
-		{"of:N*T*Cti,omap4-rng", "of:Nrng@48310000T<NULL>Cti,omap4-rng", true},
-		{"of:N*T*Cti,omap4-rng", "of:NrngT<NULL>Cti,omap4-rngx", false},
-		{"usb:v1D6Bp0002d*dc*dsc*dp*ic*isc*ip*in*", "usb:v1D6Bp0002d0601dc09dsc00dp03ic09isc00ip00in00", true},
-	} {
-		if got := globMatch(tc.pattern, tc.s); got != tc.want {
-			t.Errorf("globMatch(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
-		}
-		// PID 1 matches the same aliases at run time with kmod.Glob: the
-		// build-time check and the board must agree.
-		if got := kmod.Glob(tc.pattern, tc.s); got != tc.want {
-			t.Errorf("kmod.Glob(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
-		}
-	}
-}
-
-func TestGlobAnyString(t *testing.T) {
-	// A subject with parts unknown (anyString) matches if some string in
-	// their place would.
-	leds := "leds"
-	for _, tc := range []struct {
-		pattern    string
-		name, typ  *string
-		compatible []string
-		want       bool
-	}{
-		{"of:N*T*Cgpio-leds", nil, nil, []string{"gpio-leds"}, true},
-		{"of:N*T*Cgpio-ledsC*", nil, nil, []string{"gpio-leds"}, false},
-		{"of:N*T*Cgpio-ledsC*", nil, nil, []string{"gpio-leds", "x"}, true},
-		{"of:NledsT*Cgpio-leds", nil, nil, []string{"gpio-leds"}, true},
-		{"of:NledsT*Cgpio-leds", &leds, nil, []string{"gpio-leds"}, true},
-		{"of:NlampsT*Cgpio-leds", &leds, nil, []string{"gpio-leds"}, false},
-		{"of:N*TserialC*", nil, nil, []string{"ns16550a"}, true},
-		{"of:N*T*", nil, nil, []string{"anything"}, true}, // the pattern's '*' takes the rest
-		{"of:N*T*CfooC*", nil, nil, []string{"bar"}, false},
-		{"of:N*TfooCbar", nil, nil, []string{"bar"}, true},
-		{"of:N*T[A-Z]Cbar", nil, nil, []string{"bar"}, false},
-		{"of:N*T[A-z]Cbar", nil, nil, []string{"bar"}, true},
-		{"of:N?T?Cx", nil, nil, []string{"x"}, true},
-		{"of:N[a-z]T*Cx", nil, nil, []string{"x"}, true},
-		{"of:N*T*Cx", nil, nil, []string{"y"}, false},
-		{"usb:v*", nil, nil, []string{"x"}, false},
-		{"*Cx", nil, nil, []string{"x"}, true},
-	} {
-		got := globMatchSubject(tc.pattern, ofModalias(tc.name, tc.typ, tc.compatible))
-		if got != tc.want {
-			t.Errorf("globMatchSubject(%q, name %v, %q) = %v, want %v", tc.pattern, tc.name != nil, tc.compatible, got, tc.want)
-		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/kmod"
 	"os"
 	"path"
 	"path/filepath"
@@ -21,7 +22,7 @@ import (
 // coldplug only ever asks for modules that are there. Every record carries the
 // same owner and time, so the archive is reproducible; it is gzipped with no
 // name or time in the header.
-func writeInitramfs(o *options, p *packages, m *Modules, included []string, out string) error {
+func writeInitramfs(o *options, p *packages, m *kmod.Modules, included []string, out string) error {
 	bin, err := os.ReadFile(o.binary)
 	if err != nil {
 		return fmt.Errorf("%w (make build-arm)", err)

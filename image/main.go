@@ -20,6 +20,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/kmod"
 	"io"
 	"os"
 	"path/filepath"
@@ -95,7 +96,7 @@ func build(o *options) error {
 	if err != nil {
 		return fmt.Errorf("extract: %w", err)
 	}
-	mods, err := ReadModules(pkgs.moduleDir)
+	mods, err := kmod.ReadModules(pkgs.moduleDir)
 	if err != nil {
 		return err
 	}

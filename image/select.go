@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/kmod"
 	"os"
 	"path/filepath"
 
@@ -11,7 +12,7 @@ import (
 // moduleSet is every module the initramfs carries: for each board the
 // image serves, its listed modules and the drivers of its devices, with
 // their dependencies.
-func moduleSet(o *options, m *Modules) ([]string, error) {
+func moduleSet(o *options, m *kmod.Modules) ([]string, error) {
 	var names []string
 	for _, b := range append([]*board.Board{o.board}, o.others...) {
 		names = append(names, b.Modules...)
@@ -31,7 +32,7 @@ func moduleSet(o *options, m *Modules) ([]string, error) {
 // checkDrivers proves, from each board's device tree and the kernel's
 // module aliases, that every device bonesync needs has a driver in the
 // initramfs or built into the kernel; it fails the build otherwise.
-func checkDrivers(o *options, p *packages, m *Modules, included []string) error {
+func checkDrivers(o *options, p *packages, m *kmod.Modules, included []string) error {
 	failed := 0
 	for _, b := range append([]*board.Board{o.board}, o.others...) {
 		var dtb []byte

@@ -6,41 +6,52 @@ import (
 	"os"
 	"strings"
 
-	"github.com/u-root/u-root/pkg/libinit"
 	"golang.org/x/sys/unix"
 
 	"github.com/bonesync/bonesync/board"
 )
 
-// baseNamespace is the userland's skeleton, as a table of u-root libinit
-// steps. devtmpfs is not mounted by the kernel for an initramfs; the
-// initramfs carries /dev/console itself so that PID 1 has a console before.
-var baseNamespace = []libinit.Creator{
-	libinit.Dir{Name: "/proc", Mode: 0o555},
-	libinit.Mount{Source: "proc", Target: "/proc", FSType: "proc", Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
-	libinit.Dir{Name: "/sys", Mode: 0o555},
-	libinit.Mount{Source: "sysfs", Target: "/sys", FSType: "sysfs", Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
-	libinit.Dir{Name: "/dev", Mode: 0o755},
-	libinit.Mount{Source: "devtmpfs", Target: "/dev", FSType: "devtmpfs", Flags: unix.MS_NOSUID, Opts: "mode=0755"},
-	libinit.Dir{Name: "/dev/pts", Mode: 0o755},
-	libinit.Mount{Source: "devpts", Target: "/dev/pts", FSType: "devpts", Flags: unix.MS_NOSUID | unix.MS_NOEXEC, Opts: "ptmxmode=0666,mode=0620"},
-	libinit.Dir{Name: "/run", Mode: 0o755},
-	libinit.Mount{Source: "tmpfs", Target: "/run", FSType: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Opts: "mode=0755,size=16m"},
-	libinit.Dir{Name: "/tmp", Mode: 0o1777},
-	libinit.Mount{Source: "tmpfs", Target: "/tmp", FSType: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Opts: "mode=1777,size=32m"},
-	libinit.Dir{Name: "/etc", Mode: 0o755},
-	libinit.Dir{Name: BootMount, Mode: 0o755},
-	libinit.Dir{Name: PermMount, Mode: 0o755},
-	libinit.Symlink{Target: "/proc/self/fd", NewPath: "/dev/fd"},
+// mountPoint is one directory of the userland's skeleton and the file
+// system mounted on it (none if FSType is empty).
+type mountPoint struct {
+	Dir            string
+	Mode           os.FileMode
+	FSType, Source string
+	Flags          uintptr
+	Opts           string
+}
+
+// baseNamespace is the userland's skeleton, in order. devtmpfs is not
+// mounted by the kernel for an initramfs; the initramfs carries
+// /dev/console itself so that PID 1 has a console before.
+var baseNamespace = []mountPoint{
+	{"/proc", 0o555, "proc", "proc", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, ""},
+	{"/sys", 0o555, "sysfs", "sysfs", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, ""},
+	{"/dev", 0o755, "devtmpfs", "devtmpfs", unix.MS_NOSUID, "mode=0755"},
+	{"/dev/pts", 0o755, "devpts", "devpts", unix.MS_NOSUID | unix.MS_NOEXEC, "ptmxmode=0666,mode=0620"},
+	{"/run", 0o755, "tmpfs", "tmpfs", unix.MS_NOSUID | unix.MS_NODEV, "mode=0755,size=16m"},
+	{"/tmp", 0o1777, "tmpfs", "tmpfs", unix.MS_NOSUID | unix.MS_NODEV, "mode=1777,size=32m"},
+	{Dir: "/etc", Mode: 0o755},
+	{Dir: BootMount, Mode: 0o755},
+	{Dir: PermMount, Mode: 0o755},
 }
 
 func mountBase(_ context.Context, s *System) error {
 	old := unix.Umask(0)
 	defer unix.Umask(old)
-	for _, c := range baseNamespace {
-		if err := c.Create(); err != nil && !os.IsExist(err) {
-			return fmt.Errorf("%s: %w", c, err)
+	for _, m := range baseNamespace {
+		if err := os.Mkdir(m.Dir, m.Mode); err != nil && !os.IsExist(err) {
+			return fmt.Errorf("mkdir %s: %w", m.Dir, err)
 		}
+		if m.FSType == "" {
+			continue
+		}
+		if err := unix.Mount(m.Source, m.Dir, m.FSType, m.Flags, m.Opts); err != nil && err != unix.EBUSY {
+			return fmt.Errorf("mount %s on %s: %w", m.FSType, m.Dir, err)
+		}
+	}
+	if err := os.Symlink("/proc/self/fd", "/dev/fd"); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("symlink /dev/fd: %w", err)
 	}
 	os.WriteFile("/etc/hosts", []byte("127.0.0.1 localhost\n::1 localhost\n"), 0o644)
 	os.Setenv("PATH", "/")

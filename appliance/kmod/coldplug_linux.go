@@ -10,22 +10,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/u-root/u-root/pkg/kmodule"
 	"golang.org/x/sys/unix"
 )
 
 // Loader loads modules of the running kernel from /lib/modules/RELEASE.
 type Loader struct {
-	dir     string
-	deps    map[string][]string // module path -> the paths it needs, from modules.dep
-	byName  map[string]string   // module name ('_' for '-') -> path
-	aliases Aliases
-	loaded  map[string]bool // by path
-	failed  map[string]bool
-	log     io.Writer
+	dir    string
+	mods   *Modules
+	loaded map[string]bool // by module name
+	failed map[string]bool
+	log    io.Writer
 }
 
-// NewLoader reads the running kernel's modules.dep and modules.alias.
+// NewLoader reads the running kernel's module metadata.
 func NewLoader(log io.Writer) (*Loader, error) {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
@@ -33,59 +30,44 @@ func NewLoader(log io.Writer) (*Loader, error) {
 	}
 	rel := unix.ByteSliceToString(u.Release[:])
 	dir := filepath.Join("/lib/modules", rel)
-	f, err := os.Open(filepath.Join(dir, "modules.alias"))
+	m, err := ReadModules(dir)
 	if err != nil {
 		return nil, fmt.Errorf("kernel modules for %s: %w", rel, err)
 	}
-	defer f.Close()
-	al, err := ReadAliases(f)
-	if err != nil {
-		return nil, err
-	}
-	dep, err := os.Open(filepath.Join(dir, "modules.dep"))
-	if err != nil {
-		return nil, fmt.Errorf("kernel modules for %s: %w", rel, err)
-	}
-	defer dep.Close()
-	l := &Loader{dir: dir, aliases: al, loaded: map[string]bool{}, failed: map[string]bool{}, log: log}
-	if l.deps, l.byName, err = ReadDeps(dep); err != nil {
-		return nil, err
-	}
-	return l, nil
+	return &Loader{dir: dir, mods: m, loaded: map[string]bool{}, failed: map[string]bool{}, log: log}, nil
 }
 
-// Load loads a module by name, its dependencies first; one already loaded is
-// fine. Names match whether they are spelt with '-' or '_' (file names mix
-// them: nls_iso8859-1.ko is module nls_iso8859_1).
+// Load loads a module by name, its dependencies first; one already loaded,
+// or built into the kernel, is fine. Names match whether they are spelt
+// with '-' or '_' (nls_iso8859-1.ko is module nls_iso8859_1).
 func (l *Loader) Load(name string) error {
-	p, ok := l.byName[Canonical(name)]
-	if !ok {
-		return fmt.Errorf("load %s: no such module", name)
+	order, err := l.mods.Closure([]string{name})
+	if err != nil {
+		return fmt.Errorf("load %s: %w", name, err)
 	}
-	return l.loadPath(p, 0)
-}
-
-func (l *Loader) loadPath(p string, depth int) error {
-	if l.loaded[p] {
-		return nil
-	}
-	if depth > 32 {
-		return fmt.Errorf("load %s: dependency loop", p)
-	}
-	for _, d := range l.deps[p] {
-		if err := l.loadPath(d, depth+1); err != nil {
+	for _, m := range order {
+		if err := l.loadOne(m); err != nil {
 			return err
 		}
 	}
-	f, err := os.Open(filepath.Join(l.dir, p))
+	return nil
+}
+
+// loadOne loads one module file with finit_module(2); the .ko files in the
+// initramfs are uncompressed, so the kernel reads them as they are.
+func (l *Loader) loadOne(name string) error {
+	if l.loaded[name] {
+		return nil
+	}
+	f, err := os.Open(filepath.Join(l.dir, l.mods.Path(name)))
 	if err != nil {
-		return fmt.Errorf("load %s: %w", p, err)
+		return fmt.Errorf("load %s: %w", name, err)
 	}
 	defer f.Close()
-	if err := kmodule.FileInit(f, "", 0); err != nil && !errors.Is(err, unix.EEXIST) {
-		return fmt.Errorf("load %s: %w", p, err)
+	if err := unix.FinitModule(int(f.Fd()), "", 0); err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("load %s: %w", name, err)
 	}
-	l.loaded[p] = true
+	l.loaded[name] = true
 	return nil
 }
 
@@ -98,14 +80,13 @@ func (l *Loader) Coldplug() []string {
 	for pass := 0; pass < 6; pass++ {
 		var fresh []string
 		for _, alias := range modaliases() {
-			for _, m := range l.aliases.Match(alias) {
-				p, ok := l.byName[Canonical(m)]
-				if !ok || l.loaded[p] || l.failed[p] {
+			for _, m := range l.mods.Match(alias) {
+				if l.loaded[m] || l.failed[m] {
 					continue
 				}
-				if err := l.loadPath(p, 0); err != nil {
+				if err := l.Load(m); err != nil {
 					fmt.Fprintf(l.log, "modules: %v\n", err)
-					l.failed[p] = true // do not retry a broken module forever
+					l.failed[m] = true // do not retry a broken module forever
 					continue
 				}
 				fresh = append(fresh, m)
