@@ -28,6 +28,12 @@ func Ready() { notify(daemon.SdNotifyReady) }
 // Stopping tells systemd the service is shutting down.
 func Stopping() { notify(daemon.SdNotifyStopping) }
 
+// Phase tells the service manager what the service is busy with before it
+// is ready ("benchmarking"): systemd ignores the variable (its X_ prefix
+// marks it as the service's own), bonesync's PID 1 (Manager) shows it on
+// the LEDs.
+func Phase(p string) { notify("X_BONESYNC_PHASE=" + p) }
+
 // Status sets the one-line status `systemctl status` shows.
 func Status(s string) { notify("STATUS=" + strings.ReplaceAll(s, "\n", " ")) }
 
