@@ -58,7 +58,7 @@ func setup(f *flags, stderr io.Writer) (provision.Options, error) {
 	return provision.Options{
 		State: dir, Config: cfg, Clock: clk, Quick: f.quick,
 		Client: loadGenerator, URLs: urls(cfg.Hostname, f), Log: stderr,
-		Status: sysd.Status,
+		Status: sysd.Status, Phase: sysd.Phase,
 	}, nil
 }
 

@@ -89,10 +89,16 @@ func bootVM(t *testing.T, card string) *vm {
 // waitFor waits until the serial log matches re, and returns the match.
 func (v *vm) waitFor(t *testing.T, re string, timeout time.Duration) []string {
 	t.Helper()
+	return v.waitAfter(t, 0, re, timeout)
+}
+
+// waitAfter is waitFor on the serial log from offset on.
+func (v *vm) waitAfter(t *testing.T, offset int, re string, timeout time.Duration) []string {
+	t.Helper()
 	rx := regexp.MustCompile(re)
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if m := rx.FindStringSubmatch(v.log.String()); m != nil {
+		if m := rx.FindStringSubmatch(v.log.String()[offset:]); m != nil {
 			return m
 		}
 		select {
@@ -123,6 +129,16 @@ func (v *vm) poweroff(t *testing.T) {
 	if !strings.Contains(v.log.String(), "bonesync: powering off") {
 		t.Errorf("QEMU exited without bonesync's clean power-off:\n%s", tail(v.log.String()))
 	}
+}
+
+// status runs the console's status command and returns what it printed.
+func (v *vm) status(t *testing.T) string {
+	t.Helper()
+	mark := len(v.log.String())
+	io.WriteString(v.console, "\nstatus\n")
+	v.waitAfter(t, mark, `watchdog: [^\n]*\n`, time.Minute)
+	time.Sleep(time.Second) // the lines after it
+	return v.log.String()[mark:]
 }
 
 // served fetches the CA over plain HTTP and checks the HTTPS chain against it
@@ -228,6 +244,38 @@ func TestBoot(t *testing.T) {
 		t.Errorf("the file after a power-off = %q", got)
 	}
 	t.Logf("second boot served HTTPS %v after QEMU started", time.Since(t1).Round(time.Second))
+
+	// Idle serving writes nothing to the card: its write counters, read
+	// from the guest's /sys/block through the console, stay flat.
+	before := v.status(t)
+	time.Sleep(2 * time.Minute)
+	after := v.status(t)
+	w1 := regexp.MustCompile(`card: +(\d+) writes, (\d+) sectors`).FindStringSubmatch(before)
+	w2 := regexp.MustCompile(`card: +(\d+) writes, (\d+) sectors`).FindStringSubmatch(after)
+	if w1 == nil || w2 == nil {
+		t.Errorf("status shows no card write counters:\n%s", after)
+	} else if w1[2] != w2[2] {
+		t.Errorf("the idle box wrote to its card: %s sectors, then %s two minutes later", w1[2], w2[2])
+	}
+	if !regexp.MustCompile(`watchdog: armed .*, fed \d+s ago \(sysfs: Software Watchdog`).MatchString(after) ||
+		!strings.Contains(after, "LEDs:    serving") {
+		t.Errorf("status does not show the watchdog fed and read back from sysfs, and the server's LED state:\n%s", after)
+	}
+
+	// A wedged server (SIGSTOP): its heartbeats stop, the supervisor kills
+	// it and starts it again, HTTPS answers again, and the watchdog was fed
+	// throughout (else the board would have reset: QEMU runs -no-reboot).
+	mark := len(v.log.String())
+	io.WriteString(v.console, "kill -STOP\n")
+	v.waitAfter(t, mark, `the server sent no heartbeat for`, 2*time.Minute)
+	v.waitAfter(t, mark, `serving HTTPS`, 3*time.Minute)
+	ca3, _ := v.served(t)
+	if !bytes.Equal(ca, ca3) {
+		t.Error("the restarted server serves another CA")
+	}
+	if st := v.status(t); !strings.Contains(st, "1 restarts") || !strings.Contains(st, "LEDs:    serving") {
+		t.Errorf("after the restart, status says:\n%s", st)
+	}
 	v.poweroff(t)
 	t.Logf("whole boot test %v", time.Since(start).Round(time.Second))
 }

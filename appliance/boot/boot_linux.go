@@ -7,14 +7,16 @@
 //  2. identify the board from the device tree (board/*.json);
 //  3. load the modules for the hardware present (modalias coldplug) and the
 //     board's file-system modules;
-//  4. start feeding the hardware watchdog;
+//  4. start feeding the hardware watchdog, for as long as the server's own
+//     heartbeats come (or it is starting, or being restarted);
 //  5. find the card: mount its FAT boot partition read-only at /boot (the
 //     config file is there) and its ext4 data partition at /perm, growing the
 //     data partition to fill the card on first boot;
 //  6. set the clock to at least the clock floor, then try NTP;
 //  7. bring up Ethernet (DHCP, else the config's static address, else
 //     link-local), set the hostname and announce it over mDNS;
-//  8. run the server as a child process, restarting it if it dies, with the
+//  8. run the server as a child process that notifies its state as it would
+//     to systemd, restarting it if it dies or its heartbeats stop, with the
 //     LEDs showing booting, benchmarking, serving or error;
 //  9. answer the admin prompt on the serial console, until reboot or
 //     poweroff, which stop the server, sync and unmount first.
@@ -52,6 +54,7 @@ type System struct {
 	net     netInfo
 	disk    *Disk
 	started time.Time
+	dog     watchdogState
 }
 
 // step is one thing PID 1 does at boot. A step that fails with fatal set
@@ -77,6 +80,8 @@ var steps = []step{
 func Main() {
 	console := os.Stdout
 	s := &System{Console: readWriter{os.Stdin, console}, Log: console, started: time.Now(), Config: config.Default()}
+	// Made first: the watchdog feeder (step 4) asks it whether all is well.
+	s.Server = newSupervisor(s)
 	ctx := context.Background()
 	// u-root's dhclient logs whole packets through the standard logger;
 	// the console is for people.
@@ -98,7 +103,6 @@ func Main() {
 			fmt.Fprintf(s.Log, "bonesync: %s took %.1f s\n", st.name, d.Seconds())
 		}
 	}
-	s.Server = newSupervisor(s)
 	go s.Server.Run(ctx)
 	fmt.Fprintf(s.Log, "bonesync: press Enter on this console for the admin prompt\n")
 	s.prompt(ctx)

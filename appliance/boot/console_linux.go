@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -15,6 +16,7 @@ const promptHelp = `commands:
   status                 addresses, server, uptime
   user add|passwd|del NAME, user list, user key add NAME FILE
   bench                  measure again (the server picks up the new choice)
+  kill -SIGNAL           signal the server: STOP to try the watchdog, TERM to restart it
   reboot, poweroff
 `
 
@@ -56,6 +58,8 @@ func (s *System) command(ctx context.Context, f []string) {
 			args = append(args, "-quick")
 		}
 		self(args...)
+	case "kill":
+		s.signalServer(f[1:])
 	case "reboot":
 		s.shutdown(false)
 	case "poweroff", "halt":
@@ -83,5 +87,24 @@ func (s *System) status() {
 	if s.Server != nil {
 		fmt.Fprintf(s.Log, "%s\n", s.Server.Status())
 	}
-	fmt.Fprintf(s.Log, "LEDs:    %s\n", s.LEDs.State())
+	fmt.Fprintf(s.Log, "LEDs:    %s%s\n", s.LEDs.State(), s.LEDs.Sysfs())
+	fmt.Fprintf(s.Log, "watchdog: %s%s\n", s.dog.String(), watchdogSysfs())
+	if s.disk != nil {
+		if w, err := s.disk.Writes(); err == nil {
+			fmt.Fprintf(s.Log, "card:    %d writes, %d sectors written since boot\n", w.Writes, w.Sectors)
+		}
+	}
+}
+
+// signalServer sends a signal to the server: `kill -STOP` wedges it, which
+// the supervisor must notice by its missing heartbeats.
+func (s *System) signalServer(args []string) {
+	sigs := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}
+	if len(args) != 1 || sigs[strings.TrimPrefix(strings.TrimPrefix(args[0], "-"), "SIG")] == 0 {
+		fmt.Fprintf(s.Log, "usage: kill -STOP|-CONT|-TERM|-KILL\n")
+		return
+	}
+	if err := s.Server.Signal(sigs[strings.TrimPrefix(strings.TrimPrefix(args[0], "-"), "SIG")]); err != nil {
+		fmt.Fprintf(s.Log, "kill: %v\n", err)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 )
 
@@ -65,4 +67,23 @@ func (l *LEDs) State() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.state
+}
+
+// Sysfs reads the LEDs back from the kernel, " (sysfs: usr0=1 usr1=0 ...)",
+// or "" on a board without LEDs.
+func (l *LEDs) Sysfs() string {
+	if l == nil || len(l.names) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, n := range l.names {
+		b, err := os.ReadFile(filepath.Join("/sys/class/leds", n, "brightness"))
+		v := strings.TrimSpace(string(b))
+		if err != nil {
+			v = "?"
+		}
+		parts = append(parts, n+"="+v)
+	}
+	sort.Strings(parts)
+	return " (sysfs: " + strings.Join(parts, " ") + ")"
 }

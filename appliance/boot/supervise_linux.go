@@ -1,25 +1,39 @@
 package boot
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bonesync/bonesync/appliance/sysd"
 )
 
-// Supervisor runs the server (this same binary, `serve`) as a child, shows
-// its state on the LEDs, and starts it again if it dies.
+// Supervisor runs the server (this same binary, `serve`) as a child and
+// follows it as systemd would: the server notifies READY, its phase, STATUS
+// and WATCHDOG heartbeats over NOTIFY_SOCKET (package sysd, both ends). The
+// LEDs show those states; a server that stops sending heartbeats (wedged,
+// or stopped with SIGSTOP), or is not ready in time, is killed and started
+// again; one that dies is started again. The hardware watchdog is fed only
+// while Healthy, so if even the kill does not free the server, the board
+// resets.
 type Supervisor struct {
 	s *System
 	// command makes the server's process; newSupervisor's runs this binary.
 	command func(args []string) *exec.Cmd
+	// notifyPath is the notify socket; watchdog the longest silence of a
+	// ready server; startLimit how long it may take to be ready (a first
+	// boot's benchmark included); killGrace how long a killed server may
+	// take to go before Healthy says no.
+	notifyPath                      string
+	watchdog, startLimit, killGrace time.Duration
+	kill                            func(pid int, sig syscall.Signal) error
 
 	mu       sync.Mutex
 	pid      int
@@ -27,16 +41,26 @@ type Supervisor struct {
 	since    time.Time
 	lastExit string
 	stopping bool
+	ready    bool
+	status   string        // the server's last STATUS
+	beat     time.Time     // its last heartbeat (or READY)
+	killed   time.Time     // when it was killed as wedged; zero if not
+	checked  time.Time     // the monitor's last look; zero before Run
 	exited   chan struct{} // closed when Run returns
 	stop     chan struct{} // closed by Stop
 }
 
 func newSupervisor(s *System) *Supervisor {
 	return &Supervisor{
-		s:       s,
-		command: func(args []string) *exec.Cmd { return exec.Command("/proc/self/exe", args...) },
-		exited:  make(chan struct{}),
-		stop:    make(chan struct{}),
+		s:          s,
+		command:    func(args []string) *exec.Cmd { return exec.Command("/proc/self/exe", args...) },
+		notifyPath: "/run/bonesync.notify",
+		watchdog:   30 * time.Second, // as the systemd unit's WatchdogSec
+		startLimit: 40 * time.Minute, // bench_budget is at most 30 min
+		killGrace:  30 * time.Second,
+		kill:       syscall.Kill,
+		exited:     make(chan struct{}),
+		stop:       make(chan struct{}),
 	}
 }
 
@@ -53,6 +77,18 @@ func (sv *Supervisor) Args() []string {
 // Run keeps the server running until Stop. Restarts back off from 1 s to 30 s.
 func (sv *Supervisor) Run(ctx context.Context) {
 	defer close(sv.exited)
+	mgr, err := sysd.Manage(sv.notifyPath)
+	if err != nil {
+		// Without notifications the server is only restarted when it
+		// exits, and the LEDs stay at booting until then.
+		fmt.Fprintf(sv.s.Log, "bonesync: %v; the server's heartbeats will not be followed\n", err)
+	} else {
+		defer mgr.Close()
+		go sv.listen(mgr)
+	}
+	monitorCtx, stopMonitor := context.WithCancel(ctx)
+	defer stopMonitor()
+	go sv.monitor(monitorCtx)
 	backoff := sv.firstBackoff()
 	for {
 		sv.mu.Lock()
@@ -62,7 +98,7 @@ func (sv *Supervisor) Run(ctx context.Context) {
 		}
 		sv.mu.Unlock()
 		start := time.Now()
-		ws, err := sv.once()
+		ws, err := sv.once(mgr)
 		sv.mu.Lock()
 		stopping := sv.stopping
 		if err != nil {
@@ -93,7 +129,7 @@ func (sv *Supervisor) Run(ctx context.Context) {
 	}
 }
 
-func (sv *Supervisor) once() (unix.WaitStatus, error) {
+func (sv *Supervisor) once(mgr *sysd.Manager) (unix.WaitStatus, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return 0, err
@@ -101,7 +137,13 @@ func (sv *Supervisor) once() (unix.WaitStatus, error) {
 	cmd := sv.command(sv.Args())
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.Stdin = nil // the console's input is the admin prompt's
-	cmd.Env = append(os.Environ(), "BONESYNC_BOARD="+sv.s.Board.Name)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, "BONESYNC_BOARD="+sv.s.Board.Name)
+	if mgr != nil {
+		cmd.Env = append(cmd.Env, mgr.Env(sv.watchdog)...)
+	}
 	done, err := reap.start(cmd)
 	w.Close()
 	if err != nil {
@@ -110,6 +152,7 @@ func (sv *Supervisor) once() (unix.WaitStatus, error) {
 	}
 	sv.mu.Lock()
 	sv.pid, sv.since = cmd.Process.Pid, time.Now()
+	sv.ready, sv.status, sv.beat, sv.killed = false, "", sv.since, time.Time{}
 	sv.mu.Unlock()
 	go sv.watch(r)
 	ws := <-done
@@ -119,22 +162,99 @@ func (sv *Supervisor) once() (unix.WaitStatus, error) {
 	return ws, nil
 }
 
-// watch copies the server's output to the console and follows its state.
+// watch copies the server's output to the console. Its state comes from
+// its notifications (listen), not from its words.
 func (sv *Supervisor) watch(r *os.File) {
 	defer r.Close()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		fmt.Fprintln(sv.s.Log, line)
-		switch {
-		case strings.Contains(line, "benchmarking"):
-			sv.s.LEDs.Set(LEDBenchmarking)
-		case strings.HasPrefix(line, "serving HTTPS"):
-			sv.s.LEDs.Set(LEDServing)
+	io.Copy(sv.s.Log, r)
+}
+
+// listen follows the server's notifications.
+func (sv *Supervisor) listen(mgr *sysd.Manager) {
+	for {
+		msg, err := mgr.Read()
+		if err != nil {
+			return
+		}
+		sv.notified(msg, time.Now())
+	}
+}
+
+func (sv *Supervisor) notified(msg sysd.Message, now time.Time) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.pid == 0 || msg.Pid != sv.pid {
+		return // from a server already replaced
+	}
+	if msg.Status != "" {
+		sv.status = msg.Status
+	}
+	if msg.Phase == "benchmarking" && !sv.ready {
+		sv.s.LEDs.Set(LEDBenchmarking)
+	}
+	if msg.Ready {
+		sv.ready, sv.beat = true, now
+		sv.s.LEDs.Set(LEDServing)
+	}
+	if msg.Watchdog {
+		sv.beat = now
+	}
+}
+
+// monitor looks at the server every second until ctx ends.
+func (sv *Supervisor) monitor(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		sv.check(time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }
+
+// check kills a server that is wedged: ready but silent for longer than
+// the watchdog interval, or not ready within startLimit. Run then starts it
+// again, as after any exit.
+func (sv *Supervisor) check(now time.Time) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	sv.checked = now
+	if sv.pid == 0 || sv.stopping || !sv.killed.IsZero() {
+		return
+	}
+	var why string
+	switch {
+	case sv.ready && now.Sub(sv.beat) > sv.watchdog:
+		why = fmt.Sprintf("sent no heartbeat for %v", now.Sub(sv.beat).Round(time.Second))
+	case !sv.ready && now.Sub(sv.since) > sv.startLimit:
+		why = fmt.Sprintf("was not ready after %v", now.Sub(sv.since).Round(time.Second))
+	default:
+		return
+	}
+	fmt.Fprintf(sv.s.Log, "bonesync: the server %s; killing it\n", why)
+	sv.s.LEDs.Set(LEDError)
+	sv.killed = now
+	sv.kill(sv.pid, syscall.SIGKILL)
+}
+
+// Healthy says whether the hardware watchdog may be fed: no if a wedged
+// server was killed and is still there after killGrace, or if the monitor
+// itself stopped looking.
+func (sv *Supervisor) Healthy(now time.Time) bool {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.pid != 0 && !sv.killed.IsZero() && now.Sub(sv.killed) > sv.killGrace {
+		return false
+	}
+	return sv.checked.IsZero() || sv.stopping || now.Sub(sv.checked) < monitorStale
+}
+
+// monitorStale is how long the monitor (which looks every second) may go
+// without looking before Healthy says no: PID 1 itself is stuck.
+const monitorStale = 15 * time.Second
 
 // restartDelay is the first wait before a restart; tests shorten it.
 var restartDelay = time.Second
@@ -179,7 +299,15 @@ func (sv *Supervisor) Status() string {
 	if sv.pid == 0 {
 		return fmt.Sprintf("server not running (last: %s, %d restarts)", sv.lastExit, sv.restarts)
 	}
-	return fmt.Sprintf("server running, pid %d, up %v, %d restarts", sv.pid, time.Since(sv.since).Round(time.Second), sv.restarts)
+	state := "starting"
+	if sv.ready {
+		state = fmt.Sprintf("ready, last heartbeat %v ago", time.Since(sv.beat).Round(time.Second))
+	}
+	line := fmt.Sprintf("server running, pid %d, up %v, %d restarts, %s", sv.pid, time.Since(sv.since).Round(time.Second), sv.restarts, state)
+	if sv.status != "" {
+		line += "\nserver status: " + sv.status
+	}
+	return line
 }
 
 func describe(ws unix.WaitStatus) string {
@@ -190,4 +318,15 @@ func describe(ws unix.WaitStatus) string {
 		return fmt.Sprintf("was killed by %v", ws.Signal())
 	}
 	return fmt.Sprintf("stopped (%#x)", int(ws))
+}
+
+// Signal sends sig to the server, if it runs.
+func (sv *Supervisor) Signal(sig syscall.Signal) error {
+	sv.mu.Lock()
+	pid := sv.pid
+	sv.mu.Unlock()
+	if pid == 0 {
+		return fmt.Errorf("the server is not running")
+	}
+	return syscall.Kill(pid, sig)
 }

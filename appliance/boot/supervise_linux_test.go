@@ -3,14 +3,46 @@ package boot
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/sysd"
 	"github.com/bonesync/bonesync/board"
 )
+
+// TestMain lets this test binary stand in for the server: with
+// BONESYNC_TEST_SERVER set it notifies its supervisor through package sysd,
+// exactly as `bonesync serve` does, and behaves as the variable says.
+func TestMain(m *testing.M) {
+	switch os.Getenv("BONESYNC_TEST_SERVER") {
+	case "":
+		os.Exit(m.Run())
+	case "exit":
+		sysd.Phase("benchmarking")
+		time.Sleep(50 * time.Millisecond)
+		os.Exit(3)
+	case "serve":
+		sysd.Phase("benchmarking")
+		time.Sleep(50 * time.Millisecond)
+		sysd.Ready()
+		sysd.Watchdog(func() bool { return true })
+		select {}
+	case "wedge": // ready, then stopped as `kill -STOP` would
+		sysd.Ready()
+		stop := sysd.Watchdog(func() bool { return true })
+		time.Sleep(300 * time.Millisecond)
+		stop()
+		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		select {}
+	}
+}
 
 type safeBuf struct {
 	mu sync.Mutex
@@ -20,37 +52,61 @@ type safeBuf struct {
 func (s *safeBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *safeBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-// A server that dies is started again, and the LEDs follow its output.
-func TestSupervisorRestarts(t *testing.T) {
+// supervised is a Supervisor whose server is this test binary, behaving as
+// modes says run after run (the last mode for all further runs).
+func supervised(t *testing.T, modes ...string) (*Supervisor, *safeBuf) {
 	restartDelay = 10 * time.Millisecond
-	defer func() { restartDelay = time.Second }()
+	t.Cleanup(func() { restartDelay = time.Second })
 	log := &safeBuf{}
 	s := &System{Log: log, Board: &board.Board{Name: "test"}}
 	s.LEDs = newLEDs(nil, log)
 	sv := newSupervisor(s)
+	sv.notifyPath = filepath.Join(t.TempDir(), "notify")
+	sv.watchdog = time.Second
+	var mu sync.Mutex
 	runs := 0
 	sv.command = func([]string) *exec.Cmd {
+		mu.Lock()
+		defer mu.Unlock()
+		mode := modes[min(runs, len(modes)-1)]
 		runs++
-		if runs < 3 {
-			return exec.Command("sh", "-c", "echo '  benchmarking tls ecdsa-p256'; exit 3")
-		}
-		return exec.Command("sh", "-c", "echo 'serving HTTPS on [::]:443'; exec sleep 60")
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "BONESYNC_TEST_SERVER="+mode)
+		return cmd
 	}
+	t.Cleanup(func() { sv.Stop(5 * time.Second) })
+	return sv, log
+}
+
+func waitFor(t *testing.T, what string, log *safeBuf, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after 20 s:\n%s", what, log)
+		}
+	}
+}
+
+// A server that dies is started again, and the LEDs follow its
+// notifications: benchmarking, then serving once it is ready.
+func TestSupervisorRestarts(t *testing.T) {
+	sv, log := supervised(t, "exit", "exit", "serve")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go sv.Run(ctx)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(sv.Status(), "server running") || sv.s.LEDs.State() != LEDServing {
-		if time.Now().After(deadline) {
-			t.Fatalf("no running server after restarts: %s, LED %q\n%s", sv.Status(), sv.s.LEDs.State(), log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, "ready server", log, func() bool {
+		return strings.Contains(sv.Status(), "ready") && sv.s.LEDs.State() == LEDServing
+	})
 	if !strings.Contains(sv.Status(), "2 restarts") {
 		t.Errorf("Status() = %q, want 2 restarts", sv.Status())
 	}
 	if !strings.Contains(log.String(), "the server exited with status 3; starting it again") {
 		t.Errorf("the console does not say the server died:\n%s", log)
+	}
+	// Heartbeats keep it alive past several watchdog intervals.
+	time.Sleep(2500 * time.Millisecond)
+	if strings.Contains(log.String(), "killing it") || !sv.Healthy(time.Now()) {
+		t.Errorf("a server sending heartbeats was taken for wedged:\n%s", log)
 	}
 	sv.Stop(5 * time.Second)
 	if strings.Contains(sv.Status(), "server running") {
@@ -58,19 +114,56 @@ func TestSupervisorRestarts(t *testing.T) {
 	}
 }
 
+// A server that stops sending heartbeats (SIGSTOP) is killed and started
+// again, and the hardware watchdog stays fed throughout.
+func TestSupervisorKillsWedgedServer(t *testing.T) {
+	sv, log := supervised(t, "wedge", "serve")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go sv.Run(ctx)
+	unhealthy := false
+	waitFor(t, "restart after the wedge", log, func() bool {
+		unhealthy = unhealthy || !sv.Healthy(time.Now())
+		return strings.Contains(sv.Status(), "1 restarts") && strings.Contains(sv.Status(), "ready")
+	})
+	if !strings.Contains(log.String(), "sent no heartbeat for") {
+		t.Errorf("the console does not say why the server was killed:\n%s", log)
+	}
+	if unhealthy {
+		t.Error("the watchdog went unfed although the restart worked")
+	}
+}
+
+// If the kill does not free the server, Healthy says no after killGrace:
+// the hardware watchdog then resets the board.
+func TestSupervisorUnhealthyWhenKillFails(t *testing.T) {
+	sv, log := supervised(t, "wedge")
+	sv.killGrace = 500 * time.Millisecond
+	var pid atomic.Int64
+	sv.kill = func(p int, _ syscall.Signal) error { pid.Store(int64(p)); return nil } // a kill that does nothing
+	t.Cleanup(func() {
+		if p := pid.Load(); p != 0 {
+			syscall.Kill(int(p), syscall.SIGKILL)
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go sv.Run(ctx)
+	waitFor(t, "unhealthy supervisor", log, func() bool { return !sv.Healthy(time.Now()) })
+	if pid.Load() == 0 {
+		t.Fatal("no kill was attempted")
+	}
+}
+
 // Stopping during a restart's backoff starts no new server.
 func TestSupervisorStopDuringBackoff(t *testing.T) {
+	sv, log := supervised(t, "exit")
 	restartDelay = 2 * time.Second
-	defer func() { restartDelay = time.Second }()
-	log := &safeBuf{}
-	s := &System{Log: log, Board: &board.Board{Name: "test"}}
-	sv := newSupervisor(s)
 	runs := 0
-	sv.command = func([]string) *exec.Cmd { runs++; return exec.Command("sh", "-c", "exit 1") }
+	inner := sv.command
+	sv.command = func(a []string) *exec.Cmd { runs++; return inner(a) }
 	go sv.Run(context.Background())
-	for i := 0; !strings.Contains(log.String(), "starting it again") && i < 200; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "restart message", log, func() bool { return strings.Contains(log.String(), "starting it again") })
 	sv.Stop(5 * time.Second)
 	time.Sleep(2500 * time.Millisecond)
 	if runs != 1 {

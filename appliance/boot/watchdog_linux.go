@@ -3,14 +3,41 @@ package boot
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/u-root/u-root/pkg/watchdog"
 )
 
-// watchdogTimeout is how long the box may hang before the hardware resets
-// it. PID 1 feeds it at a third of that.
+// watchdogTimeout is how long the box may go unfed before the hardware
+// resets it. PID 1 feeds it at a third of that, while the supervisor says
+// the server is healthy (Supervisor.Healthy): a wedged server is killed and
+// started again within its 30 s heartbeat interval, and only if that fails
+// does the board reset.
 const watchdogTimeout = 60 * time.Second
+
+// watchdogState is what the console's status shows.
+type watchdogState struct {
+	mu      sync.Mutex
+	armed   time.Duration // 0: no hardware watchdog
+	fed     time.Time
+	holding string // why it is not being fed, if it is not
+}
+
+func (w *watchdogState) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.armed == 0:
+		return "none"
+	case w.holding != "":
+		return fmt.Sprintf("armed %v, NOT fed since %v ago (%s): the board resets", w.armed, time.Since(w.fed).Round(time.Second), w.holding)
+	}
+	return fmt.Sprintf("armed %v, fed %v ago", w.armed, time.Since(w.fed).Round(time.Second))
+}
 
 func startWatchdog(ctx context.Context, s *System) error {
 	w, err := watchdog.Open(watchdog.Dev)
@@ -24,13 +51,42 @@ func startWatchdog(ctx context.Context, s *System) error {
 	if err != nil || timeout <= 0 {
 		timeout = watchdogTimeout
 	}
+	s.dog.mu.Lock()
+	s.dog.armed, s.dog.fed = timeout, time.Now()
+	s.dog.mu.Unlock()
+	w.KeepAlive()
 	go func() {
 		t := time.NewTicker(timeout / 3)
 		defer t.Stop()
 		for range t.C {
-			w.KeepAlive()
+			now := time.Now()
+			healthy := s.Server == nil || s.Server.Healthy(now)
+			s.dog.mu.Lock()
+			if healthy {
+				w.KeepAlive()
+				s.dog.fed, s.dog.holding = now, ""
+			} else if s.dog.holding == "" {
+				s.dog.holding = "the server is wedged and could not be killed"
+				fmt.Fprintf(s.Log, "bonesync: %s; no longer feeding the watchdog, the board resets within %v\n", s.dog.holding, timeout)
+			}
+			s.dog.mu.Unlock()
 		}
 	}()
 	fmt.Fprintf(s.Log, "bonesync: watchdog armed, %v\n", timeout)
 	return nil
+}
+
+// watchdogSysfs reads the watchdog back from the kernel,
+// " (sysfs: softdog, active, timeout 60)", or "" without one.
+func watchdogSysfs() string {
+	dir := "/sys/class/watchdog/watchdog0"
+	read := func(f string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, f))
+		return strings.TrimSpace(string(b))
+	}
+	id := read("identity")
+	if id == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (sysfs: %s, %s, timeout %s)", id, read("state"), read("timeout"))
 }

@@ -65,6 +65,9 @@ type Options struct {
 	// state, e.g. for systemd.
 	Log    io.Writer
 	Status func(string)
+	// Phase (optional) is told "benchmarking" when a benchmark starts (for
+	// the service manager: sysd.Phase).
+	Phase func(string)
 }
 
 // Box is what the box serves with.
@@ -107,6 +110,9 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 	}
 	if why != "" {
 		fmt.Fprintf(o.Log, "benchmark: %s\n", why)
+		if o.Phase != nil {
+			o.Phase("benchmarking")
+		}
 		rep = runBenchmark(ctx, o)
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("benchmark interrupted: %w", ctx.Err())
