@@ -73,8 +73,8 @@ func TestSystemdProtocols(t *testing.T) {
 		got = append(got, msg)
 		ready = msg == "READY=1"
 	}
-	if len(got) < 3 || !strings.HasPrefix(got[0], "STATUS=benchmarking tls ecdsa-p256") {
-		t.Errorf("messages before READY=1 = %q, want STATUS lines of the benchmark first", got)
+	if len(got) < 4 || got[0] != "X_BONESYNC_PHASE=benchmarking" || !strings.HasPrefix(got[1], "STATUS=benchmarking tls ecdsa-p256") {
+		t.Errorf("messages before READY=1 = %q, want the benchmarking phase, then STATUS lines of the benchmark", got)
 	}
 	// Served on the sockets systemd passed, not on the flags' addresses.
 	c, err := tls.Dial("tcp", addrs[0], &tls.Config{InsecureSkipVerify: true})
