@@ -55,6 +55,7 @@ type System struct {
 	disk    *Disk
 	started time.Time
 	dog     watchdogState
+	timeSet bool // NTP has set the clock once
 }
 
 // step is one thing PID 1 does at boot. A step that fails with fatal set

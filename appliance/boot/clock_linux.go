@@ -3,9 +3,11 @@ package boot
 import (
 	"context"
 	"fmt"
+	"net"
+	"syscall"
 	"time"
 
-	"github.com/u-root/u-root/pkg/ntpdate"
+	"github.com/beevik/ntp"
 	"golang.org/x/sys/unix"
 
 	"github.com/bonesync/bonesync/appliance/clock"
@@ -29,30 +31,90 @@ func setClock(_ context.Context, s *System) error {
 		return nil
 	}
 	t := floor.Now()
-	tv := unix.NsecToTimeval(t.UnixNano())
-	if err := unix.Settimeofday(&tv); err != nil {
-		return fmt.Errorf("set the clock to %s: %w", t.Format(time.RFC3339), err)
+	if err := setSystemClock(t); err != nil {
+		return err
 	}
 	fmt.Fprintf(s.Log, "bonesync: clock was %v behind; set to %s (the last known time) until NTP answers\n", by.Round(time.Second), t.Format(time.RFC3339))
 	return nil
 }
 
-// tryNTP asks the configured time servers, once, briefly.
-func tryNTP(_ context.Context, s *System) error {
-	if s.Board.NoNTP != "" {
-		return nil
-	}
-	if len(s.Config.NTP) == 0 {
-		return nil
-	}
-	server, offset, err := ntpdate.SetTime(s.Config.NTP, "", "", false)
+// keepTime asks the configured time servers until one round of answers is
+// believed (clock.Floor.Judge: one server within a year of the floor, or
+// two that agree), sets the clock, and asks again hourly. A failure is
+// retried after 30 s, doubling up to 10 minutes: after a power cut the
+// router often comes up after the box. A floor that two servers prove
+// wrong is corrected, and the server restarted so that it issues and
+// judges certificates with the right time.
+func (s *System) keepTime(ctx context.Context) {
+	floor, err := clock.New(clock.BuildTime(), state.TimeFile{Dir: &state.Dir{Path: StateDir}})
 	if err != nil {
-		return fmt.Errorf("NTP (%v): %w; keeping the clock floor", s.Config.NTP, err)
+		fmt.Fprintf(s.Log, "bonesync: %v\n", err)
 	}
-	fmt.Fprintf(s.Log, "bonesync: clock set from %s (moved %.1f s)\n", server, offset)
-	// Record it at once: a power cut now must not lose it.
-	if f, err := clock.New(clock.BuildTime(), state.TimeFile{Dir: &state.Dir{Path: StateDir}}); err == nil {
-		f.Save()
+	const firstRetry, maxRetry, every = 30 * time.Second, 10 * time.Minute, time.Hour
+	retry, lastErr := firstRetry, ""
+	for {
+		wait := every
+		v, err := floor.Judge(askTimeServers(ctx, s.Config.NTP))
+		if err == nil {
+			err = setSystemClock(v.Time)
+		}
+		if err != nil {
+			if msg := err.Error(); msg != lastErr {
+				fmt.Fprintf(s.Log, "bonesync: NTP: %v; keeping the clock floor, trying again\n", err)
+				lastErr = msg
+			}
+			wait, retry = retry, min(2*retry, maxRetry)
+		} else {
+			back, err := floor.Synced(v)
+			if err != nil {
+				fmt.Fprintf(s.Log, "bonesync: clock: %v\n", err)
+			}
+			if lastErr != "" || back > 0 || !s.timeSet {
+				fmt.Fprintf(s.Log, "bonesync: clock set from %s\n", v.Server)
+			}
+			s.timeSet, lastErr, retry = true, "", firstRetry
+			if back > time.Minute {
+				fmt.Fprintf(s.Log, "bonesync: the clock floor was %v ahead (two time servers agree); restarting the server\n", back.Round(time.Second))
+				s.Server.Signal(syscall.SIGTERM)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// askTimeServers asks up to three time servers: each configured name's
+// first two addresses (pool.ntp.org gives a different server for each).
+func askTimeServers(ctx context.Context, names []string) []clock.Sample {
+	var out []clock.Sample
+	for _, name := range names {
+		addrs, err := net.DefaultResolver.LookupHost(ctx, name)
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs[:min(2, len(addrs))] {
+			r, err := ntp.QueryWithOptions(a, ntp.QueryOptions{Timeout: 5 * time.Second})
+			if err == nil {
+				err = r.Validate()
+			}
+			if err == nil {
+				out = append(out, clock.Sample{Server: fmt.Sprintf("%s (%s)", name, a), Offset: r.ClockOffset})
+			}
+			if len(out) == 3 {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+func setSystemClock(t time.Time) error {
+	tv := unix.NsecToTimeval(t.UnixNano())
+	if err := unix.Settimeofday(&tv); err != nil {
+		return fmt.Errorf("set the clock to %s: %w", t.Format(time.RFC3339), err)
 	}
 	return nil
 }

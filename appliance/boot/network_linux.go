@@ -46,5 +46,8 @@ func bringUpNetwork(ctx context.Context, s *System) error {
 	}
 	s.net.stop = stop
 	fmt.Fprintf(s.Log, "bonesync: announced as %s.local\n", s.Config.Hostname)
-	return tryNTP(ctx, s)
+	if s.Board.NoNTP == "" && len(s.Config.NTP) > 0 {
+		go s.keepTime(ctx)
+	}
+	return nil
 }

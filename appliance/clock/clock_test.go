@@ -70,3 +70,57 @@ func TestBuildTimeFromLdflags(t *testing.T) {
 		t.Errorf("BuildTime() = %v, want %v", got, want)
 	}
 }
+
+// One server's answer is believed within Plausible of the floor; a forged
+// answer far in the future, or one behind the floor, needs a second server
+// to agree. Two agreeing servers correct a floor that was set wrong.
+func TestJudge(t *testing.T) {
+	floorTime := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	sys := floorTime.Add(time.Hour) // the clock set from the floor, an hour ago
+	f, _ := newFloor(func() time.Time { return sys }, time.Time{}, &memStore{t: floorTime})
+	at := func(d time.Duration) time.Duration { return d } // offsets from the system clock
+	for _, tc := range []struct {
+		name      string
+		samples   []Sample
+		ok        bool
+		confirmed bool
+	}{
+		{"none", nil, false, false},
+		{"one, a minute off", []Sample{{"a", at(time.Minute)}}, true, false},
+		{"one, after a year off", []Sample{{"a", at(300 * 24 * time.Hour)}}, true, false},
+		{"one, from the next century", []Sample{{"a", at(80 * 365 * 24 * time.Hour)}}, false, false},
+		{"two disagreeing, far future first", []Sample{{"a", at(80 * 365 * 24 * time.Hour)}, {"b", at(time.Minute)}}, false, false},
+		{"the same server twice", []Sample{{"a", at(80 * 365 * 24 * time.Hour)}, {"a", at(80 * 365 * 24 * time.Hour)}}, false, false},
+		{"two agreeing far ahead", []Sample{{"a", at(3 * 365 * 24 * time.Hour)}, {"b", at(3*365*24*time.Hour + time.Second)}}, true, true},
+		{"one behind the floor", []Sample{{"a", at(-30 * 24 * time.Hour)}}, false, false},
+		{"two agreeing behind the floor", []Sample{{"a", at(-30 * 24 * time.Hour)}, {"b", at(-30*24*time.Hour - time.Second)}}, true, true},
+	} {
+		v, err := f.Judge(tc.samples)
+		if (err == nil) != tc.ok || v.Confirmed != tc.confirmed {
+			t.Errorf("%s: %+v, %v; want ok %v, confirmed %v", tc.name, v, err, tc.ok, tc.confirmed)
+		}
+	}
+}
+
+// A floor set wrong (a forged answer saved before) is corrected by two
+// agreeing servers, and the correction is saved; one server only raises it.
+func TestSyncedCorrectsAWrongFloor(t *testing.T) {
+	wrong := time.Date(2090, 1, 1, 0, 0, 0, 0, time.UTC)
+	real := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	store := &memStore{t: wrong}
+	f, _ := newFloor(func() time.Time { return real }, time.Time{}, store)
+	if _, err := f.Judge([]Sample{{"a", 0}}); err == nil {
+		t.Fatal("one server was believed against the floor")
+	}
+	v, err := f.Judge([]Sample{{"a", 0}, {"b", time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := f.Synced(v)
+	if err != nil || back < 60*365*24*time.Hour {
+		t.Fatalf("Synced moved the floor back %v, %v", back, err)
+	}
+	if !f.Now().Equal(real) || !store.t.Equal(real) {
+		t.Errorf("after the correction: Now %v, saved %v, want %v", f.Now(), store.t, real)
+	}
+}
