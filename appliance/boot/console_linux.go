@@ -78,7 +78,7 @@ func (s *System) status() {
 		fmt.Fprintf(s.Log, "board:   not identified (the boot stopped before)\n")
 	}
 	fmt.Fprintf(s.Log, "uptime:  %v\n", time.Since(s.started).Round(time.Second))
-	if st := s.net.state; st != nil {
+	if st := s.net.State(); st != nil {
 		for _, a := range st.Addrs {
 			fmt.Fprintf(s.Log, "address: %s on %s (%s)\n", a.String(), st.Interface, st.Method)
 		}

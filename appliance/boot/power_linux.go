@@ -14,9 +14,7 @@ func (s *System) shutdown(powerOff bool) {
 	if s.Server != nil {
 		s.Server.Stop(15 * time.Second)
 	}
-	if s.net.stop != nil {
-		s.net.stop()
-	}
+	s.net.Stop()
 	unix.Sync()
 	for _, m := range []string{PermMount, BootMount} {
 		if err := unix.Unmount(m, 0); err != nil && err != unix.EINVAL {

@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +35,10 @@ type helperResult struct {
 	Err      string
 	Hostname string
 }
+
+// keepEnv, with helperEnv, makes the helper go on with Keep for that many
+// seconds, printing each changed State as a JSON line.
+const keepEnv = "BONESYNC_NETUP_KEEP"
 
 func TestMain(m *testing.M) {
 	if cfg := os.Getenv(helperEnv); cfg != "" {
@@ -60,6 +66,11 @@ func helper(cfg string) int {
 	r.Hostname, _ = os.Hostname()
 	if err := json.NewEncoder(os.Stdout).Encode(r); err != nil {
 		return 2
+	}
+	if secs, _ := strconv.Atoi(os.Getenv(keepEnv)); secs > 0 && s != nil {
+		kctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
+		defer cancel()
+		Keep(kctx, c, s, func(st *State) { json.NewEncoder(os.Stdout).Encode(helperResult{State: st}) })
 	}
 	return 0
 }
@@ -112,17 +123,25 @@ func run(t *testing.T, name string, args ...string) string {
 // it listens, and stops it when the test ends. It returns the lease file.
 func dnsmasq(t *testing.T, p pair) string {
 	t.Helper()
+	leases, _ := dnsmasqRange(t, p, "10.99.0.50,10.99.0.60", "1h")
+	return leases
+}
+
+// dnsmasqRange is dnsmasq handing out addresses from rng ("first,last")
+// for lease; stop ends it early.
+func dnsmasqRange(t *testing.T, p pair, rng, lease string) (leases string, stop func()) {
+	t.Helper()
 	if _, err := exec.LookPath("dnsmasq"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("dnsmasq is not installed; scripts/install-test-deps.sh installs dnsmasq-base")
 		}
 		t.Skip("dnsmasq is not installed (scripts/install-test-deps.sh installs dnsmasq-base)")
 	}
-	leases := filepath.Join(t.TempDir(), "leases")
+	leases = filepath.Join(t.TempDir(), "leases")
 	cmd := exec.Command("ip", "netns", "exec", p.server, "dnsmasq",
 		"--no-daemon", "--conf-file=/dev/null", "--log-facility=-",
 		"--interface=srv0", "--bind-interfaces", "--port=0",
-		"--dhcp-range=10.99.0.50,10.99.0.60,255.255.255.0,1h",
+		"--dhcp-range="+rng+",255.255.255.0,"+lease,
 		"--dhcp-option=option:dns-server,10.99.0.1",
 		"--dhcp-leasefile="+leases)
 	stderr, err := cmd.StderrPipe()
@@ -132,7 +151,9 @@ func dnsmasq(t *testing.T, p pair) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start dnsmasq: %v", err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var once sync.Once
+	stop = func() { once.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }
+	t.Cleanup(stop)
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -148,7 +169,7 @@ func dnsmasq(t *testing.T, p pair) string {
 	case <-time.After(10 * time.Second):
 		t.Fatal("dnsmasq did not start listening in 10s")
 	}
-	return leases
+	return leases, stop
 }
 
 // upIn runs Up with c in the client namespace (and a fresh UTS namespace) and
@@ -304,5 +325,101 @@ func TestUpLinkLocalWhenNoCarrier(t *testing.T) {
 	}
 	if _, err := os.Stat(resolv); !os.IsNotExist(err) {
 		t.Errorf("resolv.conf written with no name servers (stat: %v)", err)
+	}
+}
+
+// kept runs Up then Keep for secs seconds in the client namespace and
+// returns a channel of the States it reports, Up's first.
+func kept(t *testing.T, p pair, c Config, secs int) <-chan *State {
+	t.Helper()
+	cfg, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ip", "netns", "exec", p.client, os.Args[0])
+	cmd.Env = append(os.Environ(), helperEnv+"="+string(cfg), keepEnv+"="+strconv.Itoa(secs))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUTS}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); t.Logf("Up and Keep logged:\n%s", stderr.String()) })
+	states := make(chan *State, 10)
+	go func() {
+		defer close(states)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var r helperResult
+			if json.Unmarshal(sc.Bytes(), &r) == nil && r.State != nil {
+				states <- r.State
+			}
+		}
+	}()
+	return states
+}
+
+func next(t *testing.T, states <-chan *State, within time.Duration) *State {
+	t.Helper()
+	select {
+	case s, ok := <-states:
+		if !ok {
+			t.Fatal("the helper ended without reporting")
+		}
+		return s
+	case <-time.After(within):
+		t.Fatalf("no new state within %v", within)
+	}
+	return nil
+}
+
+// A DHCP server that starts a minute after the box (the router after a
+// power cut) still gives it its lease: the link-local fall-back is replaced.
+func TestKeepTakesALateLease(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, "late", true)
+	states := kept(t, p, Config{DHCPTimeout: 10 * time.Second, RetryEvery: 10 * time.Second}, 170)
+	if s := next(t, states, 30*time.Second); s.Method != MethodLinkLocal {
+		t.Fatalf("before the DHCP server: %+v, want link-local", s)
+	}
+	time.Sleep(60 * time.Second)
+	dnsmasq(t, p)
+	s := next(t, states, 90*time.Second)
+	if s.Method != MethodDHCP || !strings.HasPrefix(s.Addrs[0].IP.String(), "10.99.0.") {
+		t.Fatalf("after the DHCP server started: %+v, want a DHCP lease", s)
+	}
+	addrs := run(t, "ip", "-n", p.client, "-4", "-o", "addr", "show", "dev", "eth0")
+	if strings.Contains(addrs, "169.254.") || !strings.Contains(addrs, s.Addrs[0].String()) {
+		t.Errorf("eth0 has %q, want only %s", addrs, s.Addrs[0].String())
+	}
+}
+
+// A renewal that brings another address (the server was replaced) moves
+// the box to it, and reports the change (PID 1 then announces it over mDNS).
+func TestKeepRenewsToANewAddress(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, "renew", true)
+	_, stop := dnsmasqRange(t, p, "10.99.0.50,10.99.0.60", "2m") // dnsmasq's shortest lease: renewal after 1 min
+	states := kept(t, p, Config{DHCPTimeout: 5 * time.Second}, 150)
+	first := next(t, states, 30*time.Second)
+	if first.Method != MethodDHCP || first.Renew > 70*time.Second {
+		t.Fatalf("first lease %+v, want DHCP renewing within about a minute", first)
+	}
+	stop()
+	dnsmasqRange(t, p, "10.99.0.70,10.99.0.80", "2m")
+	s := next(t, states, 100*time.Second)
+	if s.Method != MethodDHCP || s.Addrs[0].String() == first.Addrs[0].String() || !strings.HasPrefix(s.Addrs[0].IP.String(), "10.99.0.7") {
+		t.Fatalf("after the renewal: %+v (first %s), want an address from the new range", s, first.Addrs[0].String())
+	}
+	addrs := run(t, "ip", "-n", p.client, "-4", "-o", "addr", "show", "dev", "eth0")
+	if strings.Contains(addrs, first.Addrs[0].IP.String()+"/") {
+		t.Errorf("the old address is still on eth0: %q", addrs)
+	}
+	if r := run(t, "ip", "-n", p.client, "-4", "route", "show", "default"); !strings.Contains(r, "via 10.99.0.1 dev eth0") {
+		t.Errorf("default route after the renewal = %q", r)
 	}
 }

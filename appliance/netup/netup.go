@@ -52,8 +52,19 @@ type Config struct {
 	// names any. Empty means DefaultResolvConf.
 	ResolvConf string
 
+	// RetryEvery is Keep's first wait before asking DHCP again after a
+	// fall-back (doubling up to 5 minutes). Zero means 30 s.
+	RetryEvery time.Duration
+
 	// Log receives one line per step; nil discards them.
 	Log io.Writer
+}
+
+func (c Config) retryEvery() time.Duration {
+	if c.RetryEvery > 0 {
+		return c.RetryEvery
+	}
+	return 30 * time.Second
 }
 
 // State is what came up.
@@ -67,6 +78,8 @@ type State struct {
 	Method string
 	// Gateway is the default router Up installed, or nil.
 	Gateway net.IP
+	// Lease and Renew are a DHCP lease's length and when to renew it (T1).
+	Lease, Renew time.Duration
 }
 
 // Methods reported in State.Method.

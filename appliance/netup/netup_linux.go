@@ -28,8 +28,9 @@ const firstResend = 2 * time.Second
 //   - an IPv4 link-local address in 169.254.0.0/16 derived from the MAC.
 //
 // It returns what it configured. A bad Config is refused before anything is
-// changed; a name-server file that cannot be written is only logged. If ctx ends, Up stops and returns ctx's error. Up configures once:
-// it does not renew the lease, and the address stays until removed.
+// changed; a name-server file that cannot be written is only logged. If ctx
+// ends, Up stops and returns ctx's error. Up configures once; Keep then
+// keeps the address right.
 func Up(ctx context.Context, c Config) (*State, error) {
 	st, err := c.check()
 	if err != nil {
@@ -98,7 +99,6 @@ func pick() (string, error) {
 // ctx ended.
 func upDHCP(ctx context.Context, l netlink.Link, c Config) (*State, error) {
 	name := l.Attrs().Name
-	deadline := time.Now().Add(c.dhcpTimeout())
 	// IfUp sets the link up and waits for its operational state to be up:
 	// a carrier, for Ethernet.
 	l, err := dhclient.IfUp(name, c.dhcpTimeout())
@@ -106,6 +106,22 @@ func upDHCP(ctx context.Context, l netlink.Link, c Config) (*State, error) {
 		c.logf("%s: no carrier, no DHCP: %v", name, err)
 		return nil, nil
 	}
+	c.logf("%s: DHCP for up to %s", name, c.dhcpTimeout())
+	lease, err := requestLease(ctx, l, c, c.dhcpTimeout())
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("netup: DHCP on %s: %w", name, ctx.Err())
+	}
+	if lease == nil {
+		c.logf("%s: no DHCP lease: %v", name, err)
+		return nil, nil
+	}
+	return applyLease(l, lease, c)
+}
+
+// requestLease asks for a DHCPv4 lease for up to timeout, resending after
+// 2 s, 4 s, 8 s...; nil if none came.
+func requestLease(ctx context.Context, l netlink.Link, c Config, timeout time.Duration) (dhclient.Lease, error) {
+	deadline := time.Now().Add(timeout)
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	dc := dhclient.Config{
@@ -115,8 +131,8 @@ func upDHCP(ctx context.Context, l netlink.Link, c Config) (*State, error) {
 	if c.Hostname != "" {
 		dc.Modifiers4 = []dhcpv4.Modifier{dhcpv4.WithOption(dhcpv4.OptHostName(c.Hostname))}
 	}
-	c.logf("%s: DHCP for up to %s", name, time.Until(deadline).Round(time.Millisecond))
 	var lease dhclient.Lease
+	var err error
 	for r := range dhclient.SendRequests(dctx, []netlink.Link{l}, true, false, dc, time.Until(deadline)) {
 		if r.Err != nil {
 			err = r.Err
@@ -124,14 +140,7 @@ func upDHCP(ctx context.Context, l netlink.Link, c Config) (*State, error) {
 		}
 		lease = r.Lease
 	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("netup: DHCP on %s: %w", name, ctx.Err())
-	}
-	if lease == nil {
-		c.logf("%s: no DHCP lease: %v", name, err)
-		return nil, nil
-	}
-	return applyLease(l, lease, c)
+	return lease, err
 }
 
 // applyLease puts lease's address, routes and name servers in place, as
@@ -148,7 +157,9 @@ func applyLease(l netlink.Link, lease dhclient.Lease, c Config) (*State, error) 
 	if err := netlink.AddrReplace(l, &netlink.Addr{IPNet: addr}); err != nil {
 		return nil, fmt.Errorf("netup: %s: add %s: %w", a.Name, addr, err)
 	}
-	s := &State{Interface: a.Name, Addrs: []net.IPNet{*addr}, Method: MethodDHCP}
+	s := &State{Interface: a.Name, Addrs: []net.IPNet{*addr}, Method: MethodDHCP,
+		Lease: m.IPAddressLeaseTime(time.Hour)}
+	s.Renew = m.IPAddressRenewalTime(s.Lease / 2)
 	// RFC 3442: classless static routes, if present, replace the router
 	// option.
 	if routes := m.ClasslessStaticRoute(); routes != nil {
@@ -222,4 +233,120 @@ func writeDNS(c Config, ns []net.IP, search []string, domain string) {
 	if err := dhclient.WriteDNSSettings(ns, search, domain, c.resolvConf()); err != nil {
 		c.logf("DNS settings not written: %v", err)
 	}
+}
+
+// Keep keeps the interface's address right after Up, until ctx ends:
+//
+//   - a DHCP lease is renewed at its renewal time (a new request; the server
+//     may give another address), retried at half the time left, and when it
+//     expires unrenewed the address is removed and the box falls back to the
+//     static or link-local address as Up would;
+//   - after a fall-back, DHCP is asked again in the background (after
+//     c.RetryEvery, doubling up to 5 minutes; a lease request lasts
+//     c.DHCPTimeout), and a lease replaces the fall-back address.
+//
+// changed is called with the new State each time the address changes.
+func Keep(ctx context.Context, c Config, st *State, changed func(*State)) {
+	cur := *st
+	retry := c.retryEvery()
+	var expires time.Time
+	if cur.Method == MethodDHCP {
+		expires = time.Now().Add(cur.Lease)
+	}
+	for {
+		wait := retry
+		if cur.Method == MethodDHCP {
+			wait = cur.Renew
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		l, err := netlink.LinkByName(cur.Interface)
+		if err != nil {
+			c.logf("%s: %v", cur.Interface, err)
+			continue
+		}
+		lease, _ := requestLease(ctx, l, c, c.dhcpTimeout())
+		if ctx.Err() != nil {
+			return
+		}
+		var next *State
+		switch {
+		case lease != nil:
+			// The old address goes first: removing a subnet's primary
+			// address would take a new one in the same subnet with it.
+			if addr := leaseAddr(l, lease); addr == nil || len(cur.Addrs) != 1 || addr.String() != cur.Addrs[0].String() {
+				removeAddrs(l, &cur)
+			}
+			if next, err = applyLease(l, lease, c); err != nil {
+				c.logf("%v", err)
+				continue
+			}
+			retry, expires = c.retryEvery(), time.Now().Add(next.Lease)
+		case cur.Method != MethodDHCP:
+			retry = min(2*retry, 5*time.Minute)
+			continue
+		case time.Now().Before(expires):
+			// Not renewed yet: ask again at half the time left (RFC 2131,
+			// 4.4.5), at least a minute later.
+			cur.Renew = max(time.Until(expires)/2, time.Minute)
+			c.logf("%s: lease not renewed; %v left", cur.Interface, time.Until(expires).Round(time.Second))
+			continue
+		default:
+			c.logf("%s: DHCP lease expired", cur.Interface)
+			removeAddrs(l, &cur)
+			if next, err = fallBack(l, c); err != nil {
+				c.logf("%v", err)
+				continue
+			}
+		}
+		was := cur
+		cur = *next
+		if !sameAddrs(&was, next) {
+			c.logf("%s: address now %s (%s), was %s (%s)", cur.Interface, cur.Addrs[0].String(), cur.Method, was.Addrs[0].String(), was.Method)
+			changed(next)
+		}
+	}
+}
+
+// leaseAddr is the address a lease gives.
+func leaseAddr(l netlink.Link, lease dhclient.Lease) *net.IPNet {
+	m, _ := lease.Message()
+	if m == nil {
+		return nil
+	}
+	return dhclient.NewPacket4(l, m).Lease()
+}
+
+// fallBack is what Up does without a lease: the static address, else
+// link-local.
+func fallBack(l netlink.Link, c Config) (*State, error) {
+	st, err := c.check()
+	if err != nil {
+		return nil, err
+	}
+	if st.addr != nil {
+		return upStatic(l, st, c)
+	}
+	return upLinkLocal(l, c)
+}
+
+func removeAddrs(l netlink.Link, st *State) {
+	for _, a := range st.Addrs {
+		netlink.AddrDel(l, &netlink.Addr{IPNet: &a})
+	}
+}
+
+func sameAddrs(a, b *State) bool {
+	if len(a.Addrs) != len(b.Addrs) {
+		return false
+	}
+	for i := range a.Addrs {
+		if a.Addrs[i].String() != b.Addrs[i].String() {
+			return false
+		}
+	}
+	return true
 }
