@@ -54,6 +54,7 @@ type flags struct {
 	https, http, ssh     string
 	quick                bool
 	refresh              time.Duration
+	hostname             string
 	args                 []string // the user command's own arguments
 }
 
@@ -73,6 +74,7 @@ func parse(name string, args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.http, "http", ":80", "plain-HTTP listen address (CA download and redirect only)")
 	fs.StringVar(&f.ssh, "ssh", ":22", "SFTP listen address")
 	fs.BoolVar(&f.quick, "quick", false, fmt.Sprintf("benchmark on the small budget (%v)", quickBudget()))
+	fs.StringVar(&f.hostname, "hostname", "", "the box's name, in place of the config's (PID 1 passes the name it won on the network)")
 	fs.DurationVar(&f.refresh, "refresh", 30*time.Second, "how often the server looks for a new address, decision or keys")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

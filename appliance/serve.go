@@ -13,10 +13,12 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/dnsname"
 	"github.com/bonesync/bonesync/appliance/sysd"
 
 	"github.com/bonesync/bonesync/appliance/guard"
@@ -43,6 +45,12 @@ func quickBudget() time.Duration { return provision.QuickBudget }
 // setup opens the state directory and the clock floor and reads the config.
 func setup(f *flags, stderr io.Writer) (provision.Options, error) {
 	cfg := loadConfig(f.config, stderr)
+	if f.hostname != "" {
+		if !dnsname.ValidLabel(f.hostname) {
+			return provision.Options{}, fmt.Errorf("-hostname %q is not a host name (one DNS label)", f.hostname)
+		}
+		cfg.Hostname = strings.ToLower(f.hostname)
+	}
 	dir, err := state.Open(f.state)
 	if err != nil {
 		return provision.Options{}, err

@@ -49,13 +49,16 @@ type System struct {
 	Log     io.Writer
 	Board   *board.Board
 	Config  config.Config
-	LEDs    *LEDs
-	Server  *Supervisor
-	net     netInfo
-	disk    *Disk
-	started time.Time
-	dog     watchdogState
-	timeSet bool // NTP has set the clock once
+	// Hostname is the name the box won on the network (claimName): the
+	// config's, or NAME-2... if another device had it first.
+	Hostname string
+	LEDs     *LEDs
+	Server   *Supervisor
+	net      netInfo
+	disk     *Disk
+	started  time.Time
+	dog      watchdogState
+	timeSet  bool // NTP has set the clock once
 }
 
 // step is one thing PID 1 does at boot. A step that fails with fatal set
@@ -81,6 +84,7 @@ var steps = []step{
 func Main() {
 	console := os.Stdout
 	s := &System{Console: readWriter{os.Stdin, console}, Log: console, started: time.Now(), Config: config.Default()}
+	s.Hostname = s.Config.Hostname
 	// Made first: the watchdog feeder (step 4) asks it whether all is well.
 	s.Server = newSupervisor(s)
 	ctx := context.Background()

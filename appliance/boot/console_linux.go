@@ -83,7 +83,7 @@ func (s *System) status() {
 			fmt.Fprintf(s.Log, "address: %s on %s (%s)\n", a.String(), st.Interface, st.Method)
 		}
 	}
-	fmt.Fprintf(s.Log, "name:    %s.local\n", s.Config.Hostname)
+	fmt.Fprintf(s.Log, "name:    %s.local\n", s.Hostname)
 	if s.Server != nil {
 		fmt.Fprintf(s.Log, "%s\n", s.Server.Status())
 	}

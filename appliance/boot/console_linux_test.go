@@ -13,7 +13,7 @@ func TestConsoleCommands(t *testing.T) {
 	s := &System{Log: log, Board: &board.Board{Name: "test", Model: "Test Board"}}
 	s.LEDs = newLEDs(nil, log)
 	s.LEDs.Set(LEDServing)
-	s.Config.Hostname = "nas"
+	s.Hostname = "nas" // the name won on the network
 	s.command(context.Background(), []string{"help"})
 	s.command(context.Background(), []string{"status"})
 	s.command(context.Background(), []string{"frobnicate"})

@@ -77,6 +77,7 @@ func (s *System) loadConfig() {
 		fmt.Fprintf(s.Log, "config: %s\n", p)
 	}
 	s.Config = c
+	s.Hostname = c.Hostname
 }
 
 // findCard returns the disk whose second partition is the bonesync data

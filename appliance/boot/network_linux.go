@@ -4,10 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bonesync/bonesync/appliance/mdns"
 	"github.com/bonesync/bonesync/appliance/netup"
+	"github.com/bonesync/bonesync/appliance/pki"
+	"github.com/bonesync/bonesync/appliance/state"
 )
 
 // netInfo is the network as it stands: netup.Keep changes it.
@@ -62,13 +67,15 @@ func bringUpNetwork(ctx context.Context, s *System) error {
 	for _, a := range st.Addrs {
 		fmt.Fprintf(s.Log, "bonesync: %s %s (%s)\n", st.Interface, a.String(), st.Method)
 	}
-	err = s.net.announce(ctx, s.Config.Hostname, st)
+	iface, _ := net.InterfaceByName(st.Interface)
+	s.Hostname = s.claimName(ctx, iface)
+	err = s.net.announce(ctx, s.Hostname, st)
 	if err == nil {
-		fmt.Fprintf(s.Log, "bonesync: announced as %s.local\n", s.Config.Hostname)
+		fmt.Fprintf(s.Log, "bonesync: announced as %s.local\n", s.Hostname)
 	}
 	go netup.Keep(ctx, c, st, func(st *netup.State) {
 		fmt.Fprintf(s.Log, "bonesync: %s now %s (%s)\n", st.Interface, st.Addrs[0].String(), st.Method)
-		if err := s.net.announce(ctx, s.Config.Hostname, st); err != nil {
+		if err := s.net.announce(ctx, s.Hostname, st); err != nil {
 			fmt.Fprintf(s.Log, "bonesync: mDNS: %v\n", err)
 		}
 		// The server sees the new address at its next look (within 30 s)
@@ -81,6 +88,36 @@ func bringUpNetwork(ctx context.Context, s *System) error {
 		return fmt.Errorf("mDNS: %w", err)
 	}
 	return nil
+}
+
+// claimName is the name the box goes by on the network. A box that has its
+// CA keeps the name the CA was made for (a rename would need a new CA on
+// every device) and defends it; a box without one yet probes for the
+// config's name and takes NAME-2, -3... if another device answers for it,
+// before the server makes its CA for that name.
+func (s *System) claimName(ctx context.Context, iface *net.Interface) string {
+	want := s.Config.Hostname
+	if ca, err := pki.LoadCA(&state.Dir{Path: StateDir}); err == nil {
+		if h := ca.Hostname(); h == want || strings.HasPrefix(h, want+"-") {
+			if taken, _ := mdns.Taken(ctx, h, iface); taken {
+				fmt.Fprintf(s.Log, "bonesync: WARNING: another device on this network answers for %s.local; this box keeps the name its CA was made for\n", h)
+			}
+			return h
+		}
+		return want // the config names another box: provision says what to do
+	}
+	name, err := mdns.Claim(ctx, want, iface)
+	if err != nil {
+		fmt.Fprintf(s.Log, "bonesync: %v; keeping %s\n", err, want)
+		return want
+	}
+	if name != want {
+		fmt.Fprintf(s.Log, "bonesync: another device on this network is %s.local; this box is %s.local\n", want, name)
+		if err := unix.Sethostname([]byte(name)); err != nil {
+			fmt.Fprintf(s.Log, "bonesync: set hostname %s: %v\n", name, err)
+		}
+	}
+	return name
 }
 
 // announce records st and announces its addresses over mDNS, in place of

@@ -67,7 +67,7 @@ func newSupervisor(s *System) *Supervisor {
 // Args are the server's command line on the board.
 func (sv *Supervisor) Args() []string {
 	a := []string{"serve", "-state", StateDir, "-config", ConfigFile, "-files", FilesDir,
-		"-https", ":443", "-http", ":80", "-ssh", ":22"}
+		"-https", ":443", "-http", ":80", "-ssh", ":22", "-hostname", sv.s.Hostname}
 	if sv.s.Board.BenchBudget == "quick" {
 		a = append(a, "-quick")
 	}

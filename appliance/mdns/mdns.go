@@ -1,8 +1,11 @@
 // Package mdns announces the box on its network by multicast DNS (RFC 6762)
 // and DNS-SD (RFC 6763), so that it is found as HOSTNAME.local, and its
 // services as "bonesync on HOSTNAME", with no DNS server and no configuration.
-// It answers queries; it does not probe for name conflicts or send
-// unsolicited announcements.
+// Claim probes for the name first (RFC 6762, section 8) and picks
+// HOSTNAME-2, -3... if another device answers for it; Announce then answers
+// queries, probes included, which defends the name. It sends no
+// unsolicited announcements, and two boxes probing at the very same moment
+// are not told apart (the simultaneous-probe tie-break of section 8.2).
 package mdns
 
 import (

@@ -197,3 +197,47 @@ func TestAnnounceInNamespace(t *testing.T) {
 		}
 	}
 }
+
+// Two boxes with the same name on one link: the second to come probes,
+// finds the name answered, and takes NAME-2; a third takes NAME-3; a free
+// name is kept. Each box then answers for its own name.
+func TestClaimInNamespace(t *testing.T) {
+	if !inFreshNetns(t) {
+		return
+	}
+	sh(t, "ip", "link", "set", "lo", "up", "multicast", "on")
+	sh(t, "ip", "route", "add", "224.0.0.0/4", "dev", "lo")
+	lo, err := net.InterfaceByName("lo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if name, err := Claim(ctx, "bbb-dup", lo); err != nil || name != "bbb-dup" {
+		t.Fatalf("Claim on an empty link = %q, %v; want bbb-dup", name, err)
+	}
+	first, err := Announce(ctx, "bbb-dup", []net.IP{net.ParseIP("10.1.2.3")}, lo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first()
+	second, err := Claim(ctx, "bbb-dup", lo)
+	if err != nil || second != "bbb-dup-2" {
+		t.Fatalf("the second box's Claim = %q, %v; want bbb-dup-2", second, err)
+	}
+	stop, err := Announce(ctx, second, []net.IP{net.ParseIP("10.1.2.4")}, lo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if third, err := Claim(ctx, "bbb-dup", lo); err != nil || third != "bbb-dup-3" {
+		t.Errorf("a third box's Claim = %q, %v; want bbb-dup-3", third, err)
+	}
+	for name, want := range map[string]string{"bbb-dup.local.": "10.1.2.3", "bbb-dup-2.local.": "10.1.2.4"} {
+		if rrs := ask(t, name, dns.TypeA, time.Second); len(rrs) != 1 || !strings.HasSuffix(rrs[0].String(), want) {
+			t.Errorf("%s answered %v, want %s", name, rrs, want)
+		}
+	}
+	if got := suffixed(strings.Repeat("a", 63), 12); len(got) != 63 || !strings.HasSuffix(got, "-12") {
+		t.Errorf("suffixed(63 a's, 12) = %q", got)
+	}
+}

@@ -105,6 +105,17 @@ func (ca *CA) PEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
 }
 
+// Hostname is the box name the CA was made for: its one permitted DNS
+// name that is a single label, not localhost ("" if none).
+func (ca *CA) Hostname() string {
+	for _, d := range ca.Cert.PermittedDNSDomains {
+		if !strings.Contains(d, ".") && d != "localhost" {
+			return d
+		}
+	}
+	return ""
+}
+
 // Permits reports whether the CA may certify the box's DNS name h.
 func (ca *CA) Permits(hostname string) bool {
 	for _, d := range ca.Cert.PermittedDNSDomains {

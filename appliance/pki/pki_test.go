@@ -47,6 +47,9 @@ func TestNameConstraintsBind(t *testing.T) {
 	if !ca.Cert.PermittedDNSDomainsCritical {
 		t.Fatal("name constraints are not critical")
 	}
+	if ca.Hostname() != "bonesync" {
+		t.Errorf("Hostname() = %q, want bonesync", ca.Hostname())
+	}
 	for _, tc := range []struct {
 		names Names
 		host  string
