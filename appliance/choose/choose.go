@@ -56,12 +56,12 @@ const (
 
 // Decision is the outcome and why.
 type Decision struct {
-	Key       string            `json:"key"`
-	MetTarget bool              `json:"met_target"`
-	Pinned    bool              `json:"pinned,omitempty"`
-	Reasons   []string          `json:"reasons"`
-	Warnings  []string          `json:"warnings,omitempty"`
-	Verdicts  map[string]string `json:"verdicts"`
+	Key       string
+	MetTarget bool
+	Pinned    bool
+	Reasons   []string
+	Warnings  []string
+	Verdicts  map[string]string
 }
 
 // Key chooses a key. It fails only when no candidate is eligible at all, or a
@@ -206,13 +206,13 @@ func cheapest(cs []Candidate) Candidate {
 // Choice is the whole decision the box persists: the HTTPS key and the SSH
 // host key, each with whether to offer the hybrid post-quantum exchange.
 type Choice struct {
-	TLS              Decision `json:"tls"`
-	TLSPostQuantum   bool     `json:"tls_post_quantum"`
-	TLSPQReason      string   `json:"tls_post_quantum_reason"`
-	SSH              Decision `json:"ssh"`
-	SSHPostQuantum   bool     `json:"ssh_post_quantum"`
-	SSHPQReason      string   `json:"ssh_post_quantum_reason"`
-	Target           string   `json:"target"`
-	Concurrency      int      `json:"concurrency"`
-	BenchmarkFailure string   `json:"benchmark_failure,omitempty"`
+	TLS              Decision
+	TLSPostQuantum   bool
+	TLSPQReason      string
+	SSH              Decision
+	SSHPostQuantum   bool
+	SSHPQReason      string
+	Target           string
+	Concurrency      int
+	BenchmarkFailure string
 }

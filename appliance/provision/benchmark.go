@@ -41,7 +41,7 @@ func runBenchmark(ctx context.Context, o Options) *report.Report {
 			}
 		},
 	})
-	rep := &report.Report{Version: report.Version, Policy: pol}
+	rep := &report.Report{Policy: pol}
 	if err == nil {
 		defer s.Close()
 		err = measureAll(ctx, o, s, rep, tlsKeys, sshKeys)

@@ -14,7 +14,6 @@ import (
 	"crypto"
 	"crypto/rand"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -181,8 +180,8 @@ func loadDecision(o Options) (*report.Report, string) {
 		return nil, "first start: measuring what handshakes cost on this machine"
 	}
 	if err == nil {
-		if err = json.Unmarshal(b, &c); err != nil || c.TLS.Key == "" || c.SSH.Key == "" {
-			err = &state.Damaged{Path: o.State.Join(state.Decision), Reason: "not a decision", Advice: "measuring again"}
+		if c, err = report.ParseDecision(b); err != nil {
+			err = &state.Damaged{Path: o.State.Join(state.Decision), Reason: "not a decision: " + err.Error(), Advice: "measuring again"}
 		}
 	}
 	if err != nil {
@@ -307,11 +306,11 @@ func saveReport(dir *state.Dir, rep *report.Report) error {
 	if err := dir.Write(state.Report, b, 0o644); err != nil {
 		return err
 	}
-	c, err := json.MarshalIndent(rep.Choice, "", "  ")
+	c, err := report.EncodeDecision(rep.Choice)
 	if err != nil {
 		return err
 	}
-	return dir.Write(state.Decision, append(c, '\n'), 0o644)
+	return dir.Write(state.Decision, c, 0o644)
 }
 
 func addrs(o Options) []net.IP {

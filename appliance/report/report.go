@@ -11,44 +11,43 @@ import (
 	"github.com/bonesync/bonesync/appliance/choose"
 )
 
-// Version of the report.json layout.
+// Version of the report.json layout (v1.go).
 const Version = 1
 
-// Report is report.json.
+// Report is what report.json holds; its format on disk is v1.go's.
 type Report struct {
-	Version int           `json:"version"`
-	Machine bench.Machine `json:"machine"`
-	Policy  Policy        `json:"policy"`
+	Machine bench.Machine
+	Policy  Policy
 	// TLS holds one row per TLS server key, measured with X25519.
-	TLS []*bench.Result `json:"tls"`
+	TLS []*bench.Result
 	// TLSKex holds the chosen key measured with each key exchange.
-	TLSKex []*bench.Result `json:"tls_kex"`
+	TLSKex []*bench.Result
 	// SSH holds one row per host key, measured with curve25519-sha256.
-	SSH    []*bench.Result `json:"ssh"`
-	SSHKex []*bench.Result `json:"ssh_kex"`
-	Choice choose.Choice   `json:"decision"`
+	SSH    []*bench.Result
+	SSHKex []*bench.Result
+	Choice choose.Choice
 	// CAFingerprint is the SHA-256 of the CA certificate.
-	CAFingerprint string   `json:"ca_fingerprint_sha256"`
-	URLs          []string `json:"urls"`
-	DurationS     float64  `json:"duration_s"`
-	Notes         []string `json:"notes,omitempty"`
+	CAFingerprint string
+	URLs          []string
+	DurationS     float64
+	Notes         []string
 }
 
 // Policy is what the benchmark and the choice were asked to do.
 type Policy struct {
-	TargetMs    float64 `json:"target_ms"`
-	Concurrency int     `json:"concurrency"`
-	BudgetS     float64 `json:"budget_s"`
-	Quick       bool    `json:"quick,omitempty"`
-	PostQuantum string  `json:"post_quantum"`
-	PinTLS      string  `json:"pinned_tls_key,omitempty"`
-	PinSSH      string  `json:"pinned_ssh_host_key,omitempty"`
-	MinStrength int     `json:"min_strength_bits"`
+	TargetMs    float64
+	Concurrency int
+	BudgetS     float64
+	Quick       bool
+	PostQuantum string
+	PinTLS      string
+	PinSSH      string
+	MinStrength int
 }
 
 // JSON encodes r as report.json.
 func (r *Report) JSON() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.MarshalIndent(r.toV1(), "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -67,12 +66,18 @@ func (r *Report) Public() *Report {
 
 // Parse decodes report.json.
 func Parse(b []byte) (*Report, error) {
-	var r Report
-	if err := json.Unmarshal(b, &r); err != nil {
+	var v struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, err
 	}
-	if r.Version != Version {
-		return nil, fmt.Errorf("report version %d, want %d", r.Version, Version)
+	if v.Version != 1 {
+		return nil, fmt.Errorf("report version %d, which this bonesync does not know (it reads 1)", v.Version)
 	}
-	return &r, nil
+	var f fileV1
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, err
+	}
+	return f.report(), nil
 }

@@ -101,7 +101,6 @@ func mkReport(t *testing.T) *Report {
 	ch.Target, ch.Concurrency = target.String(), concurrency
 
 	return &Report{
-		Version: Version,
 		Machine: bench.Machine{
 			// As bench.ThisMachine reads a BeagleBone Black.
 			CPU: "ARMv7 Processor rev 2 (v7l) (Generic AM33XX (Flattened Device Tree))", Board: "TI AM335x BeagleBone Black",

@@ -50,7 +50,6 @@ func newBox(t *testing.T) *box {
 		return &bench.Phase{Latency: bench.Stats{N: 10, P50: p50, P95: p95, P99: p95, Max: p95}, Rate: 20, CPUSamples: []float64{14.5}}
 	}
 	rep := &report.Report{
-		Version: report.Version,
 		Machine: bench.Machine{CPU: "ARMv7 Processor rev 2 (v7l)", Cores: 1, Arch: "arm7", Kernel: "Linux 5.10.168-ti-r72",
 			Go: "go1.26.8", Time: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), LoadGen: "by a separate process", Hostname: "bonesync"},
 		Policy: report.Policy{TargetMs: 500, Concurrency: 8, BudgetS: 600, PostQuantum: "auto", MinStrength: keys.MinStrength},
