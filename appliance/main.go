@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -36,11 +37,9 @@ func main() {
 		boot.Main() // the whole userland of the board; never returns
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	var stderr io.Writer = os.Stderr
-	if sysd.UnderJournal(os.Stderr) {
-		stderr = sysd.Journal(os.Stderr) // priorities for journalctl -p
-	}
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, stderr)
+	// The server's log lines carry their level (sysd.NewLogger: a syslog
+	// priority under the journal).
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bonesync: %v\n", err)
@@ -151,10 +150,10 @@ const usage = `usage:
 `
 
 // loadConfig reads the config file and reports its problems, never failing.
-func loadConfig(path string, stderr io.Writer) config.Config {
+func loadConfig(path string, log *slog.Logger) config.Config {
 	c, probs := config.Load(path)
 	for _, p := range probs {
-		fmt.Fprintf(stderr, "config: %s\n", p)
+		log.Warn(fmt.Sprintf("config: %s", p))
 	}
 	return c
 }

@@ -6,7 +6,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -43,8 +43,8 @@ const saveClockEvery = time.Hour
 func quickBudget() time.Duration { return provision.QuickBudget }
 
 // setup opens the state directory and the clock floor and reads the config.
-func setup(f *flags, stderr io.Writer) (provision.Options, error) {
-	cfg := loadConfig(f.config, stderr)
+func setup(f *flags, log *slog.Logger) (provision.Options, error) {
+	cfg := loadConfig(f.config, log)
 	if f.hostname != "" {
 		if !dnsname.ValidLabel(f.hostname) {
 			return provision.Options{}, fmt.Errorf("-hostname %q is not a host name (one DNS label)", f.hostname)
@@ -57,21 +57,21 @@ func setup(f *flags, stderr io.Writer) (provision.Options, error) {
 	}
 	clk, err := clock.New(clock.BuildTime(), state.TimeFile{Dir: dir})
 	if err != nil {
-		fmt.Fprintf(stderr, "%v\n", err)
+		log.Warn(err.Error())
 	}
 	if behind, by := clk.Behind(); behind {
-		fmt.Fprintf(stderr, "clock: the system clock is %v behind the last known time; using %s until it is set\n",
-			by.Round(time.Second), clk.Now().Format(time.RFC3339))
+		log.Warn(fmt.Sprintf("clock: the system clock is %v behind the last known time; using %s until it is set",
+			by.Round(time.Second), clk.Now().Format(time.RFC3339)))
 	}
 	return provision.Options{
 		State: dir, Config: cfg, Clock: clk, Quick: f.quick,
-		Client: loadGenerator, URLs: urls(cfg.Hostname, f), Log: stderr,
+		Client: loadGenerator, URLs: urls(cfg.Hostname, f), Log: log,
 		Status: sysd.Status, Phase: sysd.Phase,
 	}, nil
 }
 
 func rebench(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
-	o, err := setup(f, stderr)
+	o, err := setup(f, sysd.NewLogger(stderr))
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,8 @@ func rebench(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 }
 
 func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
-	o, err := setup(f, stderr)
+	log := sysd.NewLogger(stderr)
+	o, err := setup(f, log)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 		io.WriteString(stdout, report.Summary(box.Report))
 	}
 	if err := o.Clock.Save(); err != nil {
-		fmt.Fprintf(stderr, "clock: %v\n", err)
+		log.Error(fmt.Sprintf("clock: %v", err))
 	}
 	limitMemory()
 	cur := &current{box: box}
@@ -122,12 +123,12 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 		return fmt.Errorf("clean interrupted uploads: %w", err)
 	}
 	if n, problems := files.NormaliseNames(); n > 0 || len(problems) > 0 {
-		fmt.Fprintf(stderr, "files: %d names put in Unicode NFC\n", n)
+		log.Info(fmt.Sprintf("files: %d names put in Unicode NFC", n))
 		for _, p := range problems {
-			fmt.Fprintf(stderr, "files: %s\n", p)
+			log.Warn(fmt.Sprintf("files: %s", p))
 		}
 	}
-	logins := guard.New(stderr)
+	logins := guard.New(log)
 	// Handshakes in flight, TLS and SSH together: enough to keep every core
 	// busy, few enough that established sessions still get CPU.
 	handshakes := guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second)
@@ -135,7 +136,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	cfg := o.Config
 	sftpSrv := &sftpd.Server{
 		Users: accounts, Store: files, Guard: logins, Handshakes: handshakes, Locks: davLocks,
-		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, stderr),
+		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, log),
 		SessionsPerConn: cfg.SSHSessionsPerConn, SessionsPerUser: cfg.SSHSessionsPerUser,
 		HostKey:     func() crypto.Signer { return cur.get().SSHKey },
 		PostQuantum: func() bool { return cur.get().Choice.SSHPostQuantum },
@@ -143,12 +144,12 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 			KeyExchanges: o.Config.SSHKeyExchanges, Ciphers: o.Config.SSHCiphers, MACs: o.Config.SSHMACs,
 		},
 		IdleTimeout: o.Config.SSHIdleTimeout,
-		Log:         stderr,
+		Log:         log,
 	}
 	if err := sftpSrv.Check(); err != nil {
 		return fmt.Errorf("SFTP: %w", err)
 	}
-	dav := &web.DAV{Users: accounts, Store: files, Guard: logins, Locks: davLocks, Log: stderr}
+	dav := &web.DAV{Users: accounts, Store: files, Guard: logins, Locks: davLocks, Log: log}
 
 	lns, err := listeners(f)
 	if err != nil {
@@ -157,7 +158,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	_, httpsPort, _ := net.SplitHostPort(lns[0].Addr().String())
 	tlsCfg := web.TLSConfig(cur.certificate, cur.postQuantum, o.Clock.Now)
 	servers := []*http.Server{
-		{Handler: web.HTTPS(cur, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: log.New(stderr, "https: ", 0)},
+		{Handler: web.HTTPS(cur, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
 		{Handler: web.HTTP(cur, httpsPort, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute},
 	}
 	sctx, stopSFTP := context.WithCancel(ctx)
@@ -166,21 +167,21 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	go func() {
 		errc <- servers[0].Serve(web.HandshakeListener(sctx, lns[0], tlsCfg, web.Handshakes{
 			Slots:     handshakes,
-			Admission: guard.NewAdmission("https", guard.Limits{PerAddress: cfg.HTTPSPerAddress, Waiting: cfg.WaitingPerAddress}, stderr),
+			Admission: guard.NewAdmission("https", guard.Limits{PerAddress: cfg.HTTPSPerAddress, Waiting: cfg.WaitingPerAddress}, log),
 			Timeout:   10 * time.Second,
-			Log:       stderr,
+			Log:       log,
 		}))
 	}()
 	go func() {
 		// Plain HTTP serves the CA and redirects: waiting_per_address
 		// connections per address are plenty.
 		per := guard.Limits{PerAddress: cfg.WaitingPerAddress, Waiting: cfg.WaitingPerAddress}
-		errc <- servers[1].Serve(web.AdmitListener(lns[1], guard.NewAdmission("http", per, stderr)))
+		errc <- servers[1].Serve(web.AdmitListener(lns[1], guard.NewAdmission("http", per, log)))
 	}()
 	sftpDone := make(chan struct{})
 	go func() { errc <- sftpSrv.Serve(sctx, lns[2]); close(sftpDone) }()
-	stop := func() error { stopSFTP(); return shutdown(servers, sftpDone, files, o.Clock, stderr) }
-	fmt.Fprintf(stderr, "serving HTTPS on %s, HTTP on %s, SFTP on %s\n", lns[0].Addr(), lns[1].Addr(), lns[2].Addr())
+	stop := func() error { stopSFTP(); return shutdown(servers, sftpDone, files, o.Clock, log) }
+	log.Info(fmt.Sprintf("serving HTTPS on %s, HTTP on %s, SFTP on %s", lns[0].Addr(), lns[1].Addr(), lns[2].Addr()))
 	sysd.Ready()
 	sysd.Status(fmt.Sprintf("serving with %s (HTTPS) and %s (SFTP)", box.Choice.TLS.Key, box.Choice.SSH.Key))
 	var heartbeat atomic.Int64
@@ -216,7 +217,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 			return fmt.Errorf("server stopped: %w", err)
 		case <-clockTick.C:
 			if err := o.Clock.Save(); err != nil {
-				fmt.Fprintf(stderr, "clock: %v\n", err)
+				log.Error(fmt.Sprintf("clock: %v", err))
 			}
 		}
 	}
@@ -301,7 +302,7 @@ func listenAll(addrs ...string) ([]net.Listener, error) {
 // ended in time is the file store closed cleanly: otherwise a change may
 // have been cut between its rename and its folder tags, and the store's
 // next start must renew its folder ETags (store.Open).
-func shutdown(servers []*http.Server, sftpDone <-chan struct{}, files *store.Store, clk *clock.Floor, stderr io.Writer) error {
+func shutdown(servers []*http.Server, sftpDone <-chan struct{}, files *store.Store, clk *clock.Floor, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	clean := true
@@ -309,7 +310,7 @@ func shutdown(servers []*http.Server, sftpDone <-chan struct{}, files *store.Sto
 		if err := s.Shutdown(ctx); err != nil {
 			// Requests still running after 5 s: cut them, so that the stop
 			// finishes (and say so; the store is then not marked clean).
-			fmt.Fprintf(stderr, "shutdown: %v; closing the connections still open\n", err)
+			log.Warn(fmt.Sprintf("shutdown: %v; closing the connections still open", err))
 			s.Close()
 			clean = false
 		}
@@ -321,13 +322,13 @@ func shutdown(servers []*http.Server, sftpDone <-chan struct{}, files *store.Sto
 	}
 	if clean {
 		if err := files.Close(); err != nil {
-			fmt.Fprintf(stderr, "files: %v\n", err)
+			log.Error(fmt.Sprintf("files: %v", err))
 		}
 	} else {
-		fmt.Fprintf(stderr, "files: stopped with transfers still running; sync clients will check their folders again after the next start\n")
+		log.Warn("files: stopped with transfers still running; sync clients will check their folders again after the next start")
 	}
 	if err := clk.Save(); err != nil {
-		fmt.Fprintf(stderr, "clock: %v\n", err)
+		log.Error(fmt.Sprintf("clock: %v", err))
 	}
 	return nil
 }

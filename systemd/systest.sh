@@ -25,6 +25,11 @@ check https bash -c 'curl -sf http://localhost/ca.crt > /tmp/ca.crt && curl -sf 
 check sandboxed bash -c '[ "$(ps -o user= -p "$(systemctl show -p MainPID --value bonesync.service)")" != root ]'
 # Priorities reach the journal as priorities: no "<6>" prefix left in the text.
 check journal-priority bash -c 'journalctl -u bonesync.service -p info --no-pager | grep -q "serving HTTPS" && ! journalctl -u bonesync.service --no-pager | grep -q "<[0-7]>"'
+# The level is the log line's own (slog), not guessed from its words: a
+# failed login is a warning, "serving HTTPS" is not.
+curl -s -o /dev/null --cacert /tmp/ca.crt -u admin:not-the-password https://localhost/dav/
+sleep 1
+check journal-levels bash -c 'journalctl -u bonesync.service -p warning --no-pager | grep -q "login failed: webdav" && ! journalctl -u bonesync.service -p warning --no-pager | grep -q "serving HTTPS"'
 
 pid=$(mainpid); r=$(restarts)
 kill -9 "$pid"

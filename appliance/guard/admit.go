@@ -2,7 +2,7 @@ package guard
 
 import (
 	"fmt"
-	"io"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -36,7 +36,7 @@ type addrConns struct{ open, waiting int }
 
 // NewAdmission counts connections to the port of service name; refusals are
 // logged once an hour per address and limit.
-func NewAdmission(name string, l Limits, log io.Writer) *Admission {
+func NewAdmission(name string, l Limits, log *slog.Logger) *Admission {
 	return &Admission{name: name, limits: l, notices: NewNotices(log), addrs: map[string]*addrConns{}}
 }
 
@@ -122,22 +122,23 @@ func (t *Ticket) Done() {
 // Notices prints a message once per key and hour: a limit that bites a
 // thousand times is one line, not a thousand.
 type Notices struct {
-	log   io.Writer
+	log   *slog.Logger
 	every time.Duration
 
 	mu   sync.Mutex
 	last map[string]time.Time
 }
 
-// NewNotices prints to log (nil: nowhere).
-func NewNotices(log io.Writer) *Notices {
+// NewNotices logs warnings to log (nil: nowhere).
+func NewNotices(log *slog.Logger) *Notices {
 	if log == nil {
-		log = io.Discard
+		log = slog.New(slog.DiscardHandler)
 	}
 	return &Notices{log: log, every: time.Hour, last: map[string]time.Time{}}
 }
 
-// Printf prints the message unless key was printed within the hour.
+// Printf logs the message as a warning unless key was logged within the
+// hour.
 func (n *Notices) Printf(key, format string, args ...any) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -156,5 +157,5 @@ func (n *Notices) Printf(key, format string, args ...any) {
 		}
 	}
 	n.last[key] = now
-	fmt.Fprintf(n.log, format+"\n", args...)
+	n.log.Warn(fmt.Sprintf(format, args...))
 }

@@ -2,13 +2,14 @@ package guard
 
 import (
 	"bytes"
+	"github.com/bonesync/bonesync/appliance/sysd"
 	"strings"
 	"testing"
 )
 
 func TestAdmission(t *testing.T) {
 	var log bytes.Buffer
-	a := NewAdmission("https", Limits{PerAddress: 3, Waiting: 2}, &log)
+	a := NewAdmission("https", Limits{PerAddress: 3, Waiting: 2}, sysd.NewLogger(&log))
 	t1, t2 := a.Admit("10.0.0.2"), a.Admit("10.0.0.2")
 	if t1 == nil || t2 == nil {
 		t.Fatal("refused below the limits")

@@ -9,7 +9,7 @@ package guard
 
 import (
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -27,7 +27,7 @@ const (
 // Guard counts failed logins per address.
 type Guard struct {
 	now func() time.Time
-	log io.Writer
+	log *slog.Logger
 
 	mu    sync.Mutex
 	addrs map[string]*record
@@ -52,12 +52,12 @@ type record struct {
 // once; more wait their turn, and find the ban if the ones before earned it.
 const MaxConcurrent = 2
 
-// New returns a Guard that logs bans to log.
-func New(log io.Writer) *Guard { return newGuard(time.Now, log) }
+// New returns a Guard that logs failures and bans to log (warnings).
+func New(log *slog.Logger) *Guard { return newGuard(time.Now, log) }
 
-func newGuard(now func() time.Time, log io.Writer) *Guard {
+func newGuard(now func() time.Time, log *slog.Logger) *Guard {
 	if log == nil {
-		log = io.Discard
+		log = slog.New(slog.DiscardHandler)
 	}
 	return &Guard{now: now, log: log, addrs: map[string]*record{}}
 }
@@ -167,7 +167,7 @@ func (g *Guard) Failed(addr, proto, user string) {
 		}
 	}
 	r.failures = append(kept, failure{now, user})
-	fmt.Fprintf(g.log, "login failed: %s user %q from %s (%d within %v)\n", proto, user, addr, len(r.failures), Window)
+	g.log.Warn(fmt.Sprintf("login failed: %s user %q from %s (%d within %v)", proto, user, addr, len(r.failures), Window))
 	if len(r.failures) < MaxFailures {
 		return
 	}
@@ -178,7 +178,7 @@ func (g *Guard) Failed(addr, proto, user string) {
 	r.bans++
 	r.bannedUntil = now.Add(ban)
 	r.failures = nil
-	fmt.Fprintf(g.log, "banned %s for %v after %d failed logins (ban number %d)\n", addr, ban, MaxFailures, r.bans)
+	g.log.Warn(fmt.Sprintf("banned %s for %v after %d failed logins (ban number %d)", addr, ban, MaxFailures, r.bans))
 }
 
 // forgive drops an address's failures for user once user logs in: their own

@@ -3,6 +3,7 @@ package guard
 import (
 	"bytes"
 	"context"
+	"github.com/bonesync/bonesync/appliance/sysd"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +13,7 @@ import (
 func TestBanGrows(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var log bytes.Buffer
-	g := newGuard(func() time.Time { return now }, &log)
+	g := newGuard(func() time.Time { return now }, sysd.NewLogger(&log))
 	const ip = "192.168.1.66"
 	for i := 0; i < MaxFailures-1; i++ {
 		g.Failed(ip, "sftp", "admin")

@@ -35,7 +35,7 @@ func runBenchmark(ctx context.Context, o Options) *report.Report {
 		Planned: len(tlsKeys) + len(sshKeys) + 2,
 		Client:  o.Client,
 		Progress: func(p bench.Progress) {
-			fmt.Fprintf(o.Log, "  %s\n", p)
+			o.Log.Info("  " + p.String())
 			if o.Status != nil {
 				o.Status(p.String())
 			}
@@ -49,7 +49,7 @@ func runBenchmark(ctx context.Context, o Options) *report.Report {
 		rep.Machine.LoadGen = s.LoadGenerator
 	}
 	if err != nil {
-		fmt.Fprintf(o.Log, "WARNING: benchmark failed: %v\n", err)
+		o.Log.Error(fmt.Sprintf("benchmark failed: %v", err))
 		rep.Machine = bench.ThisMachine(o.Clock.Now())
 		rep.Choice = choose.Choice{
 			TLS:              choose.Decision{Key: string(pinOr(pol.PinTLS, fallbackTLS)), Reasons: []string{"benchmark failed; safe default"}},

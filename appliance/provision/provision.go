@@ -16,8 +16,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os/exec"
 	"time"
@@ -62,7 +62,7 @@ type Options struct {
 	URLs []string
 	// Log receives progress lines and warnings; Status (optional) one-line
 	// state, e.g. for systemd.
-	Log    io.Writer
+	Log    *slog.Logger
 	Status func(string)
 	// Phase (optional) is told "benchmarking" when a benchmark starts (for
 	// the service manager: sysd.Phase).
@@ -92,7 +92,7 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 	}
 	defer unlock()
 	if o.Log == nil {
-		o.Log = io.Discard
+		o.Log = slog.New(slog.DiscardHandler)
 	}
 	now := o.Clock.Now()
 	b := &Box{}
@@ -108,7 +108,7 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNeedsBenchmark, why)
 	}
 	if why != "" {
-		fmt.Fprintf(o.Log, "benchmark: %s\n", why)
+		o.Log.Info("benchmark: " + why)
 		if o.Phase != nil {
 			o.Phase("benchmarking")
 		}
@@ -150,7 +150,7 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 func ensureCA(o Options, now time.Time) (*pki.CA, error) {
 	ca, err := pki.LoadCA(o.State)
 	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(o.Log, "making the certificate authority for %v\n", pki.BoxDNSNames(o.Config.Hostname))
+		o.Log.Info(fmt.Sprintf("making the certificate authority for %v", pki.BoxDNSNames(o.Config.Hostname)))
 		if ca, err = pki.NewCA(o.Config.Hostname, now, rand.Reader); err != nil {
 			return nil, err
 		}
@@ -163,8 +163,8 @@ func ensureCA(o Options, now time.Time) (*pki.CA, error) {
 		return nil, err
 	}
 	if !ca.Permits(o.Config.Hostname) {
-		fmt.Fprintf(o.Log, "WARNING: the CA was made for %v and cannot vouch for the hostname %q; "+
-			"set hostname back, or delete ca.crt and ca.key to make a new CA\n", ca.Cert.PermittedDNSDomains, o.Config.Hostname)
+		o.Log.Warn(fmt.Sprintf("the CA was made for %v and cannot vouch for the hostname %q; "+
+			"set hostname back, or delete ca.crt and ca.key to make a new CA", ca.Cert.PermittedDNSDomains, o.Config.Hostname))
 	}
 	return ca, nil
 }
@@ -253,9 +253,9 @@ func ensureKey(o Options, file string, want keys.Name) (crypto.Signer, time.Dura
 			return k, 0, nil
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(o.Log, "%v; making a new key\n", err)
+		o.Log.Warn(fmt.Sprintf("%v; making a new key", err))
 	}
-	fmt.Fprintf(o.Log, "generating the %s key (%s)\n", want, file)
+	o.Log.Info(fmt.Sprintf("generating the %s key (%s)", want, file))
 	t0 := time.Now()
 	if k, err = keys.Generate(want, rand.Reader); err != nil {
 		return nil, 0, err
@@ -284,13 +284,13 @@ func ensureLeaf(o Options, ca *pki.CA, key crypto.Signer, now time.Time) (*x509.
 	names := pki.BoxNames(o.Config.Hostname, addrs(o))
 	leaf, err := pki.LoadLeaf(o.State)
 	if err != nil {
-		fmt.Fprintf(o.Log, "%v\n", err)
+		o.Log.Warn(err.Error())
 	}
 	need, why := pki.NeedsReissue(leaf, ca, key.Public(), names, now)
 	if !need {
 		return leaf, nil
 	}
-	fmt.Fprintf(o.Log, "issuing the server certificate for %s (%s)\n", names, why)
+	o.Log.Info(fmt.Sprintf("issuing the server certificate for %s (%s)", names, why))
 	leaf, err = ca.Issue(key.Public(), names, now, rand.Reader)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/keys"
 	"github.com/bonesync/bonesync/appliance/pki"
 	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/sysd"
 )
 
 // opts returns Options over a fresh state dir with a tiny benchmark budget
@@ -29,15 +31,23 @@ func opts(t *testing.T) Options {
 	clk, _ := clock.New(time.Time{}, state.TimeFile{Dir: dir})
 	cfg := config.Default()
 	cfg.BenchBudget = time.Second
-	return Options{State: dir, Config: cfg, Clock: clk, Log: &bytes.Buffer{},
+	buf := &bytes.Buffer{}
+	log := sysd.NewLogger(buf)
+	logBuffers[log] = buf
+	return Options{State: dir, Config: cfg, Clock: clk, Log: log,
 		Addrs: func() []net.IP { return pki.Addrs("127.0.0.1", "192.168.7.2") }}
 }
+
+// logBuffers holds what each test's logger wrote.
+var logBuffers = map[*slog.Logger]*bytes.Buffer{}
+
+func logOf(o Options) string { return logBuffers[o.Log].String() }
 
 func ensure(t *testing.T, o Options) *Box {
 	t.Helper()
 	b, err := Ensure(context.Background(), o)
 	if err != nil {
-		t.Fatalf("Ensure: %v\nlog:\n%s", err, o.Log)
+		t.Fatalf("Ensure: %v\nlog:\n%s", err, logOf(o))
 	}
 	return b
 }
@@ -124,8 +134,8 @@ func TestDamagedRegenerableFiles(t *testing.T) {
 	if b2.Server.Leaf.Equal(b.Server.Leaf) {
 		t.Error("a new key kept the old certificate")
 	}
-	if !strings.Contains(o.Log.(*bytes.Buffer).String(), o.State.Join(state.Decision)) {
-		t.Errorf("log does not name the damaged decision:\n%s", o.Log)
+	if !strings.Contains(logOf(o), o.State.Join(state.Decision)) {
+		t.Errorf("log does not name the damaged decision:\n%s", logOf(o))
 	}
 }
 
@@ -175,7 +185,7 @@ func TestDamagedCertificateReissued(t *testing.T) {
 	if b2.Benchmarked || b2.Server.Leaf == nil || b2.Server.Leaf.Equal(b.Server.Leaf) {
 		t.Fatalf("a damaged tls.crt: benchmarked %v, new leaf %v", b2.Benchmarked, b2.Server.Leaf != nil)
 	}
-	if log := o.Log.(*bytes.Buffer).String(); !strings.Contains(log, o.State.Join(state.TLSCert)+" is damaged") || !strings.Contains(log, "a new certificate is issued") {
+	if log := logOf(o); !strings.Contains(log, o.State.Join(state.TLSCert)+" is damaged") || !strings.Contains(log, "a new certificate is issued") {
 		t.Errorf("the log does not name the damaged certificate:\n%s", log)
 	}
 }

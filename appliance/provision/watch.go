@@ -116,7 +116,7 @@ func (w *Watcher) Check(ctx context.Context) bool {
 
 func (w *Watcher) warn(msg string) {
 	if msg != w.warns && w.Options.Log != nil {
-		fmt.Fprintln(w.Options.Log, msg)
+		w.Options.Log.Warn(msg)
 	}
 	w.warns = msg
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -50,7 +51,7 @@ type Server struct {
 	// IdleTimeout closes a logged-in connection that sent nothing for that
 	// long (0: 15 minutes).
 	IdleTimeout time.Duration
-	Log         io.Writer
+	Log         *slog.Logger
 	// HandshakeTimeout bounds key exchange plus login.
 	HandshakeTimeout time.Duration
 	// SessionsPerConn and SessionsPerUser cap the sessions (channels) open
@@ -104,7 +105,7 @@ func (s *Server) Check() error {
 		return err
 	}
 	for _, why := range Discouraged(alg) {
-		fmt.Fprintf(s.Log, "sftp: warning: the config offers %s\n", why)
+		s.Log.Warn(fmt.Sprintf("sftp: the config offers %s", why))
 	}
 	_, err := s.config(&attempt{})
 	return err
@@ -245,7 +246,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	defer sc.Close()
 	go ssh.DiscardRequests(reqs)
 	user := sc.Permissions.Extensions["user"]
-	fmt.Fprintf(s.Log, "sftp: %s logged in from %s\n", user, c.RemoteAddr())
+	s.Log.Info(fmt.Sprintf("sftp: %s logged in from %s", user, c.RemoteAddr()))
 	perConn, perUser := s.sessionCaps()
 	var open atomic.Int32 // this connection's sessions
 	for nc := range chans {
@@ -378,7 +379,7 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 func (s *Server) sftp(user string, ch ssh.Channel) uint32 {
 	tree, err := s.Store.Tree(user)
 	if err != nil {
-		fmt.Fprintf(s.Log, "sftp: %v\n", err)
+		s.Log.Error(fmt.Sprintf("sftp: %v", err))
 		return 1
 	}
 	defer tree.Close()
@@ -392,7 +393,7 @@ func (s *Server) sftp(user string, ch ssh.Channel) uint32 {
 	// which would close it).
 	rs := sftp.NewRequestServer(ch, Handlers(tree, locked))
 	if err := rs.Serve(); err != nil && !errors.Is(err, io.EOF) {
-		fmt.Fprintf(s.Log, "sftp: %s: %v\n", user, err)
+		s.Log.Error(fmt.Sprintf("sftp: %s: %v", user, err))
 		return 1
 	}
 	return 0

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"io"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -29,8 +30,8 @@ func testServer(t *testing.T, lim *guard.Limiter) *Server {
 	}
 	files, _ := store.Open(t.TempDir())
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	return &Server{Users: db, Store: files, Guard: guard.New(io.Discard), Handshakes: lim,
-		HostKey: func() crypto.Signer { return key }, PostQuantum: func() bool { return false }, Log: io.Discard}
+	return &Server{Users: db, Store: files, Guard: guard.New(nil), Handshakes: lim,
+		HostKey: func() crypto.Signer { return key }, PostQuantum: func() bool { return false }, Log: slog.New(slog.DiscardHandler)}
 }
 
 // Serve returns when its context ends, even with a client logged in and
@@ -76,7 +77,7 @@ func TestServeReturnsOnCancelWithClientsLoggedIn(t *testing.T) {
 func TestSlowClientsHoldNoSlot(t *testing.T) {
 	lim := guard.NewLimiter(1, time.Second)
 	s := testServer(t, lim)
-	s.Admission = guard.NewAdmission("sftp", guard.Limits{PerAddress: 32, Waiting: 4}, io.Discard)
+	s.Admission = guard.NewAdmission("sftp", guard.Limits{PerAddress: 32, Waiting: 4}, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,10 @@
 package sysd
 
 import (
-	"bytes"
+	"context"
+	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -24,42 +26,68 @@ func UnderJournal(f *os.File) bool {
 	return strconv.FormatUint(uint64(st.Dev), 10) == dev && strconv.FormatUint(st.Ino, 10) == ino
 }
 
-// Journal wraps w so that each line carries a syslog priority prefix
-// ("<3>", sd-daemon(3)), which journald reads as the line's priority:
-// errors and WARNING lines stand out in `journalctl -p warning`.
-func Journal(w io.Writer) io.Writer { return &prioritised{w: w} }
-
-type prioritised struct {
-	mu  sync.Mutex
-	w   io.Writer
-	buf []byte
-}
-
-func (p *prioritised) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.buf = append(p.buf, b...)
-	for {
-		i := bytes.IndexByte(p.buf, '\n')
-		if i < 0 {
-			return len(b), nil
-		}
-		line := p.buf[:i+1]
-		if _, err := io.WriteString(p.w, Priority(string(line))+string(line)); err != nil {
-			return 0, err
-		}
-		p.buf = p.buf[i+1:]
+// NewLogger is the server's logger: one line per record, the message and
+// then any attributes as key=value. Every line's level is explicit: under
+// the journal as its syslog priority prefix (sd-daemon(3): <3> error, <4>
+// warning, <6> info, <7> debug), which `journalctl -p warning` filters on;
+// on a terminal or the board's console as an "error: " or "warning: "
+// prefix. Debug lines are dropped.
+func NewLogger(w io.Writer) *slog.Logger {
+	journal := false
+	if f, ok := w.(*os.File); ok {
+		journal = UnderJournal(f)
 	}
+	return slog.New(&lineHandler{w: w, journal: journal, mu: &sync.Mutex{}})
 }
 
-// Priority is the sd-daemon prefix for a log line.
-func Priority(line string) string {
-	l := strings.ToLower(line)
+type lineHandler struct {
+	w       io.Writer
+	journal bool
+	mu      *sync.Mutex
+	attrs   []slog.Attr
+}
+
+func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
 	switch {
-	case strings.Contains(l, "error") || strings.Contains(l, "failed") || strings.Contains(l, "damaged") || strings.Contains(l, "cannot"):
-		return "<3>"
-	case strings.Contains(l, "warning") || strings.Contains(l, "banned") || strings.Contains(l, "refused"):
-		return "<4>"
+	case h.journal && r.Level >= slog.LevelError:
+		b.WriteString("<3>")
+	case h.journal && r.Level >= slog.LevelWarn:
+		b.WriteString("<4>")
+	case h.journal:
+		b.WriteString("<6>")
+	case r.Level >= slog.LevelError:
+		b.WriteString("error: ")
+	case r.Level >= slog.LevelWarn:
+		b.WriteString("warning: ")
 	}
-	return "<6>"
+	b.WriteString(strings.ReplaceAll(r.Message, "\n", " "))
+	add := func(a slog.Attr) bool {
+		v := a.Value.Resolve().String()
+		if strings.ContainsAny(v, " \"=\n") || v == "" {
+			v = strconv.Quote(v)
+		}
+		fmt.Fprintf(&b, " %s=%s", a.Key, v)
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
 }
+
+func (h *lineHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(append([]slog.Attr(nil), h.attrs...), as...)
+	return &c
+}
+
+// WithGroup is not used: keys stay flat.
+func (h *lineHandler) WithGroup(string) slog.Handler { return h }

@@ -3,10 +3,12 @@ package sysd
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,23 +89,26 @@ func TestWatchdogStopsWhenWedged(t *testing.T) {
 	}
 }
 
-func TestPriority(t *testing.T) {
-	for line, want := range map[string]string{
-		"serving HTTPS on [::]:443\n":                      "<6>",
-		"WARNING: pinned key rsa-4096 misses the target\n": "<4>",
-		"banned 192.168.1.9 for 1m0s\n":                    "<4>",
-		"refresh: /var/lib/bonesync/ca.key is damaged\n":   "<3>",
-	} {
-		if got := Priority(line); got != want {
-			t.Errorf("Priority(%q) = %s, want %s", line, got, want)
-		}
-	}
+// Each line's level is explicit: a syslog priority under the journal, a
+// prefix on a console; not guessed from its words.
+func TestLoggerLevels(t *testing.T) {
 	var b bytes.Buffer
-	w := Journal(&b)
-	w.Write([]byte("one\nWARNING: tw"))
-	w.Write([]byte("o\n"))
-	if got := b.String(); got != "<6>one\n<4>WARNING: two\n" {
-		t.Errorf("Journal output = %q", got)
+	log := slog.New(&lineHandler{w: &b, journal: true, mu: &sync.Mutex{}})
+	log.Info("serving HTTPS", "addr", ":443")
+	log.Warn("login failed: webdav user \"bob\"")
+	log.Error("cannot open the store")
+	log.Info("an error in the words of an info line")
+	log.Debug("not shown")
+	want := "<6>serving HTTPS addr=:443\n<4>login failed: webdav user \"bob\"\n<3>cannot open the store\n<6>an error in the words of an info line\n"
+	if b.String() != want {
+		t.Errorf("journal lines:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	console := slog.New(&lineHandler{w: &b, mu: &sync.Mutex{}})
+	console.With("user", "bob smith").Warn("banned")
+	console.Info("plain")
+	if want := "warning: banned user=\"bob smith\"\nplain\n"; b.String() != want {
+		t.Errorf("console lines %q, want %q", b.String(), want)
 	}
 }
 

@@ -46,7 +46,7 @@ func (d *DAV) serveUploads(w http.ResponseWriter, r *http.Request) {
 	root, err := d.Store.Chunks(user)
 	if err != nil {
 		http.Error(w, "cannot open your uploads", http.StatusInternalServerError)
-		fmt.Fprintf(d.Log, "webdav: %v\n", err)
+		d.Log.Error(fmt.Sprintf("webdav: %v", err))
 		return
 	}
 	defer root.Close()
@@ -93,7 +93,7 @@ func (d *DAV) serveUploads(w http.ResponseWriter, r *http.Request) {
 		LockSystem: noLocks{},
 		Logger: func(r *http.Request, err error) {
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintf(d.Log, "webdav: %s %s %s: %v\n", user, r.Method, r.URL.Path, err)
+				d.Log.Error(fmt.Sprintf("webdav: %s %s %s: %v", user, r.Method, r.URL.Path, err))
 			}
 		},
 	}
@@ -127,7 +127,7 @@ func (d *DAV) assemble(w http.ResponseWriter, r *http.Request, user string, root
 	}
 	parts, total, err := chunkParts(root, transfer)
 	if err != nil {
-		fmt.Fprintf(d.Log, "webdav: %s: assemble %s: %v\n", user, transfer, err)
+		d.Log.Error(fmt.Sprintf("webdav: %s: assemble %s: %v", user, transfer, err))
 		writeStoreError(w, err)
 		return
 	}
@@ -144,7 +144,7 @@ func (d *DAV) assemble(w http.ResponseWriter, r *http.Request, user string, root
 	_, statErr := tree.Stat(dst)
 	u, err := tree.Create(dst, false)
 	if err != nil {
-		fmt.Fprintf(d.Log, "webdav: %s: assemble %s: %v\n", user, dst, err)
+		d.Log.Error(fmt.Sprintf("webdav: %s: assemble %s: %v", user, dst, err))
 		writeStoreError(w, err)
 		return
 	}
@@ -160,13 +160,13 @@ func (d *DAV) assemble(w http.ResponseWriter, r *http.Request, user string, root
 		}
 		if err != nil {
 			u.Abort()
-			fmt.Fprintf(d.Log, "webdav: %s: assemble %s: %v\n", user, dst, err)
+			d.Log.Error(fmt.Sprintf("webdav: %s: assemble %s: %v", user, dst, err))
 			writeStoreError(w, err)
 			return
 		}
 	}
 	if err := u.Close(); err != nil {
-		fmt.Fprintf(d.Log, "webdav: %s: assemble %s: %v\n", user, dst, err)
+		d.Log.Error(fmt.Sprintf("webdav: %s: assemble %s: %v", user, dst, err))
 		writeStoreError(w, err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"path"
@@ -46,7 +47,7 @@ type DAV struct {
 	Users *users.DB
 	Store *store.Store
 	Guard *guard.Guard
-	Log   io.Writer
+	Log   *slog.Logger
 	// Locks are the WebDAV locks, which SFTP honours too; nil: a table of
 	// DAV's own.
 	Locks *locks.Table
@@ -107,7 +108,7 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 	tree, err := d.Store.Tree(user)
 	if err != nil {
 		http.Error(w, "cannot open your files", http.StatusInternalServerError)
-		fmt.Fprintf(d.Log, "webdav: %v\n", err)
+		d.Log.Error(fmt.Sprintf("webdav: %v", err))
 		return
 	}
 	defer tree.Close()
@@ -251,7 +252,7 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 		LockSystem: noLocks{},
 		Logger: func(r *http.Request, err error) {
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintf(d.Log, "webdav: %s %s %s: %v\n", user, r.Method, r.URL.Path, err)
+				d.Log.Error(fmt.Sprintf("webdav: %s %s %s: %v", user, r.Method, r.URL.Path, err))
 			}
 		},
 	}

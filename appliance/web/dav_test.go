@@ -3,7 +3,7 @@ package web
 import (
 	"crypto/tls"
 	"fmt"
-	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -47,7 +47,7 @@ func newDAV(t testing.TB, n int) *DAV {
 		}
 	}
 	tr.Close()
-	return &DAV{Users: db, Store: s, Guard: guard.New(io.Discard), Log: io.Discard}
+	return &DAV{Users: db, Store: s, Guard: guard.New(nil), Log: slog.New(slog.DiscardHandler)}
 }
 
 func davRequest(method, target, body string, hdr ...string) *http.Request {

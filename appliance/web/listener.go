@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -25,7 +26,7 @@ type Handshakes struct {
 	// Timeout bounds a handshake from the connection's first moment.
 	Timeout time.Duration
 	// Log gets failed handshakes, once an hour per address and error.
-	Log io.Writer
+	Log *slog.Logger
 }
 
 // handshakeListener completes TLS handshakes off the accept path and hands

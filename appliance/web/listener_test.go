@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/sysd"
 )
 
 // lockedBuffer is a log the listener writes from its goroutines.
@@ -55,7 +56,7 @@ func listen(t *testing.T, limits guard.Limits) *testListener {
 	l := &testListener{addr: ln.Addr().String(), lim: guard.NewLimiter(1, 300*time.Millisecond), log: &lockedBuffer{}, roots: x509.NewCertPool()}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })}
 	go srv.Serve(HandshakeListener(ctx, ln, cfg, Handshakes{
-		Slots: l.lim, Admission: guard.NewAdmission("https", limits, l.log), Timeout: 5 * time.Second, Log: l.log,
+		Slots: l.lim, Admission: guard.NewAdmission("https", limits, sysd.NewLogger(l.log)), Timeout: 5 * time.Second, Log: sysd.NewLogger(l.log),
 	}))
 	t.Cleanup(func() { cancel(); srv.Close() })
 	l.roots.AddCert(ca.Cert)
@@ -184,7 +185,7 @@ func TestAdmitListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })}
-	go srv.Serve(AdmitListener(ln, guard.NewAdmission("http", guard.Limits{PerAddress: 2, Waiting: 2}, io.Discard)))
+	go srv.Serve(AdmitListener(ln, guard.NewAdmission("http", guard.Limits{PerAddress: 2, Waiting: 2}, nil)))
 	defer srv.Close()
 	a := dialFrom(t, "127.0.0.2", ln.Addr().String())
 	dialFrom(t, "127.0.0.2", ln.Addr().String())

@@ -44,6 +44,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/sysd"
 	"github.com/bonesync/bonesync/appliance/users"
 	"github.com/bonesync/bonesync/appliance/web"
 )
@@ -88,7 +89,7 @@ func newDAV(dir string) (*web.DAV, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &web.DAV{Users: db, Store: files, Guard: guard.New(io.Discard), Log: os.Stderr}, nil
+	return &web.DAV{Users: db, Store: files, Guard: guard.New(nil), Log: sysd.NewLogger(os.Stderr)}, nil
 }
 
 func run(chainFile, keyFile, davDir string, stdin io.Reader, stdout io.Writer) error {
