@@ -158,7 +158,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	_, httpsPort, _ := net.SplitHostPort(lns[0].Addr().String())
 	tlsCfg := web.TLSConfig(cur.certificate, cur.postQuantum, o.Clock.Now)
 	servers := []*http.Server{
-		{Handler: web.HTTPS(cur, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
+		{Handler: web.HTTPS(cur, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.With("listener", "https").Handler(), slog.LevelWarn)},
 		{Handler: web.HTTP(cur, httpsPort, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute},
 	}
 	sctx, stopSFTP := context.WithCancel(ctx)
@@ -184,9 +184,11 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	log.Info(fmt.Sprintf("serving HTTPS on %s, HTTP on %s, SFTP on %s", lns[0].Addr(), lns[1].Addr(), lns[2].Addr()))
 	sysd.Ready()
 	sysd.Status(fmt.Sprintf("serving with %s (HTTPS) and %s (SFTP)", box.Choice.TLS.Key, box.Choice.SSH.Key))
+	// The heartbeat is monotonic time since start: a clock stepped by NTP
+	// must not make a live loop look dead.
+	started := time.Now()
 	var heartbeat atomic.Int64
-	heartbeat.Store(time.Now().UnixNano())
-	stopWatchdog := sysd.Watchdog(healthy(&heartbeat, lns[1].Addr()))
+	stopWatchdog := sysd.Watchdog(healthy(started, &heartbeat, lns[1].Addr()))
 	defer stopWatchdog()
 	beat := time.NewTicker(5 * time.Second)
 	defer beat.Stop()
@@ -206,7 +208,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	for {
 		select {
 		case <-beat.C:
-			heartbeat.Store(time.Now().UnixNano())
+			heartbeat.Store(int64(time.Since(started)))
 		case <-ctx.Done():
 			sysd.Stopping()
 			stopWatcher()
@@ -260,15 +262,16 @@ func listeners(f *flags) ([]net.Listener, error) {
 }
 
 // healthy is the watchdog's test that the server really serves: its main
-// loop has ticked lately and the plain-HTTP listener answers a request.
-func healthy(heartbeat *atomic.Int64, httpAddr net.Addr) func() bool {
+// loop has ticked lately (heartbeat: the time since started at its last
+// tick) and the plain-HTTP listener answers a request.
+func healthy(started time.Time, heartbeat *atomic.Int64, httpAddr net.Addr) func() bool {
 	addr := httpAddr.String()
 	if tcp, ok := httpAddr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
 		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 	}
 	client := &http.Client{Timeout: 5 * time.Second}
 	return func() bool {
-		if time.Since(time.Unix(0, heartbeat.Load())) > 20*time.Second {
+		if time.Since(started)-time.Duration(heartbeat.Load()) > 20*time.Second {
 			return false
 		}
 		resp, err := client.Get("http://" + addr + "/ca.crt")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"syscall"
 	"time"
 
 	"github.com/beevik/ntp"
@@ -65,18 +64,24 @@ func (s *System) keepTime(ctx context.Context) {
 			}
 			wait, retry = retry, min(2*retry, maxRetry)
 		} else {
-			back, err := floor.Synced(v)
-			if err != nil {
-				fmt.Fprintf(s.Log, "bonesync: clock: %v\n", err)
+			save := func() {
+				if _, err := floor.Synced(v); err != nil {
+					fmt.Fprintf(s.Log, "bonesync: clock: %v\n", err)
+				}
 			}
-			if lastErr != "" || back > 0 || !s.timeSet {
+			if back := floor.WouldMoveBack(v); back > time.Minute {
+				// The server holds the wrong floor too, and saves it when it
+				// stops: the corrected one is saved between its stop and the
+				// next start.
+				fmt.Fprintf(s.Log, "bonesync: the clock floor was %v ahead (two time servers agree); restarting the server with the right time\n", back.Round(time.Second))
+				s.Server.Restart(save)
+			} else {
+				save()
+			}
+			if lastErr != "" || !s.timeSet {
 				fmt.Fprintf(s.Log, "bonesync: clock set from %s\n", v.Server)
 			}
 			s.timeSet, lastErr, retry = true, "", firstRetry
-			if back > time.Minute {
-				fmt.Fprintf(s.Log, "bonesync: the clock floor was %v ahead (two time servers agree); restarting the server\n", back.Round(time.Second))
-				s.Server.Signal(syscall.SIGTERM)
-			}
 		}
 		select {
 		case <-ctx.Done():
@@ -87,21 +92,29 @@ func (s *System) keepTime(ctx context.Context) {
 }
 
 // askTimeServers asks up to three time servers: each configured name's
-// first two addresses (pool.ntp.org gives a different server for each).
+// first two addresses (pool.ntp.org gives a different server for each),
+// each address once.
 func askTimeServers(ctx context.Context, names []string) []clock.Sample {
 	var out []clock.Sample
+	asked := map[string]bool{}
 	for _, name := range names {
 		addrs, err := net.DefaultResolver.LookupHost(ctx, name)
 		if err != nil {
 			continue
 		}
-		for _, a := range addrs[:min(2, len(addrs))] {
+		n := 0
+		for _, a := range addrs {
+			if asked[a] || n == 2 {
+				continue
+			}
+			asked[a] = true
+			n++
 			r, err := ntp.QueryWithOptions(a, ntp.QueryOptions{Timeout: 5 * time.Second})
 			if err == nil {
 				err = r.Validate()
 			}
 			if err == nil {
-				out = append(out, clock.Sample{Server: fmt.Sprintf("%s (%s)", name, a), Offset: r.ClockOffset})
+				out = append(out, clock.Sample{Server: fmt.Sprintf("%s (%s)", name, a), Addr: a, Offset: r.ClockOffset})
 			}
 			if len(out) == 3 {
 				return out

@@ -46,6 +46,8 @@ type Supervisor struct {
 	beat     time.Time     // its last heartbeat (or READY)
 	killed   time.Time     // when it was killed as wedged; zero if not
 	checked  time.Time     // the monitor's last look; zero before Run
+	follows  bool          // notifications are read (the socket opened)
+	between  func()        // Restart's: to run before the next start
 	exited   chan struct{} // closed when Run returns
 	stop     chan struct{} // closed by Stop
 }
@@ -84,6 +86,9 @@ func (sv *Supervisor) Run(ctx context.Context) {
 		fmt.Fprintf(sv.s.Log, "bonesync: %v; the server's heartbeats will not be followed\n", err)
 	} else {
 		defer mgr.Close()
+		sv.mu.Lock()
+		sv.follows = true
+		sv.mu.Unlock()
 		go sv.listen(mgr)
 	}
 	monitorCtx, stopMonitor := context.WithCancel(ctx)
@@ -109,6 +114,13 @@ func (sv *Supervisor) Run(ctx context.Context) {
 		if stopping {
 			sv.mu.Unlock()
 			return
+		}
+		if between := sv.between; between != nil {
+			// A restart asked for (Restart): no backoff, not an error.
+			sv.between = nil
+			sv.mu.Unlock()
+			between()
+			continue
 		}
 		sv.restarts++
 		msg := sv.lastExit
@@ -153,6 +165,10 @@ func (sv *Supervisor) once(mgr *sysd.Manager) (unix.WaitStatus, error) {
 	sv.mu.Lock()
 	sv.pid, sv.since = cmd.Process.Pid, time.Now()
 	sv.ready, sv.status, sv.beat, sv.killed = false, "", sv.since, time.Time{}
+	if sv.stopping {
+		// Stop came while it was being started: it found no pid to signal.
+		syscall.Kill(sv.pid, syscall.SIGTERM)
+	}
 	sv.mu.Unlock()
 	go sv.watch(r)
 	ws := <-done
@@ -222,12 +238,14 @@ func (sv *Supervisor) check(now time.Time) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	sv.checked = now
-	if sv.pid == 0 || sv.stopping || !sv.killed.IsZero() {
-		return
+	if sv.pid == 0 || sv.stopping || !sv.killed.IsZero() || !sv.follows {
+		return // without notifications it is only restarted when it exits
 	}
 	var why string
 	switch {
-	case sv.ready && now.Sub(sv.beat) > sv.watchdog:
+	// A quarter of slack: a ping may come late when the clock was just
+	// stepped, or on a busy core.
+	case sv.ready && now.Sub(sv.beat) > sv.watchdog+sv.watchdog/4:
 		why = fmt.Sprintf("sent no heartbeat for %v", now.Sub(sv.beat).Round(time.Second))
 	case !sv.ready && now.Sub(sv.since) > sv.startLimit:
 		why = fmt.Sprintf("was not ready after %v", now.Sub(sv.since).Round(time.Second))
@@ -318,6 +336,21 @@ func describe(ws unix.WaitStatus) string {
 		return fmt.Sprintf("was killed by %v", ws.Signal())
 	}
 	return fmt.Sprintf("stopped (%#x)", int(ws))
+}
+
+// Restart stops the server (SIGTERM, as for a shutdown) and runs between
+// after it has exited and before it starts again.
+func (sv *Supervisor) Restart(between func()) {
+	sv.mu.Lock()
+	pid := sv.pid
+	if pid == 0 {
+		sv.mu.Unlock()
+		between() // not running now: the next start comes after this
+		return
+	}
+	sv.between = between
+	sv.mu.Unlock()
+	syscall.Kill(pid, syscall.SIGTERM)
 }
 
 // Signal sends sig to the server, if it runs.

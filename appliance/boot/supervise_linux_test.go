@@ -170,3 +170,38 @@ func TestSupervisorStopDuringBackoff(t *testing.T) {
 		t.Errorf("the server was started %d times, want 1: Stop did not end the restarts", runs)
 	}
 }
+
+// Restart stops the server, runs its function between the stop and the
+// next start (the clock floor is saved there), and counts no failure.
+func TestSupervisorRestart(t *testing.T) {
+	sv, log := supervised(t, "serve")
+	go sv.Run(context.Background())
+	waitFor(t, "ready server", log, func() bool { return strings.Contains(sv.Status(), "ready") })
+	var between atomic.Bool
+	first := sv.Status()
+	sv.Restart(func() {
+		if strings.Contains(sv.Status(), "server running") {
+			t.Error("between ran while the old server still ran")
+		}
+		between.Store(true)
+	})
+	waitFor(t, "restarted server", log, func() bool {
+		return between.Load() && strings.Contains(sv.Status(), "ready") && sv.Status() != first
+	})
+	if !strings.Contains(sv.Status(), "0 restarts") {
+		t.Errorf("a restart asked for counts as a failure: %s", sv.Status())
+	}
+}
+
+// Without the notify socket the server is only restarted when it exits:
+// its missing READY is no reason to kill it.
+func TestSupervisorWithoutNotifications(t *testing.T) {
+	sv, log := supervised(t, "serve")
+	sv.notifyPath = "/nonexistent/notify"
+	sv.startLimit = 500 * time.Millisecond
+	go sv.Run(context.Background())
+	time.Sleep(3 * time.Second)
+	if strings.Contains(log.String(), "killing it") || !strings.Contains(sv.Status(), "0 restarts") {
+		t.Errorf("a server that cannot notify was killed:\n%s\n%s", sv.Status(), log)
+	}
+}

@@ -86,14 +86,15 @@ func TestJudge(t *testing.T) {
 		confirmed bool
 	}{
 		{"none", nil, false, false},
-		{"one, a minute off", []Sample{{"a", at(time.Minute)}}, true, false},
-		{"one, after a year off", []Sample{{"a", at(300 * 24 * time.Hour)}}, true, false},
-		{"one, from the next century", []Sample{{"a", at(80 * 365 * 24 * time.Hour)}}, false, false},
-		{"two disagreeing, far future first", []Sample{{"a", at(80 * 365 * 24 * time.Hour)}, {"b", at(time.Minute)}}, false, false},
-		{"the same server twice", []Sample{{"a", at(80 * 365 * 24 * time.Hour)}, {"a", at(80 * 365 * 24 * time.Hour)}}, false, false},
-		{"two agreeing far ahead", []Sample{{"a", at(3 * 365 * 24 * time.Hour)}, {"b", at(3*365*24*time.Hour + time.Second)}}, true, true},
-		{"one behind the floor", []Sample{{"a", at(-30 * 24 * time.Hour)}}, false, false},
-		{"two agreeing behind the floor", []Sample{{"a", at(-30 * 24 * time.Hour)}, {"b", at(-30*24*time.Hour - time.Second)}}, true, true},
+		{"one, a minute off", []Sample{{"a", "", at(time.Minute)}}, true, false},
+		{"one, after a year off", []Sample{{"a", "", at(300 * 24 * time.Hour)}}, true, false},
+		{"one, from the next century", []Sample{{"a", "", at(80 * 365 * 24 * time.Hour)}}, false, false},
+		{"two disagreeing, far future first", []Sample{{"a", "", at(80 * 365 * 24 * time.Hour)}, {"b", "", at(time.Minute)}}, true, false},
+		{"the same server twice", []Sample{{"a", "", at(80 * 365 * 24 * time.Hour)}, {"a", "", at(80 * 365 * 24 * time.Hour)}}, false, false},
+		{"one address under two names", []Sample{{"a", "192.0.2.1", at(80 * 365 * 24 * time.Hour)}, {"b", "192.0.2.1", at(80 * 365 * 24 * time.Hour)}}, false, false},
+		{"two agreeing far ahead", []Sample{{"a", "", at(3 * 365 * 24 * time.Hour)}, {"b", "", at(3*365*24*time.Hour + time.Second)}}, true, true},
+		{"one behind the floor", []Sample{{"a", "", at(-30 * 24 * time.Hour)}}, false, false},
+		{"two agreeing behind the floor", []Sample{{"a", "", at(-30 * 24 * time.Hour)}, {"b", "", at(-30*24*time.Hour - time.Second)}}, true, true},
 	} {
 		v, err := f.Judge(tc.samples)
 		if (err == nil) != tc.ok || v.Confirmed != tc.confirmed {
@@ -109,10 +110,10 @@ func TestSyncedCorrectsAWrongFloor(t *testing.T) {
 	real := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	store := &memStore{t: wrong}
 	f, _ := newFloor(func() time.Time { return real }, time.Time{}, store)
-	if _, err := f.Judge([]Sample{{"a", 0}}); err == nil {
+	if _, err := f.Judge([]Sample{{"a", "", 0}}); err == nil {
 		t.Fatal("one server was believed against the floor")
 	}
-	v, err := f.Judge([]Sample{{"a", 0}, {"b", time.Second}})
+	v, err := f.Judge([]Sample{{"a", "", 0}, {"b", "", time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import (
 // Sample is one time server's answer: how far ahead of the system clock it
 // says the time is.
 type Sample struct {
-	Server string
+	Server string // for messages
+	Addr   string // its address: two samples agree only from two addresses
 	Offset time.Duration
 }
 
@@ -41,27 +42,47 @@ func (f *Floor) Judge(samples []Sample) (Verdict, error) {
 		return Verdict{}, ErrNoAnswer
 	}
 	sys := f.now()
+	addr := func(s Sample) string {
+		if s.Addr != "" {
+			return s.Addr
+		}
+		return s.Server
+	}
 	for i, a := range samples {
 		for _, b := range samples[i+1:] {
-			if a.Server != b.Server && (a.Offset-b.Offset).Abs() <= Agree {
+			if addr(a) != addr(b) && (a.Offset-b.Offset).Abs() <= Agree {
 				return Verdict{Time: sys.Add(a.Offset), Server: a.Server + " and " + b.Server, Confirmed: true}, nil
 			}
 		}
 	}
-	s := samples[0]
-	t := sys.Add(s.Offset)
 	f.mu.Lock()
 	floor := f.floor
 	f.mu.Unlock()
-	switch {
-	case t.Before(floor.Add(-Agree)):
-		return Verdict{}, fmt.Errorf("%s says %s, before the last known time %s; waiting for a second server to agree",
-			s.Server, t.Format(time.RFC3339), floor.Format(time.RFC3339))
-	case t.After(floor.Add(Plausible)):
-		return Verdict{}, fmt.Errorf("%s says %s, more than %d days after the last known time %s; waiting for a second server to agree",
-			s.Server, t.Format(time.RFC3339), int(Plausible.Hours()/24), floor.Format(time.RFC3339))
+	var why error
+	for _, s := range samples {
+		t := sys.Add(s.Offset)
+		switch {
+		case t.Before(floor.Add(-Agree)):
+			why = fmt.Errorf("%s says %s, before the last known time %s; waiting for a second server to agree",
+				s.Server, t.Format(time.RFC3339), floor.Format(time.RFC3339))
+		case t.After(floor.Add(Plausible)):
+			why = fmt.Errorf("%s says %s, more than %d days after the last known time %s; waiting for a second server to agree",
+				s.Server, t.Format(time.RFC3339), int(Plausible.Hours()/24), floor.Format(time.RFC3339))
+		default:
+			return Verdict{Time: t, Server: s.Server}, nil
+		}
 	}
-	return Verdict{Time: t, Server: s.Server}, nil
+	return Verdict{}, why
+}
+
+// WouldMoveBack is how far Synced(v) would move the floor back (0 if not).
+func (f *Floor) WouldMoveBack(v Verdict) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !v.Confirmed || !v.Time.Before(f.floor) {
+		return 0
+	}
+	return f.floor.Sub(v.Time)
 }
 
 // Synced records a time the system clock was set to: it raises the floor

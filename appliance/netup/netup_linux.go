@@ -159,7 +159,8 @@ func applyLease(l netlink.Link, lease dhclient.Lease, c Config) (*State, error) 
 	}
 	s := &State{Interface: a.Name, Addrs: []net.IPNet{*addr}, Method: MethodDHCP,
 		Lease: m.IPAddressLeaseTime(time.Hour)}
-	s.Renew = m.IPAddressRenewalTime(s.Lease / 2)
+	// A server that says 0 (or nearly) would make a request storm.
+	s.Renew = max(m.IPAddressRenewalTime(s.Lease/2), 10*time.Second)
 	// RFC 3442: classless static routes, if present, replace the router
 	// option.
 	if routes := m.ClasslessStaticRoute(); routes != nil {
@@ -281,8 +282,14 @@ func Keep(ctx context.Context, c Config, st *State, changed func(*State)) {
 				removeAddrs(l, &cur)
 			}
 			if next, err = applyLease(l, lease, c); err != nil {
-				c.logf("%v", err)
-				continue
+				// The old address may be gone: never stay without one.
+				c.logf("%v; falling back, asking again in %v", err, c.retryEvery())
+				if next, err = fallBack(l, c); err != nil {
+					c.logf("%v", err)
+					continue
+				}
+				retry = c.retryEvery()
+				break
 			}
 			retry, expires = c.retryEvery(), time.Now().Add(next.Lease)
 		case cur.Method != MethodDHCP:
@@ -291,7 +298,8 @@ func Keep(ctx context.Context, c Config, st *State, changed func(*State)) {
 		case time.Now().Before(expires):
 			// Not renewed yet: ask again at half the time left (RFC 2131,
 			// 4.4.5), at least a minute later.
-			cur.Renew = max(time.Until(expires)/2, time.Minute)
+			left := time.Until(expires)
+			cur.Renew = min(max(left/2, time.Minute), left)
 			c.logf("%s: lease not renewed; %v left", cur.Interface, time.Until(expires).Round(time.Second))
 			continue
 		default:

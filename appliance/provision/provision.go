@@ -67,6 +67,10 @@ type Options struct {
 	// Phase (optional) is told "benchmarking" when a benchmark starts (for
 	// the service manager: sysd.Phase).
 	Phase func(string)
+
+	// whileLocked (the Watcher's) runs at the end of Ensure, before the
+	// state directory is unlocked.
+	whileLocked func()
 }
 
 // Box is what the box serves with.
@@ -91,6 +95,9 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 		return nil, err
 	}
 	defer unlock()
+	if o.whileLocked != nil {
+		defer o.whileLocked()
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}

@@ -96,6 +96,10 @@ func (w *Watcher) Check(ctx context.Context) bool {
 	}
 	o := w.Options
 	o.Rebench, o.NoWait = false, true
+	// The inputs as Ensure leaves them, taken before it unlocks: a write
+	// by `bonesync bench` right after must count as a change.
+	var after inputs
+	o.whileLocked = func() { after = w.look() }
 	b, err := Ensure(ctx, o)
 	switch {
 	case errors.Is(err, state.ErrBusy):
@@ -109,7 +113,7 @@ func (w *Watcher) Check(ctx context.Context) bool {
 		return false
 	}
 	w.warns = ""
-	w.last = w.look() // after Ensure's own writes
+	w.last = after
 	w.Apply(b)
 	return true
 }
