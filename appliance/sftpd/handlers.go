@@ -1,6 +1,7 @@
 package sftpd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -50,21 +51,72 @@ func (h *handler) checkLocks(changes ...locks.Change) error {
 	return nil
 }
 
-// upload is an Upload that the session can find by path (for a truncate on
-// an open file) until it is closed.
+// upload is an Upload that the session can find by path (for a stat, a
+// truncate, a rename or a remove of an open file) until it is closed.
 type upload struct {
 	*store.Upload
-	h    *handler
-	path string
+	h       *handler
+	path    string
+	removed bool // removed while open: nothing is committed at the close
 }
 
 func (u *upload) Close() error {
 	u.h.mu.Lock()
+	removed := u.removed
 	if u.h.open[u.path] == u {
 		delete(u.h.open, u.path)
 	}
 	u.h.mu.Unlock()
+	if removed {
+		u.Upload.Abort()
+		return nil
+	}
 	return u.Upload.Close()
+}
+
+// openUpload is the upload this session has open at p, if any.
+func (h *handler) openUpload(p string) *upload {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.open[path.Clean("/"+p)]
+}
+
+// A file this session is still writing may be renamed or removed, as on a
+// local disk: sshfs closes a file (FUSE's release) after close(2) has
+// returned, so `echo x > f; rm f` and an editor's save (write, then rename
+// over the original) send the REMOVE or RENAME before the CLOSE that
+// commits the file; pkg/sftp serves them in that order.
+
+// removeOpen removes a file being written: nothing is committed at its
+// close, and what was there before goes now.
+func (h *handler) removeOpen(up *upload) error {
+	h.mu.Lock()
+	up.removed = true
+	delete(h.open, up.path)
+	h.mu.Unlock()
+	if err := h.t.Remove(up.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// renameOpen renames a file being written: its close commits it at to, and
+// the version there before, if any, moves with it now.
+func (h *handler) renameOpen(up *upload, to string) error {
+	if _, err := h.t.Lstat(up.path); err == nil {
+		if err := h.t.Rename(up.path, to); err != nil {
+			return err
+		}
+	}
+	if err := up.MoveTo(to); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	delete(h.open, up.path)
+	up.path = path.Clean("/" + to)
+	h.open[up.path] = up
+	h.mu.Unlock()
+	return nil
 }
 
 func (h *handler) Fileread(r *sftp.Request) (io.ReaderAt, error) {
@@ -141,8 +193,11 @@ func (h *handler) Filecmd(r *sftp.Request) error {
 	switch r.Method {
 	case "Rename":
 		// SFTP rename does not replace an existing file.
-		if _, err := h.t.Lstat(r.Target); err == nil {
+		if _, err := h.t.Lstat(r.Target); err == nil || h.openUpload(r.Target) != nil {
 			return os.ErrExist
+		}
+		if up := h.openUpload(r.Filepath); up != nil {
+			return h.renameOpen(up, r.Target)
 		}
 		return h.t.Rename(r.Filepath, r.Target)
 	case "Rmdir":
@@ -155,6 +210,9 @@ func (h *handler) Filecmd(r *sftp.Request) error {
 		}
 		return h.t.Remove(r.Filepath)
 	case "Remove":
+		if up := h.openUpload(r.Filepath); up != nil {
+			return h.removeOpen(up)
+		}
 		fi, err := h.t.Lstat(r.Filepath)
 		if err != nil {
 			return err
@@ -174,6 +232,9 @@ func (h *handler) Filecmd(r *sftp.Request) error {
 func (h *handler) PosixRename(r *sftp.Request) error {
 	if err := h.checkLocks(locks.Change{Path: r.Filepath, Tree: true, Member: true}, locks.Change{Path: r.Target, Tree: true, Member: true}); err != nil {
 		return err
+	}
+	if up := h.openUpload(r.Filepath); up != nil {
+		return h.renameOpen(up, r.Target)
 	}
 	return h.t.Rename(r.Filepath, r.Target)
 }

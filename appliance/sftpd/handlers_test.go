@@ -247,3 +247,35 @@ func TestShellWords(t *testing.T) {
 		}
 	}
 }
+
+// sshfs sends a REMOVE (or RENAME) of a file it has just written before the
+// CLOSE that commits it (FUSE's release comes after close(2) returns): as
+// on a local disk, the removed file is not committed at its close, and the
+// renamed one is committed under its new name.
+func TestRemoveWaitsForTheClose(t *testing.T) {
+	c, tree := newClient(t, nil, 0)
+	for _, op := range []string{"remove", "rename"} {
+		f, err := c.OpenFile("late.txt", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("x"))
+		if op == "remove" {
+			err = c.Remove("late.txt")
+		} else {
+			err = c.PosixRename("late.txt", "moved.txt")
+		}
+		if err != nil {
+			t.Fatalf("%s of a file whose close comes late: %v", op, err)
+		}
+		if err := f.Close(); err != nil {
+			t.Errorf("the close after the %s: %v", op, err)
+		}
+		if _, err := tree.Stat("late.txt"); err == nil {
+			t.Errorf("after the %s and the close, late.txt is there", op)
+		}
+	}
+	if got := read(t, c, "moved.txt"); got != "x" {
+		t.Errorf("moved.txt = %q", got)
+	}
+}

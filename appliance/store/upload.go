@@ -117,6 +117,32 @@ func (t *Tree) CreateKeeping(p string, n int64) (*Upload, error) {
 	return u, nil
 }
 
+// MoveTo makes the upload commit to p instead: the file was renamed while
+// it was being written (sshfs renames an editor's temporary file before it
+// closes it).
+func (u *Upload) MoveTo(p string) error {
+	c, err := u.t.clean(p)
+	if err != nil {
+		return err
+	}
+	if c == "." {
+		return fs.ErrExist
+	}
+	if fi, err := u.t.root.Stat(parent(c)); err != nil {
+		return err
+	} else if !fi.IsDir() {
+		return fmt.Errorf("%s: %w", parent(c), fs.ErrNotExist)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.name = c
+	u.oldSize = 0
+	if fi, err := u.t.root.Stat(c); err == nil {
+		u.oldSize = fi.Size()
+	}
+	return nil
+}
+
 // Size is the end of what was written so far.
 func (u *Upload) Size() int64 {
 	u.mu.Lock()
