@@ -22,7 +22,7 @@ import (
 
 // opts returns Options over a fresh state dir with a tiny benchmark budget
 // (every phase then takes its minimum samples) and load generated in-process.
-func opts(t *testing.T) Options {
+func opts(t testing.TB) Options {
 	t.Helper()
 	dir, err := state.Open(t.TempDir())
 	if err != nil {

@@ -88,3 +88,30 @@ func TestWatcherPicksUpChanges(t *testing.T) {
 		t.Errorf("the certificate after the new address has %s", got)
 	}
 }
+
+// What a refresh costs on an idle box: a look at the inputs, against the
+// Ensure that every refresh ran before (loading and verifying the CA,
+// re-encoding the report).
+func BenchmarkIdleRefresh(b *testing.B) {
+	o := opts(b)
+	if _, err := Ensure(context.Background(), o); err != nil {
+		b.Fatal(err)
+	}
+	o.NoWait = true
+	b.Run("watcher", func(b *testing.B) {
+		w := &Watcher{Options: o, Apply: func(*Box) {}}
+		w.Started()
+		for b.Loop() {
+			if w.Check(context.Background()) {
+				b.Fatal("a change on an idle box")
+			}
+		}
+	})
+	b.Run("ensure", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Ensure(context.Background(), o); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
