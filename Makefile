@@ -6,7 +6,8 @@ SHELL     := /bin/bash
 OUT       ?= out
 # The clock floor: never trust a clock that reads earlier than the build.
 BUILD_UNIX := $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/null),$(shell date +%s))
-LDFLAGS   := -s -w -X github.com/bonesync/bonesync/appliance/clock.BuildUnix=$(BUILD_UNIX)
+VERSION   ?= 0.1.0+$(shell git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || echo 0)
+LDFLAGS   := -s -w -X github.com/bonesync/bonesync/appliance/clock.BuildUnix=$(BUILD_UNIX) -X main.Version=$(VERSION)
 GOFLAGS_B := -trimpath -ldflags '$(LDFLAGS)'
 
 .PHONY: all build build-arm run bench image qemu deb install test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
@@ -27,7 +28,6 @@ run: build
 
 test: test-unit test-fuzz test-cross test-systemd test-image test-boot test-systemd-vm
 
-VERSION   ?= 0.1.0+$(shell git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || echo 0)
 DESTDIR   ?=
 PREFIX    ?= /usr
 

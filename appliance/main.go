@@ -21,6 +21,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,8 +45,41 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bonesync: %v\n", err)
-		os.Exit(1)
 	}
+	os.Exit(exitCode(err))
+}
+
+// usageError is a command line that makes no sense: exit status 2, as
+// for any Unix tool.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// exitCode is 0 for success, 2 for a usage error, 1 for any other failure.
+func exitCode(err error) int {
+	var u usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &u):
+		return 2
+	}
+	return 1
+}
+
+// Version is the release, as the .deb carries it: the Makefile sets it
+// with -X main.Version=$(VERSION).
+var Version string
+
+// subcommands are the commands that take flags, with the flags each takes.
+var subcommands = map[string][]string{
+	"serve":        {"state", "config", "files", "https", "http", "ssh", "quick", "hostname", "refresh"},
+	"bench":        {"state", "config", "quick"},
+	"report":       {"state"},
+	"user":         {"state", "files"},
+	"check-config": {"state", "config"},
 }
 
 // flags are shared by the subcommands.
@@ -57,30 +92,56 @@ type flags struct {
 	args                 []string // the user command's own arguments
 }
 
-func parse(name string, args []string, stderr io.Writer) (*flags, error) {
+// parse reads a subcommand's flags (only its own: see subcommands). -h
+// prints them and returns flag.ErrHelp; a bad flag is a usageError.
+func parse(name string, args []string, stdout io.Writer) (*flags, error) {
 	fs := flag.NewFlagSet("bonesync "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	var errs strings.Builder
+	fs.SetOutput(&errs)
+	fs.Usage = func() {}
 	f := &flags{}
 	// Under systemd, StateDirectory= and ConfigurationDirectory= decide.
 	defState, defConfigDir := sysd.Dirs()
 	if defState == "" {
 		defState = "/var/lib/bonesync"
 	}
-	fs.StringVar(&f.state, "state", defState, "state directory: CA, keys, decision, report")
-	fs.StringVar(&f.config, "config", "", "config file (default: bonesync.conf in the state directory)")
-	fs.StringVar(&f.files, "files", "", "the users' files (default: files in the state directory)")
-	fs.StringVar(&f.https, "https", ":443", "HTTPS listen address")
-	fs.StringVar(&f.http, "http", ":80", "plain-HTTP listen address (CA download and redirect only)")
-	fs.StringVar(&f.ssh, "ssh", ":22", "SFTP listen address")
-	fs.BoolVar(&f.quick, "quick", false, fmt.Sprintf("benchmark on the small budget (%v)", quickBudget()))
-	fs.StringVar(&f.hostname, "hostname", "", "the box's name, in place of the config's (PID 1 passes the name it won on the network)")
-	fs.DurationVar(&f.refresh, "refresh", 30*time.Second, "how often the server looks for a new address, decision or keys")
+	takes := func(flag string) bool { return slices.Contains(subcommands[name], flag) }
+	f.https, f.http, f.ssh, f.refresh = ":443", ":80", ":22", 30*time.Second
+	if takes("state") {
+		fs.StringVar(&f.state, "state", defState, "state directory: CA, keys, decision, report")
+	} else {
+		f.state = defState
+	}
+	if takes("config") {
+		fs.StringVar(&f.config, "config", "", "config file (default: bonesync.conf in the state directory)")
+	}
+	if takes("files") {
+		fs.StringVar(&f.files, "files", "", "the users' files (default: files in the state directory)")
+	}
+	if takes("https") {
+		fs.StringVar(&f.https, "https", ":443", "HTTPS listen address")
+		fs.StringVar(&f.http, "http", ":80", "plain-HTTP listen address (CA download and redirect only)")
+		fs.StringVar(&f.ssh, "ssh", ":22", "SFTP listen address")
+	}
+	if takes("quick") {
+		fs.BoolVar(&f.quick, "quick", false, fmt.Sprintf("benchmark on the small budget (%v)", quickBudget()))
+	}
+	if takes("hostname") {
+		fs.StringVar(&f.hostname, "hostname", "", "the box's name, in place of the config's (PID 1 passes the name it won on the network)")
+		fs.DurationVar(&f.refresh, "refresh", 30*time.Second, "how often the server looks for a new address, decision or keys")
+	}
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "usage: bonesync %s\n", subcommandUsage(name))
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil, err
+		}
+		return nil, usagef("%s (bonesync %s -h lists its flags)", strings.TrimSpace(errs.String()), name)
 	}
 	f.args = fs.Args()
 	if len(f.args) > 0 && name != "user" {
-		return nil, fmt.Errorf("unexpected arguments: %v", f.args)
+		return nil, usagef("unexpected arguments: %v", f.args)
 	}
 	if f.config == "" {
 		f.config = filepath.Join(f.state, "bonesync.conf")
@@ -96,32 +157,49 @@ func parse(name string, args []string, stderr io.Writer) (*flags, error) {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+	if len(args) > 0 {
+		switch a := args[0]; {
+		case a == "-h" || a == "-help" || a == "--help" || a == "help":
+			if len(args) > 1 && subcommands[args[1]] != nil { // bonesync help user
+				_, err := parse(args[1], []string{"-h"}, stdout)
+				return helped(err)
+			}
+			fmt.Fprint(stdout, usage)
+			return nil
+		case a == "-version" || a == "--version" || a == "version":
+			fmt.Fprintln(stdout, version())
+			return nil
+		case a != "" && a[0] != '-':
+			cmd, args = a, args[1:]
+		}
 	}
 	switch cmd {
 	case "bench-client":
 		// The benchmark's load generator, started by the benchmark itself.
 		return bench.ServeClient(ctx, stdin, stdout)
-	case "version":
-		fmt.Fprintln(stdout, version())
-		return nil
 	case "config-example":
 		// Every setting, commented out at its default: the file on the card
 		// and in /etc/bonesync.
 		fmt.Fprint(stdout, config.Example())
 		return nil
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	}
+	if subcommands[cmd] == nil {
+		return usagef("unknown command %q (bonesync help lists them)", cmd)
 	}
 	if cmd == "user" {
 		// Flags first, then the user command: bonesync user -state DIR add bob
 		args = reorderUserArgs(args)
 	}
-	f, err := parse(cmd, args, stderr)
+	f, err := parse(cmd, args, stdout)
 	if err != nil {
-		return err
+		return helped(err)
+	}
+	if cmd != "serve" && cmd != "check-config" {
+		// Only the server makes a state directory: a typo in -state must not
+		// quietly make an empty one and list no users.
+		if _, err := os.Stat(f.state); err != nil {
+			return fmt.Errorf("no state directory at %s (start `bonesync serve` first, or pass -state DIR)", f.state)
+		}
 	}
 	switch cmd {
 	case "serve":
@@ -132,8 +210,49 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return printReport(f, stdout)
 	case "user":
 		return userCmd(f, stdin, stdout, stderr)
+	case "check-config":
+		return checkConfig(f.config, stdout)
 	}
-	return fmt.Errorf("unknown command %q (want serve, bench, report, user or version)", cmd)
+	return nil
+}
+
+// helped turns the -h of a subcommand into success: its flags were printed.
+func helped(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// subcommandUsage is the usage lines of one subcommand, for its -h.
+func subcommandUsage(name string) string {
+	var lines []string
+	for _, l := range strings.Split(usage, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "bonesync" && (f[1] == name || name == "serve" && f[1] == "[serve]") {
+			lines = append(lines, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "bonesync")))
+		}
+	}
+	if len(lines) == 0 {
+		return name + " [flags]"
+	}
+	return strings.Join(lines, "\n       bonesync ")
+}
+
+// checkConfig is `bonesync check-config`, like `sshd -t`: every problem
+// of the file, and a failure if there is any.
+func checkConfig(path string, stdout io.Writer) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("no config file at %s (-config FILE)", path)
+	}
+	_, probs := config.Load(path)
+	for _, p := range probs {
+		fmt.Fprintln(stdout, p)
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("%s: %d problems", path, len(probs))
+	}
+	fmt.Fprintf(stdout, "%s: OK\n", path)
+	return nil
 }
 
 const usage = `usage:
@@ -145,8 +264,10 @@ const usage = `usage:
   bonesync user [-state DIR] del NAME                        remove a user (their files stay)
   bonesync user [-state DIR] list
   bonesync user [-state DIR] key add NAME FILE               add SSH public keys (authorized_keys format; - for stdin)
+  bonesync check-config [-config FILE]                       check a config file, as sshd -t does
   bonesync config-example                                    print a config file with every setting
-  bonesync version
+  bonesync version                                           also --version
+  bonesync help [COMMAND]                                    also -h; COMMAND -h lists its flags
 `
 
 // loadConfig reads the config file and reports its problems, never failing.
@@ -186,6 +307,9 @@ func loadGenerator(ctx context.Context) *exec.Cmd {
 }
 
 func version() string {
+	if Version != "" {
+		return "bonesync " + Version
+	}
 	v := "bonesync (devel)"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {

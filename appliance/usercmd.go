@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,7 +24,7 @@ func reorderUserArgs(args []string) []string {
 		a := args[i]
 		if strings.HasPrefix(a, "-") && a != "-" {
 			flags = append(flags, a)
-			if !strings.Contains(a, "=") && i+1 < len(args) && a != "-quick" && a != "--quick" {
+			if !strings.Contains(a, "=") && i+1 < len(args) && !slices.Contains([]string{"-quick", "--quick", "-h", "-help", "--help"}, a) {
 				flags = append(flags, args[i+1])
 				i++
 			}
@@ -48,12 +49,12 @@ func userCmd(f *flags, stdin io.Reader, stdout, stderr io.Writer) error {
 	a := f.args
 	need := func(n int, form string) error {
 		if len(a) != n {
-			return fmt.Errorf("usage: bonesync user %s", form)
+			return usagef("usage: bonesync user %s", form)
 		}
 		return nil
 	}
 	if len(a) == 0 {
-		return errors.New("usage: bonesync user add|passwd|del|list|quota|key add ...")
+		return usagef("usage: bonesync user add|passwd|del|list|quota|key add ...")
 	}
 	switch a[0] {
 	case "add":
@@ -144,7 +145,7 @@ func userCmd(f *flags, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "added %d key(s) to %s\n", n, a[2])
 	default:
-		return fmt.Errorf("unknown user command %q (want add, passwd, del, list, quota or key add)", a[0])
+		return usagef("unknown user command %q (want add, passwd, del, list, quota or key add)", a[0])
 	}
 	return nil
 }
