@@ -93,12 +93,21 @@ func (g *Guard) Suspect(addr string) bool {
 	return r != nil && (len(r.failures) > 0 || r.bans > 0)
 }
 
+// Outcome is how a login attempt ended.
+type Outcome int
+
+const (
+	LoggedIn      Outcome = iota // forgives the user's own earlier typos
+	WrongPassword                // a failed login, counted towards a ban
+	ServerFault                  // the server could not check (its users file unreadable): no one's failure
+)
+
 // Begin reserves a login attempt from addr before its password is checked,
 // so that concurrent guesses count as much as sequential ones: it refuses
 // when addr is banned or already has MaxFailures failures and checks under
-// way. The caller must call the returned done with whether the login
-// succeeded (done(false) records a failure, as Failed does).
-func (g *Guard) Begin(addr, proto, user string) (done func(ok bool), allowed bool) {
+// way. The caller must call the returned done with the outcome
+// (WrongPassword records a failure, as Failed does).
+func (g *Guard) Begin(addr, proto, user string) (done func(Outcome), allowed bool) {
 	g.mu.Lock()
 	r := g.addrs[addr]
 	if r == nil {
@@ -110,11 +119,11 @@ func (g *Guard) Begin(addr, proto, user string) (done func(ok bool), allowed boo
 	}
 	r.pending++
 	g.mu.Unlock()
-	refuse := func() (func(bool), bool) {
+	refuse := func() (func(Outcome), bool) {
 		g.mu.Lock()
 		r.pending--
 		g.mu.Unlock()
-		return func(bool) {}, false
+		return func(Outcome) {}, false
 	}
 	// Wait for a turn (a legitimate client sending several requests at once
 	// just waits a little), then look again: the checks before may have
@@ -132,11 +141,12 @@ func (g *Guard) Begin(addr, proto, user string) (done func(ok bool), allowed boo
 		return refuse()
 	}
 	var once sync.Once
-	return func(ok bool) {
+	return func(o Outcome) {
 		once.Do(func() {
-			if ok {
+			switch o {
+			case LoggedIn:
 				g.forgive(r, user)
-			} else {
+			case WrongPassword:
 				g.Failed(addr, proto, user)
 			}
 			<-r.slots

@@ -100,7 +100,7 @@ func TestConcurrentGuessesCount(t *testing.T) {
 			mu.Lock()
 			checked++
 			mu.Unlock()
-			done(false) // every guess is wrong
+			done(WrongPassword) // every guess is wrong
 		}()
 	}
 	wg.Wait()
@@ -113,12 +113,12 @@ func TestConcurrentGuessesCount(t *testing.T) {
 	g2 := newGuard(func() time.Time { return now }, nil)
 	for i := 0; i < MaxFailures-1; i++ {
 		done, _ := g2.Begin("10.0.0.8", "webdav", "alice")
-		done(false)
+		done(WrongPassword)
 	}
 	done, _ := g2.Begin("10.0.0.8", "webdav", "mallory")
-	done(true) // a good login as another user
+	done(LoggedIn) // a good login as another user
 	done, _ = g2.Begin("10.0.0.8", "webdav", "alice")
-	done(false)
+	done(WrongPassword)
 	if b, _ := g2.Banned("10.0.0.8"); !b {
 		t.Error("a good login in between reset the failure count")
 	}
@@ -127,13 +127,13 @@ func TestConcurrentGuessesCount(t *testing.T) {
 	for round := 0; round < 3; round++ {
 		for i := 0; i < MaxFailures-1; i++ {
 			done, _ := g3.Begin("10.0.0.10", "webdav", "carol")
-			done(false)
+			done(WrongPassword)
 		}
 		done, ok := g3.Begin("10.0.0.10", "webdav", "carol")
 		if !ok {
 			t.Fatalf("round %d: carol refused", round)
 		}
-		done(true)
+		done(LoggedIn)
 	}
 	if b, _ := g3.Banned("10.0.0.10"); b {
 		t.Error("a user's own typos, each time followed by the right password, led to a ban")
@@ -157,7 +157,7 @@ func TestConcurrentGoodLoginsWait(t *testing.T) {
 				mu.Unlock()
 				return
 			}
-			done(true)
+			done(LoggedIn)
 		}()
 	}
 	wg.Wait()

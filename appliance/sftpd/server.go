@@ -125,12 +125,19 @@ func (s *Server) config(a *attempt) (*ssh.ServerConfig, error) {
 			if !allowed {
 				return nil, fmt.Errorf("%s: too many failed logins", addr)
 			}
-			ok := s.Users.CheckPassword(c.User(), string(pw), s.Guard.Suspect(addr))
-			done(ok)
+			ok, err := s.Users.CheckPassword(c.User(), string(pw), s.Guard.Suspect(addr))
+			if err != nil {
+				done(guard.ServerFault)
+				a.fault.Store(true)
+				s.Log.Error(fmt.Sprintf("sftp: login of %q from %s not checked: %v", c.User(), addr, err))
+				return nil, err
+			}
 			if !ok {
+				done(guard.WrongPassword)
 				a.passwordFailed.Store(true)
 				return nil, errors.New("wrong user or password")
 			}
+			done(guard.LoggedIn)
 			return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
 		},
 		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
@@ -138,7 +145,13 @@ func (s *Server) config(a *attempt) (*ssh.ServerConfig, error) {
 			a.keyOffered.Store(true)
 			// Called for every key a client offers; only the final outcome
 			// of a connection counts as a failure (see serveConn).
-			if !s.Users.CheckKey(c.User(), key) {
+			ok, err := s.Users.CheckKey(c.User(), key)
+			if err != nil {
+				a.fault.Store(true)
+				s.Log.Error(fmt.Sprintf("sftp: key of %q from %s not checked: %v", c.User(), c.RemoteAddr(), err))
+				return nil, err
+			}
+			if !ok {
 				return nil, errors.New("key not authorized")
 			}
 			return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
@@ -230,7 +243,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		// A connection that ends without a login counts once: its wrong
 		// passwords were counted as they came, its keys were not.
 		var authErr *ssh.ServerAuthError
-		if errors.As(err, &authErr) && !a.passwordFailed.Load() && a.keyOffered.Load() {
+		if errors.As(err, &authErr) && !a.passwordFailed.Load() && a.keyOffered.Load() && !a.fault.Load() {
 			user, _ := a.user.Load().(string)
 			s.Guard.Failed(addr, "sftp", user+" (no key accepted)")
 		}
@@ -416,6 +429,7 @@ func sshString(b []byte) (string, bool) {
 type attempt struct {
 	passwordFailed atomic.Bool
 	keyOffered     atomic.Bool  // a connection closed at the password prompt, having tried nothing, is no failure
+	fault          atomic.Bool  // the server could not check (its users file): no failure of the client's
 	user           atomic.Value // string: the user whose keys were offered
 }
 

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -126,6 +127,9 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 	if err = f.Chmod(perm); err != nil {
 		return err
 	}
+	if err = keepOwner(f, path, dir); err != nil {
+		return err
+	}
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
@@ -139,6 +143,26 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 		return err
 	}
 	return syncDir(dir)
+}
+
+// keepOwner gives a file written by root the owner of the file it
+// replaces, or else of its directory: `sudo bonesync user passwd` on a
+// Debian install must leave users.json readable by the service's own user.
+func keepOwner(f *os.File, path, dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		if fi, err = os.Stat(dir); err != nil {
+			return nil
+		}
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Uid == 0 && st.Gid == 0 {
+		return nil
+	}
+	return f.Chown(int(st.Uid), int(st.Gid))
 }
 
 // unchanged reports whether path is a regular file with exactly data and

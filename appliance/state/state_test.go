@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -160,5 +161,39 @@ func TestWriteUnchangedIsNoWrite(t *testing.T) {
 	}
 	if b, _ := d.Read(Report); string(b) != "two" {
 		t.Errorf("read %q after writing new bytes", b)
+	}
+}
+
+// Root writing in a directory that belongs to the service's user (sudo
+// bonesync user passwd on a Debian install) keeps the files that user's.
+func TestRootKeepsTheOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	base := t.TempDir()
+	os.Chown(base, 65534, 65534)
+	d, err := Open(filepath.Join(base, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(d.Path, 65534, 65534)
+	if err := d.Write("users.json", []byte("one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	owner := func() uint32 {
+		fi, err := os.Stat(d.Join("users.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Uid
+	}
+	if owner() != 65534 {
+		t.Fatalf("a new file belongs to %d, want the directory's owner 65534", owner())
+	}
+	if err := d.Write("users.json", []byte("two"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if owner() != 65534 {
+		t.Errorf("a replaced file belongs to %d, want 65534", owner())
 	}
 }

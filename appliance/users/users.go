@@ -235,7 +235,7 @@ func (db *DB) SetQuota(name string, bytes int64) error {
 
 // Quota is an account's quota in bytes; 0 for none (or no such account).
 func (db *DB) Quota(name string) int64 {
-	u, _ := db.lookup(name)
+	u, _, _ := db.lookup(name)
 	return u.Quota
 }
 
@@ -327,29 +327,35 @@ func (db *DB) Exists(name string) bool {
 	return ok
 }
 
-func (db *DB) lookup(name string) (User, bool) {
+func (db *DB) lookup(name string) (User, bool, error) {
 	if err := db.reload(); err != nil {
-		return User{}, false
+		return User{}, false, fmt.Errorf("cannot check logins: %w", err)
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	u, ok := db.users[name]
 	if !ok {
-		return User{}, false
+		return User{}, false, nil
 	}
-	return *u, true
+	return *u, true, nil
 }
 
 // CheckPassword reports whether password is name's password. A check from
 // a suspect address (one with failed logins: guard.Guard.Suspect) waits
 // behind the others for its turn to hash.
-func (db *DB) CheckPassword(name, password string, suspect bool) bool {
-	u, ok := db.lookup(name)
+//
+// An error is the server's fault (its users file cannot be read): the
+// login is not a failure of the client's, and the log must say why.
+func (db *DB) CheckPassword(name, password string, suspect bool) (bool, error) {
+	u, ok, err := db.lookup(name)
+	if err != nil {
+		return false, err
+	}
 	if !ok {
 		// Spend the same effort on unknown names, so that timing does not
 		// tell which names exist.
 		db.verify("$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", password, suspect)
-		return false
+		return false, nil
 	}
 	mac := hmac.New(sha256.New, db.cacheKey[:])
 	mac.Write([]byte(password))
@@ -358,10 +364,10 @@ func (db *DB) CheckPassword(name, password string, suspect bool) bool {
 	exp, hit := db.cache[key]
 	db.mu.Unlock()
 	if hit && time.Now().Before(exp) {
-		return true
+		return true, nil
 	}
 	if !db.verify(u.Hash, password, suspect) {
-		return false
+		return false, nil
 	}
 	db.mu.Lock()
 	if len(db.cache) > 1000 {
@@ -369,23 +375,24 @@ func (db *DB) CheckPassword(name, password string, suspect bool) bool {
 	}
 	db.cache[key] = time.Now().Add(cacheFor)
 	db.mu.Unlock()
-	return true
+	return true, nil
 }
 
-// CheckKey reports whether key is one of name's public keys.
-func (db *DB) CheckKey(name string, key ssh.PublicKey) bool {
-	u, ok := db.lookup(name)
-	if !ok {
-		return false
+// CheckKey reports whether key is one of name's public keys; an error is
+// the server's fault, as for CheckPassword.
+func (db *DB) CheckKey(name string, key ssh.PublicKey) (bool, error) {
+	u, ok, err := db.lookup(name)
+	if err != nil || !ok {
+		return false, err
 	}
 	want := key.Marshal()
 	for _, l := range u.Keys {
 		k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(l))
 		if err == nil && subtle.ConstantTimeCompare(k.Marshal(), want) == 1 {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // hash makes an Argon2id hash in the PHC string format.

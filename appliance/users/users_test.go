@@ -35,7 +35,7 @@ func TestAdminMadeOnceNeverStoredInClear(t *testing.T) {
 	if fi, _ := os.Stat(dir.Join(File)); fi.Mode().Perm() != 0o600 {
 		t.Errorf("users.json mode %v, want 0600", fi.Mode().Perm())
 	}
-	if !db.CheckPassword(Admin, pw, false) || db.CheckPassword(Admin, pw+"x", false) || db.CheckPassword("nobody", pw, false) {
+	if !ok(db.CheckPassword(Admin, pw, false)) || ok(db.CheckPassword(Admin, pw+"x", false)) || ok(db.CheckPassword("nobody", pw, false)) {
 		t.Error("CheckPassword is wrong about the admin password")
 	}
 	if again, _ := db.EnsureAdmin(); again != "" {
@@ -49,14 +49,14 @@ func TestChangesSeenByAnotherProcess(t *testing.T) {
 	if err := cli.Add("alice", "correct horse"); err != nil {
 		t.Fatal(err)
 	}
-	if !server.CheckPassword("alice", "correct horse", false) {
+	if !ok(server.CheckPassword("alice", "correct horse", false)) {
 		t.Fatal("the server does not see a user added by another process")
 	}
 	cli.SetPassword("alice", "battery staple")
-	if server.CheckPassword("alice", "correct horse", false) {
+	if ok(server.CheckPassword("alice", "correct horse", false)) {
 		t.Error("the old password still works after passwd (stale cache)")
 	}
-	if !server.CheckPassword("alice", "battery staple", false) {
+	if !ok(server.CheckPassword("alice", "battery staple", false)) {
 		t.Error("the new password does not work")
 	}
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
@@ -68,11 +68,11 @@ func TestChangesSeenByAnotherProcess(t *testing.T) {
 	if n, _ := cli.AddKeys("alice", line); n != 0 {
 		t.Errorf("adding the same key again added %d", n)
 	}
-	if !server.CheckKey("alice", sp) {
+	if !ok(server.CheckKey("alice", sp)) {
 		t.Error("the server does not accept the added key")
 	}
 	cli.Delete("alice")
-	if server.CheckPassword("alice", "battery staple", false) || server.CheckKey("alice", sp) {
+	if ok(server.CheckPassword("alice", "battery staple", false)) || ok(server.CheckKey("alice", sp)) {
 		t.Error("a deleted user can still log in")
 	}
 }
@@ -115,5 +115,29 @@ func TestNewPassword(t *testing.T) {
 			t.Fatalf("NewPassword() = %q", p)
 		}
 		seen[p] = true
+	}
+}
+
+// ok is a check's answer, failing on a fault of the server's.
+func ok(good bool, err error) bool {
+	if err != nil {
+		panic(err)
+	}
+	return good
+}
+
+// A users file the server cannot read (written by root, 0600, under a
+// service that runs as another user) is the server's fault: the check says
+// so, it does not answer "wrong password".
+func TestUnreadableUsersFileIsAFault(t *testing.T) {
+	// Root reads anything: an unparsable file stands for an unreadable one.
+	dir, _ := state.Open(t.TempDir())
+	db, _ := Open(dir)
+	if err := db.Add("alice", "correct horse"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(dir.Join(File), []byte("{not json"), 0o600)
+	if good, err := db.CheckPassword("alice", "correct horse", false); good || err == nil {
+		t.Errorf("with a damaged users file: %v, %v; want a fault", good, err)
 	}
 }

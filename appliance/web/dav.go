@@ -94,12 +94,19 @@ func (d *DAV) login(w http.ResponseWriter, r *http.Request) (string, bool) {
 		http.Error(w, "too many failed logins from your address; try again later", http.StatusTooManyRequests)
 		return "", false
 	}
-	ok = d.Users.CheckPassword(user, pw, d.Guard.Suspect(addr))
-	done(ok)
-	if !ok {
+	ok, err := d.Users.CheckPassword(user, pw, d.Guard.Suspect(addr))
+	switch {
+	case err != nil:
+		done(guard.ServerFault)
+		d.Log.Error(fmt.Sprintf("webdav: login of %q from %s not checked: %v", user, addr, err))
+		http.Error(w, "the server cannot check passwords now; its log says why", http.StatusServiceUnavailable)
+		return "", false
+	case !ok:
+		done(guard.WrongPassword)
 		challenge(w)
 		return "", false
 	}
+	done(guard.LoggedIn)
 	return user, true
 }
 
