@@ -57,6 +57,9 @@ type Config struct {
 	HTTPSPerAddress, SSHPerAddress, WaitingPerAddress int
 	// Caps on SFTP sessions (channels): per connection and per user.
 	SSHSessionsPerConn, SSHSessionsPerUser int
+	// ExtraDomains are domain suffixes the box's name is certified under,
+	// besides .local, .lan, .home.arpa and .internal (pki.HomeSuffixes).
+	ExtraDomains []string
 }
 
 // Default returns the configuration used when the file sets nothing.
@@ -79,6 +82,8 @@ func Default() Config {
 		WaitingPerAddress:  16,
 		SSHSessionsPerConn: 10,
 		SSHSessionsPerUser: 32,
+
+		ExtraDomains: []string{"fritz.box"},
 	}
 }
 

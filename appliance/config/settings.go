@@ -42,6 +42,30 @@ var settings = []setting{
 		},
 	},
 	{
+		name: "extra_domains", def: "fritz.box",
+		help: []string{
+			"Domains your router puts the box's name under, comma-separated, besides .local,",
+			".lan, .home.arpa and .internal (fritz.box is a FRITZ!Box's). The certificate",
+			"authority is limited to them, so set this before the first boot.",
+		},
+		set: func(c *Config, v string) error {
+			c.ExtraDomains = nil
+			for _, d := range strings.Split(v, ",") {
+				d = strings.Trim(strings.ToLower(strings.TrimSpace(d)), ".")
+				if d == "" {
+					continue
+				}
+				for _, label := range strings.Split(d, ".") {
+					if !dnsname.ValidLabel(label) {
+						return fmt.Errorf("%q is not a domain", d)
+					}
+				}
+				c.ExtraDomains = append(c.ExtraDomains, d)
+			}
+			return nil
+		},
+	},
+	{
 		name: "tls_key", def: Auto,
 		help: []string{
 			"The HTTPS server key: auto (the strongest key that meets target_ms on",

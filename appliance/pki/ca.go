@@ -40,15 +40,16 @@ type CA struct {
 	Key  crypto.Signer
 }
 
-// NewCA makes a root for a box called hostname, valid from now (which must
-// come from the clock floor). Its key is ECDSA P-384: it signs only rarely,
-// and clients verify it cheaply.
-func NewCA(hostname string, now time.Time, random io.Reader) (*CA, error) {
+// NewCA makes a root for a box called hostname (its names: BoxDNSNames with
+// the extra domain suffixes), valid from now (which must come from the clock
+// floor). Its key is ECDSA P-384: it signs only rarely, and clients verify
+// it cheaply.
+func NewCA(hostname string, extra []string, now time.Time, random io.Reader) (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P384(), random)
 	if err != nil {
 		return nil, fmt.Errorf("make CA key: %w", err)
 	}
-	dns := BoxDNSNames(hostname)
+	dns := BoxDNSNames(hostname, extra)
 	tmpl := &x509.Certificate{
 		SerialNumber: randomSerial(random),
 		Subject: pkix.Name{

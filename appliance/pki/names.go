@@ -34,18 +34,31 @@ type Names struct {
 	IPs []net.IP
 }
 
+// HomeSuffixes are the domains home routers and RFC 8375 put a box's name
+// under (besides mDNS's .local): bonesync.lan, bonesync.home.arpa,
+// bonesync.internal. The config's extra_domains add more (fritz.box by
+// default).
+var HomeSuffixes = []string{"local", "lan", "home.arpa", "internal"}
+
 // BoxDNSNames are the DNS names a box called hostname answers to, and the
-// only ones its CA is permitted to certify.
-func BoxDNSNames(hostname string) []string {
+// only ones a CA made for it is permitted to certify: the name alone,
+// under each of HomeSuffixes and extra, and localhost.
+func BoxDNSNames(hostname string, extra []string) []string {
 	h := strings.ToLower(hostname)
-	return []string{h, h + ".local", "localhost"}
+	names := []string{h}
+	for _, s := range append(slices.Clone(HomeSuffixes), extra...) {
+		if s = strings.Trim(strings.ToLower(s), "."); s != "" && !slices.Contains(names, h+"."+s) {
+			names = append(names, h+"."+s)
+		}
+	}
+	return append(names, "localhost")
 }
 
 // BoxNames returns the names of a box called hostname with the given
 // addresses, dropping addresses outside PermittedRanges (a leaf naming them
 // would not verify against the CA).
-func BoxNames(hostname string, addrs []net.IP) Names {
-	n := Names{DNS: BoxDNSNames(hostname)}
+func BoxNames(hostname string, extra []string, addrs []net.IP) Names {
+	n := Names{DNS: BoxDNSNames(hostname, extra)}
 	for _, ip := range addrs {
 		if Permitted(ip) && !slices.ContainsFunc(n.IPs, ip.Equal) {
 			n.IPs = append(n.IPs, ip)

@@ -20,7 +20,7 @@ var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 func newCA(t *testing.T) *CA {
 	t.Helper()
-	ca, err := NewCA("bonesync", now, rand.Reader)
+	ca, err := NewCA("bonesync", []string{"fritz.box"}, now, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +57,12 @@ func TestNameConstraintsBind(t *testing.T) {
 	}{
 		{Names{DNS: []string{"bonesync"}}, "bonesync", true},
 		{Names{DNS: []string{"bonesync.local"}}, "bonesync.local", true},
+		{Names{DNS: []string{"bonesync.lan"}}, "bonesync.lan", true},
+		{Names{DNS: []string{"bonesync.home.arpa"}}, "bonesync.home.arpa", true},
+		{Names{DNS: []string{"bonesync.internal"}}, "bonesync.internal", true},
+		{Names{DNS: []string{"bonesync.fritz.box"}}, "bonesync.fritz.box", true}, // extra_domains
+		{Names{DNS: []string{"example.lan"}}, "example.lan", false},
+		{Names{DNS: []string{"bonesync.example.com"}}, "bonesync.example.com", false},
 		{Names{DNS: []string{"localhost"}}, "localhost", true},
 		{Names{IPs: Addrs("192.168.1.20")}, "192.168.1.20", true},
 		{Names{IPs: Addrs("10.1.2.3")}, "10.1.2.3", true},
@@ -78,8 +84,8 @@ func TestNameConstraintsBind(t *testing.T) {
 }
 
 func TestBoxNamesDropsPublicAddresses(t *testing.T) {
-	n := BoxNames("Nas", Addrs("192.168.1.2", "8.8.8.8", "127.0.0.1", "192.168.1.2"))
-	if got, want := n.String(), "[nas nas.local localhost] 192.168.1.2 127.0.0.1"; got != want {
+	n := BoxNames("Nas", []string{"Fritz.Box."}, Addrs("192.168.1.2", "8.8.8.8", "127.0.0.1", "192.168.1.2"))
+	if got, want := n.String(), "[nas nas.local nas.lan nas.home.arpa nas.internal nas.fritz.box localhost] 192.168.1.2 127.0.0.1"; got != want {
 		t.Errorf("BoxNames = %s, want %s", got, want)
 	}
 }
@@ -87,7 +93,7 @@ func TestBoxNamesDropsPublicAddresses(t *testing.T) {
 func TestNeedsReissue(t *testing.T) {
 	ca := newCA(t)
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	names := BoxNames("bonesync", Addrs("192.168.1.2"))
+	names := BoxNames("bonesync", nil, Addrs("192.168.1.2"))
 	leaf, err := ca.Issue(key.Public(), names, now, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +107,7 @@ func TestNeedsReissue(t *testing.T) {
 		want  bool
 	}{
 		{"fresh", key.Public(), names, now, false},
-		{"new address", key.Public(), BoxNames("bonesync", Addrs("192.168.1.3")), now, true},
+		{"new address", key.Public(), BoxNames("bonesync", nil, Addrs("192.168.1.3")), now, true},
 		{"other key", other.Public(), names, now, true},
 		{"near expiry", key.Public(), names, now.Add(LeafValidity - RenewBefore + time.Hour), true},
 		{"clock went back before issue", key.Public(), names, now.Add(-2 * time.Hour), true},
@@ -147,7 +153,7 @@ func TestDamagedCAIsNeverRemade(t *testing.T) {
 		{"empty key", func(d *state.Dir) { os.WriteFile(d.Join(state.CAKey), nil, 0o600) }, state.CAKey},
 		{"key lost", func(d *state.Dir) { os.Remove(d.Join(state.CAKey)) }, state.CAKey},
 		{"key swapped", func(d *state.Dir) {
-			other, _ := NewCA("x", now, rand.Reader)
+			other, _ := NewCA("x", nil, now, rand.Reader)
 			od := &state.Dir{Path: t.TempDir()}
 			other.Save(od)
 			kb, _ := os.ReadFile(od.Join(state.CAKey))

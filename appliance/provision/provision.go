@@ -10,6 +10,7 @@
 package provision
 
 import (
+	"slices"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -157,8 +158,8 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 func ensureCA(o Options, now time.Time) (*pki.CA, error) {
 	ca, err := pki.LoadCA(o.State)
 	if errors.Is(err, fs.ErrNotExist) {
-		o.Log.Info(fmt.Sprintf("making the certificate authority for %v", pki.BoxDNSNames(o.Config.Hostname)))
-		if ca, err = pki.NewCA(o.Config.Hostname, now, rand.Reader); err != nil {
+		o.Log.Info(fmt.Sprintf("making the certificate authority for %v", pki.BoxDNSNames(o.Config.Hostname, o.Config.ExtraDomains)))
+		if ca, err = pki.NewCA(o.Config.Hostname, o.Config.ExtraDomains, now, rand.Reader); err != nil {
 			return nil, err
 		}
 		if err := ca.Save(o.State); err != nil {
@@ -288,7 +289,10 @@ func noteKeygen(rows []*bench.Result, key string, took time.Duration) {
 // ensureLeaf loads the server certificate or issues a new one when it does
 // not cover the current names, is for another key, or nears expiry.
 func ensureLeaf(o Options, ca *pki.CA, key crypto.Signer, now time.Time) (*x509.Certificate, error) {
-	names := pki.BoxNames(o.Config.Hostname, addrs(o))
+	// Only names the CA may certify: one made before a suffix was added
+	// to extra_domains cannot vouch for it.
+	names := pki.BoxNames(o.Config.Hostname, o.Config.ExtraDomains, addrs(o))
+	names.DNS = slices.DeleteFunc(names.DNS, func(n string) bool { return !ca.Permits(n) })
 	leaf, err := pki.LoadLeaf(o.State)
 	if err != nil {
 		o.Log.Warn(err.Error())

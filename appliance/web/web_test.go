@@ -36,7 +36,7 @@ func (b *box) Report() *report.Report { return b.rep }
 
 func newCA(t *testing.T) *pki.CA {
 	t.Helper()
-	ca, err := pki.NewCA("bonesync", time.Now(), rand.Reader)
+	ca, err := pki.NewCA("bonesync", nil, time.Now(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func leaf(t *testing.T, ca *pki.CA) *tls.Certificate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := ca.Issue(key.Public(), pki.BoxNames("bonesync", pki.Addrs("127.0.0.1")), time.Now(), rand.Reader)
+	cert, err := ca.Issue(key.Public(), pki.BoxNames("bonesync", nil, pki.Addrs("127.0.0.1")), time.Now(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
