@@ -39,14 +39,37 @@ dt{font-weight:bold}dd{margin:0 0 .5rem 0}
 <dt>HTTPS key</dt><dd>{{.R.Choice.TLS.Key}}{{if .R.Choice.TLSPostQuantum}}, with post-quantum hybrid key exchange{{end}}</dd>
 <dt>SFTP host key</dt><dd>{{.R.Choice.SSH.Key}}{{if .R.Choice.SSHPostQuantum}}, with post-quantum hybrid key exchange{{end}}</dd>
 <dt>Certificate authority fingerprint (SHA-256)</dt><dd><code>{{.R.CAFingerprint}}</code></dd>
-<dt>Trust this box</dt><dd><a href="/ca.crt">Download the CA certificate</a> and check its fingerprint matches the one on the box's console.
-It can only vouch for this box's own names and private addresses.</dd>
+<dt>Trust this box</dt><dd>Install its certificate authority on each device (below), and check that the
+fingerprint your device shows is the one above and on the box's console. The CA can vouch only for this box's own names
+and private addresses, nothing else on the internet.</dd>
 <dt>Measured on</dt><dd>{{.R.Machine.CPU}}, {{.R.Machine.Cores}} cores{{with .R.Machine.Kernel}}, {{.}}{{end}}{{with .R.Machine.Go}}, {{.}}{{end}}, {{.R.Machine.Time.Format "2006-01-02 15:04 MST"}}</dd>
 </dl>
 {{range .R.Choice.TLS.Warnings}}<p class="warn">{{.}}</p>{{end}}
 {{range .R.Choice.SSH.Warnings}}<p class="warn">{{.}}</p>{{end}}
 {{.TLSChart}}
 {{.SSHChart}}
+<h2 id="install-the-ca">Install the CA</h2>
+<p>The files are also served over plain HTTP (http://, port 80), so a device can fetch them before it trusts the box:
+<a href="/ca.crt">ca.crt</a> (PEM), <a href="/ca.der">ca.der</a> (DER),
+<a href="/bonesync.mobileconfig">bonesync.mobileconfig</a> (Apple profile).</p>
+<dl>
+<dt>iPhone, iPad</dt><dd>Open <a href="/bonesync.mobileconfig">bonesync.mobileconfig</a> in Safari and allow the download;
+Settings, Profile Downloaded, Install. Then Settings, General, About, Certificate Trust Settings: turn on full trust for it.</dd>
+<dt>Mac</dt><dd>Download <a href="/bonesync.mobileconfig">bonesync.mobileconfig</a>; System Settings, Privacy &amp; Security,
+Profiles: install it. (Or open <a href="/ca.crt">ca.crt</a> in Keychain Access, System keychain, and set "When using this
+certificate" to Always Trust.)</dd>
+<dt>Windows</dt><dd>Download <a href="/ca.der">ca.der</a>, open it, Install Certificate, Local Machine, "Place all
+certificates in the following store": Trusted Root Certification Authorities. Edge and Chrome use it.</dd>
+<dt>Android</dt><dd>Download <a href="/ca.crt">ca.crt</a>; Settings, Security (More security settings), Encryption &amp;
+credentials, Install a certificate, CA certificate. Android apps trust such user CAs only if they choose to: Chrome does, and
+so do DAVx5 and the Nextcloud app; Firefox does after Settings, About Firefox (tap the logo five times), Secret settings,
+"Use third party CA certificates"; most other apps do not, and say the connection is not trusted.</dd>
+<dt>Linux</dt><dd><code>sudo cp ca.crt /usr/local/share/ca-certificates/bonesync.crt &amp;&amp; sudo update-ca-certificates</code>
+(Debian, Ubuntu; Fedora: <code>/etc/pki/ca-trust/source/anchors/</code> and <code>update-ca-trust</code>). curl, rclone,
+sync clients and Chrome use it.</dd>
+<dt>Firefox (desktop)</dt><dd>It keeps its own list: Settings, Privacy &amp; Security, Certificates, View Certificates,
+Authorities, Import <a href="/ca.crt">ca.crt</a>, and tick "Trust this CA to identify websites".</dd>
+</dl>
 <h2>Report</h2>
 <pre>{{.Table}}</pre>
 <p><a href="/report.json">report.json</a> has every figure, the raw samples and the reasons.</p>

@@ -25,7 +25,7 @@ func HTTPS(c Content, dav *DAV) http.Handler {
 		mux.Handle(DAVPrefix+"/", dav)
 		dav.Nextcloud(mux)
 	}
-	mux.HandleFunc("GET /ca.crt", caHandler(c))
+	trustRoutes(mux, c)
 	mux.HandleFunc("GET /report.json", func(w http.ResponseWriter, r *http.Request) {
 		// Anyone gets the public report; a logged-in user (Basic
 		// credentials, checked as WebDAV checks them) the full one.
@@ -74,7 +74,7 @@ func HTTP(c Content, httpsPort string, dav *DAV) http.Handler {
 			mux.Handle(p, dav)
 		}
 	}
-	mux.HandleFunc("GET /ca.crt", caHandler(c))
+	trustRoutes(mux, c)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {
@@ -99,12 +99,4 @@ func HTTP(c Content, httpsPort string, dav *DAV) http.Handler {
 		http.Redirect(w, r, "https://"+host+r.URL.RequestURI(), code)
 	})
 	return mux
-}
-
-func caHandler(c Content) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-x509-ca-cert")
-		w.Header().Set("Content-Disposition", `attachment; filename="bonesync-ca.crt"`)
-		w.Write(c.CAPEM())
-	}
 }

@@ -13,6 +13,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -399,5 +402,49 @@ func TestHTTPSReadsPerRequest(t *testing.T) {
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/nothing", nil))
 	if w.Code != http.StatusNotFound || w.Header().Get("Strict-Transport-Security") == "" {
 		t.Errorf("GET /nothing = %d Strict-Transport-Security %q, want 404 and the header", w.Code, w.Header().Get("Strict-Transport-Security"))
+	}
+}
+
+// /ca.der and the Apple profile carry the same CA as /ca.crt, over HTTP and
+// HTTPS, and parse with the tools devices' own parsers stand for here:
+// openssl for the DER, Python's plistlib for the profile.
+func TestCAForms(t *testing.T) {
+	b := newBox(t)
+	get := func(h http.Handler, path string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Host = "bonesync.local"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET %s = %d", path, w.Code)
+		}
+		return w
+	}
+	dir := t.TempDir()
+	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443", nil), "HTTPS": HTTPS(b, nil)} {
+		der := get(h, "/ca.der").Body.Bytes()
+		if !bytes.Equal(der, b.ca.Cert.Raw) {
+			t.Errorf("%s /ca.der is not the CA", name)
+		}
+		prof := get(h, "/bonesync.mobileconfig")
+		if ct := prof.Header().Get("Content-Type"); ct != "application/x-apple-aspen-config" {
+			t.Errorf("%s profile Content-Type %q", name, ct)
+		}
+		os.WriteFile(filepath.Join(dir, "ca.der"), der, 0o644)
+		os.WriteFile(filepath.Join(dir, "p.mobileconfig"), prof.Body.Bytes(), 0o644)
+	}
+	out, err := exec.Command("openssl", "x509", "-inform", "DER", "-in", filepath.Join(dir, "ca.der"), "-noout", "-fingerprint", "-sha256").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), pki.Fingerprint(b.ca.Cert)) {
+		t.Errorf("openssl on /ca.der: %v %s (want fingerprint %s)", err, out, pki.Fingerprint(b.ca.Cert))
+	}
+	py := `import plistlib, sys
+p = plistlib.load(open(sys.argv[1], "rb"))
+c = p["PayloadContent"][0]
+assert p["PayloadType"] == "Configuration" and c["PayloadType"] == "com.apple.security.root", p
+assert p["PayloadUUID"] != c["PayloadUUID"]
+sys.stdout.buffer.write(c["PayloadContent"])`
+	out, err = exec.Command("/usr/bin/python3", "-c", py, filepath.Join(dir, "p.mobileconfig")).Output()
+	if err != nil || !bytes.Equal(out, b.ca.Cert.Raw) {
+		t.Errorf("plistlib on the profile: %v; its certificate is the CA: %v", err, bytes.Equal(out, b.ca.Cert.Raw))
 	}
 }
