@@ -10,7 +10,7 @@ VERSION   ?= 0.1.0+$(shell git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/n
 LDFLAGS   := -s -w -X github.com/bonesync/bonesync/appliance/clock.BuildUnix=$(BUILD_UNIX) -X main.Version=$(VERSION)
 GOFLAGS_B := -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build build-arm run bench image qemu deb install test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
+.PHONY: all build build-arm run bench image qemu qemu-fresh deb install test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
 
 all: build build-arm
 
@@ -70,7 +70,11 @@ image: build-arm
 
 # Boot the image through U-Boot in QEMU, the serial console on this terminal.
 qemu: image
-	scripts/qemu.sh $(OUT)/bonesync-bbb.img
+	IMAGE_VERSION=$(VERSION) scripts/qemu.sh $(OUT)/bonesync-bbb.img
+
+# The same with a fresh card: a first boot (new CA, new password, no files).
+qemu-fresh: image
+	FRESH=1 IMAGE_VERSION=$(VERSION) scripts/qemu.sh $(OUT)/bonesync-bbb.img
 
 # The image's checks (partition table, FAT fields, MLO first, fsck, a second
 # build with the same bytes) and the boot test in QEMU.

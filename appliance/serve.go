@@ -113,7 +113,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 		return err
 	} else if pw != "" {
 		fmt.Fprintf(stdout, "\nFirst start: user %q, password %s\n", users.Admin, pw)
-		fmt.Fprintf(stdout, "It is shown only this once; change it with: bonesync user passwd %s\n", users.Admin)
+		fmt.Fprintf(stdout, "It is shown only this once; change it with: %s\n", passwdHint(f))
 	}
 	files, err := store.Open(f.files)
 	if err != nil {
@@ -363,7 +363,26 @@ func (c *current) postQuantum() bool      { return c.get().Choice.TLSPostQuantum
 func (c *current) CAPEM() []byte          { return c.get().CA.PEM() }
 func (c *current) Report() *report.Report { return c.get().Report }
 
-// urls lists where the box can be reached, for the console and the page.
+// passwdHint is the command that changes admin's password, as the person
+// reading the console types it: at the board's prompt, or in a shell with
+// the state directory this server uses.
+func passwdHint(f *flags) string {
+	if os.Getenv("BONESYNC_BOARD") != "" {
+		return "press Enter on this console, then: user passwd " + users.Admin
+	}
+	cmd := "bonesync user passwd " + users.Admin
+	if def, _ := sysd.Dirs(); f.state != "/var/lib/bonesync" && f.state != def {
+		cmd = "bonesync user -state " + f.state + " passwd " + users.Admin
+	} else if def != "" {
+		cmd = "sudo " + cmd
+	}
+	return cmd
+}
+
+// urls lists where the box can be reached from where a person sits: on
+// the board (PID 1 says which, BONESYNC_BOARD) by its mDNS name, which only
+// the board announces, and its addresses; elsewhere (make run, a Debian
+// install) by localhost and the machine's addresses.
 func urls(hostname string, f *flags) []string {
 	_, port, err := net.SplitHostPort(f.https)
 	if err != nil {
@@ -373,28 +392,28 @@ func urls(hostname string, f *flags) []string {
 	if port != "443" {
 		suffix = ":" + port
 	}
-	out := []string{fmt.Sprintf("https://%s.local%s/", hostname, suffix)}
-	loopbackOnly := true
+	onBoard := os.Getenv("BONESYNC_BOARD") != ""
+	name := "localhost"
+	if onBoard {
+		name = hostname + ".local"
+	}
+	out := []string{fmt.Sprintf("https://%s%s/", name, suffix)}
 	for _, ip := range pki.InterfaceAddrs() {
 		if ip.IsLoopback() || ip.IsLinkLocalUnicast() {
 			continue
 		}
-		loopbackOnly = false
 		host := ip.String()
 		if ip.To4() == nil {
 			host = "[" + host + "]"
 		}
 		out = append(out, fmt.Sprintf("https://%s%s/", host, suffix))
 	}
-	if loopbackOnly {
-		out = append(out, fmt.Sprintf("https://localhost%s/", suffix))
-	}
-	out = append(out, fmt.Sprintf("https://%s.local%s%s/ (WebDAV)", hostname, suffix, web.DAVPrefix))
+	out = append(out, fmt.Sprintf("https://%s%s%s/ (WebDAV)", name, suffix, web.DAVPrefix))
 	if _, sshPort, err := net.SplitHostPort(f.ssh); err == nil {
 		if sshPort == "22" {
-			out = append(out, fmt.Sprintf("sftp://%s.local/", hostname))
+			out = append(out, fmt.Sprintf("sftp://%s/", name))
 		} else {
-			out = append(out, fmt.Sprintf("sftp://%s.local:%s/", hostname, sshPort))
+			out = append(out, fmt.Sprintf("sftp://%s:%s/", name, sshPort))
 		}
 	}
 	return out

@@ -6,17 +6,37 @@
 #   scripts/qemu.sh [IMAGE]   (default out/bonesync-bbb.img)
 # The image is copied to out/qemu-sd.img, grown to 1 GiB like a card larger
 # than the image, and that copy is booted, so the built image stays as built.
-# Ports: HTTPS_PORT (8443), HTTP_PORT (8080), SSH_PORT (2222).
+# The card is kept between runs (its CA, users and files, as on a board),
+# and made afresh only when there is none, when the image's version
+# (IMAGE_VERSION, from the Makefile) changed, or with FRESH=1 (make
+# qemu-fresh). Ports: HTTPS_PORT (8443), HTTP_PORT (8080), SSH_PORT (2222).
 set -euo pipefail
 img=${1:-out/bonesync-bbb.img}
 card=${CARD:-out/qemu-sd.img}
+stamp=$card.version
+version=${IMAGE_VERSION:-unknown}
 [ -f "$img" ] || { echo "qemu: $img missing; run make image" >&2; exit 1; }
 firmware=/usr/lib/u-boot/qemu_arm/u-boot.bin
 [ -f "$firmware" ] || { echo "qemu: $firmware missing; apt-get install u-boot-qemu qemu-system-arm" >&2; exit 1; }
-if [ ! -f "$card" ] || [ "$img" -nt "$card" ]; then
-  cp --sparse=always "$img" "$card"
-  truncate -s 1G "$card"
+why=""
+if [ ! -f "$card" ]; then why="there was none"
+elif [ "${FRESH:-0}" = 1 ]; then why="make qemu-fresh"
+elif [ "$(cat "$stamp" 2>/dev/null)" != "$version" ]; then why="the image is version $version, the card had $(cat "$stamp" 2>/dev/null || echo none)"
 fi
+if [ -n "$why" ]; then
+  echo "qemu: a fresh card $card from $img ($why): a first boot, new CA and password"
+  cp --sparse=always "$img" "$card.tmp"
+  truncate -s 1G "$card.tmp"
+  mv "$card.tmp" "$card"
+  echo "$version" > "$stamp"
+else
+  echo "qemu: keeping the card $card (version $version: its CA, users and files); make qemu-fresh starts a new one"
+fi
+cat <<EOT
+qemu: from this machine: https://localhost:${HTTPS_PORT:-8443}/ (the CA: http://localhost:${HTTP_PORT:-8080}/ca.crt),
+      WebDAV https://localhost:${HTTPS_PORT:-8443}/dav/, sftp -P ${SSH_PORT:-2222} admin@localhost.
+      The box's own console below prints its addresses inside QEMU, which this machine does not reach.
+EOT
 exec qemu-system-arm -M virt,highmem=off -cpu cortex-a15 -smp 1 -m 512 \
   -bios "$firmware" \
   -drive if=none,file="$card",format=raw,id=sd -device virtio-blk-pci,drive=sd \

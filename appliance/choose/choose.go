@@ -17,6 +17,7 @@
 package choose
 
 import (
+	"strings"
 	"errors"
 	"fmt"
 	"sort"
@@ -117,7 +118,11 @@ func Key(cands []Candidate, p Policy) (Decision, error) {
 		d.Reasons = append(d.Reasons, fmt.Sprintf("%s is the strongest key (%d bits) whose %s, %s, meets the %s target",
 			best.Name, best.Strength, at, latency(best), msec(p.Target)))
 		if ties := sameStrength(meeting, best); len(ties) > 0 {
-			d.Reasons = append(d.Reasons, fmt.Sprintf("it is cheaper per handshake than %v, which are as strong", ties))
+			verb := "is"
+			if len(ties) > 1 {
+				verb = "are"
+			}
+			d.Reasons = append(d.Reasons, fmt.Sprintf("it is cheaper per handshake than %s, which %s as strong", andList(ties), verb))
 		}
 		return d, nil
 	}
@@ -215,4 +220,15 @@ type Choice struct {
 	Target           string
 	Concurrency      int
 	BenchmarkFailure string
+}
+
+// andList writes names as a person does: "a", "a and b", "a, b and c".
+func andList(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -41,9 +41,18 @@ func (r *Report) Console(w io.Writer) error {
 	b.WriteString("\n")
 	chosen(&b, "HTTPS key", r.Choice.TLS, r.TLS, r.Choice.TLSPostQuantum, bench.X25519MLKEM768)
 	chosen(&b, "SFTP host key", r.Choice.SSH, r.SSH, r.Choice.SSHPostQuantum, bench.MLKEM768X25519S)
-	for _, why := range append(append(r.Choice.TLS.Reasons, r.Choice.TLSPQReason), append(r.Choice.SSH.Reasons, r.Choice.SSHPQReason)...) {
-		if why != "" {
-			wrap(&b, "  - ", why)
+	for _, part := range []struct {
+		what    string
+		reasons []string
+	}{
+		{"Why this HTTPS key:", append(slices.Clone(r.Choice.TLS.Reasons), r.Choice.TLSPQReason)},
+		{"Why this SFTP host key:", append(slices.Clone(r.Choice.SSH.Reasons), r.Choice.SSHPQReason)},
+	} {
+		b.WriteString("  " + part.what + "\n")
+		for _, why := range part.reasons {
+			if why != "" {
+				wrap(&b, "  - ", why)
+			}
 		}
 	}
 	for _, wn := range append(r.Choice.TLS.Warnings, r.Choice.SSH.Warnings...) {

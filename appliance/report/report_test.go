@@ -534,3 +534,16 @@ func TestPage(t *testing.T) {
 }
 
 func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// The reasons are told apart by protocol, and lists read as a person
+// writes them, not as Go prints a slice.
+func TestConsoleReasons(t *testing.T) {
+	out := consoleText(t, mkReport(t))
+	https, sftp := strings.Index(out, "Why this HTTPS key:"), strings.Index(out, "Why this SFTP host key:")
+	if https < 0 || sftp < https {
+		t.Errorf("the reasons are not labelled HTTPS, then SFTP:\n%s", out)
+	}
+	if strings.Contains(out, "[") {
+		t.Errorf("a Go slice in the console report:\n%s", out)
+	}
+}
