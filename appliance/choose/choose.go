@@ -17,10 +17,10 @@
 package choose
 
 import (
-	"strings"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 

@@ -10,7 +10,6 @@
 package provision
 
 import (
-	"slices"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -21,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"os/exec"
+	"slices"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/bench"
