@@ -16,31 +16,25 @@ import (
 // DER (/ca.der: Windows, and Android's installer), and an Apple
 // configuration profile (/bonesync.mobileconfig: iOS, iPadOS, macOS).
 func trustRoutes(mux *http.ServeMux, c Content) {
-	mux.HandleFunc("GET /ca.crt", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-x509-ca-cert")
-		w.Header().Set("Content-Disposition", `attachment; filename="bonesync-ca.crt"`)
-		w.Write(c.CAPEM())
-	})
-	mux.HandleFunc("GET /ca.der", func(w http.ResponseWriter, r *http.Request) {
-		der, err := caDER(c)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/x-x509-ca-cert")
-		w.Header().Set("Content-Disposition", `attachment; filename="bonesync-ca.cer"`)
-		w.Write(der)
-	})
-	mux.HandleFunc("GET /bonesync.mobileconfig", func(w http.ResponseWriter, r *http.Request) {
-		der, err := caDER(c)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/x-apple-aspen-config")
-		w.Header().Set("Content-Disposition", `attachment; filename="bonesync.mobileconfig"`)
-		w.Write(MobileConfig(der))
-	})
+	for _, f := range []struct {
+		path, file, ctype string
+		body              func(der []byte) []byte
+	}{
+		{"/ca.crt", "bonesync-ca.crt", "application/x-x509-ca-cert", func([]byte) []byte { return c.CAPEM() }},
+		{"/ca.der", "bonesync-ca.cer", "application/x-x509-ca-cert", func(der []byte) []byte { return der }},
+		{"/bonesync.mobileconfig", "bonesync.mobileconfig", "application/x-apple-aspen-config", MobileConfig},
+	} {
+		mux.HandleFunc("GET "+f.path, func(w http.ResponseWriter, r *http.Request) {
+			der, err := caDER(c)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", f.ctype)
+			w.Header().Set("Content-Disposition", `attachment; filename="`+f.file+`"`)
+			w.Write(f.body(der))
+		})
+	}
 }
 
 func caDER(c Content) ([]byte, error) {
