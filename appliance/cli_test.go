@@ -34,6 +34,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"serve", "-nosuch"}, 2, "", ""},
 		{[]string{"report", "extra"}, 2, "", ""},
 		{[]string{"user", "-state", missing, "list"}, 1, "", ""},
+		{[]string{"user", "-state", missing, "frobnicate"}, 2, "", ""},
+		{[]string{"help", "frobnicate"}, 2, "", ""},
 		{[]string{"check-config", "-config", conf}, 1, "target_ms", ""},
 		{[]string{"check-config", "-config", good}, 0, "OK", ""},
 	} {

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -145,7 +146,12 @@ func parse(name string, args []string, stdout io.Writer) (*flags, error) {
 	}
 	if f.config == "" {
 		f.config = filepath.Join(f.state, "bonesync.conf")
-		if defConfigDir != "" {
+		if defConfigDir == "" {
+			if _, err := os.Stat(debianConfig); err == nil {
+				// Installed from the .deb, run by hand: its conffile.
+				f.config = debianConfig
+			}
+		} else {
 			f.config = filepath.Join(defConfigDir, "bonesync.conf")
 		}
 	}
@@ -160,7 +166,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 {
 		switch a := args[0]; {
 		case a == "-h" || a == "-help" || a == "--help" || a == "help":
-			if len(args) > 1 && subcommands[args[1]] != nil { // bonesync help user
+			if len(args) > 1 { // bonesync help user
+				if subcommands[args[1]] == nil {
+					return usagef("no help on %q: it is not a command (bonesync help lists them)", args[1])
+				}
 				_, err := parse(args[1], []string{"-h"}, stdout)
 				return helped(err)
 			}
@@ -194,11 +203,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return helped(err)
 	}
+	if cmd == "user" {
+		if err := checkUserWords(f.args); err != nil {
+			return err
+		}
+	}
 	if cmd != "serve" && cmd != "check-config" {
 		// Only the server makes a state directory: a typo in -state must not
 		// quietly make an empty one and list no users.
-		if _, err := os.Stat(f.state); err != nil {
+		if _, err := os.Stat(f.state); errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("no state directory at %s (start `bonesync serve` first, or pass -state DIR)", f.state)
+		} else if err != nil {
+			return fmt.Errorf("%w (the state directory is the service's: try sudo)", err)
 		}
 	}
 	switch cmd {
@@ -212,6 +228,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return userCmd(f, stdin, stdout, stderr)
 	case "check-config":
 		return checkConfig(f.config, stdout)
+	}
+	return nil
+}
+
+// debianConfig is the .deb's conffile, the service's config.
+const debianConfig = "/etc/bonesync/bonesync.conf"
+
+// checkUserWords refuses an unknown `bonesync user` command as a usage
+// error, before anything is opened.
+func checkUserWords(args []string) error {
+	if len(args) == 0 || !slices.Contains([]string{"add", "passwd", "del", "list", "quota", "key"}, args[0]) {
+		return usagef("usage: bonesync user add|passwd|del|list|quota|key add ... (bonesync user -h)")
 	}
 	return nil
 }

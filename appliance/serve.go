@@ -372,7 +372,11 @@ func passwdHint(f *flags) string {
 	}
 	cmd := "bonesync user passwd " + users.Admin
 	if def, _ := sysd.Dirs(); f.state != "/var/lib/bonesync" && f.state != def {
-		cmd = "bonesync user -state " + f.state + " passwd " + users.Admin
+		dir := f.state
+		if strings.ContainsAny(dir, " '\"$\\") {
+			dir = "'" + strings.ReplaceAll(dir, "'", `'\''`) + "'"
+		}
+		cmd = "bonesync user -state " + dir + " passwd " + users.Admin
 	} else if def != "" {
 		cmd = "sudo " + cmd
 	}

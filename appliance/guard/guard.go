@@ -97,8 +97,8 @@ func (g *Guard) Suspect(addr string) bool {
 type Outcome int
 
 const (
-	LoggedIn      Outcome = iota // forgives the user's own earlier typos
-	WrongPassword                // a failed login, counted towards a ban
+	WrongPassword Outcome = iota // a failed login, counted towards a ban (the zero value: a forgotten outcome counts)
+	LoggedIn                     // forgives the user's own earlier typos
 	ServerFault                  // the server could not check (its users file unreadable): no one's failure
 )
 

@@ -48,6 +48,9 @@ func (r *Report) Console(w io.Writer) error {
 		{"Why this HTTPS key:", append(slices.Clone(r.Choice.TLS.Reasons), r.Choice.TLSPQReason)},
 		{"Why this SFTP host key:", append(slices.Clone(r.Choice.SSH.Reasons), r.Choice.SSHPQReason)},
 	} {
+		if !slices.ContainsFunc(part.reasons, func(s string) bool { return s != "" }) {
+			continue
+		}
 		b.WriteString("  " + part.what + "\n")
 		for _, why := range part.reasons {
 			if why != "" {

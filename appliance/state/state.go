@@ -104,10 +104,10 @@ func (d *Dir) Remove(name string) error {
 // write wears the flash, and a rewrite of the same bytes is one more window
 // for a power cut.
 func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
-	if unchanged(path, data, perm) {
+	dir, base := filepath.Split(path)
+	if unchanged(path, dir, data, perm) {
 		return nil
 	}
-	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
@@ -127,8 +127,10 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 	if err = f.Chmod(perm); err != nil {
 		return err
 	}
-	if err = keepOwner(f, path, dir); err != nil {
-		return err
+	if uid, gid, ok := owner(path, dir); ok {
+		if err = f.Chown(uid, gid); err != nil {
+			return err
+		}
 	}
 	if _, err = f.Write(data); err != nil {
 		return err
@@ -145,32 +147,42 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 	return syncDir(dir)
 }
 
-// keepOwner gives a file written by root the owner of the file it
-// replaces, or else of its directory: `sudo bonesync user passwd` on a
-// Debian install must leave users.json readable by the service's own user.
-func keepOwner(f *os.File, path, dir string) error {
+// owner is who a file written by root must belong to: the owner of its
+// directory when that is not root (the service's own user: `sudo bonesync
+// user passwd` on a Debian install must leave users.json the service's, and
+// mends a file an earlier sudo left root's), else the owner of the file it
+// replaces. ok is false when there is nothing to change (not root, or all
+// root's).
+func owner(path, dir string) (uid, gid int, ok bool) {
 	if os.Geteuid() != 0 {
-		return nil
+		return 0, 0, false
 	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		if fi, err = os.Stat(dir); err != nil {
-			return nil
+	if dir == "" {
+		dir = "."
+	}
+	for _, p := range []string{dir, path} {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if st, isUnix := fi.Sys().(*syscall.Stat_t); isUnix && (st.Uid != 0 || st.Gid != 0) {
+			return int(st.Uid), int(st.Gid), true
 		}
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || st.Uid == 0 && st.Gid == 0 {
-		return nil
-	}
-	return f.Chown(int(st.Uid), int(st.Gid))
+	return 0, 0, false
 }
 
 // unchanged reports whether path is a regular file with exactly data and
-// perm.
-func unchanged(path string, data []byte, perm fs.FileMode) bool {
+// perm, and the owner it must have.
+func unchanged(path, dir string, data []byte, perm fs.FileMode) bool {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != perm || fi.Size() != int64(len(data)) {
 		return false
+	}
+	if uid, gid, ok := owner(path, dir); ok {
+		if st, isUnix := fi.Sys().(*syscall.Stat_t); isUnix && (int(st.Uid) != uid || int(st.Gid) != gid) {
+			return false
+		}
 	}
 	old, err := os.ReadFile(path)
 	return err == nil && bytes.Equal(old, data)

@@ -196,4 +196,12 @@ func TestRootKeepsTheOwner(t *testing.T) {
 	if owner() != 65534 {
 		t.Errorf("a replaced file belongs to %d, want 65534", owner())
 	}
+	// A file an earlier sudo left root's is mended, even with the same bytes.
+	os.Chown(d.Join("users.json"), 0, 0)
+	if err := d.Write("users.json", []byte("two"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if owner() != 65534 {
+		t.Errorf("a root-owned file in the service's directory stays %d's", owner())
+	}
 }
