@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/bonesync/bonesync/bench/flood"
 )
 
 // connTimeout bounds one connection, so a wedged server cannot hang the run.
@@ -40,8 +42,8 @@ type conn func(src net.IP) (outcome, error)
 type sources struct{ n atomic.Uint64 }
 
 func (s *sources) next() net.IP {
-	i := s.n.Add(1) / 4
-	return net.IPv4(127, byte(1+i>>16), byte(i>>8), byte(i))
+	// From 127.1.0.0 on: below it, 127.0.x.y, are the floods' (bench/flood).
+	return net.ParseIP(flood.Loopback(1<<16 + int(s.n.Add(1)/4)))
 }
 
 // result is one measured phase.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -98,7 +97,7 @@ func bringUpNetwork(ctx context.Context, s *System) error {
 func (s *System) claimName(ctx context.Context, iface *net.Interface) string {
 	want := s.Config.Hostname
 	if ca, err := pki.LoadCA(&state.Dir{Path: StateDir}); err == nil {
-		if h := ca.Hostname(); h == want || strings.HasPrefix(h, want+"-") {
+		if h := ca.Hostname(); h == want || mdns.ClaimedFor(h, want) {
 			if taken, _ := mdns.Taken(ctx, h, iface); taken {
 				fmt.Fprintf(s.Log, "bonesync: WARNING: another device on this network answers for %s.local; this box keeps the name its CA was made for\n", h)
 			}

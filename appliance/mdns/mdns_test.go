@@ -118,3 +118,13 @@ func TestZoneWithoutServices(t *testing.T) {
 		t.Errorf("Records(_services._dns-sd._udp.local. PTR) = %v, want none", got)
 	}
 }
+
+// A CA made for a name Claim gave keeps that name; another box's name is
+// not taken for one.
+func TestClaimedFor(t *testing.T) {
+	for name, want := range map[string]bool{"bonesync-2": true, "bonesync-17": true, "bonesync-backup": false, "bonesync-1": false, "bonesync": false, "other-2": false} {
+		if got := ClaimedFor(name, "bonesync"); got != want {
+			t.Errorf("ClaimedFor(%q, bonesync) = %v, want %v", name, got, want)
+		}
+	}
+}

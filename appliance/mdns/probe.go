@@ -52,6 +52,17 @@ func suffixed(hostname string, i int) string {
 	return hostname + s
 }
 
+// ClaimedFor reports whether name is one Claim can make from hostname:
+// hostname-2, hostname-3... (hostname-backup is another name).
+func ClaimedFor(name, hostname string) bool {
+	for i := 2; i <= maxSuffix; i++ {
+		if name == suffixed(hostname, i) {
+			return true
+		}
+	}
+	return false
+}
+
 // Taken probes for NAME.local on iface and reports whether another device
 // answers for it.
 func Taken(ctx context.Context, name string, iface *net.Interface) (bool, error) {
