@@ -66,7 +66,7 @@ test-systemd: deb
 # apt-get download) and bonesync as /init. No root, no loop devices.
 image: build-arm
 	scripts/fetch-boot.sh
-	SOURCE_DATE_EPOCH=$(BUILD_UNIX) $(GO) run ./image -binary $(OUT)/bonesync-armv7 -out $(OUT)
+	SOURCE_DATE_EPOCH=$(BUILD_UNIX) $(GO) run ./image -binary $(OUT)/bonesync-armv7 -out $(OUT) -version $(VERSION)
 
 # Boot the image through U-Boot in QEMU, the serial console on this terminal.
 qemu: image
@@ -81,7 +81,7 @@ qemu-fresh: image
 test-image: image
 	SOURCE_DATE_EPOCH=$(BUILD_UNIX) BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img $(GO) test -count=1 ./image/
 test-boot: image
-	BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img $(GO) test -count=1 -timeout 20m -run 'TestBoot' -tags vm -v ./image/ 2>&1 | tee $(OUT)/boot-test.log | grep -E '^(=== RUN|--- |\s+vm_test|PASS|FAIL|ok)'; test $${PIPESTATUS[0]} -eq 0
+	BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img $(GO) test -count=1 -timeout 20m -run 'TestBoot|TestUpdate' -tags vm -v ./image/ 2>&1 | tee $(OUT)/boot-test.log | grep -E '^(=== RUN|--- |\s+(update_)?vm_test|PASS|FAIL|ok)'; test $${PIPESTATUS[0]} -eq 0
 
 test-unit:
 	@test -z "$$(gofmt -l appliance)" || { echo "gofmt needed:"; gofmt -l appliance; exit 1; }

@@ -37,6 +37,9 @@ import (
 
 func main() {
 	if os.Getpid() == 1 {
+		if Version != "" {
+			boot.Version = Version
+		}
 		boot.Main() // the whole userland of the board; never returns
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -76,7 +79,7 @@ var Version string
 
 // subcommands are the commands that take flags, with the flags each takes.
 var subcommands = map[string][]string{
-	"serve":        {"state", "config", "files", "https", "http", "ssh", "quick", "hostname", "refresh"},
+	"serve":        {"state", "config", "files", "https", "http", "ssh", "quick", "hostname", "refresh", "boot"},
 	"bench":        {"state", "config", "quick"},
 	"report":       {"state"},
 	"user":         {"state", "files"},
@@ -90,6 +93,7 @@ type flags struct {
 	quick                bool
 	refresh              time.Duration
 	hostname             string
+	boot                 string   // the card's boot partition (updates)
 	args                 []string // the user command's own arguments
 }
 
@@ -130,6 +134,9 @@ func parse(name string, args []string, stdout io.Writer) (*flags, error) {
 	if takes("hostname") {
 		fs.StringVar(&f.hostname, "hostname", "", "the box's name, in place of the config's (PID 1 passes the name it won on the network)")
 		fs.DurationVar(&f.refresh, "refresh", 30*time.Second, "how often the server looks for a new address, decision or keys")
+	}
+	if takes("boot") {
+		fs.StringVar(&f.boot, "boot", "", "the card's boot partition, where /admin/update writes (PID 1 passes it)")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -219,6 +226,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	switch cmd {
 	case "serve":
+		if serveFails {
+			return errors.New("this build's server exits at start (built with -tags bonesync_failserve, for the update test)")
+		}
 		return serve(ctx, f, stdout, stderr)
 	case "bench":
 		return rebench(ctx, f, stdout, stderr)
@@ -349,3 +359,6 @@ func version() string {
 	}
 	return v
 }
+
+// serveFails is set only in the update test's broken build (failserve.go).
+var serveFails bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,7 +20,9 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/dnsname"
+	"github.com/bonesync/bonesync/appliance/firstlogin"
 	"github.com/bonesync/bonesync/appliance/sysd"
+	"github.com/bonesync/bonesync/appliance/update"
 
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/locks"
@@ -109,11 +112,26 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if pw, err := accounts.EnsureAdmin(); err != nil {
+	// The card's system slots: updates, and the boot partition that
+	// admin_password and FIRST-LOGIN.txt are on.
+	card, err := update.Open(f.boot)
+	if errors.Is(err, update.ErrNotCard) {
+		card = nil
+	} else if err != nil {
+		card = nil
+		log.Error(fmt.Sprintf("system slots: %v (updates are off)", err))
+	}
+	first := &firstlogin.Setup{ConfigPath: f.config, Config: o.Config, Users: accounts, Card: card, Log: log,
+		URLs: o.URLs, Change: passwdHint(f)}
+	if pw, err := first.Take(); err != nil {
 		return err
 	} else if pw != "" {
 		fmt.Fprintf(stdout, "\nFirst start: user %q, password %s\n", users.Admin, pw)
-		fmt.Fprintf(stdout, "It is shown only this once; change it with: %s\n", passwdHint(f))
+		if card != nil {
+			fmt.Fprintf(stdout, "It is also in %s on the card's boot partition until it is changed; change it with: %s\n", firstlogin.NoteFile, passwdHint(f))
+		} else {
+			fmt.Fprintf(stdout, "It is shown only this once; change it with: %s\n", passwdHint(f))
+		}
 	}
 	files, err := store.Open(f.files)
 	if err != nil {
@@ -157,8 +175,14 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	}
 	_, httpsPort, _ := net.SplitHostPort(lns[0].Addr().String())
 	tlsCfg := web.TLSConfig(cur.certificate, cur.postQuantum, o.Clock.Now)
+	sys := &web.System{Version: Version, Board: os.Getenv("BONESYNC_BOARD"), Started: time.Now(),
+		Reboot: func(why string) { sysd.RequestReboot(why) }}
+	if sys.Version == "" {
+		sys.Version = version()
+	}
+	sys.Card = card
 	servers := []*http.Server{
-		{Handler: web.HTTPS(cur, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.With("listener", "https").Handler(), slog.LevelWarn)},
+		{Handler: web.HTTPS(cur, dav, sys), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.With("listener", "https").Handler(), slog.LevelWarn)},
 		{Handler: web.HTTP(cur, httpsPort, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute},
 	}
 	sctx, stopSFTP := context.WithCancel(ctx)
@@ -205,6 +229,9 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	defer cancelWatcher()
 	clockTick := time.NewTicker(saveClockEvery)
 	defer clockTick.Stop()
+	first.Tidy()
+	tidyTick := time.NewTicker(f.refresh)
+	defer tidyTick.Stop()
 	for {
 		select {
 		case <-beat.C:
@@ -221,6 +248,9 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 			if err := o.Clock.Save(); err != nil {
 				log.Error(fmt.Sprintf("clock: %v", err))
 			}
+		case <-tidyTick.C:
+			first.Tidy() // FIRST-LOGIN.txt goes once the password changed
+
 		}
 	}
 }

@@ -33,6 +33,10 @@ type Board struct {
 	// BootFiles are copied to the FAT boot partition, in this order (the
 	// AM335x boot ROM wants MLO first).
 	BootFiles []BootFile `json:"boot_files,omitempty"`
+	// UBoot is the U-Boot that boots the card, for the boot-loader check:
+	// a path inside the pinned packages, or an absolute path on the
+	// machine that runs QEMU.
+	UBoot string `json:"u_boot,omitempty"`
 	// Devices are what bonesync needs on this board; the image builder
 	// proves each has a driver.
 	Devices []Device `json:"devices"`

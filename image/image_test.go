@@ -19,6 +19,7 @@ import (
 	"github.com/u-root/u-root/pkg/cpio"
 
 	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/bonesync/bonesync/board"
 )
 
@@ -73,8 +74,24 @@ func bootFile(t *testing.T, img, name string) []byte {
 
 func TestBootPartition(t *testing.T) {
 	img := builtImage(t)
-	if got := string(bootFile(t, img, "extlinux/extlinux.conf")); got != extlinuxConf {
-		t.Errorf("extlinux.conf = %q", got)
+	if scr := bootFile(t, img, "boot.scr"); len(scr) < 72 || !bytes.Equal(scr[72:], []byte(update.BootScriptText)) {
+		t.Errorf("boot.scr does not hold the boot script")
+	}
+	bbb0, _ := board.Load("beaglebone-black")
+	for _, slot := range []string{"a", "b"} {
+		dir := update.SlotDir(slot)
+		env := update.ParseEnv(bootFile(t, img, dir+"/"+update.SlotEnv))
+		for _, name := range []string{update.KernelFile, update.InitrdFile, update.DTBDir + "/" + bbb0.DTB} {
+			if f := bootFile(t, img, dir+"/"+name); int64(len(f)) != update.Capacity(name) {
+				t.Errorf("%s/%s is %d bytes, not made at its capacity %d", dir, name, len(f), update.Capacity(name))
+			}
+		}
+		if env["bonesync_kernel"] == "" || env["bonesync_initrd"] == "" || env["bonesync_version"] == "" {
+			t.Errorf("%s/slot.env = %v", dir, env)
+		}
+	}
+	if st := update.ParseEnv(bootFile(t, img, update.StateFile)); st["bonesync_slot"] != "a" {
+		t.Errorf("boot.env = %v", st)
 	}
 	conf := bootFile(t, img, "bonesync.conf")
 	c, probs := config.Parse("bonesync.conf", bytes.NewReader(conf))
@@ -85,7 +102,7 @@ func TestBootPartition(t *testing.T) {
 		t.Error("the config on the card does not list hostname, commented out")
 	}
 	bbb, _ := board.Load("beaglebone-black")
-	if dtb := bootFile(t, img, "dtbs/"+bbb.DTB); len(dtb) < 1000 || string(dtb[:4]) != "\xd0\x0d\xfe\xed" {
+	if dtb := bootFile(t, img, "slot-a/dtbs/"+bbb.DTB); len(dtb) < 1000 || string(dtb[:4]) != "\xd0\x0d\xfe\xed" {
 		t.Error("the board's DTB is missing or not a flattened device tree")
 	}
 	if mlo := bootFile(t, img, "MLO"); len(mlo) < 10000 {
@@ -95,7 +112,7 @@ func TestBootPartition(t *testing.T) {
 
 func TestInitramfs(t *testing.T) {
 	img := builtImage(t)
-	gz, err := gzip.NewReader(bytes.NewReader(bootFile(t, img, "initrd.img")))
+	gz, err := gzip.NewReader(bytes.NewReader(bootFile(t, img, "slot-a/initrd.img")))
 	if err != nil {
 		t.Fatal(err)
 	}

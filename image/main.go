@@ -7,11 +7,13 @@
 //
 //	extract.go    the pinned .debs, unpacked; depmod for modules.dep/alias
 //	drivers.go    prove every device the board needs has a driver
+//	bootloader.go prove the board's U-Boot runs the boot script
 //	initramfs.go  /init (bonesync) and the modules it needs, as a cpio
 //	bootfs.go     the FAT boot partition: MLO first, U-Boot, kernel, DTBs, config
 //	datafs.go     the ext4 data partition (grown to fill the card at first boot)
 //	disk.go       the MBR and the partitions put together
 //	verify.go     the checks the AM335x boot ROM and fsck would make
+//	bundle.go     the update bundle: the same kernel, DTB and initramfs
 //	outputs.go    .img.xz, .bmap and SHA256SUMS
 //
 // Two runs with the same inputs and SOURCE_DATE_EPOCH write the same bytes.
@@ -40,6 +42,8 @@ func main() {
 // options are the builder's inputs.
 type options struct {
 	cache, out, binary, name, lock string
+	version                        string // the release, in the slots and the bundle
+	updateOnly                     bool   // the bundle, no card image
 	board                          *board.Board
 	others                         []*board.Board // boards the same initramfs also serves
 	epoch                          time.Time
@@ -56,6 +60,8 @@ func run(args []string, log io.Writer) error {
 	fs.StringVar(&o.binary, "binary", "out/bonesync-armv7", "the bonesync ARMv7 binary (make build-arm)")
 	fs.StringVar(&o.name, "name", "bonesync-bbb", "image name")
 	fs.StringVar(&o.lock, "lock", "scripts/boot-packages.lock", "pinned packages")
+	fs.StringVar(&o.version, "version", "unknown", "the release (the Makefile's VERSION), in the slots and the update bundle")
+	fs.BoolVar(&o.updateOnly, "update-only", false, "write only the update bundle, not the card image")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,9 +113,18 @@ func build(o *options) error {
 	if err := checkDrivers(o, pkgs, mods, included); err != nil {
 		return err
 	}
+	if err := checkBootloaders(o, pkgs); err != nil {
+		return err
+	}
 	initrd := filepath.Join(o.work, "initrd.img")
 	if err := writeInitramfs(o, pkgs, mods, included, initrd); err != nil {
 		return fmt.Errorf("initramfs: %w", err)
+	}
+	if err := writeBundle(o, pkgs, initrd); err != nil {
+		return fmt.Errorf("update bundle: %w", err)
+	}
+	if o.updateOnly {
+		return nil
 	}
 	bootImg := filepath.Join(o.work, "boot.vfat")
 	if err := writeBootFS(o, pkgs, initrd, bootImg); err != nil {
@@ -126,9 +141,9 @@ func build(o *options) error {
 	if err := verify(o, img); err != nil {
 		return fmt.Errorf("verify %s: %w", img, err)
 	}
-	if err := writeOutputs(o, img); err != nil {
+	if err := writeOutputs(o, img, filepath.Join(o.out, o.name+".update")); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.log, "image: wrote %s (+ .xz, .bmap, SHA256SUMS)\n", img)
+	fmt.Fprintf(o.log, "image: wrote %s (+ .xz, .bmap, .update, SHA256SUMS)\n", img)
 	return nil
 }

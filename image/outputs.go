@@ -9,8 +9,9 @@ import (
 )
 
 // writeOutputs writes IMG.xz (single-threaded, so the bytes repeat), IMG.bmap
-// (bmaptool: flashing skips the empty space) and SHA256SUMS.
-func writeOutputs(o *options, img string) error {
+// (bmaptool: flashing skips the empty space) and SHA256SUMS, which also
+// lists the update bundle.
+func writeOutputs(o *options, img, bundle string) error {
 	xz := img + ".xz"
 	os.Remove(xz)
 	if _, err := sh(nil, "xz", "-k", "-f", "-6", "-T1", img); err != nil {
@@ -21,7 +22,7 @@ func writeOutputs(o *options, img string) error {
 		return err
 	}
 	var lines []string
-	for _, f := range []string{img, xz, bmap} {
+	for _, f := range []string{img, xz, bmap, bundle} {
 		sum, err := fileSum(f)
 		if err != nil {
 			return err

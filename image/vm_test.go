@@ -25,13 +25,17 @@ import (
 )
 
 type serialLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu   sync.Mutex
+	b    bytes.Buffer
+	live io.Writer // the same, as it comes, to a file to follow
 }
 
 func (s *serialLog) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.live != nil {
+		s.live.Write(p)
+	}
 	return s.b.Write(p)
 }
 
@@ -50,25 +54,48 @@ type vm struct {
 	done             chan struct{}
 }
 
+// freePort is a local port free now and not handed out before: the
+// kernel may give a just-closed port again, and tests boot in parallel.
 func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, p, _ := net.SplitHostPort(l.Addr().String())
+		l.Close()
+		if !portsGiven[p] {
+			portsGiven[p] = true
+			return p
+		}
 	}
-	defer l.Close()
-	_, p, _ := net.SplitHostPort(l.Addr().String())
-	return p
 }
 
-func bootVM(t *testing.T, card string) *vm {
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[string]bool{}
+)
+
+func bootVM(t *testing.T, card string) *vm { return startVM(t, card, false) }
+
+// startVM boots the card; with reboots, a reboot of the guest resets the
+// machine into U-Boot again, as on the board, where the default is that
+// QEMU exits.
+func startVM(t *testing.T, card string, reboots bool) *vm {
 	t.Helper()
-	v := &vm{log: &serialLog{}, https: freePort(t), http: freePort(t), ssh: freePort(t), done: make(chan struct{})}
+	live, _ := os.OpenFile(filepath.Join(os.TempDir(), "bonesync-boot-"+t.Name()+".live.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	v := &vm{log: &serialLog{live: live}, https: freePort(t), http: freePort(t), ssh: freePort(t), done: make(chan struct{})}
 	v.cmd = exec.Command("qemu-system-arm", "-M", "virt,highmem=off", "-cpu", "cortex-a15", "-smp", "1", "-m", "512",
 		"-bios", "/usr/lib/u-boot/qemu_arm/u-boot.bin",
 		"-drive", "if=none,file="+card+",format=raw,id=sd", "-device", "virtio-blk-pci,drive=sd",
 		"-netdev", fmt.Sprintf("user,id=n0,hostfwd=tcp:127.0.0.1:%s-:443,hostfwd=tcp:127.0.0.1:%s-:80,hostfwd=tcp:127.0.0.1:%s-:22", v.https, v.http, v.ssh),
 		"-device", "virtio-net-pci,netdev=n0", "-device", "virtio-rng-pci",
-		"-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot")
+		"-display", "none", "-monitor", "none", "-serial", "stdio")
+	if !reboots {
+		v.cmd.Args = append(v.cmd.Args, "-no-reboot")
+	}
 	v.cmd.Stdout, v.cmd.Stderr = v.log, v.log
 	var err error
 	if v.console, err = v.cmd.StdinPipe(); err != nil {
@@ -81,6 +108,9 @@ func bootVM(t *testing.T, card string) *vm {
 	t.Cleanup(func() {
 		v.cmd.Process.Kill()
 		<-v.done
+		if live != nil {
+			live.Close()
+		}
 		os.WriteFile(filepath.Join(os.TempDir(), "bonesync-boot-"+t.Name()+".log"), []byte(v.log.String()), 0o644)
 	})
 	return v
@@ -176,6 +206,7 @@ func (v *vm) sftp(t *testing.T, password string, commands ...string) (string, er
 }
 
 func TestBoot(t *testing.T) {
+	t.Parallel() // with TestUpdate: this one waits idle for minutes
 	img := builtImage(t)
 	for _, tool := range []string{"qemu-system-arm", "sftp"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -220,6 +251,11 @@ func TestBoot(t *testing.T) {
 		t.Fatalf("SFTP into the booted image: %v\n%s", err, out)
 	}
 	v.poweroff(t)
+	// Without admin_password on the card, the first start's password is
+	// also in FIRST-LOGIN.txt there, for an owner without a serial cable.
+	if note, err := exec.Command("mtype", "-i", card+"@@"+fmt.Sprint(partStart*512), "::/FIRST-LOGIN.txt").Output(); err != nil || !strings.Contains(string(note), "password: "+password[1]) {
+		t.Errorf("FIRST-LOGIN.txt on the card (%v):\n%s", err, note)
+	}
 
 	// The same card again: same CA and key, no benchmark, the file kept.
 	t1 := time.Now()
@@ -279,6 +315,18 @@ func TestBoot(t *testing.T) {
 	if st := v.status(t); !strings.Contains(st, "1 restarts") || !strings.Contains(st, "LEDs:    serving") {
 		t.Errorf("after the restart, status says:\n%s", st)
 	}
+
+	// A new password at the console: FIRST-LOGIN.txt goes.
+	mark = len(v.log.String())
+	io.WriteString(v.console, "user passwd admin\n")
+	v.waitAfter(t, mark, `new password for admin: `, time.Minute)
+	io.WriteString(v.console, "changed-at-the-console\n")
+	v.waitAfter(t, mark, `again: `, time.Minute)
+	io.WriteString(v.console, "changed-at-the-console\n")
+	v.waitAfter(t, mark, `FIRST-LOGIN.txt deleted`, 2*time.Minute)
 	v.poweroff(t)
+	if out, err := exec.Command("mdir", "-b", "-i", card+"@@"+fmt.Sprint(partStart*512), "::/").Output(); err != nil || strings.Contains(string(out), "FIRST-LOGIN") {
+		t.Errorf("after the password change the boot partition still lists (%v):\n%s", err, out)
+	}
 	t.Logf("whole boot test %v", time.Since(start).Round(time.Second))
 }

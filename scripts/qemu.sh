@@ -21,11 +21,16 @@ build=$(sha256sum "$img" | cut -c1-16) # the build is reproducible: same bytes, 
 firmware=/usr/lib/u-boot/qemu_arm/u-boot.bin
 [ -f "$firmware" ] || { echo "qemu: $firmware missing; apt-get install u-boot-qemu qemu-system-arm" >&2; exit 1; }
 had_version= had_build=
+# layout: partition 1's entry and partition 2's start (the card grows partition 2's size).
+layout() { python3 -c 'import sys; m=open(sys.argv[1],"rb").read(512); print(m[446:462].hex(), m[470:474].hex())' "$1"; }
 [ -f "$stamp" ] && read -r had_version had_build < "$stamp"
 why=""
 if [ ! -f "$card" ]; then why="there was none"
 elif [ "${FRESH:-0}" = 1 ]; then why="make qemu-fresh"
 elif [ "${had_version:-none}" != "$version" ]; then why="the image is version $version, the card had ${had_version:-none}"
+elif [ "$(layout "$img")" != "$(layout "$card")" ]; then
+  # The boot partition moved or changed size: a new one would not fit the kept card.
+  why="the image's partition layout differs from the card's"
 fi
 if [ -n "$why" ]; then
   echo "qemu: a fresh card $card from $img ($why): a first boot, new CA and password"

@@ -12,13 +12,16 @@
 //  5. find the card: mount its FAT boot partition read-only at /boot (the
 //     config file is there) and its ext4 data partition at /perm, growing the
 //     data partition to fill the card on first boot;
-//  6. set the clock to at least the clock floor, then try NTP;
-//  7. bring up Ethernet (DHCP, else the config's static address, else
+//  6. read which system slot booted (package update): an update on trial
+//     becomes the default once its server is ready; one whose server never
+//     is makes the box reboot into the previous version;
+//  7. set the clock to at least the clock floor, then try NTP;
+//  8. bring up Ethernet (DHCP, else the config's static address, else
 //     link-local), set the hostname and announce it over mDNS;
-//  8. run the server as a child process that notifies its state as it would
+//  9. run the server as a child process that notifies its state as it would
 //     to systemd, restarting it if it dies or its heartbeats stop, with the
 //     LEDs showing booting, benchmarking, serving or error;
-//  9. answer the admin prompt on the serial console, until reboot or
+//  10. answer the admin prompt on the serial console, until reboot or
 //     poweroff, which stop the server, sync and unmount first.
 package boot
 
@@ -28,9 +31,11 @@ import (
 	"io"
 	"log"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/bonesync/bonesync/board"
 )
 
@@ -59,7 +64,15 @@ type System struct {
 	started  time.Time
 	dog      watchdogState
 	timeSet  bool // NTP has set the clock once
+	// card is the boot partition's system slots (nil if not booted by
+	// the card's boot script); committed once a trial boot's server served.
+	card      *update.Card
+	trialMu   sync.Mutex
+	committed bool
 }
+
+// Version is this build's release (main sets it from its -X flag).
+var Version = "unknown"
 
 // step is one thing PID 1 does at boot. A step that fails with fatal set
 // stops the boot (the error LED lights and the console says why); others
@@ -76,6 +89,7 @@ var steps = []step{
 	{"load kernel modules", false, loadModules},
 	{"start the watchdog", false, startWatchdog},
 	{"mount the boot and data partitions", true, mountCard},
+	{"read the system slots", false, openSlots},
 	{"set the clock", false, setClock},
 	{"bring up the network", false, bringUpNetwork},
 }

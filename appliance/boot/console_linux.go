@@ -16,6 +16,7 @@ const promptHelp = `commands:
   status                 addresses, server, uptime
   user add|passwd|del NAME, user list, user key add NAME FILE
   bench                  measure again (the server picks up the new choice)
+  update FILE            write an update bundle to the other slot and boot it on trial
   kill -SIGNAL           signal the server: STOP to try the watchdog, TERM to restart it
   reboot, poweroff
 `
@@ -43,6 +44,9 @@ func (s *System) command(ctx context.Context, f []string) {
 			fmt.Fprintf(s.Log, "%v\n", err)
 		}
 	}
+	if f[0] == "bonesync" && len(f) > 1 {
+		f = f[1:] // as the README writes it: bonesync update FILE
+	}
 	switch f[0] {
 	case "help", "?":
 		fmt.Fprint(s.Log, promptHelp)
@@ -60,6 +64,8 @@ func (s *System) command(ctx context.Context, f []string) {
 		self(args...)
 	case "kill":
 		s.signalServer(f[1:])
+	case "update":
+		s.applyUpdate(f[1:])
 	case "reboot":
 		s.shutdown(false)
 	case "poweroff", "halt":
@@ -77,6 +83,7 @@ func (s *System) status() {
 	} else {
 		fmt.Fprintf(s.Log, "board:   not identified (the boot stopped before)\n")
 	}
+	fmt.Fprintf(s.Log, "system:  %s\n", s.slotStatus())
 	fmt.Fprintf(s.Log, "uptime:  %v\n", time.Since(s.started).Round(time.Second))
 	if st := s.net.State(); st != nil {
 		for _, a := range st.Addrs {

@@ -42,6 +42,8 @@ type Supervisor struct {
 	lastExit string
 	stopping bool
 	ready    bool
+	served   bool          // a server of this boot was ready once
+	failed   int           // server exits before it was ever ready
 	status   string        // the server's last STATUS
 	beat     time.Time     // its last heartbeat (or READY)
 	killed   time.Time     // when it was killed as wedged; zero if not
@@ -69,7 +71,7 @@ func newSupervisor(s *System) *Supervisor {
 // Args are the server's command line on the board.
 func (sv *Supervisor) Args() []string {
 	a := []string{"serve", "-state", StateDir, "-config", ConfigFile, "-files", FilesDir,
-		"-https", ":443", "-http", ":80", "-ssh", ":22", "-hostname", sv.s.Hostname}
+		"-https", ":443", "-http", ":80", "-ssh", ":22", "-hostname", sv.s.Hostname, "-boot", BootMount}
 	if sv.s.Board.BenchBudget == "quick" {
 		a = append(a, "-quick")
 	}
@@ -124,7 +126,15 @@ func (sv *Supervisor) Run(ctx context.Context) {
 		}
 		sv.restarts++
 		msg := sv.lastExit
+		if !sv.served {
+			sv.failed++
+		}
+		failed, served := sv.failed, sv.served
 		sv.mu.Unlock()
+		if !served && failed >= trialFailures && sv.s.onTrial() {
+			// A new version whose server never serves: back to the old.
+			go sv.s.giveUpTrial(fmt.Sprintf("did not serve: its server %s (%d times)", msg, failed))
+		}
 		sv.s.LEDs.Set(LEDError)
 		if time.Since(start) > 5*time.Minute {
 			backoff = sv.firstBackoff()
@@ -209,8 +219,13 @@ func (sv *Supervisor) notified(msg sysd.Message, now time.Time) {
 		sv.s.LEDs.Set(LEDBenchmarking)
 	}
 	if msg.Ready {
-		sv.ready, sv.beat = true, now
+		sv.ready, sv.served, sv.beat = true, true, now
 		sv.s.LEDs.Set(LEDServing)
+		go sv.s.commitTrial()
+	}
+	if msg.Reboot != "" {
+		fmt.Fprintf(sv.s.Log, "bonesync: the server asks for a reboot: %s\n", msg.Reboot)
+		go sv.s.shutdown(false)
 	}
 	if msg.Watchdog {
 		sv.beat = now

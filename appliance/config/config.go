@@ -60,6 +60,10 @@ type Config struct {
 	// ExtraDomains are domain suffixes the box's name is certified under,
 	// besides .local, .lan, .home.arpa and .internal (pki.HomeSuffixes).
 	ExtraDomains []string
+	// AdminPassword (plain or an Argon2id PHC hash) and AdminSSHKey (an
+	// authorized_keys line) are taken into the user database at start;
+	// the plain password is then blanked in the file (Blank).
+	AdminPassword, AdminSSHKey string
 }
 
 // Default returns the configuration used when the file sets nothing.
@@ -146,11 +150,50 @@ func Parse(name string, r io.Reader) (Config, []Problem) {
 	return c, probs
 }
 
+// stripComment cuts a line at a # that is not inside quotes.
 func stripComment(s string) string {
-	if i := strings.IndexByte(s, '#'); i >= 0 {
-		return s[:i]
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#':
+			return s[:i]
+		}
 	}
 	return s
+}
+
+// Blank returns raw with the value of every line that sets key replaced
+// by spaces: the same length, so the file can be rewritten in place on the
+// card, and it reads as empty. It reports whether anything was blanked.
+func Blank(raw []byte, key string) ([]byte, bool) {
+	out := append([]byte(nil), raw...)
+	blanked := false
+	start := 0
+	for start < len(out) {
+		end := start
+		for end < len(out) && out[end] != '\n' {
+			end++
+		}
+		line := string(out[start:end])
+		body := stripComment(line)
+		if k, v, ok := strings.Cut(body, "="); ok && strings.ToLower(strings.TrimSpace(k)) == key && strings.TrimSpace(v) != "" {
+			from := start + len(k) + 1
+			for i := from; i < start+len(body); i++ {
+				if out[i] != '\r' {
+					out[i] = ' '
+				}
+			}
+			blanked = true
+		}
+		start = end + 1
+	}
+	return out, blanked
 }
 
 func unquote(s string) string {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -106,5 +107,27 @@ func TestExampleFitsTheConsole(t *testing.T) {
 		if len(l) > 80 {
 			t.Errorf("Example() line %d is %d characters: %s", i+1, len(l), l)
 		}
+	}
+}
+
+func TestBlank(t *testing.T) {
+	raw := []byte("hostname = box\n admin_password = \"s3cret # not a comment\" # the owner's\r\n#admin_password = old\nadmin_ssh_key = ssh-ed25519 AAAA\n")
+	out, ok := Blank(raw, "admin_password")
+	if !ok || len(out) != len(raw) {
+		t.Fatalf("Blank: %v, %d bytes for %d", ok, len(out), len(raw))
+	}
+	if strings.Contains(string(out), "s3cret") || !strings.Contains(string(out), "# the owner's\r\n#admin_password = old\n") {
+		t.Errorf("blanked:\n%q", out)
+	}
+	c, probs := Parse("x", bytes.NewReader(out))
+	if c.AdminPassword != "" || c.Hostname != "box" || len(probs) != 1 { // the key line is not a valid key
+		t.Errorf("the blanked file parses as %q, %v", c.AdminPassword, probs)
+	}
+	c, _ = Parse("x", bytes.NewReader(raw))
+	if c.AdminPassword != "s3cret # not a comment" {
+		t.Errorf("a quoted # cut the password: %q", c.AdminPassword)
+	}
+	if _, ok := Blank(out, "admin_password"); ok {
+		t.Error("a blank value was blanked again")
 	}
 }

@@ -203,7 +203,48 @@ func algorithmSetting(name, what string, field func(*Config) *[]string, supporte
 	}
 }
 
+// firstLoginSettings let the owner log in without the serial console.
+var firstLoginSettings = []setting{
+	{
+		name: "admin_password", def: "",
+		help: []string{
+			"A password for the admin account, set here before the first boot (or later, to",
+			"reset a forgotten one): the box takes it at its next start and blanks it here.",
+			"An Argon2id hash in PHC form ($argon2id$v=19$m=...) is taken the same way.",
+			"Quote a password that holds a #. Empty: the first start makes a password and",
+			"writes it to FIRST-LOGIN.txt beside this file (and on the serial console).",
+		},
+		set: func(c *Config, v string) error {
+			if strings.ContainsAny(v, "\x00\n") {
+				return fmt.Errorf("not a password")
+			}
+			if strings.HasPrefix(v, "$") && !strings.HasPrefix(v, "$argon2id$") {
+				return fmt.Errorf("a hash must be Argon2id ($argon2id$...)")
+			}
+			c.AdminPassword = v
+			return nil
+		},
+	},
+	{
+		name: "admin_ssh_key", def: "",
+		help: []string{"A public key for admin's SFTP logins, one line as in authorized_keys",
+			"(ssh-ed25519 AAAA... you@laptop); taken at the next start."},
+		set: func(c *Config, v string) error {
+			if v == "" {
+				c.AdminSSHKey = ""
+				return nil
+			}
+			if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(v)); err != nil {
+				return fmt.Errorf("not a public key line: %v", err)
+			}
+			c.AdminSSHKey = v
+			return nil
+		},
+	},
+}
+
 func init() {
+	settings = append(settings, firstLoginSettings...)
 	settings = append(settings, networkSettings...)
 	settings = append(settings,
 		algorithmSetting("ssh_kex", "key exchanges", func(c *Config) *[]string { return &c.SSHKeyExchanges },

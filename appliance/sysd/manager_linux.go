@@ -20,6 +20,7 @@ type Message struct {
 	Watchdog bool
 	Status   string
 	Phase    string
+	Reboot   string // why the service asks the box to reboot (RequestReboot)
 }
 
 // ParseMessage reads the newline-separated assignments of a datagram;
@@ -42,6 +43,8 @@ func ParseMessage(b []byte) Message {
 			m.Status = v
 		case "X_BONESYNC_PHASE":
 			m.Phase = v
+		case "X_BONESYNC_REBOOT":
+			m.Reboot = v
 		}
 	}
 	return m

@@ -34,6 +34,13 @@ func Stopping() { notify(daemon.SdNotifyStopping) }
 // the LEDs.
 func Phase(p string) { notify("X_BONESYNC_PHASE=" + p) }
 
+// RequestReboot asks bonesync's PID 1 (Manager) to reboot the box, for
+// the reason why: an update was written and is to be tried. It reports
+// whether a service manager was told; systemd ignores the variable.
+func RequestReboot(why string) bool {
+	return notify("X_BONESYNC_REBOOT=" + strings.ReplaceAll(why, "\n", " "))
+}
+
 // Status sets the one-line status `systemctl status` shows.
 func Status(s string) { notify("STATUS=" + strings.ReplaceAll(s, "\n", " ")) }
 

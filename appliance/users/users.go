@@ -55,6 +55,9 @@ type User struct {
 	// Quota is the most bytes the account's files may take; 0: no limit
 	// but the disk.
 	Quota int64 `json:"quota,omitempty"`
+	// Generated says the password is still the one the first start made
+	// (and wrote to FIRST-LOGIN.txt on the card); any change clears it.
+	Generated bool `json:"generated_password,omitempty"`
 }
 
 type fileFormat struct {
@@ -207,14 +210,79 @@ func (db *DB) SetPassword(name, password string) error {
 	if err != nil {
 		return err
 	}
+	return db.setHash(name, hash)
+}
+
+// SetPasswordHash sets an account's password from an Argon2id hash in PHC
+// form ($argon2id$v=19$m=...,t=...,p=...$SALT$HASH), as the argon2 tool
+// prints it with -e; the account is made if it does not exist. The cost is
+// bounded so that the board can check it: at most 64 MiB and 10 passes.
+func (db *DB) SetPasswordHash(name, phc string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	if err := checkPHC(phc); err != nil {
+		return err
+	}
+	return db.update(func(m map[string]*User) error {
+		if m[name] == nil {
+			m[name] = &User{Name: name, Created: time.Now().UTC()}
+		}
+		m[name].Hash, m[name].Generated = phc, false
+		return nil
+	})
+}
+
+func (db *DB) setHash(name, hash string) error {
 	return db.update(func(m map[string]*User) error {
 		u, ok := m[name]
 		if !ok {
 			return fmt.Errorf("no user %s", name)
 		}
-		u.Hash = hash
+		u.Hash, u.Generated = hash, false
 		return nil
 	})
+}
+
+// checkPHC refuses what verify could not check, or only at a cost the
+// board cannot pay.
+func checkPHC(phc string) error {
+	parts := strings.Split(phc, "$")
+	var m, t uint32
+	var p uint8
+	enc := base64.RawStdEncoding
+	if len(parts) != 6 || parts[1] != "argon2id" || parts[2] != fmt.Sprintf("v=%d", argon2.Version) {
+		return errors.New("not an Argon2id hash in PHC form ($argon2id$v=19$m=...,t=...,p=...$SALT$HASH)")
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m < 8 || m > 64*1024 || t < 1 || t > 10 || p < 1 || p > 4 {
+		return fmt.Errorf("Argon2id parameters %q: m must be 8 to 65536 KiB, t 1 to 10, p 1 to 4", parts[3])
+	}
+	if salt, err := enc.DecodeString(parts[4]); err != nil || len(salt) < 8 {
+		return errors.New("the hash's salt is not 8 or more bytes of unpadded base64")
+	}
+	if sum, err := enc.DecodeString(parts[5]); err != nil || len(sum) < 16 {
+		return errors.New("the hash is not 16 or more bytes of unpadded base64")
+	}
+	return nil
+}
+
+// SetPasswordAny takes a password or, if it starts with $argon2id$, its
+// hash (SetPasswordHash); the account is made if it does not exist.
+func (db *DB) SetPasswordAny(name, password string) error {
+	if strings.HasPrefix(password, "$argon2id$") {
+		return db.SetPasswordHash(name, password)
+	}
+	if !db.Exists(name) {
+		return db.Add(name, password)
+	}
+	return db.SetPassword(name, password)
+}
+
+// Generated reports whether name's password is still the one EnsureAdmin
+// made.
+func (db *DB) Generated(name string) (bool, error) {
+	u, ok, err := db.lookup(name)
+	return ok && u.Generated, err
 }
 
 // SetQuota limits the bytes an account's files may take; 0 removes the
@@ -442,7 +510,18 @@ func (db *DB) EnsureAdmin() (string, error) {
 		return "", err
 	}
 	pw := NewPassword()
-	if err := db.Add(Admin, pw); err != nil {
+	hash, err := db.hash(pw)
+	if err != nil {
+		return "", err
+	}
+	err = db.update(func(m map[string]*User) error {
+		if m[Admin] != nil {
+			return fmt.Errorf("user %s already exists", Admin)
+		}
+		m[Admin] = &User{Name: Admin, Hash: hash, Created: time.Now().UTC(), Generated: true}
+		return nil
+	})
+	if err != nil {
 		return "", err
 	}
 	return pw, nil

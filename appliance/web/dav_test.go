@@ -185,7 +185,7 @@ func TestPropfindProperties(t *testing.T) {
 func TestReportHidesVersions(t *testing.T) {
 	b := newBox(t)
 	d := newDAV(t, 0)
-	h := HTTPS(b, d)
+	h := HTTPS(b, d, nil)
 	get := func(path string, auth bool) string {
 		r := httptest.NewRequest("GET", path, nil)
 		r.TLS = &tls.ConnectionState{}

@@ -17,13 +17,16 @@ type Content interface {
 
 // HTTPS returns the handler for the HTTPS listener; dav, if not nil, serves
 // the users' files under DAVPrefix and where the ownCloud and Nextcloud
-// clients look for them.
-func HTTPS(c Content, dav *DAV) http.Handler {
+// clients look for them, and with sys /status.json and /admin/update.
+func HTTPS(c Content, dav *DAV, sys *System) http.Handler {
 	mux := http.NewServeMux()
 	if dav != nil {
 		mux.Handle(DAVPrefix, dav)
 		mux.Handle(DAVPrefix+"/", dav)
 		dav.Nextcloud(mux)
+		if sys != nil {
+			systemRoutes(mux, dav, sys)
+		}
 	}
 	trustRoutes(mux, c)
 	mux.HandleFunc("GET /report.json", func(w http.ResponseWriter, r *http.Request) {

@@ -110,7 +110,7 @@ func serve(t *testing.T, b *box) *server {
 		t.Fatal(err)
 	}
 	s.addr = ln.Addr().String()
-	srv := &http.Server{Handler: HTTPS(b, nil), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
+	srv := &http.Server{Handler: HTTPS(b, nil, nil), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -195,7 +195,7 @@ func TestHTTPBareIPv6Host(t *testing.T) {
 
 func TestCACert(t *testing.T) {
 	b := newBox(t)
-	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443", nil), "HTTPS": HTTPS(b, nil)} {
+	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443", nil), "HTTPS": HTTPS(b, nil, nil)} {
 		req := httptest.NewRequest("GET", "/ca.crt", nil)
 		req.Host = "bonesync.local:8080"
 		w := httptest.NewRecorder()
@@ -385,7 +385,7 @@ func TestHTTPS(t *testing.T) {
 // The pages are read per request: a new report shows at once.
 func TestHTTPSReadsPerRequest(t *testing.T) {
 	b := newBox(t)
-	h := HTTPS(b, nil)
+	h := HTTPS(b, nil, nil)
 	for _, fp := range []string{"AA:BB", "CC:DD"} {
 		b.rep.CAFingerprint = fp
 		w := httptest.NewRecorder()
@@ -421,7 +421,7 @@ func TestCAForms(t *testing.T) {
 		return w
 	}
 	dir := t.TempDir()
-	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443", nil), "HTTPS": HTTPS(b, nil)} {
+	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443", nil), "HTTPS": HTTPS(b, nil, nil)} {
 		der := get(h, "/ca.der").Body.Bytes()
 		if !bytes.Equal(der, b.ca.Cert.Raw) {
 			t.Errorf("%s /ca.der is not the CA", name)

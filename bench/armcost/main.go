@@ -122,7 +122,7 @@ func run(chainFile, keyFile, davDir string, stdin io.Reader, stdout io.Writer) e
 	}
 	var open atomic.Int64
 	srv := &http.Server{
-		Handler:           web.HTTPS(content{ca}, dav),
+		Handler:           web.HTTPS(content{ca}, dav, nil),
 		ReadHeaderTimeout: 20 * time.Second,
 		ConnState: func(_ net.Conn, s http.ConnState) {
 			switch s {

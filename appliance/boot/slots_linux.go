@@ -1,0 +1,120 @@
+package boot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/bonesync/bonesync/appliance/update"
+)
+
+// trialFailures is how many times the server of a version on trial may
+// exit before it was ever ready: then the box reboots, and U-Boot boots
+// the previous version (the trial was used up when it booted).
+const trialFailures = 3
+
+// openSlots finds the card's system slots (package update) and says on
+// the console what runs and what happened to the last update.
+func openSlots(_ context.Context, s *System) error {
+	c, err := update.Open(BootMount)
+	if errors.Is(err, update.ErrNotCard) {
+		return nil // booted some other way (a direct kernel boot): no updates
+	}
+	if err != nil {
+		return err
+	}
+	s.card = c
+	st, err := c.Status()
+	if err != nil {
+		return fmt.Errorf("boot.env: %w", err)
+	}
+	fmt.Fprintf(s.Log, "bonesync: version %s, slot %s\n", Version, st.Slot)
+	switch {
+	case st.Trial:
+		fmt.Fprintf(s.Log, "bonesync: this version is on trial: it becomes the default once it serves; if it does not, the next boot runs slot %s\n", st.Other)
+	case st.FailedTrial != "":
+		fmt.Fprintf(s.Log, "bonesync: the update to %s did not start; the box came back to this version by itself\n", st.FailedTrial)
+	}
+	return nil
+}
+
+// onTrial says whether this boot is an update's trial, not yet committed.
+func (s *System) onTrial() bool {
+	s.trialMu.Lock()
+	defer s.trialMu.Unlock()
+	return s.card != nil && s.card.Running.Trial && !s.committed
+}
+
+// commitTrial makes the running version the default: its server is
+// ready (serving, with its benchmark decision loaded).
+func (s *System) commitTrial() {
+	s.trialMu.Lock()
+	defer s.trialMu.Unlock()
+	if s.card == nil || !s.card.Running.Trial || s.committed {
+		return
+	}
+	done, err := s.card.Commit()
+	if err != nil {
+		fmt.Fprintf(s.Log, "bonesync: cannot make slot %s the default: %v (the next boot runs the previous version)\n", s.card.Running.Slot, err)
+		return
+	}
+	s.committed = true
+	if done {
+		fmt.Fprintf(s.Log, "bonesync: version %s serves: slot %s is now the default\n", Version, s.card.Running.Slot)
+	}
+}
+
+// giveUpTrial reboots into the previous version.
+func (s *System) giveUpTrial(why string) {
+	fmt.Fprintf(s.Log, "bonesync: version %s on trial %s; rebooting into the previous version\n", Version, why)
+	s.shutdown(false)
+}
+
+// applyUpdate is the console's `update FILE`: the same as /admin/update.
+func (s *System) applyUpdate(args []string) {
+	if len(args) != 1 {
+		fmt.Fprintf(s.Log, "usage: update FILE (a bonesync-bbb.update, e.g. copied to /boot or uploaded to your files: %s/USER/...)\n", FilesDir)
+		return
+	}
+	if s.card == nil {
+		fmt.Fprintf(s.Log, "update: %v\n", update.ErrNotCard)
+		return
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		fmt.Fprintf(s.Log, "update: %v\n", err)
+		return
+	}
+	defer f.Close()
+	m, err := s.card.Apply(f, s.Board.Name, s.Log)
+	if err != nil {
+		fmt.Fprintf(s.Log, "update: %v\nupdate: nothing changed; slot %s still boots\n", err, s.card.Running.Slot)
+		return
+	}
+	fmt.Fprintf(s.Log, "update: rebooting into version %s\n", m.Version)
+	s.shutdown(false)
+}
+
+// slotStatus is the console status line about the system slots.
+func (s *System) slotStatus() string {
+	if s.card == nil {
+		return fmt.Sprintf("version %s (no system slots: not booted by the card's boot script)", Version)
+	}
+	st, err := s.card.Status()
+	if err != nil {
+		return fmt.Sprintf("version %s, slot %s (boot.env: %v)", Version, s.card.Running.Slot, err)
+	}
+	line := fmt.Sprintf("version %s, slot %s", Version, st.Slot)
+	if s.onTrial() {
+		line += " on trial"
+	}
+	line += fmt.Sprintf("; next boot: slot %s", st.Default)
+	if st.OtherVersion != "" {
+		line += fmt.Sprintf("; slot %s holds %s", st.Other, st.OtherVersion)
+	}
+	if st.FailedTrial != "" {
+		line += fmt.Sprintf("; the update to %s did not start", st.FailedTrial)
+	}
+	return line
+}

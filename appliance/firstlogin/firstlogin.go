@@ -1,0 +1,155 @@
+// Package firstlogin lets the owner log in the first time without the
+// serial console: the admin_password and admin_ssh_key settings of the
+// config file on the card's FAT partition, written from any computer
+// before the first boot, are taken into the user database (and the
+// password blanked in the file); with no password set, the one the first
+// start makes goes to FIRST-LOGIN.txt beside the config file, which is
+// deleted once the password is changed.
+package firstlogin
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/update"
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// NoteFile is written beside the config file on the card.
+const NoteFile = "FIRST-LOGIN.txt"
+
+// Setup is what the first login needs from the server.
+type Setup struct {
+	ConfigPath string
+	Config     config.Config
+	Users      *users.DB
+	// Card is the boot partition the config file is on; nil when the box
+	// was not booted from a card (the config file is then written as any
+	// file, and no note is made: the console or journal has the password).
+	Card *update.Card
+	Log  *slog.Logger
+	// Where to log in, for the note: https://bonesync.local/ ...
+	URLs []string
+	// Change is how a person changes the password, for the note.
+	Change string
+}
+
+// Take applies admin_password and admin_ssh_key from the config, then
+// blanks the password in the file. It returns a password made for a first
+// start (EnsureAdmin), "" if none was made, and writes it to the note.
+func (s *Setup) Take() (string, error) {
+	if pw := s.Config.AdminPassword; pw != "" {
+		if err := s.Users.SetPasswordAny(users.Admin, pw); err != nil {
+			return "", fmt.Errorf("admin_password in %s: %w", s.ConfigPath, err)
+		}
+		s.Log.Info(fmt.Sprintf("first login: admin's password set from admin_password in %s", s.ConfigPath))
+		if err := s.blank(); err != nil {
+			s.Log.Warn(fmt.Sprintf("first login: cannot blank admin_password in %s: %v; delete it there yourself", s.ConfigPath, err))
+		}
+	}
+	made, err := s.Users.EnsureAdmin()
+	if err != nil {
+		return "", err
+	}
+	if key := s.Config.AdminSSHKey; key != "" {
+		n, err := s.Users.AddKeys(users.Admin, []byte(key))
+		if err != nil {
+			return made, fmt.Errorf("admin_ssh_key in %s: %w", s.ConfigPath, err)
+		}
+		if n > 0 {
+			s.Log.Info(fmt.Sprintf("first login: admin_ssh_key from %s added to admin's keys", s.ConfigPath))
+		}
+	}
+	if made != "" && s.Card != nil {
+		if err := s.Card.CreateFile(s.noteName(), []byte(s.note(made))); err != nil {
+			s.Log.Warn(fmt.Sprintf("first login: cannot write %s: %v", NoteFile, err))
+		} else {
+			s.Log.Info(fmt.Sprintf("first login: the password is in %s on the card's boot partition until it is changed", NoteFile))
+		}
+	}
+	return made, nil
+}
+
+// Tidy deletes the note once admin's password is no longer the one it
+// holds. The server calls it at start and then now and then; it writes
+// nothing unless the note is there.
+func (s *Setup) Tidy() {
+	if s.Card == nil {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(s.Card.Dir, s.noteName())); err != nil {
+		return
+	}
+	if gen, err := s.Users.Generated(users.Admin); err != nil || gen {
+		return
+	}
+	if err := s.Card.RemoveFile(s.noteName()); err != nil {
+		s.Log.Warn(fmt.Sprintf("first login: cannot delete %s: %v", NoteFile, err))
+		return
+	}
+	s.Log.Info(fmt.Sprintf("first login: admin's password was changed: %s deleted", NoteFile))
+}
+
+// noteName is the note's name relative to the card's root: beside the
+// config file.
+func (s *Setup) noteName() string {
+	if rel, err := filepath.Rel(s.Card.Dir, filepath.Join(filepath.Dir(s.ConfigPath), NoteFile)); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return NoteFile
+}
+
+func (s *Setup) note(password string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "bonesync: your first login\r\n\r\nuser:     %s\r\npassword: %s\r\n\r\n", users.Admin, password)
+	if len(s.URLs) > 0 {
+		fmt.Fprintf(&b, "Files and the status page: %s\r\n", strings.Join(s.URLs, "  "))
+	}
+	fmt.Fprintf(&b, "This file is deleted when the password is changed: %s,\r\n"+
+		"or put admin_password = NEW in bonesync.conf here and restart the box.\r\n", s.Change)
+	return b.String()
+}
+
+// blank rewrites the config file with admin_password's value blanked: in
+// place on the card (the same length), else as any file is replaced.
+func (s *Setup) blank() error {
+	raw, err := os.ReadFile(s.ConfigPath)
+	if err != nil {
+		return err
+	}
+	out, changed := config.Blank(raw, "admin_password")
+	if !changed {
+		return nil
+	}
+	if s.Card != nil {
+		rel, err := filepath.Rel(s.Card.Dir, s.ConfigPath)
+		if err == nil && !strings.HasPrefix(rel, "..") {
+			return s.Card.Rewrite(rel, out)
+		}
+	}
+	st, err := os.Stat(s.ConfigPath)
+	if err != nil {
+		return err
+	}
+	tmp := s.ConfigPath + ".tmp"
+	if err := os.WriteFile(tmp, out, st.Mode().Perm()); err != nil {
+		return err
+	}
+	f, err := os.Open(tmp)
+	if err == nil {
+		err = f.Sync()
+		f.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp, s.ConfigPath)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

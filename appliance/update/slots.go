@@ -1,0 +1,213 @@
+package update
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+)
+
+// Card is the boot partition of the card the box booted from, mounted
+// (read-only) at Dir; its files are overwritten in place through the
+// block device (card_linux.go).
+type Card struct {
+	Dir     string
+	Device  string  // e.g. /dev/mmcblk0p1
+	Running Running // this boot, from /proc/cmdline
+	io      sectors
+}
+
+// sectors reads and overwrites the first n bytes of a file on the card,
+// never changing its size or place.
+type sectors interface {
+	read(name string, n int64) ([]byte, error)
+	writer(name string, n int64) (io.WriteCloser, error)
+}
+
+// ErrNotCard says the system was not booted by bonesync's boot script: a
+// PC, a Debian install (updated by its package manager), or a card from
+// before slots.
+var ErrNotCard = errors.New("this system was not booted from a bonesync card with system slots (a Debian install is updated with apt)")
+
+func (c *Card) read(name string, n int64) ([]byte, error) { return c.io.read(name, n) }
+
+func (c *Card) writer(name string, n int64) (io.WriteCloser, error) { return c.io.writer(name, n) }
+
+// write overwrites the start of name with b and waits for the card.
+func (c *Card) write(name string, b []byte) error {
+	w, err := c.writer(name, int64(len(b)))
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(b); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// Status reads boot.env and the other slot's slot.env.
+func (c *Card) Status() (Status, error) {
+	st := Status{Slot: c.Running.Slot, Other: Other(c.Running.Slot)}
+	bs, err := c.bootState()
+	if err != nil {
+		return st, err
+	}
+	st.Trial = c.Running.Trial && bs.Slot != c.Running.Slot // until committed
+	st.Default = bs.Slot
+	if bs.Trial != "" {
+		st.Default = bs.Trial + " (once, on trial)"
+	}
+	info, ok, err := c.slotInfo(st.Other)
+	if err != nil {
+		return st, err
+	}
+	if ok {
+		st.OtherVersion = info.Version
+	}
+	if !c.Running.Trial && bs.Tried == st.Other && bs.Slot == c.Running.Slot {
+		st.FailedTrial = "slot " + st.Other
+		if ok {
+			st.FailedTrial = fmt.Sprintf("version %s (slot %s)", info.Version, st.Other)
+		}
+	}
+	return st, nil
+}
+
+func (c *Card) bootState() (BootState, error) {
+	b, err := c.read(StateFile, EnvSize)
+	if err != nil {
+		return BootState{}, err
+	}
+	return readBootState(ParseEnv(b)), nil
+}
+
+func (c *Card) slotInfo(slot string) (SlotInfo, bool, error) {
+	b, err := c.read(filepath.Join(SlotDir(slot), SlotEnv), EnvSize)
+	if err != nil {
+		return SlotInfo{}, false, err
+	}
+	i, ok := readSlotInfo(ParseEnv(b))
+	return i, ok, nil
+}
+
+// Commit makes the running slot the default, if this is a trial boot and
+// it is not the default yet. It writes nothing otherwise: an ordinary boot
+// leaves the card alone.
+func (c *Card) Commit() (bool, error) {
+	bs, err := c.bootState()
+	if err != nil {
+		return false, err
+	}
+	if bs.Slot == c.Running.Slot && bs.Tried != c.Running.Slot {
+		return false, nil
+	}
+	if !c.Running.Trial {
+		return false, nil // booted the default: a fallback, not a trial
+	}
+	b, err := BootState{Slot: c.Running.Slot}.env().Bytes()
+	if err != nil {
+		return false, err
+	}
+	return true, c.write(StateFile, b)
+}
+
+// Apply writes the bundle from r into the slot not running, reads it back,
+// and arms it for one trial boot. board is the box's (board.json's name).
+// Until Apply returns without error nothing the next boot reads has
+// changed, except that the other slot no longer boots as a fallback.
+func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, error) {
+	bs, err := c.bootState()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case bs.Slot != c.Running.Slot && c.Running.Trial:
+		return nil, errors.New("this version is itself on trial: wait until it serves (it is then the default) and try again")
+	case bs.Slot != c.Running.Slot:
+		return nil, fmt.Errorf("the box runs slot %s but boots slot %s by default: reboot first", c.Running.Slot, bs.Slot)
+	}
+	target := Other(c.Running.Slot)
+	dir := SlotDir(target)
+	// The target stops being bootable first: a cut from here on leaves
+	// it skipped by the boot script.
+	if err := c.write(filepath.Join(dir, SlotEnv), make([]byte, EnvSize)); err != nil {
+		return nil, fmt.Errorf("slot %s: %w", target, err)
+	}
+	fmt.Fprintf(progress, "update: writing slot %s\n", target)
+	sink := &slotSink{c: c, dir: dir}
+	m, err := ReadBundle(r, board, func(m *Manifest) (Sink, error) {
+		fmt.Fprintf(progress, "update: version %s, %d files\n", m.Version, len(m.Files))
+		return sink, nil
+	})
+	if cerr := sink.close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Read back from the card, past every cache, what the manifest says.
+	info := SlotInfo{Version: m.Version}
+	for _, f := range m.Files {
+		b, err := c.read(filepath.Join(dir, f.Name), f.Size)
+		if err != nil {
+			return nil, err
+		}
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != f.SHA256 {
+			return nil, fmt.Errorf("slot %s: %s reads back other than written: the card may be failing", target, f.Name)
+		}
+		switch {
+		case f.Name == KernelFile:
+			info.Kernel = f.Size
+		case f.Name == InitrdFile:
+			info.Initrd = f.Size
+		default:
+			info.DTB = f.Size
+		}
+	}
+	fmt.Fprintf(progress, "update: slot %s read back and verified\n", target)
+	se, err := info.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.write(filepath.Join(dir, SlotEnv), se); err != nil {
+		return nil, err
+	}
+	armed, err := BootState{Slot: c.Running.Slot, Trial: target}.env().Bytes()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.write(StateFile, armed); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "update: slot %s armed: the next boot tries version %s once\n", target, m.Version)
+	return m, nil
+}
+
+// slotSink writes each bundle file over its preallocated file in a slot.
+type slotSink struct {
+	c    *Card
+	dir  string
+	open []io.WriteCloser
+}
+
+func (s *slotSink) Begin(f ManifestFile) (io.Writer, error) {
+	w, err := s.c.writer(filepath.Join(s.dir, f.Name), f.Size)
+	if err != nil {
+		return nil, err
+	}
+	s.open = append(s.open, w)
+	return w, nil
+}
+
+// close closes every file's writer (each syncs the card).
+func (s *slotSink) close() error {
+	var errs []error
+	for _, w := range s.open {
+		errs = append(errs, w.Close())
+	}
+	s.open = nil
+	return errors.Join(errs...)
+}

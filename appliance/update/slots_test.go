@@ -1,0 +1,150 @@
+package update
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// memCard is a card's preallocated files in memory, written in place as
+// the device writer does: never grown.
+type memCard map[string][]byte
+
+func (m memCard) read(name string, n int64) ([]byte, error) {
+	f, ok := m[name]
+	if !ok || int64(len(f)) < n {
+		return nil, fmt.Errorf("%s: no such file of %d bytes", name, n)
+	}
+	return bytes.Clone(f[:n]), nil
+}
+
+type memWriter struct {
+	f   []byte
+	pos int
+}
+
+func (w *memWriter) Write(p []byte) (int, error) {
+	if w.pos+len(p) > len(w.f) {
+		return 0, fmt.Errorf("past the file's end")
+	}
+	copy(w.f[w.pos:], p)
+	w.pos += len(p)
+	return len(p), nil
+}
+
+func (w *memWriter) Close() error { return nil }
+
+func (m memCard) writer(name string, n int64) (io.WriteCloser, error) {
+	f, ok := m[name]
+	if !ok || int64(len(f)) < n {
+		return nil, fmt.Errorf("%s: no such file of %d bytes", name, n)
+	}
+	return &memWriter{f: f}, nil
+}
+
+// newMemCard is a card as the image builder makes it: both slots holding
+// version v, slot a the default.
+func newMemCard(t *testing.T, v string) memCard {
+	m := memCard{}
+	st, _ := NewBootState("a")
+	m[StateFile] = st
+	for _, s := range []string{"a", "b"} {
+		for _, n := range []string{KernelFile, InitrdFile, DTBDir + "/x.dtb"} {
+			m[filepath.Join(SlotDir(s), n)] = make([]byte, 64<<10) // small capacities will do
+		}
+		env, _ := SlotInfo{Version: v, Kernel: 10, Initrd: 10}.Bytes()
+		m[filepath.Join(SlotDir(s), SlotEnv)] = env
+	}
+	return m
+}
+
+// uboot does what boot.scr does with boot.env: it returns the slot it
+// boots and whether on trial, and clears the trial.
+func uboot(m memCard) (string, bool) {
+	st := readBootState(ParseEnv(m[StateFile]))
+	if st.Trial == "" {
+		return st.Slot, false
+	}
+	b, _ := BootState{Slot: st.Slot, Tried: st.Trial}.env().Bytes()
+	copy(m[StateFile], b)
+	return st.Trial, true
+}
+
+func TestUpdateCycle(t *testing.T) {
+	m := newMemCard(t, "1")
+	boot := func() *Card {
+		slot, trial := uboot(m)
+		return &Card{Running: Running{Slot: slot, Trial: trial}, io: m}
+	}
+	c := boot()
+	if st, _ := c.Status(); st.Slot != "a" || st.Trial || st.Default != "a" || st.OtherVersion != "1" || st.FailedTrial != "" {
+		t.Errorf("a new card: %+v", st)
+	}
+	if done, err := c.Commit(); done || err != nil {
+		t.Errorf("an ordinary boot committed: %v %v", done, err)
+	}
+	two := bundle(t, map[string]string{"zImage": "kernel 2", "initrd.img": "initrd 2"})
+	var progress strings.Builder
+	if _, err := c.Apply(bytes.NewReader(two), "qemu-virt", &progress); err != nil {
+		t.Fatalf("Apply: %v\n%s", err, progress.String())
+	}
+	if got := string(m["slot-b/zImage"][:8]); got != "kernel 2" {
+		t.Errorf("slot b's kernel starts %q", got)
+	}
+	if info, ok := readSlotInfo(ParseEnv(m["slot-b/slot.env"])); !ok || info.Version != "9.9" || info.Kernel != 8 {
+		t.Errorf("slot b's slot.env: %+v", info)
+	}
+	if st, _ := c.Status(); st.Default != "b (once, on trial)" {
+		t.Errorf("after Apply, the next boot: %q", st.Default)
+	}
+
+	// The trial boot: on trial until committed; no update meanwhile.
+	c = boot()
+	if st, _ := c.Status(); st.Slot != "b" || !st.Trial {
+		t.Errorf("the trial boot: %+v", st)
+	}
+	if _, err := c.Apply(bytes.NewReader(two), "qemu-virt", io.Discard); err == nil {
+		t.Error("an update was taken during a trial")
+	}
+	if done, err := c.Commit(); !done || err != nil {
+		t.Fatalf("Commit: %v %v", done, err)
+	}
+	if st, _ := c.Status(); st.Trial || st.Default != "b" || st.FailedTrial != "" {
+		t.Errorf("after the commit: %+v", st)
+	}
+	if done, _ := c.Commit(); done {
+		t.Error("a second commit wrote again")
+	}
+	c = boot()
+	if c.Running.Slot != "b" || c.Running.Trial {
+		t.Errorf("after the commit the box boots %+v", c.Running)
+	}
+
+	// A broken update: tried once, never committed, the box comes back.
+	three := bundle(t, map[string]string{"zImage": "kernel 3", "initrd.img": "initrd 3"})
+	if _, err := c.Apply(bytes.NewReader(three), "qemu-virt", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	boot() // the trial, which dies before Commit
+	c = boot()
+	if st, _ := c.Status(); st.Slot != "b" || st.Trial || st.FailedTrial != "version 9.9 (slot a)" {
+		t.Errorf("after a failed trial: %+v", st)
+	}
+
+	// A damaged bundle: slot a no longer counts as bootable, the default
+	// is untouched.
+	bad := bytes.Clone(two)
+	bad[bytes.Index(bad, []byte("kernel 2"))] = 'K'
+	if _, err := c.Apply(bytes.NewReader(bad), "qemu-virt", io.Discard); err == nil {
+		t.Fatal("a damaged bundle was applied")
+	}
+	if st, _ := c.Status(); st.Default != "b" || st.OtherVersion != "" {
+		t.Errorf("after a damaged bundle: %+v", st)
+	}
+	if slot, trial := uboot(m); slot != "b" || trial {
+		t.Errorf("after a damaged bundle U-Boot boots %s (trial %v)", slot, trial)
+	}
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bonesync/bonesync/appliance/update"
+)
+
+// writeBundle writes NAME.update: the kernel, DTB and initramfs a slot
+// holds, with a manifest of their sizes and SHA-256 and the version, for
+// `bonesync update` and /admin/update. It names every board the initramfs
+// serves.
+func writeBundle(o *options, p *packages, initrd string) error {
+	out := filepath.Join(o.out, o.name+".update")
+	f, err := os.Create(out + ".tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(out + ".tmp")
+	boards := []string{o.board.Name}
+	for _, b := range o.others {
+		boards = append(boards, b.Name)
+	}
+	if err := update.WriteBundle(f, o.version, boards, slotFiles(o, p, initrd), o.epoch); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(out+".tmp", out); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.log, "image: wrote %s (version %s)\n", out, o.version)
+	return nil
+}

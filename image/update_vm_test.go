@@ -1,0 +1,273 @@
+//go:build vm
+
+package main
+
+// The update test: the image `make image` wrote, booted through U-Boot in
+// QEMU with reboots allowed, updated over HTTPS to another build, then to
+// two broken ones (a server that exits at start, a PID 1 that panics),
+// each time coming back by itself, and a power cut in the middle of an
+// update (make test-boot).
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/update"
+)
+
+// buildBundle builds bonesync for the board (with extra go build args) or
+// the program in pkg, and the update bundle around it, as version.
+func buildBundle(dir, version, pkg string, goArgs ...string) (string, error) {
+	bin := filepath.Join(dir, "init")
+	ld := "-s -w -X main.Version=" + version
+	if e := os.Getenv("SOURCE_DATE_EPOCH"); e != "" {
+		ld += " -X github.com/bonesync/bonesync/appliance/clock.BuildUnix=" + e
+	}
+	args := append([]string{"build", "-trimpath", "-ldflags", ld, "-o", bin}, goArgs...)
+	cmd := exec.Command("go", append(args, pkg)...)
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+	}
+	err := run([]string{"-cache", "../out/cache", "-lock", "../scripts/boot-packages.lock", "-binary", bin,
+		"-out", dir, "-name", "u", "-version", version, "-update-only"}, io.Discard)
+	if err != nil {
+		return "", fmt.Errorf("bundle %s: %v", version, err)
+	}
+	return filepath.Join(dir, "u.update"), nil
+}
+
+// client is an HTTPS client that trusts the box's CA, as localhost.
+func (v *vm) client() (*http.Client, error) {
+	resp, err := http.Get("http://127.0.0.1:" + v.http + "/ca.crt")
+	if err != nil {
+		return nil, err
+	}
+	ca, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	return &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "localhost"}}}, nil
+}
+
+func (v *vm) url(path string) string { return "https://127.0.0.1:" + v.https + path }
+
+// upload PUTs a bundle to /admin/update as curl -T would.
+func (v *vm) upload(password, bundle string) (int, string) {
+	f, err := os.Open(bundle)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer f.Close()
+	req, _ := http.NewRequest("PUT", v.url("/admin/update"), f)
+	req.SetBasicAuth("admin", password)
+	c, err := v.client()
+	if err != nil {
+		return 0, err.Error()
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+type boxStatus struct {
+	Version string
+	System  update.Status
+}
+
+func (v *vm) statusJSON(t *testing.T, password string) boxStatus {
+	t.Helper()
+	req, _ := http.NewRequest("GET", v.url("/status.json"), nil)
+	req.SetBasicAuth("admin", password)
+	c, err := v.client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st boxStatus
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /status.json: %d %v", resp.StatusCode, err)
+	}
+	return st
+}
+
+func TestUpdate(t *testing.T) {
+	t.Parallel()
+	img := builtImage(t)
+	start := time.Now()
+	versionA := update.ParseEnv(bootFile(t, img, "slot-a/slot.env"))["bonesync_version"]
+	if versionA == "" {
+		t.Fatal("the image's slot a names no version")
+	}
+	versionB := versionA + ".b"
+	// The bundles are built while the first boot runs.
+	var bundles struct {
+		sync.WaitGroup
+		good, failServe, panicInit string
+		err                        error
+	}
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	bundles.Add(1)
+	go func() {
+		defer bundles.Done()
+		if bundles.good, bundles.err = buildBundle(dirs[0], versionB, "./appliance"); bundles.err != nil {
+			return
+		}
+		if bundles.failServe, bundles.err = buildBundle(dirs[1], versionA+".failserve", "./appliance", "-tags", "bonesync_failserve"); bundles.err != nil {
+			return
+		}
+		bundles.panicInit, bundles.err = buildBundle(dirs[2], versionA+".panicinit", "./image/testdata/panicinit")
+	}()
+
+	card := filepath.Join(t.TempDir(), "sd.img")
+	if out, err := exec.Command("cp", "--sparse=always", img, card).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	os.Truncate(card, 1<<30)
+	// The owner sets admin's password in bonesync.conf on the FAT before
+	// the first boot, from any computer (mtools here).
+	const password = "set before the first boot #1"
+	fat := card + "@@" + fmt.Sprint(partStart*512)
+	conf, err := exec.Command("mtype", "-i", fat, "::/bonesync.conf").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf = append(conf, "admin_password = \""+password+"\"\r\n"...)
+	confFile := filepath.Join(t.TempDir(), "bonesync.conf")
+	os.WriteFile(confFile, conf, 0o644)
+	if out, err := exec.Command("mcopy", "-o", "-i", fat, confFile, "::/bonesync.conf").CombinedOutput(); err != nil {
+		t.Fatalf("mcopy: %v %s", err, out)
+	}
+	v := startVM(t, card, true)
+	// The power is cut as the box blanks the password in the file (a
+	// write to the FAT partition): it boots all the same.
+	v.waitFor(t, `admin's password set from admin_password`, 10*time.Minute)
+	v.cmd.Process.Kill()
+	<-v.done
+	v = startVM(t, card, true)
+	v.waitFor(t, `serving HTTPS`, 10*time.Minute)
+	if strings.Contains(v.log.String(), "FIRST-LOGIN.txt") {
+		t.Error("with admin_password set, the box wrote FIRST-LOGIN.txt")
+	}
+	ca, _ := v.served(t)
+	// That password logs in over WebDAV (and over SFTP below).
+	if c, err := v.client(); err == nil {
+		req, _ := http.NewRequest("PROPFIND", v.url("/dav/"), nil)
+		req.SetBasicAuth("admin", password)
+		req.Header.Set("Depth", "0")
+		if resp, err := c.Do(req); err != nil || resp.StatusCode != 207 {
+			t.Errorf("WebDAV with the password from bonesync.conf: %v %v", err, resp)
+		} else {
+			resp.Body.Close()
+		}
+	}
+	note := filepath.Join(t.TempDir(), "note.txt")
+	os.WriteFile(note, []byte("kept across updates\n"), 0o644)
+	if out, err := v.sftp(t, password, "put "+note+" note.txt"); err != nil {
+		t.Fatalf("sftp put: %v\n%s", err, out)
+	}
+	if st := v.statusJSON(t, password); st.Version != versionA || st.System.Slot != "a" || st.System.Trial {
+		t.Errorf("before the update, /status.json = %+v", st)
+	}
+	bundles.Wait()
+	if bundles.err != nil {
+		t.Fatal(bundles.err)
+	}
+
+	// Version B over HTTPS: it runs from slot b on trial, serves, and
+	// becomes the default; the CA and the files are kept.
+	mark := len(v.log.String())
+	if code, body := v.upload(password, bundles.good); code != 200 || !strings.Contains(body, "reboots now into version "+versionB) {
+		t.Fatalf("PUT /admin/update = %d:\n%s", code, body)
+	}
+	v.waitAfter(t, mark, `bonesync: slot b on trial, once`, 3*time.Minute)
+	v.waitAfter(t, mark, `bonesync: version `+regexp.QuoteMeta(versionB)+`, slot b\r?\n`, 3*time.Minute)
+	v.waitAfter(t, mark, `slot b is now the default`, 5*time.Minute)
+	st := v.statusJSON(t, password)
+	if st.Version != versionB || st.System.Slot != "b" || st.System.Default != "b" || st.System.OtherVersion != versionA {
+		t.Errorf("after the update, /status.json = %+v", st)
+	}
+	ca2, _ := v.served(t)
+	if !bytes.Equal(ca, ca2) {
+		t.Error("the update made a new CA")
+	}
+	back := filepath.Join(t.TempDir(), "back.txt")
+	if out, err := v.sftp(t, password, "get note.txt "+back); err != nil {
+		t.Fatalf("sftp get after the update: %v\n%s", err, out)
+	}
+	if got, _ := os.ReadFile(back); string(got) != "kept across updates\n" {
+		t.Errorf("the file after the update = %q", got)
+	}
+	t.Logf("update to B served %v after the upload began", time.Since(start).Round(time.Second))
+
+	// Broken updates: each is tried once and the box comes back to B.
+	for _, broken := range []struct{ name, bundle, sign string }{
+		{"a server that exits at start", bundles.failServe, `did not serve: its server exited with status 1 \(3 times\); rebooting into the previous version`},
+		{"a PID 1 that panics", bundles.panicInit, `Kernel panic - not syncing: Attempted to kill init`},
+	} {
+		t0 := time.Now()
+		mark := len(v.log.String())
+		if code, body := v.upload(password, broken.bundle); code != 200 {
+			t.Fatalf("%s: PUT /admin/update = %d:\n%s", broken.name, code, body)
+		}
+		v.waitAfter(t, mark, `bonesync: slot a on trial, once`, 3*time.Minute)
+		v.waitAfter(t, mark, broken.sign, 5*time.Minute)
+		v.waitAfter(t, mark, `(?s)`+broken.sign+`.*bonesync: version `+regexp.QuoteMeta(versionB)+`, slot b\r?\n`, 5*time.Minute)
+		v.waitAfter(t, mark, `(?s)`+broken.sign+`.*the update to version \S+ \(slot a\) did not start; the box came back`, 5*time.Minute)
+		v.waitAfter(t, mark, `(?s)`+broken.sign+`.*serving HTTPS`, 5*time.Minute)
+		if st := v.statusJSON(t, password); st.Version != versionB || st.System.Slot != "b" || st.System.Default != "b" || st.System.FailedTrial == "" {
+			t.Errorf("after %s, /status.json = %+v", broken.name, st)
+		}
+		t.Logf("%s: back on B %v after the upload", broken.name, time.Since(t0).Round(time.Second))
+	}
+
+	// A power cut in the middle of an update: the box boots B.
+	mark = len(v.log.String())
+	go v.upload(password, bundles.good)
+	v.waitAfter(t, mark, `update: version `+regexp.QuoteMeta(versionB)+`, \d+ files`, 3*time.Minute)
+	v.cmd.Process.Kill()
+	<-v.done
+	// The box never writes the FAT's tables or directories: still clean.
+	bootPart := filepath.Join(t.TempDir(), "boot.vfat")
+	if out, err := exec.Command("dd", "if="+card, "of="+bootPart, "bs=512", fmt.Sprintf("skip=%d", partStart), fmt.Sprintf("count=%d", bootSectors), "status=none").CombinedOutput(); err != nil {
+		t.Fatalf("dd: %v %s", err, out)
+	}
+	if out, err := exec.Command("fsck.vfat", "-n", bootPart).CombinedOutput(); err != nil {
+		t.Errorf("after the power cut, the boot partition's FAT is not clean: %v\n%s", err, out)
+	}
+	v = startVM(t, card, true)
+	v.waitFor(t, `bonesync: version `+regexp.QuoteMeta(versionB)+`, slot b\r?\n`, 3*time.Minute)
+	v.waitFor(t, `serving HTTPS`, 5*time.Minute)
+	if st := v.statusJSON(t, password); st.Version != versionB || st.System.OtherVersion != "" {
+		t.Errorf("after a power cut mid-update, /status.json = %+v (slot a half-written must not count as bootable)", st)
+	}
+	v.poweroff(t)
+	// The password was blanked in place: same size, not readable.
+	after, err := exec.Command("mtype", "-i", fat, "::/bonesync.conf").Output()
+	if err != nil || len(after) != len(conf) || bytes.Contains(after, []byte("first boot")) || !bytes.Contains(after, []byte("admin_password = ")) {
+		t.Errorf("bonesync.conf after the first start (%v, %d bytes, was %d):\n%s", err, len(after), len(conf), after[max(0, len(after)-200):])
+	}
+	t.Logf("whole update test %v", time.Since(start).Round(time.Second))
+}
