@@ -141,6 +141,18 @@ func (v *vm) waitAfter(t *testing.T, offset int, re string, timeout time.Duratio
 	return nil
 }
 
+// checkFAT runs fsck.vfat -n on the card's boot partition.
+func checkFAT(t *testing.T, card, when string) {
+	t.Helper()
+	part := filepath.Join(t.TempDir(), "boot.vfat")
+	if out, err := exec.Command("dd", "if="+card, "of="+part, "bs=512", fmt.Sprintf("skip=%d", partStart), fmt.Sprintf("count=%d", bootSectors), "status=none").CombinedOutput(); err != nil {
+		t.Fatalf("dd: %v %s", err, out)
+	}
+	if out, err := exec.Command("fsck.vfat", "-n", part).CombinedOutput(); err != nil {
+		t.Errorf("%s, the boot partition's FAT is not clean: %v\n%s", when, err, out)
+	}
+}
+
 func tail(s string) string {
 	if len(s) > 6000 {
 		return "...\n" + s[len(s)-6000:]
@@ -256,6 +268,7 @@ func TestBoot(t *testing.T) {
 	if note, err := exec.Command("mtype", "-i", card+"@@"+fmt.Sprint(partStart*512), "::/FIRST-LOGIN.txt").Output(); err != nil || !strings.Contains(string(note), "password: "+password[1]) {
 		t.Errorf("FIRST-LOGIN.txt on the card (%v):\n%s", err, note)
 	}
+	checkFAT(t, card, "after FIRST-LOGIN.txt was written")
 
 	// The same card again: same CA and key, no benchmark, the file kept.
 	t1 := time.Now()
@@ -328,5 +341,6 @@ func TestBoot(t *testing.T) {
 	if out, err := exec.Command("mdir", "-b", "-i", card+"@@"+fmt.Sprint(partStart*512), "::/").Output(); err != nil || strings.Contains(string(out), "FIRST-LOGIN") {
 		t.Errorf("after the password change the boot partition still lists (%v):\n%s", err, out)
 	}
+	checkFAT(t, card, "after FIRST-LOGIN.txt was deleted")
 	t.Logf("whole boot test %v", time.Since(start).Round(time.Second))
 }
