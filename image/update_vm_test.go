@@ -254,7 +254,8 @@ func TestUpdate(t *testing.T) {
 	v = startVM(t, card, true)
 	v.waitFor(t, `bonesync: version `+regexp.QuoteMeta(versionB)+`, slot b\r?\n`, 3*time.Minute)
 	v.waitFor(t, `serving HTTPS`, 5*time.Minute)
-	if st := v.statusJSON(t, password); st.Version != versionB || st.System.OtherVersion != "" {
+	v.waitFor(t, `slot a holds no bootable system: an update into it did not finish`, time.Minute)
+	if st := v.statusJSON(t, password); st.Version != versionB || st.System.OtherVersion != "" || !st.System.OtherIncomplete {
 		t.Errorf("after a power cut mid-update, /status.json = %+v (slot a half-written must not count as bootable)", st)
 	}
 	v.poweroff(t)

@@ -35,6 +35,8 @@ func openSlots(_ context.Context, s *System) error {
 		fmt.Fprintf(s.Log, "bonesync: this version is on trial: it becomes the default once it serves; if it does not, the next boot runs slot %s\n", st.Other)
 	case st.FailedTrial != "":
 		fmt.Fprintf(s.Log, "bonesync: the update to %s did not start; the box came back to this version by itself\n", st.FailedTrial)
+	case st.OtherIncomplete:
+		fmt.Fprintf(s.Log, "bonesync: slot %s holds no bootable system: an update into it did not finish (nothing else changed)\n", st.Other)
 	}
 	return nil
 }
@@ -115,6 +117,9 @@ func (s *System) slotStatus() string {
 	}
 	if st.FailedTrial != "" {
 		line += fmt.Sprintf("; the update to %s did not start", st.FailedTrial)
+	}
+	if st.OtherIncomplete {
+		line += fmt.Sprintf("; slot %s: an update did not finish", st.Other)
 	}
 	return line
 }

@@ -188,6 +188,9 @@ type Status struct {
 	// FailedTrial is set when the last update (in Other) was booted on
 	// trial and never became healthy: the box came back by itself.
 	FailedTrial string `json:"failed_update,omitempty"`
+	// OtherIncomplete: the other slot holds nothing bootable, an update
+	// into it was cut off or refused.
+	OtherIncomplete bool `json:"other_incomplete,omitempty"`
 }
 
 // NewBootState is the boot.env of a fresh card: slot boots, nothing on

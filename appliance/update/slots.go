@@ -66,12 +66,13 @@ func (c *Card) Status() (Status, error) {
 	}
 	if ok {
 		st.OtherVersion = info.Version
+	} else {
+		st.OtherIncomplete = true
 	}
-	if !c.Running.Trial && bs.Tried == st.Other && bs.Slot == c.Running.Slot {
-		st.FailedTrial = "slot " + st.Other
-		if ok {
-			st.FailedTrial = fmt.Sprintf("version %s (slot %s)", info.Version, st.Other)
-		}
+	// A trial of the other slot that ended back here; if the slot has been
+	// written since (not bootable now), that is old news.
+	if ok && !c.Running.Trial && bs.Tried == st.Other && bs.Slot == c.Running.Slot {
+		st.FailedTrial = fmt.Sprintf("version %s (slot %s)", info.Version, st.Other)
 	}
 	return st, nil
 }

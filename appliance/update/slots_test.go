@@ -141,7 +141,7 @@ func TestUpdateCycle(t *testing.T) {
 	if _, err := c.Apply(bytes.NewReader(bad), "qemu-virt", io.Discard); err == nil {
 		t.Fatal("a damaged bundle was applied")
 	}
-	if st, _ := c.Status(); st.Default != "b" || st.OtherVersion != "" {
+	if st, _ := c.Status(); st.Default != "b" || st.OtherVersion != "" || !st.OtherIncomplete || st.FailedTrial != "" {
 		t.Errorf("after a damaged bundle: %+v", st)
 	}
 	if slot, trial := uboot(m); slot != "b" || trial {
