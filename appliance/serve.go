@@ -30,6 +30,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
 
+	"github.com/bonesync/bonesync/appliance/calendars"
 	"github.com/bonesync/bonesync/appliance/clock"
 	"github.com/bonesync/bonesync/appliance/pki"
 	"github.com/bonesync/bonesync/appliance/provision"
@@ -168,6 +169,11 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 		return fmt.Errorf("SFTP: %w", err)
 	}
 	dav := &web.DAV{Users: accounts, Store: files, Guard: logins, Locks: davLocks, Log: log}
+	pim, err := calendars.Open(files.Dir())
+	if err != nil {
+		return err
+	}
+	dav.Calendars = &calendars.Handler{Store: pim, Login: dav.Login, Log: log}
 
 	lns, err := listeners(f)
 	if err != nil {

@@ -51,6 +51,9 @@ type DAV struct {
 	// Locks are the WebDAV locks, which SFTP honours too; nil: a table of
 	// DAV's own.
 	Locks *locks.Table
+	// Calendars, if set, adds CalDAV and CardDAV (package calendars) on
+	// its own paths, logged in by Login.
+	Calendars interface{ Routes(*http.ServeMux) }
 
 	locksOnce sync.Once
 	paths     pathLocks
@@ -71,6 +74,11 @@ func (d *DAV) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // login checks the request's Basic credentials (over TLS only, under the
 // login bans) and answers it if they do not hold.
+// Login checks a request's Basic credentials as WebDAV does (over TLS
+// only, the shared bans) and answers the request itself when they fail:
+// for the other protocols on the HTTPS port (CalDAV, CardDAV).
+func (d *DAV) Login(w http.ResponseWriter, r *http.Request) (string, bool) { return d.login(w, r) }
+
 func (d *DAV) login(w http.ResponseWriter, r *http.Request) (string, bool) {
 	if r.TLS == nil {
 		// Never take a password over plain HTTP, and do not invite one.

@@ -24,6 +24,9 @@ func HTTPS(c Content, dav *DAV, sys *System) http.Handler {
 		mux.Handle(DAVPrefix, dav)
 		mux.Handle(DAVPrefix+"/", dav)
 		dav.Nextcloud(mux)
+		if dav.Calendars != nil {
+			dav.Calendars.Routes(mux)
+		}
 		if sys != nil {
 			systemRoutes(mux, dav, sys)
 		}

@@ -1,0 +1,419 @@
+package calendars
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/emersion/go-ical"
+	"github.com/emersion/go-vcard"
+	"github.com/emersion/go-webdav"
+	"github.com/emersion/go-webdav/caldav"
+	"github.com/emersion/go-webdav/carddav"
+)
+
+// The paths are the Nextcloud server's, which its clients assume and
+// DAVx5, Apple's and Thunderbird's find by discovery.
+const (
+	davRoot       = "/remote.php/dav/"
+	principalsDir = davRoot + "principals/users/"
+	calendarsDir  = davRoot + "calendars/"
+	addressDir    = davRoot + "addressbooks/users/"
+)
+
+// PrincipalPath is a user's principal URL.
+func PrincipalPath(user string) string { return principalsDir + user + "/" }
+
+// HomePath is where a user's collections of kind k are.
+func HomePath(k Kind, user string) string {
+	if k == Calendars {
+		return calendarsDir + user + "/"
+	}
+	return addressDir + user + "/"
+}
+
+// target is a request path taken apart.
+type target struct {
+	kind             Kind
+	user, coll, name string // name: an object; coll and name may be empty
+}
+
+// parse takes apart a path under one of the two homes; ok is false for
+// anything else.
+func parse(p string) (target, bool) {
+	var t target
+	rest := ""
+	switch {
+	case strings.HasPrefix(p, calendarsDir):
+		t.kind, rest = Calendars, strings.TrimPrefix(p, calendarsDir)
+	case strings.HasPrefix(p, addressDir):
+		t.kind, rest = AddressBooks, strings.TrimPrefix(p, addressDir)
+	default:
+		return t, false
+	}
+	parts := strings.Split(strings.TrimSuffix(rest, "/"), "/")
+	if len(parts) > 3 || parts[0] == "" {
+		return t, false
+	}
+	for _, s := range parts {
+		if !ValidName(s) {
+			return t, false
+		}
+	}
+	t.user = parts[0]
+	if len(parts) > 1 {
+		t.coll = parts[1]
+	}
+	if len(parts) > 2 {
+		t.name = parts[2]
+	}
+	return t, true
+}
+
+func (t target) collPath() string { return HomePath(t.kind, t.user) + t.coll + "/" }
+
+type userKey struct{}
+
+func userOf(ctx context.Context) string { u, _ := ctx.Value(userKey{}).(string); return u }
+
+// resolve parses p and checks it is the logged-in user's: another user's
+// collections are not found.
+func resolve(ctx context.Context, p string) (target, error) {
+	t, ok := parse(p)
+	if !ok || t.user != userOf(ctx) {
+		return t, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
+	}
+	return t, nil
+}
+
+// httpError maps the store's errors to statuses and RFC preconditions.
+func httpError(k Kind, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotFound):
+		return webdav.NewHTTPError(http.StatusNotFound, err)
+	case errors.Is(err, ErrExists):
+		return webdav.NewHTTPError(http.StatusMethodNotAllowed, err)
+	case errors.Is(err, ErrPrecondition):
+		return webdav.NewHTTPError(http.StatusPreconditionFailed, err)
+	case errors.Is(err, ErrTooMany):
+		return webdav.NewHTTPError(http.StatusInsufficientStorage, err)
+	case errors.Is(err, ErrUIDConflict) && k == Calendars:
+		return caldav.NewPreconditionError(caldav.PreconditionNoUIDConflict)
+	case errors.Is(err, ErrUIDConflict):
+		return carddav.NewPreconditionError(carddav.PreconditionNoUIDConflict)
+	case errors.Is(err, ErrTooLarge) && k == Calendars:
+		return caldav.NewPreconditionError(caldav.PreconditionMaxResourceSize)
+	case errors.Is(err, ErrTooLarge):
+		return carddav.NewPreconditionError(carddav.PreconditionMaxResourceSize)
+	}
+	return err
+}
+
+func conditions(ifMatch, ifNoneMatch webdav.ConditionalMatch) Conditions {
+	unq := func(m webdav.ConditionalMatch) string {
+		if m.IsWildcard() {
+			return "*"
+		}
+		if !m.IsSet() {
+			return ""
+		}
+		e, err := m.ETag()
+		if err != nil {
+			return string(m)
+		}
+		return e
+	}
+	return Conditions{IfMatch: unq(ifMatch), IfNoneMatch: unq(ifNoneMatch)}
+}
+
+// calBackend is the store as go-webdav's caldav.Backend.
+type calBackend struct{ s *Store }
+
+func (b calBackend) CurrentUserPrincipal(ctx context.Context) (string, error) {
+	return PrincipalPath(userOf(ctx)), nil
+}
+
+func (b calBackend) CalendarHomeSetPath(ctx context.Context) (string, error) {
+	return HomePath(Calendars, userOf(ctx)), nil
+}
+
+func (b calBackend) calendar(c Collection) caldav.Calendar {
+	return caldav.Calendar{Path: HomePath(Calendars, c.User) + c.Name + "/", Name: c.DisplayName, Description: c.Description,
+		MaxResourceSize: b.s.Limits.Object, SupportedComponentSet: c.Components}
+}
+
+func (b calBackend) CreateCalendar(ctx context.Context, cal *caldav.Calendar) error {
+	t, err := resolve(ctx, cal.Path)
+	if err != nil || t.coll == "" || t.name != "" {
+		return webdav.NewHTTPError(http.StatusForbidden, errors.New("a calendar is made in the calendar home"))
+	}
+	comps := cal.SupportedComponentSet
+	if len(comps) == 0 {
+		comps = []string{"VEVENT", "VTODO"}
+	}
+	return httpError(Calendars, b.s.Create(Collection{Kind: Calendars, User: t.user, Name: t.coll, DisplayName: cal.Name, Description: cal.Description, Components: comps}))
+}
+
+func (b calBackend) ListCalendars(ctx context.Context) ([]caldav.Calendar, error) {
+	cs, err := b.s.Collections(Calendars, userOf(ctx))
+	var out []caldav.Calendar
+	for _, c := range cs {
+		out = append(out, b.calendar(c))
+	}
+	return out, err
+}
+
+func (b calBackend) GetCalendar(ctx context.Context, p string) (*caldav.Calendar, error) {
+	t, err := resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	c, err := b.s.Collection(Calendars, t.user, t.coll)
+	if err != nil {
+		return nil, httpError(Calendars, err)
+	}
+	cal := b.calendar(*c)
+	return &cal, nil
+}
+
+func (b calBackend) object(t target, o *Object) (*caldav.CalendarObject, error) {
+	cal, err := ical.NewDecoder(bytes.NewReader(o.Data)).Decode()
+	if err != nil {
+		return nil, err
+	}
+	return &caldav.CalendarObject{Path: t.collPath() + o.Name, ModTime: o.ModTime, ContentLength: int64(len(o.Data)), ETag: o.ETag, Data: cal}, nil
+}
+
+func (b calBackend) GetCalendarObject(ctx context.Context, p string, _ *caldav.CalendarCompRequest) (*caldav.CalendarObject, error) {
+	t, err := resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	o, err := b.s.Object(Calendars, t.user, t.coll, t.name)
+	if err != nil {
+		return nil, httpError(Calendars, err)
+	}
+	return b.object(t, o)
+}
+
+func (b calBackend) ListCalendarObjects(ctx context.Context, p string, _ *caldav.CalendarCompRequest) ([]caldav.CalendarObject, error) {
+	t, err := resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := b.s.Objects(Calendars, t.user, t.coll)
+	if err != nil {
+		return nil, httpError(Calendars, err)
+	}
+	out := make([]caldav.CalendarObject, 0, len(objs))
+	for i := range objs {
+		if co, err := b.object(t, &objs[i]); err == nil {
+			out = append(out, *co)
+		}
+	}
+	return out, nil
+}
+
+func (b calBackend) QueryCalendarObjects(ctx context.Context, p string, q *caldav.CalendarQuery) ([]caldav.CalendarObject, error) {
+	all, err := b.ListCalendarObjects(ctx, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	return caldav.Filter(q, all)
+}
+
+func (b calBackend) PutCalendarObject(ctx context.Context, p string, cal *ical.Calendar, opts *caldav.PutCalendarObjectOptions) (*caldav.CalendarObject, error) {
+	t, err := resolve(ctx, p)
+	if err != nil || t.name == "" {
+		return nil, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
+	}
+	_, uid, err := caldav.ValidateCalendarObject(cal)
+	if err != nil {
+		return nil, caldav.NewPreconditionError(caldav.PreconditionValidCalendarObjectResource)
+	}
+	var buf bytes.Buffer
+	if err := ical.NewEncoder(&buf).Encode(cal); err != nil {
+		return nil, caldav.NewPreconditionError(caldav.PreconditionValidCalendarData)
+	}
+	o, _, err := b.s.Put(Calendars, t.user, t.coll, t.name, uid, buf.Bytes(), conditions(opts.IfMatch, opts.IfNoneMatch))
+	if err != nil {
+		return nil, httpError(Calendars, err)
+	}
+	return &caldav.CalendarObject{Path: p, ModTime: o.ModTime, ETag: o.ETag}, nil
+}
+
+func (b calBackend) DeleteCalendarObject(ctx context.Context, p string) error {
+	t, err := resolve(ctx, p)
+	if err != nil {
+		return err
+	}
+	if t.name == "" {
+		return httpError(Calendars, b.s.DeleteCollection(Calendars, t.user, t.coll))
+	}
+	return httpError(Calendars, b.s.Delete(Calendars, t.user, t.coll, t.name, conditionsOf(ctx)))
+}
+
+// cardBackend is the store as go-webdav's carddav.Backend.
+type cardBackend struct{ s *Store }
+
+func (b cardBackend) CurrentUserPrincipal(ctx context.Context) (string, error) {
+	return PrincipalPath(userOf(ctx)), nil
+}
+
+func (b cardBackend) AddressBookHomeSetPath(ctx context.Context) (string, error) {
+	return HomePath(AddressBooks, userOf(ctx)), nil
+}
+
+func (b cardBackend) book(c Collection) carddav.AddressBook {
+	return carddav.AddressBook{Path: HomePath(AddressBooks, c.User) + c.Name + "/", Name: c.DisplayName, Description: c.Description,
+		MaxResourceSize:      b.s.Limits.Object,
+		SupportedAddressData: []carddav.AddressDataType{{ContentType: vcard.MIMEType, Version: "3.0"}, {ContentType: vcard.MIMEType, Version: "4.0"}}}
+}
+
+func (b cardBackend) ListAddressBooks(ctx context.Context) ([]carddav.AddressBook, error) {
+	cs, err := b.s.Collections(AddressBooks, userOf(ctx))
+	var out []carddav.AddressBook
+	for _, c := range cs {
+		out = append(out, b.book(c))
+	}
+	return out, err
+}
+
+func (b cardBackend) GetAddressBook(ctx context.Context, p string) (*carddav.AddressBook, error) {
+	t, err := resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	c, err := b.s.Collection(AddressBooks, t.user, t.coll)
+	if err != nil {
+		return nil, httpError(AddressBooks, err)
+	}
+	ab := b.book(*c)
+	return &ab, nil
+}
+
+func (b cardBackend) CreateAddressBook(ctx context.Context, ab *carddav.AddressBook) error {
+	t, err := resolve(ctx, ab.Path)
+	if err != nil || t.coll == "" || t.name != "" {
+		return webdav.NewHTTPError(http.StatusForbidden, errors.New("an address book is made in the address book home"))
+	}
+	return httpError(AddressBooks, b.s.Create(Collection{Kind: AddressBooks, User: t.user, Name: t.coll, DisplayName: ab.Name, Description: ab.Description}))
+}
+
+func (b cardBackend) DeleteAddressBook(ctx context.Context, p string) error {
+	t, err := resolve(ctx, p)
+	if err != nil {
+		return err
+	}
+	return httpError(AddressBooks, b.s.DeleteCollection(AddressBooks, t.user, t.coll))
+}
+
+func (b cardBackend) object(t target, o *Object) (*carddav.AddressObject, error) {
+	card, err := vcard.NewDecoder(bytes.NewReader(o.Data)).Decode()
+	if err != nil {
+		return nil, err
+	}
+	return &carddav.AddressObject{Path: t.collPath() + o.Name, ModTime: o.ModTime, ContentLength: int64(len(o.Data)), ETag: o.ETag, Card: card}, nil
+}
+
+func (b cardBackend) GetAddressObject(ctx context.Context, p string, _ *carddav.AddressDataRequest) (*carddav.AddressObject, error) {
+	t, err := resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	o, err := b.s.Object(AddressBooks, t.user, t.coll, t.name)
+	if err != nil {
+		return nil, httpError(AddressBooks, err)
+	}
+	return b.object(t, o)
+}
+
+func (b cardBackend) ListAddressObjects(ctx context.Context, p string, _ *carddav.AddressDataRequest) ([]carddav.AddressObject, error) {
+	t, err := resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := b.s.Objects(AddressBooks, t.user, t.coll)
+	if err != nil {
+		return nil, httpError(AddressBooks, err)
+	}
+	out := make([]carddav.AddressObject, 0, len(objs))
+	for i := range objs {
+		if ao, err := b.object(t, &objs[i]); err == nil {
+			out = append(out, *ao)
+		}
+	}
+	return out, nil
+}
+
+func (b cardBackend) QueryAddressObjects(ctx context.Context, p string, q *carddav.AddressBookQuery) ([]carddav.AddressObject, error) {
+	all, err := b.ListAddressObjects(ctx, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	if q != nil && len(q.PropFilters) == 0 {
+		// RFC 6352 10.5: a filter without prop-filters matches every
+		// object; go-webdav's anyof matches none (a fix to offer it).
+		if q.Limit > 0 && q.Limit < len(all) {
+			all = all[:q.Limit]
+		}
+		return all, nil
+	}
+	return carddav.Filter(q, all)
+}
+
+func (b cardBackend) PutAddressObject(ctx context.Context, p string, card vcard.Card, opts *carddav.PutAddressObjectOptions) (*carddav.AddressObject, error) {
+	t, err := resolve(ctx, p)
+	if err != nil || t.name == "" {
+		return nil, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
+	}
+	if err := validCard(card); err != nil {
+		return nil, carddav.NewPreconditionError(carddav.PreconditionValidAddressData)
+	}
+	uid := card.Value(vcard.FieldUID)
+	if uid == "" {
+		uid = "name:" + t.name // no UID: the name is its identity
+	}
+	var buf bytes.Buffer
+	if err := vcard.NewEncoder(&buf).Encode(card); err != nil {
+		return nil, carddav.NewPreconditionError(carddav.PreconditionValidAddressData)
+	}
+	o, _, err := b.s.Put(AddressBooks, t.user, t.coll, t.name, uid, buf.Bytes(), conditions(opts.IfMatch, opts.IfNoneMatch))
+	if err != nil {
+		return nil, httpError(AddressBooks, err)
+	}
+	return &carddav.AddressObject{Path: p, ModTime: o.ModTime, ETag: o.ETag}, nil
+}
+
+func (b cardBackend) DeleteAddressObject(ctx context.Context, p string) error {
+	t, err := resolve(ctx, p)
+	if err != nil {
+		return err
+	}
+	return httpError(AddressBooks, b.s.Delete(AddressBooks, t.user, t.coll, t.name, conditionsOf(ctx)))
+}
+
+// validCard is RFC 6350's and RFC 2426's minimum: VERSION 3.0 or 4.0 and
+// an FN.
+func validCard(c vcard.Card) error {
+	v := c.Value(vcard.FieldVersion)
+	if v != "3.0" && v != "4.0" {
+		return errors.New("a vCard must be version 3.0 or 4.0")
+	}
+	if c.Value(vcard.FieldFormattedName) == "" {
+		return errors.New("a vCard must have an FN")
+	}
+	return nil
+}
+
+type condKey struct{}
+
+// conditionsOf is a DELETE's If-Match, which go-webdav does not pass on.
+func conditionsOf(ctx context.Context) Conditions {
+	c, _ := ctx.Value(condKey{}).(Conditions)
+	return c
+}

@@ -1,0 +1,242 @@
+package calendars
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/emersion/go-ical"
+	"github.com/emersion/go-vcard"
+	"github.com/emersion/go-webdav/caldav"
+	"github.com/emersion/go-webdav/carddav"
+)
+
+// Handler serves CalDAV and CardDAV for the logged-in user: discovery
+// (/.well-known/, the principal), and each home and collection through
+// go-webdav, with this package's additions in front of it.
+type Handler struct {
+	Store *Store
+	// Login checks the request's credentials as WebDAV does (bans, the
+	// shared guard) and answers it itself when they fail.
+	Login func(w http.ResponseWriter, r *http.Request) (string, bool)
+	Log   *slog.Logger
+}
+
+// Routes adds the handler's paths to mux.
+func (h *Handler) Routes(mux *http.ServeMux) {
+	for _, p := range []string{"/.well-known/caldav", "/.well-known/carddav", davRoot, principalsDir, calendarsDir, addressDir} {
+		mux.Handle(p, h)
+	}
+}
+
+const (
+	nsDAV  = "DAV:"
+	nsCal  = "urn:ietf:params:xml:ns:caldav"
+	nsCard = "urn:ietf:params:xml:ns:carddav"
+	nsCS   = "http://calendarserver.org/ns/"
+)
+
+// syncToken is a collection's change count as an RFC 6578 token (a URI).
+func syncToken(seq int64) string {
+	return "http://bonesync.invalid/ns/sync/" + strconv.FormatInt(seq, 10)
+}
+
+func parseToken(tok string) (int64, bool) {
+	if tok == "" {
+		return 0, true
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(tok, "http://bonesync.invalid/ns/sync/"), 10, 64)
+	return n, err == nil && strings.HasPrefix(tok, "http://bonesync.invalid/ns/sync/")
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	user, ok := h.Login(w, r)
+	if !ok {
+		return
+	}
+	ctx := context.WithValue(r.Context(), userKey{}, user)
+	ctx = context.WithValue(ctx, condKey{}, Conditions{IfMatch: unquote(r.Header.Get("If-Match")), IfNoneMatch: unquote(r.Header.Get("If-None-Match"))})
+	r = r.WithContext(ctx)
+	p := r.URL.Path
+	switch {
+	case strings.HasPrefix(p, "/.well-known/"):
+		http.Redirect(w, r, PrincipalPath(user), http.StatusMovedPermanently)
+		return
+	case p == davRoot || p+"/" == davRoot:
+		h.principal(w, r, user, davRoot)
+		return
+	case strings.HasPrefix(p, principalsDir):
+		if strings.TrimSuffix(strings.TrimPrefix(p, principalsDir), "/") != user {
+			http.NotFound(w, r)
+			return
+		}
+		h.principal(w, r, user, PrincipalPath(user))
+		return
+	}
+	if (r.Method == "PROPFIND" || r.Method == "REPORT" || r.Method == "MKCOL") && !strings.Contains(r.Header.Get("Content-Type"), "xml") {
+		// These bodies are XML whatever a client calls them (curl --data
+		// says a form); go-webdav wants it named.
+		r.Header.Set("Content-Type", "application/xml")
+	}
+	t, ok := parse(p)
+	if !ok || t.user != user {
+		http.NotFound(w, r) // another user's collections do not exist for this one
+		return
+	}
+	if err := h.Store.EnsureDefault(t.kind, user); err != nil {
+		h.Log.Error(fmt.Sprintf("calendars: default %s of %s: %v", t.kind, user, err))
+	}
+	switch {
+	case r.Method == "MKCALENDAR" && t.kind == Calendars && t.coll != "" && t.name == "":
+		h.mkcalendar(w, r, t)
+		return
+	case r.Method == "REPORT" && t.coll != "" && t.name == "":
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if bytes.Contains(body, []byte("sync-collection")) {
+			h.syncCollection(w, r, t, body)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	case r.Method == "PROPFIND" && t.coll != "" && t.name == "":
+		h.propfindCollection(w, r, t)
+		return
+	case r.Method == http.MethodPut && t.name != "":
+		if !h.checkPut(w, r, t) {
+			return
+		}
+	}
+	h.delegate(w, r, t.kind)
+}
+
+func (h *Handler) delegate(w http.ResponseWriter, r *http.Request, k Kind) {
+	if k == Calendars {
+		(&caldav.Handler{Backend: calBackend{h.Store}, Prefix: strings.TrimSuffix(davRoot, "/")}).ServeHTTP(w, r)
+		return
+	}
+	(&carddav.Handler{Backend: cardBackend{h.Store}, Prefix: strings.TrimSuffix(addressDir, "/users/")}).ServeHTTP(w, r)
+}
+
+func unquote(s string) string {
+	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "W/"))
+	return strings.Trim(s, `"`)
+}
+
+// precondition answers with an RFC 4791/6352 precondition element.
+func precondition(w http.ResponseWriter, code int, ns, name, why string) {
+	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?>`+"\n"+`<D:error xmlns:D="DAV:" xmlns:X="%s"><X:%s/><D:responsedescription>%s</D:responsedescription></D:error>`, ns, name, xmlText(why))
+}
+
+// checkPut validates an object before go-webdav sees it, so that a bad one
+// gets the precondition the RFCs name (go-webdav answers 400) and nothing
+// is stored: size, syntax, one kind of component and one UID per
+// calendar object, VERSION and FN in a vCard.
+func (h *Handler) checkPut(w http.ResponseWriter, r *http.Request, t target) bool {
+	ns, valid := nsCal, "valid-calendar-data"
+	if t.kind == AddressBooks {
+		ns, valid = nsCard, "valid-address-data"
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.Store.Limits.Object+1))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return false
+	}
+	if int64(len(body)) > h.Store.Limits.Object {
+		precondition(w, http.StatusForbidden, ns, "max-resource-size", fmt.Sprintf("larger than %d bytes", h.Store.Limits.Object))
+		return false
+	}
+	if t.kind == Calendars {
+		cal, err := ical.NewDecoder(bytes.NewReader(body)).Decode()
+		if err == nil {
+			_, _, err = caldav.ValidateCalendarObject(cal)
+		}
+		if err != nil {
+			precondition(w, http.StatusForbidden, ns, valid, err.Error())
+			return false
+		}
+	} else {
+		card, err := vcard.NewDecoder(bytes.NewReader(body)).Decode()
+		if err == nil {
+			err = validCard(card)
+		}
+		if err != nil {
+			precondition(w, http.StatusForbidden, ns, valid, err.Error())
+			return false
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
+}
+
+// The request bodies this package reads itself.
+type propNames struct {
+	Names []struct{ XMLName xml.Name } `xml:",any"`
+}
+
+type propfindBody struct {
+	XMLName xml.Name   `xml:"DAV: propfind"`
+	AllProp *struct{}  `xml:"DAV: allprop"`
+	Prop    *propNames `xml:"DAV: prop"`
+}
+
+type syncBody struct {
+	XMLName xml.Name   `xml:"DAV: sync-collection"`
+	Token   string     `xml:"DAV: sync-token"`
+	Level   string     `xml:"DAV: sync-level"`
+	Prop    *propNames `xml:"DAV: prop"`
+}
+
+type mkcalendarBody struct {
+	Set struct {
+		Prop struct {
+			DisplayName string `xml:"DAV: displayname"`
+			Description string `xml:"urn:ietf:params:xml:ns:caldav calendar-description"`
+			Comps       []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"urn:ietf:params:xml:ns:caldav supported-calendar-component-set>comp"`
+		} `xml:"DAV: prop"`
+	} `xml:"DAV: set"`
+}
+
+func (h *Handler) mkcalendar(w http.ResponseWriter, r *http.Request, t target) {
+	var b mkcalendarBody
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := xml.Unmarshal(body, &b); err != nil {
+			http.Error(w, "MKCALENDAR: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
+	c := Collection{Kind: Calendars, User: t.user, Name: t.coll, DisplayName: b.Set.Prop.DisplayName, Description: b.Set.Prop.Description}
+	for _, comp := range b.Set.Prop.Comps {
+		c.Components = append(c.Components, comp.Name)
+	}
+	if len(c.Components) == 0 {
+		c.Components = []string{"VEVENT", "VTODO"}
+	}
+	if err := h.Store.Create(c); err != nil {
+		code := http.StatusInternalServerError
+		switch {
+		case err == ErrExists:
+			code = http.StatusMethodNotAllowed
+		case err == ErrTooMany:
+			code = http.StatusInsufficientStorage
+		case err == ErrNotFound:
+			code = http.StatusForbidden
+		}
+		http.Error(w, "MKCALENDAR: "+err.Error(), code)
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
+}

@@ -1,0 +1,162 @@
+package calendars
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const event = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:%s\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20261201T100000Z\r\nDTEND:20261201T110000Z\r\nSUMMARY:%s\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+
+func server(t *testing.T) (*httptest.Server, *Store) {
+	t.Helper()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &Handler{Store: s, Log: slog.New(slog.DiscardHandler), Login: func(w http.ResponseWriter, r *http.Request) (string, bool) {
+		u, p, ok := r.BasicAuth()
+		if !ok || p != "pw" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="x"`)
+			http.Error(w, "login", http.StatusUnauthorized)
+			return "", false
+		}
+		return u, true
+	}}
+	mux := http.NewServeMux()
+	h.Routes(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, s
+}
+
+type client struct {
+	t    *testing.T
+	srv  *httptest.Server
+	user string
+}
+
+func (c client) do(method, path, body string, hdr ...string) (int, string, http.Header) {
+	c.t.Helper()
+	req, _ := http.NewRequest(method, c.srv.URL+path, strings.NewReader(body))
+	req.SetBasicAuth(c.user, "pw")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	cl := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := cl.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func TestDiscoveryAndSync(t *testing.T) {
+	srv, _ := server(t)
+	bob := client{t, srv, "bob"}
+	code, _, hdr := bob.do("GET", "/.well-known/caldav", "")
+	if code != 301 || hdr.Get("Location") != "/remote.php/dav/principals/users/bob/" {
+		t.Fatalf("/.well-known/caldav = %d %s", code, hdr.Get("Location"))
+	}
+	code, body, _ := bob.do("PROPFIND", "/remote.php/dav/principals/users/bob/", `<propfind xmlns="DAV:"><prop><current-user-principal/><C:calendar-home-set xmlns:C="urn:ietf:params:xml:ns:caldav"/><A:addressbook-home-set xmlns:A="urn:ietf:params:xml:ns:carddav"/></prop></propfind>`, "Depth", "0")
+	if code != 207 || !strings.Contains(body, "<D:href>/remote.php/dav/calendars/bob/</D:href>") || !strings.Contains(body, "/remote.php/dav/addressbooks/users/bob/") {
+		t.Fatalf("principal PROPFIND = %d\n%s", code, body)
+	}
+	// The home lists the default calendar, made on first use.
+	code, body, _ = bob.do("PROPFIND", "/remote.php/dav/calendars/bob/", `<propfind xmlns="DAV:"><prop><resourcetype/></prop></propfind>`, "Depth", "1")
+	if code != 207 || !strings.Contains(body, "/remote.php/dav/calendars/bob/personal/") {
+		t.Fatalf("home PROPFIND = %d\n%s", code, body)
+	}
+	cal := "/remote.php/dav/calendars/bob/personal/"
+	ctag := func() (string, string) {
+		_, b, _ := bob.do("PROPFIND", cal, `<propfind xmlns="DAV:" xmlns:CS="http://calendarserver.org/ns/"><prop><CS:getctag/><sync-token/></prop></propfind>`, "Depth", "0")
+		m := regexp.MustCompile(`<CS:getctag>(\d+)</CS:getctag><D:sync-token>([^<]+)</D:sync-token>`).FindStringSubmatch(b)
+		if m == nil {
+			t.Fatalf("no getctag and sync-token:\n%s", b)
+		}
+		return m[1], m[2]
+	}
+	c0, tok0 := ctag()
+	code, _, hdr = bob.do("PUT", cal+"a.ics", strings.ReplaceAll(strings.ReplaceAll(event, "%s", "uid-a"), "SUMMARY:uid-a", "SUMMARY:first"), "Content-Type", "text/calendar", "If-None-Match", "*")
+	etagA := hdr.Get("ETag")
+	if code != 201 || etagA == "" {
+		t.Fatalf("PUT = %d %q", code, etagA)
+	}
+	c1, tok1 := ctag()
+	if c1 == c0 || tok1 == tok0 {
+		t.Error("a PUT did not change getctag and the sync token")
+	}
+	if code, _, _ = bob.do("PUT", cal+"a.ics", strings.ReplaceAll(event, "%s", "uid-a"), "Content-Type", "text/calendar", "If-None-Match", "*"); code != 412 {
+		t.Errorf("If-None-Match: * over an existing object = %d", code)
+	}
+	// Refused, nothing stored: a second object with the same UID, an
+	// object that is not iCalendar, one too large.
+	for what, tc := range map[string]struct{ body, want string }{
+		"UID clash": {strings.ReplaceAll(event, "%s", "uid-a"), "no-uid-conflict"},
+		"malformed": {"BEGIN:VCALENDAR\r\nthis is not\r\n", "valid-calendar-data"},
+		"two kinds": {strings.Replace(strings.ReplaceAll(event, "%s", "uid-x"), "END:VCALENDAR", "BEGIN:VTODO\r\nUID:t\r\nDTSTAMP:20260101T000000Z\r\nEND:VTODO\r\nEND:VCALENDAR", 1), "valid-calendar-data"},
+		"too large": {strings.ReplaceAll(event, "%s", strings.Repeat("x", 2<<20)), "max-resource-size"},
+	} {
+		code, body, _ := bob.do("PUT", cal+"b.ics", tc.body, "Content-Type", "text/calendar")
+		if code < 400 || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: PUT = %d\n%.300s", what, code, body)
+		}
+	}
+	if c, _ := ctag(); c != c1 {
+		t.Error("a refused PUT changed the collection")
+	}
+	// Sync: from the old token, one change; from the new, nothing.
+	report := func(tok string) string {
+		_, b, _ := bob.do("REPORT", cal, `<sync-collection xmlns="DAV:"><sync-token>`+tok+`</sync-token><sync-level>1</sync-level><prop><getetag/></prop></sync-collection>`)
+		return b
+	}
+	if b := report(tok0); !strings.Contains(b, cal+"a.ics") || !strings.Contains(b, etagA) || !strings.Contains(b, tok1) {
+		t.Errorf("sync from the old token:\n%s", b)
+	}
+	if b := report(tok1); strings.Contains(b, "<D:response>") || !strings.Contains(b, tok1) {
+		t.Errorf("sync with nothing new:\n%s", b)
+	}
+	if code, _, _ = bob.do("DELETE", cal+"a.ics", "", "If-Match", `"wrong"`); code != 412 {
+		t.Errorf("DELETE with a stale If-Match = %d", code)
+	}
+	if code, _, _ = bob.do("DELETE", cal+"a.ics", "", "If-Match", etagA); code != 204 && code != 200 {
+		t.Errorf("DELETE = %d", code)
+	}
+	if b := report(tok1); !strings.Contains(b, cal+"a.ics</D:href><D:status>HTTP/1.1 404") {
+		t.Errorf("sync after a delete:\n%s", b)
+	}
+	code, body, _ = bob.do("REPORT", cal, `<sync-collection xmlns="DAV:"><sync-token>http://bonesync.invalid/ns/sync/999</sync-token><sync-level>1</sync-level><prop/></sync-collection>`)
+	if code != 403 || !strings.Contains(body, "valid-sync-token") {
+		t.Errorf("a token from the future = %d %s", code, body)
+	}
+	// MKCALENDAR makes another.
+	if code, body, _ = bob.do("MKCALENDAR", "/remote.php/dav/calendars/bob/work/", `<C:mkcalendar xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:set><D:prop><D:displayname>Work</D:displayname></D:prop></D:set></C:mkcalendar>`); code != 201 {
+		t.Errorf("MKCALENDAR = %d %s", code, body)
+	}
+}
+
+// Another user's homes, collections and objects are not found, on every
+// path.
+func TestOtherUsersUnseen(t *testing.T) {
+	srv, _ := server(t)
+	bob, eve := client{t, srv, "bob"}, client{t, srv, "eve"}
+	bob.do("PUT", "/remote.php/dav/calendars/bob/personal/a.ics", strings.ReplaceAll(event, "%s", "u"), "Content-Type", "text/calendar")
+	bob.do("PROPFIND", "/remote.php/dav/addressbooks/users/bob/", "", "Depth", "1")
+	for _, p := range []string{"/remote.php/dav/principals/users/bob/", "/remote.php/dav/calendars/bob/", "/remote.php/dav/calendars/bob/personal/",
+		"/remote.php/dav/calendars/bob/personal/a.ics", "/remote.php/dav/addressbooks/users/bob/", "/remote.php/dav/addressbooks/users/bob/contacts/"} {
+		for _, m := range []string{"PROPFIND", "GET", "DELETE", "REPORT"} {
+			if code, body, _ := eve.do(m, p, ""); code != 404 {
+				t.Errorf("eve %s %s = %d %.200s", m, p, code, body)
+			}
+		}
+	}
+	if code, _, _ := eve.do("PUT", "/remote.php/dav/calendars/bob/personal/b.ics", strings.ReplaceAll(event, "%s", "v"), "Content-Type", "text/calendar"); code != 404 {
+		t.Errorf("eve PUT into bob's calendar = %d", code)
+	}
+}

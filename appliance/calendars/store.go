@@ -1,0 +1,575 @@
+// Package calendars keeps the users' calendars and address books and
+// serves them over CalDAV (RFC 4791) and CardDAV (RFC 6352), with
+// github.com/emersion/go-webdav doing most of the protocol and this
+// package what it lacks: collection tags (getctag), sync-collection
+// (RFC 6578), validation before anything is stored, the Nextcloud paths.
+//
+// On disk (store.go) each collection is a directory beside the users'
+// files, which neither WebDAV's file tree nor SFTP reach:
+//
+//	FILES/.calendars/USER/calendars/NAME/collection.json   name, components, change count
+//	FILES/.calendars/USER/calendars/NAME/changes           one line per change: SEQ put|del OBJECT
+//	FILES/.calendars/USER/calendars/NAME/OBJECT.ics        as received, re-encoded
+//	FILES/.calendars/USER/addressbooks/NAME/...            the same, OBJECT.vcf
+//
+// Every write is atomic (a temporary file, fsync, rename, fsync of the
+// directory), then the change is logged and counted: a power cut loses at
+// most the change being made, and the next write counts on from the log.
+package calendars
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Kind is the kind of collection: a calendar or an address book.
+type Kind string
+
+const (
+	Calendars    Kind = "calendars"
+	AddressBooks Kind = "addressbooks"
+)
+
+func (k Kind) ext() string {
+	if k == Calendars {
+		return ".ics"
+	}
+	return ".vcf"
+}
+
+// Default collections, made on first use.
+const (
+	DefaultCalendar    = "personal"
+	DefaultAddressBook = "contacts"
+)
+
+// Errors a request maps to a status or an RFC precondition.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrExists       = errors.New("already exists")
+	ErrPrecondition = errors.New("the resource changed (If-Match or If-None-Match)")
+	ErrUIDConflict  = errors.New("another object in the collection has this UID")
+	ErrTooLarge     = errors.New("larger than the collection takes")
+	ErrTooMany      = errors.New("the collection is full")
+	ErrBadToken     = errors.New("not a sync token of this collection")
+)
+
+// Limits bound what a user can store.
+type Limits struct {
+	Object      int64 // bytes per object
+	Objects     int   // objects per collection
+	Collections int   // collections of a kind per user
+}
+
+// DefaultLimits fit a phone's calendar of many years on the board.
+var DefaultLimits = Limits{Object: 1 << 20, Objects: 20000, Collections: 50}
+
+// Store is the collections of every user.
+type Store struct {
+	dir    string
+	Limits Limits
+	mu     sync.Mutex                   // writes, box-wide: they are small and rare
+	uids   map[string]map[string]string // collection dir -> UID -> object name
+}
+
+// Open returns the store under files (the users' file store's directory).
+func Open(files string) (*Store, error) {
+	dir := filepath.Join(files, ".calendars")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("calendars: %w", err)
+	}
+	return &Store{dir: dir, Limits: DefaultLimits, uids: map[string]map[string]string{}}, nil
+}
+
+// Collection is one calendar or address book.
+type Collection struct {
+	Kind        Kind     `json:"-"`
+	User        string   `json:"-"`
+	Name        string   `json:"-"`
+	DisplayName string   `json:"displayname,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Components  []string `json:"components,omitempty"` // VEVENT, VTODO; calendars only
+	Seq         int64    `json:"seq"`                  // changes so far: the ctag and sync token
+}
+
+// Object is one event, task or contact as stored.
+type Object struct {
+	Name    string // OBJECT.ics
+	Data    []byte
+	ETag    string
+	ModTime time.Time
+}
+
+// ValidName is a user's or collection's name, or an object's file name.
+func ValidName(n string) bool {
+	return n != "" && n != "." && n != ".." && len(n) <= 255 && !strings.HasPrefix(n, ".") &&
+		!strings.ContainsAny(n, "/\\\x00")
+}
+
+func (s *Store) collDir(k Kind, user, name string) (string, error) {
+	if !ValidName(user) || !ValidName(name) || (k != Calendars && k != AddressBooks) {
+		return "", ErrNotFound
+	}
+	return filepath.Join(s.dir, user, string(k), name), nil
+}
+
+// Collections lists a user's collections of kind k.
+func (s *Store) Collections(k Kind, user string) ([]Collection, error) {
+	if !ValidName(user) {
+		return nil, ErrNotFound
+	}
+	ents, err := os.ReadDir(filepath.Join(s.dir, user, string(k)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Collection
+	for _, e := range ents {
+		if !e.IsDir() || !ValidName(e.Name()) {
+			continue
+		}
+		c, err := s.Collection(k, user, e.Name())
+		if err != nil {
+			continue
+		}
+		out = append(out, *c)
+	}
+	return out, nil
+}
+
+// Collection reads one collection's description.
+func (s *Store) Collection(k Kind, user, name string) (*Collection, error) {
+	dir, err := s.collDir(k, user, name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "collection.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &Collection{}
+	if err := json.Unmarshal(b, c); err != nil {
+		return nil, fmt.Errorf("%s/collection.json: %w", dir, err)
+	}
+	c.Kind, c.User, c.Name = k, user, name
+	return c, nil
+}
+
+// Create makes a collection.
+func (s *Store) Create(c Collection) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dir, err := s.collDir(c.Kind, c.User, c.Name)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return ErrExists
+	}
+	have, _ := s.Collections(c.Kind, c.User)
+	if len(have) >= s.Limits.Collections {
+		return ErrTooMany
+	}
+	tmp := dir + ".new"
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return err
+	}
+	c.Seq = 0
+	b, _ := json.Marshal(c)
+	if err := writeAtomic(filepath.Join(tmp, "collection.json"), b); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
+}
+
+// EnsureDefault makes the default collection of kind k for a user who has
+// none.
+func (s *Store) EnsureDefault(k Kind, user string) error {
+	have, err := s.Collections(k, user)
+	if err != nil || len(have) > 0 {
+		return err
+	}
+	c := Collection{Kind: k, User: user, Name: DefaultAddressBook, DisplayName: "Contacts"}
+	if k == Calendars {
+		c.Name, c.DisplayName, c.Components = DefaultCalendar, "Personal", []string{"VEVENT", "VTODO"}
+	}
+	if err := s.Create(c); err != nil && !errors.Is(err, ErrExists) {
+		return err
+	}
+	return nil
+}
+
+// Delete removes a whole collection.
+func (s *Store) DeleteCollection(k Kind, user, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dir, err := s.collDir(k, user, name)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return ErrNotFound
+	}
+	gone := filepath.Join(filepath.Dir(dir), ".deleted-"+name)
+	os.RemoveAll(gone)
+	if err := os.Rename(dir, gone); err != nil {
+		return err
+	}
+	delete(s.uids, dir)
+	syncDir(filepath.Dir(dir))
+	return os.RemoveAll(gone)
+}
+
+func etag(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// Objects lists a collection's objects with their data.
+func (s *Store) Objects(k Kind, user, name string) ([]Object, error) {
+	dir, err := s.collDir(k, user, name)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Object
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), k.ext()) || !ValidName(e.Name()) {
+			continue
+		}
+		o, err := s.readObject(dir, e.Name())
+		if err != nil {
+			continue // removed meanwhile
+		}
+		out = append(out, *o)
+	}
+	return out, nil
+}
+
+// Object reads one object.
+func (s *Store) Object(k Kind, user, coll, name string) (*Object, error) {
+	dir, err := s.collDir(k, user, coll)
+	if err != nil || !ValidName(name) {
+		return nil, ErrNotFound
+	}
+	return s.readObject(dir, name)
+}
+
+func (s *Store) readObject(dir, name string) (*Object, error) {
+	f, err := os.Open(filepath.Join(dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, ErrNotFound
+	}
+	b := make([]byte, st.Size())
+	if _, err := f.ReadAt(b, 0); err != nil && st.Size() > 0 {
+		return nil, err
+	}
+	return &Object{Name: name, Data: b, ETag: etag(b), ModTime: st.ModTime()}, nil
+}
+
+// Conditions are a request's If-Match and If-None-Match, unquoted ("*"
+// for any).
+type Conditions struct{ IfMatch, IfNoneMatch string }
+
+func (c Conditions) check(cur *Object) error {
+	switch {
+	case c.IfMatch == "*" && cur == nil,
+		c.IfMatch != "" && c.IfMatch != "*" && (cur == nil || cur.ETag != c.IfMatch),
+		c.IfNoneMatch == "*" && cur != nil,
+		c.IfNoneMatch != "" && c.IfNoneMatch != "*" && cur != nil && cur.ETag == c.IfNoneMatch:
+		return ErrPrecondition
+	}
+	return nil
+}
+
+// Put stores data (already validated) as object name with the given UID.
+// It refuses a UID that another object of the collection has, and
+// anything past the limits; it reports whether the object is new.
+func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Conditions) (*Object, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dir, err := s.collDir(k, user, coll)
+	if err != nil || !ValidName(name) || !strings.HasSuffix(name, k.ext()) {
+		return nil, false, ErrNotFound
+	}
+	if _, err := os.Stat(filepath.Join(dir, "collection.json")); err != nil {
+		return nil, false, ErrNotFound
+	}
+	if int64(len(data)) > s.Limits.Object {
+		return nil, false, ErrTooLarge
+	}
+	cur, err := s.readObject(dir, name)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, false, err
+	}
+	if err := cond.check(cur); err != nil {
+		return nil, false, err
+	}
+	uids, err := s.uidIndex(dir, k)
+	if err != nil {
+		return nil, false, err
+	}
+	if other, ok := uids[uid]; ok && other != name {
+		return nil, false, ErrUIDConflict
+	}
+	if cur == nil && len(uids) >= s.Limits.Objects {
+		return nil, false, ErrTooMany
+	}
+	if err := writeAtomic(filepath.Join(dir, name), data); err != nil {
+		return nil, false, err
+	}
+	for u, n := range uids {
+		if n == name {
+			delete(uids, u)
+		}
+	}
+	uids[uid] = name
+	if err := s.logChange(dir, "put", name); err != nil {
+		return nil, false, err
+	}
+	o, err := s.readObject(dir, name)
+	return o, cur == nil, err
+}
+
+// Delete removes an object.
+func (s *Store) Delete(k Kind, user, coll, name string, cond Conditions) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dir, err := s.collDir(k, user, coll)
+	if err != nil || !ValidName(name) {
+		return ErrNotFound
+	}
+	cur, err := s.readObject(dir, name)
+	if err != nil {
+		return err
+	}
+	if err := cond.check(cur); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	if uids := s.uids[dir]; uids != nil {
+		for u, n := range uids {
+			if n == name {
+				delete(uids, u)
+			}
+		}
+	}
+	return s.logChange(dir, "del", name)
+}
+
+// uidIndex maps the UIDs of a collection's objects to their names; it is
+// read once (UID lines only) and kept up to date by Put and Delete.
+func (s *Store) uidIndex(dir string, k Kind) (map[string]string, error) {
+	if m, ok := s.uids[dir]; ok {
+		return m, nil
+	}
+	m := map[string]string{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), k.ext()) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if uid := firstUID(b); uid != "" {
+			m[uid] = e.Name()
+		}
+	}
+	s.uids[dir] = m
+	return m, nil
+}
+
+// firstUID is the value of the first UID property of an object as stored
+// (the encoder writes it unfolded when short; long ones are unfolded here).
+func firstUID(b []byte) string {
+	b = bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n "), nil), []byte("\r\n\t"), nil)
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.SplitN(k, ";", 2)[0], "UID") {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// logChange appends a change and counts it in collection.json.
+func (s *Store) logChange(dir, op, name string) error {
+	c := Collection{}
+	b, err := os.ReadFile(filepath.Join(dir, "collection.json"))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return err
+	}
+	seq := max(c.Seq, lastLogged(dir)) + 1
+	f, err := os.OpenFile(filepath.Join(dir, "changes"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "%d %s %s\n", seq, op, name)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	c.Seq = seq
+	b, _ = json.Marshal(c)
+	return writeAtomic(filepath.Join(dir, "collection.json"), b)
+}
+
+// lastLogged is the sequence number of the last complete line of the log.
+func lastLogged(dir string) int64 {
+	f, err := os.Open(filepath.Join(dir, "changes"))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	off := max(0, st.Size()-4096)
+	buf := make([]byte, st.Size()-off)
+	f.ReadAt(buf, off)
+	lines := strings.Split(string(buf), "\n")
+	for i := len(lines) - 2; i >= 0; i-- { // the last element follows the last newline
+		if n, err := strconv.ParseInt(strings.Fields(lines[i] + " x")[0], 10, 64); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// Changes lists what changed in a collection after change number since:
+// objects put (still there) and removed, names sorted, and the number now.
+func (s *Store) Changes(k Kind, user, coll string, since int64) (put, deleted []string, now int64, err error) {
+	c, err := s.Collection(k, user, coll)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	dir, _ := s.collDir(k, user, coll)
+	now = max(c.Seq, lastLogged(dir))
+	if since < 0 || since > now {
+		return nil, nil, now, ErrBadToken
+	}
+	if since == 0 { // the first sync: everything there is
+		objs, err := s.Objects(k, user, coll)
+		for _, o := range objs {
+			put = append(put, o.Name)
+		}
+		sort.Strings(put)
+		return put, nil, now, err
+	}
+	last := map[string]string{}
+	{
+		f, err := os.Open(filepath.Join(dir, "changes"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, 0, err
+		}
+		if f != nil {
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				fl := strings.Fields(sc.Text())
+				if len(fl) != 3 {
+					continue
+				}
+				if n, err := strconv.ParseInt(fl[0], 10, 64); err == nil && n > since {
+					last[fl[2]] = fl[1]
+				}
+			}
+			f.Close()
+		}
+	}
+	for name, op := range last {
+		if _, err := os.Stat(filepath.Join(dir, name)); op == "put" && err == nil {
+			put = append(put, name)
+		} else {
+			deleted = append(deleted, name)
+		}
+	}
+	sort.Strings(put)
+	sort.Strings(deleted)
+	return put, deleted, now, nil
+}
+
+func writeAtomic(name string, b []byte) error {
+	tmp := name + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(name))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

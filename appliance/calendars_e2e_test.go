@@ -1,0 +1,152 @@
+package main
+
+// Calendars and contacts with a real client from Debian: vdirsyncer syncs
+// a calendar and an address book both ways, discovering them from the bare
+// host name. Run from TestSync, on its box.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const vEvent = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//bonesync test//EN\r\nBEGIN:VEVENT\r\nUID:%s\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:20261201T100000Z\r\nDTEND:20261201T110000Z\r\nSUMMARY:%s\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+
+const vCard = "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:%s\r\nFN:%s\r\nN:%s;;;;\r\nEND:VCARD\r\n"
+
+func testVdirsyncer(t *testing.T, b *box) {
+	need(t, "vdirsyncer")
+	work := filepath.Join(b.work, "vdir")
+	server := "https://localhost:" + b.port(b.https)
+	conf := fmt.Sprintf(`[general]
+status_path = "%[1]s/status/"
+
+[pair cal]
+a = "cal_local"
+b = "cal_remote"
+collections = ["from b"]
+
+[storage cal_local]
+type = "filesystem"
+path = "%[1]s/cal/"
+fileext = ".ics"
+
+[storage cal_remote]
+type = "caldav"
+url = "%[2]s/"
+username = "admin"
+password = "%[3]s"
+verify = "%[4]s"
+
+[pair card]
+a = "card_local"
+b = "card_remote"
+collections = ["from b"]
+
+[storage card_local]
+type = "filesystem"
+path = "%[1]s/card/"
+fileext = ".vcf"
+
+[storage card_remote]
+type = "carddav"
+url = "%[2]s/"
+username = "admin"
+password = "%[3]s"
+verify = "%[4]s"
+`, work, server, b.password, b.caFile)
+	os.MkdirAll(work, 0o755)
+	confFile := filepath.Join(work, "config")
+	os.WriteFile(confFile, []byte(conf), 0o600)
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("vdirsyncer", append([]string{"-c", confFile}, args...)...)
+		cmd.Stdin = strings.NewReader(strings.Repeat("y\n", 10))
+		cmd.Env = append(os.Environ(), "HOME="+work)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("vdirsyncer %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	cal := server + "/remote.php/dav/calendars/admin/personal/"
+	book := server + "/remote.php/dav/addressbooks/users/admin/contacts/"
+	put := func(url, ctype, body string) {
+		t.Helper()
+		if code, out := b.curl("-u", b.admin(), "-H", "Content-Type: "+ctype, "--data-binary", body, "-X", "PUT", url); code != 201 && code != 204 {
+			t.Fatalf("PUT %s = %d %s", url, code, out)
+		}
+	}
+	// Made on the server side (another client).
+	put(cal+"server-event.ics", "text/calendar", fmt.Sprintf(vEvent, "server-event", "Made on the box"))
+	put(book+"server-card.vcf", "text/vcard", fmt.Sprintf(vCard, "server-card", "Ada Lovelace", "Lovelace"))
+
+	run("discover")
+	run("sync")
+	localCal, localBook := filepath.Join(work, "cal", "personal"), filepath.Join(work, "card", "contacts")
+	if got := readAll(t, localCal); !strings.Contains(got, "Made on the box") {
+		t.Fatalf("the box's event did not reach the client: %q", got)
+	}
+	if got := readAll(t, localBook); !strings.Contains(got, "Ada Lovelace") {
+		t.Fatalf("the box's contact did not reach the client: %q", got)
+	}
+	// Made on the client side.
+	os.WriteFile(filepath.Join(localCal, "client-event.ics"), []byte(fmt.Sprintf(vEvent, "client-event", "Made on the laptop")), 0o644)
+	os.WriteFile(filepath.Join(localBook, "client-card.vcf"), []byte(fmt.Sprintf(vCard, "client-card", "Grace Hopper", "Hopper")), 0o644)
+	run("sync")
+	onBox := func(url string) string {
+		t.Helper()
+		code, body := b.curl("-u", b.admin(), "-X", "REPORT", "-H", "Depth: 1", "--data",
+			`<C:calendar-query xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:prop><C:calendar-data/></D:prop><C:filter><C:comp-filter name="VCALENDAR"/></C:filter></C:calendar-query>`, url)
+		if strings.Contains(url, "addressbooks") {
+			code, body = b.curl("-u", b.admin(), "-X", "REPORT", "-H", "Depth: 1", "--data",
+				`<CR:addressbook-query xmlns:D="DAV:" xmlns:CR="urn:ietf:params:xml:ns:carddav"><D:prop><CR:address-data/></D:prop></CR:addressbook-query>`, url)
+		}
+		if code != 207 {
+			t.Fatalf("REPORT %s = %d %s", url, code, body)
+		}
+		return body
+	}
+	if got := onBox(cal); !strings.Contains(got, "Made on the laptop") {
+		t.Errorf("the client's event did not reach the box:\n%s", got)
+	}
+	if got := onBox(book); !strings.Contains(got, "Grace Hopper") {
+		t.Errorf("the client's contact did not reach the box:\n%s", got)
+	}
+	// An edit on the client and a delete on the box propagate.
+	os.WriteFile(filepath.Join(localCal, "client-event.ics"), []byte(fmt.Sprintf(vEvent, "client-event", "Moved to Tuesday")), 0o644)
+	if code, out := b.curl("-u", b.admin(), "-X", "DELETE", book+"server-card.vcf"); code != 204 && code != 200 {
+		t.Fatalf("DELETE = %d %s", code, out)
+	}
+	run("sync")
+	if got := onBox(cal); !strings.Contains(got, "Moved to Tuesday") || strings.Contains(got, "Made on the laptop") {
+		t.Errorf("the client's edit did not reach the box:\n%s", got)
+	}
+	if got := readAll(t, localBook); strings.Contains(got, "Ada Lovelace") || !strings.Contains(got, "Grace Hopper") {
+		t.Errorf("the box's delete did not reach the client: %q", got)
+	}
+	// Nothing new: nothing copied either way.
+	out := run("sync")
+	if regexp.MustCompile(`(?i)copying|updating|deleting`).MatchString(out) {
+		t.Errorf("a sync with nothing new moved items:\n%s", out)
+	}
+}
+
+// readAll is every file of a directory, concatenated.
+func readAll(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	var s strings.Builder
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		s.Write(b)
+	}
+	return s.String()
+}
