@@ -173,6 +173,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	pim.Limits = calendars.Limits{Object: int64(cfg.CalendarObjectKB) << 10, Objects: cfg.CalendarObjects, Collections: cfg.CalendarsPerUser}
 	dav.Calendars = &calendars.Handler{Store: pim, Login: dav.Login, Log: log}
 
 	lns, err := listeners(f)

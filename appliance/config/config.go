@@ -64,6 +64,8 @@ type Config struct {
 	// authorized_keys line) are taken into the user database at start;
 	// the plain password is then blanked in the file (Blank).
 	AdminPassword, AdminSSHKey string
+	// Limits of the calendars and address books (package calendars).
+	CalendarObjectKB, CalendarObjects, CalendarsPerUser int
 }
 
 // Default returns the configuration used when the file sets nothing.
@@ -88,6 +90,10 @@ func Default() Config {
 		SSHSessionsPerUser: 32,
 
 		ExtraDomains: []string{"fritz.box"},
+
+		CalendarObjectKB: 1024,
+		CalendarObjects:  20000,
+		CalendarsPerUser: 50,
 	}
 }
 

@@ -144,6 +144,12 @@ var settings = []setting{
 		"SFTP sessions (channels) open at once on one connection."),
 	capSetting("ssh_sessions_per_user", "32", 1, 10000, func(c *Config) *int { return &c.SSHSessionsPerUser },
 		"SFTP sessions open at once for one user, over all their connections."),
+	capSetting("calendar_object_kb", "1024", 4, 65536, func(c *Config) *int { return &c.CalendarObjectKB },
+		"The largest event, task or contact (in KiB) CalDAV and CardDAV store; a larger one is refused."),
+	capSetting("calendar_objects", "20000", 10, 1000000, func(c *Config) *int { return &c.CalendarObjects },
+		"Events, tasks or contacts one calendar or address book holds at most."),
+	capSetting("calendars_per_user", "50", 1, 1000, func(c *Config) *int { return &c.CalendarsPerUser },
+		"Calendars, and address books, one user may have."),
 	{
 		name: "bench_budget", def: "90s",
 		help: []string{"Time the first-boot benchmark may take in all (10s..30m)."},

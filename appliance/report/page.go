@@ -11,12 +11,22 @@ import (
 func (r *Report) Page(w io.Writer) error {
 	var table strings.Builder
 	r.Console(&table)
+	server := "https://bonesync.local"
+	for _, u := range r.URLs {
+		if strings.HasPrefix(u, "https://") && strings.Count(u, "/") == 3 {
+			server = strings.TrimSuffix(u, "/")
+			break
+		}
+	}
 	data := struct {
 		R                  *Report
+		Server, Host       string
 		Table              string
 		TLSChart, SSHChart template.HTML
 	}{
 		R:        r,
+		Server:   server,
+		Host:     strings.TrimPrefix(server, "https://"),
 		Table:    table.String(),
 		TLSChart: template.HTML(ChartChosen("TLS handshake latency by server key (log scale; chosen in bold)", r.TLS, r.Policy.TargetMs, r.Policy.Concurrency, r.Choice.TLS.Key)),
 		SSHChart: template.HTML(ChartChosen("SSH handshake latency by host key (log scale; chosen in bold)", r.SSH, r.Policy.TargetMs, r.Policy.Concurrency, r.Choice.SSH.Key)),
@@ -69,6 +79,23 @@ so do DAVx5 and the Nextcloud app; Firefox does after Settings, About Firefox (t
 sync clients and Chrome use it.</dd>
 <dt>Firefox (desktop)</dt><dd>It keeps its own list: Settings, Privacy &amp; Security, Certificates, View Certificates,
 Authorities, Import <a href="/ca.crt">ca.crt</a>, and tick "Trust this CA to identify websites".</dd>
+</dl>
+<h2 id="calendars-and-contacts">Calendars and contacts</h2>
+<p>Every user has a calendar and an address book on the box (CalDAV and CardDAV), made on first use; apps can make
+more. Log in with the same user name and password as for files. Install the CA first (above). Calendars and address
+books cannot be shared between users yet.</p>
+<dl>
+<dt>Android (DAVx5)</dt><dd>Add account, "Login with URL and user name": base URL <code>{{.Server}}/</code>, your user
+name and password. DAVx5 finds both and syncs them into the phone's calendar and contacts apps.</dd>
+<dt>iPhone, iPad, Mac</dt><dd>Settings, Calendar (or Contacts), Accounts, Add Account, Other, Add CalDAV Account (or
+CardDAV): server <code>{{.Host}}</code>, your user name and password. On a Mac: System Settings, Internet Accounts, Add
+Other Account, CalDAV (or CardDAV), Account Type Manual, the same server.</dd>
+<dt>Thunderbird</dt><dd>New Calendar, On the Network: location <code>{{.Server}}/</code>, your user name; it finds the
+calendars. Address book: New Address Book, CardDAV, location <code>{{.Server}}/</code>.</dd>
+<dt>GNOME (Evolution, Calendar, Contacts)</dt><dd>Settings, Online Accounts, Nextcloud: server <code>{{.Server}}/</code>,
+your user name and password (the box speaks the paths a Nextcloud server has).</dd>
+<dt>Any other client</dt><dd>Calendars: <code>{{.Server}}/remote.php/dav/calendars/USER/</code>; address books:
+<code>{{.Server}}/remote.php/dav/addressbooks/users/USER/</code>; or let it discover from <code>{{.Server}}/</code>.</dd>
 </dl>
 <h2>Report</h2>
 <pre>{{.Table}}</pre>

@@ -525,6 +525,15 @@ func TestPage(t *testing.T) {
 	if strings.Contains(page, "<script") {
 		t.Errorf("Page() contains an unescaped <script>:\n%s", page)
 	}
+	// The calendar steps name the box's own URL.
+	r.URLs = []string{"https://box.local/", "https://box.local/dav/ (WebDAV)"}
+	b.Reset()
+	r.Page(&b)
+	for _, want := range []string{"base URL <code>https://box.local/</code>", "server <code>box.local</code>", "https://box.local/remote.php/dav/calendars/USER/"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the calendars section lacks %q", want)
+		}
+	}
 	if want := `<p class="warn">&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;</p>`; !strings.Contains(page, want) {
 		t.Errorf("Page() does not contain %q:\n%s", want, page)
 	}
