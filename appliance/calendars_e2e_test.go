@@ -134,6 +134,20 @@ verify = "%[4]s"
 	if regexp.MustCompile(`(?i)copying|updating|deleting`).MatchString(out) {
 		t.Errorf("a sync with nothing new moved items:\n%s", out)
 	}
+
+	// bonesync backup writes what other servers import; restore reads it
+	// back, here into another user's account.
+	zipFile := filepath.Join(work, "admin.zip")
+	if out, err := exec.Command(built(t), "backup", "-state", b.state, "admin", zipFile).CombinedOutput(); err != nil || !strings.Contains(string(out), "3 events, tasks and contacts") {
+		t.Fatalf("bonesync backup: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(built(t), "restore", "-state", b.state, "cal-copy", zipFile).CombinedOutput(); err != nil || !strings.Contains(string(out), "3 objects restored") {
+		t.Fatalf("bonesync restore: %v\n%s", err, out)
+	}
+	copied := filepath.Join(b.state, "files", ".calendars", "cal-copy", "calendars", "personal")
+	if got := readAll(t, copied); !strings.Contains(got, "Moved to Tuesday") {
+		t.Errorf("the restored calendar: %q", got)
+	}
 }
 
 // readAll is every file of a directory, concatenated.

@@ -84,6 +84,8 @@ var subcommands = map[string][]string{
 	"report":       {"state"},
 	"user":         {"state", "files"},
 	"check-config": {"state", "config"},
+	"backup":       {"state", "files"},
+	"restore":      {"state", "files"},
 }
 
 // flags are shared by the subcommands.
@@ -148,7 +150,7 @@ func parse(name string, args []string, stdout io.Writer) (*flags, error) {
 		return nil, usagef("%s (bonesync %s -h lists its flags)", strings.TrimSpace(errs.String()), name)
 	}
 	f.args = fs.Args()
-	if len(f.args) > 0 && name != "user" {
+	if len(f.args) > 0 && name != "user" && name != "backup" && name != "restore" {
 		return nil, usagef("unexpected arguments: %v", f.args)
 	}
 	if f.config == "" {
@@ -238,6 +240,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return userCmd(f, stdin, stdout, stderr)
 	case "check-config":
 		return checkConfig(f.config, stdout)
+	case "backup":
+		return backupCalendars(f, stdout)
+	case "restore":
+		return restoreCalendars(f, stdout)
 	}
 	return nil
 }
@@ -303,6 +309,8 @@ const usage = `usage:
   bonesync user [-state DIR] list
   bonesync user [-state DIR] key add NAME FILE               add SSH public keys (authorized_keys format; - for stdin)
   bonesync check-config [-config FILE]                       check a config file, as sshd -t does
+  bonesync backup [-state DIR] USER [FILE]                   a user's calendars (.ics) and address books (.vcf) in one zip
+  bonesync restore [-state DIR] USER FILE                    read such a zip back (objects with the same UID are replaced)
   bonesync config-example                                    print a config file with every setting
   bonesync version                                           also --version
   bonesync help [COMMAND]                                    also -h; COMMAND -h lists its flags

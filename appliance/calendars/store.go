@@ -82,7 +82,7 @@ type Store struct {
 	dir    string
 	Limits Limits
 	mu     sync.Mutex                   // writes, box-wide: they are small and rare
-	uids   map[string]map[string]string // collection dir -> UID -> object name
+	uids   map[string]*uidIndex // by collection directory
 }
 
 // Open returns the store under files (the users' file store's directory).
@@ -91,7 +91,7 @@ func Open(files string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("calendars: %w", err)
 	}
-	return &Store{dir: dir, Limits: DefaultLimits, uids: map[string]map[string]string{}}, nil
+	return &Store{dir: dir, Limits: DefaultLimits, uids: map[string]*uidIndex{}}, nil
 }
 
 // Collection is one calendar or address book.
@@ -341,10 +341,11 @@ func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Cond
 	if err := cond.check(cur); err != nil {
 		return nil, false, err
 	}
-	uids, err := s.uidIndex(dir, k)
+	idx, err := s.index(dir, k)
 	if err != nil {
 		return nil, false, err
 	}
+	uids := idx.m
 	if other, ok := uids[uid]; ok && other != name {
 		return nil, false, ErrUIDConflict
 	}
@@ -360,7 +361,8 @@ func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Cond
 		}
 	}
 	uids[uid] = name
-	if err := s.logChange(dir, "put", name); err != nil {
+	if idx.seq, err = s.logChange(dir, "put", name); err != nil {
+		delete(s.uids, dir)
 		return nil, false, err
 	}
 	o, err := s.readObject(dir, name)
@@ -388,21 +390,36 @@ func (s *Store) Delete(k Kind, user, coll, name string, cond Conditions) error {
 	if err := syncDir(dir); err != nil {
 		return err
 	}
-	if uids := s.uids[dir]; uids != nil {
-		for u, n := range uids {
-			if n == name {
-				delete(uids, u)
-			}
+	idx, err := s.index(dir, k)
+	if err != nil {
+		return err
+	}
+	for u, n := range idx.m {
+		if n == name {
+			delete(idx.m, u)
 		}
 	}
-	return s.logChange(dir, "del", name)
+	idx.seq, err = s.logChange(dir, "del", name)
+	if err != nil {
+		delete(s.uids, dir)
+	}
+	return err
 }
 
-// uidIndex maps the UIDs of a collection's objects to their names; it is
-// read once (UID lines only) and kept up to date by Put and Delete.
-func (s *Store) uidIndex(dir string, k Kind) (map[string]string, error) {
-	if m, ok := s.uids[dir]; ok {
-		return m, nil
+// uidIndex maps the UIDs of a collection's objects to their names, as of
+// change number seq.
+type uidIndex struct {
+	seq int64
+	m   map[string]string
+}
+
+// index returns a collection's UID index: read once (UID lines only), kept
+// up to date by Put and Delete, read again if another process (bonesync
+// restore) changed the collection.
+func (s *Store) index(dir string, k Kind) (*uidIndex, error) {
+	seq := s.seqOf(dir)
+	if idx, ok := s.uids[dir]; ok && idx.seq == seq {
+		return idx, nil
 	}
 	m := map[string]string{}
 	ents, err := os.ReadDir(dir)
@@ -421,8 +438,18 @@ func (s *Store) uidIndex(dir string, k Kind) (map[string]string, error) {
 			m[uid] = e.Name()
 		}
 	}
-	s.uids[dir] = m
-	return m, nil
+	idx := &uidIndex{seq: seq, m: m}
+	s.uids[dir] = idx
+	return idx, nil
+}
+
+// seqOf is a collection's change count.
+func (s *Store) seqOf(dir string) int64 {
+	var c Collection
+	if b, err := os.ReadFile(filepath.Join(dir, "collection.json")); err == nil {
+		json.Unmarshal(b, &c)
+	}
+	return max(c.Seq, lastLogged(dir))
 }
 
 // firstUID is the value of the first UID property of an object as stored
@@ -440,20 +467,21 @@ func firstUID(b []byte) string {
 	return ""
 }
 
-// logChange appends a change and counts it in collection.json.
-func (s *Store) logChange(dir, op, name string) error {
+// logChange appends a change and counts it in collection.json; it
+// returns the change's number.
+func (s *Store) logChange(dir, op, name string) (int64, error) {
 	c := Collection{}
 	b, err := os.ReadFile(filepath.Join(dir, "collection.json"))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := json.Unmarshal(b, &c); err != nil {
-		return err
+		return 0, err
 	}
 	seq := max(c.Seq, lastLogged(dir)) + 1
 	f, err := os.OpenFile(filepath.Join(dir, "changes"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	_, err = fmt.Fprintf(f, "%d %s %s\n", seq, op, name)
 	if err == nil {
@@ -463,11 +491,11 @@ func (s *Store) logChange(dir, op, name string) error {
 		err = cerr
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	c.Seq = seq
 	b, _ = json.Marshal(c)
-	return writeAtomic(filepath.Join(dir, "collection.json"), b)
+	return seq, writeAtomic(filepath.Join(dir, "collection.json"), b)
 }
 
 // lastLogged is the sequence number of the last complete line of the log.

@@ -1,0 +1,61 @@
+package calendars
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+const zoned = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VTIMEZONE\r\nTZID:Europe/Berlin\r\nBEGIN:STANDARD\r\nDTSTART:19701025T030000\r\nTZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\nBEGIN:VEVENT\r\nUID:%s\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;TZID=Europe/Berlin:20261201T100000\r\nSUMMARY:%s\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+
+func TestBackupRestore(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.EnsureDefault(Calendars, "bob")
+	s.EnsureDefault(AddressBooks, "bob")
+	for i := range 3 {
+		if _, _, err := s.Put(Calendars, "bob", DefaultCalendar, fmt.Sprintf("e%d.ics", i), fmt.Sprintf("uid-%d", i), []byte(fmt.Sprintf(zoned, fmt.Sprintf("uid-%d", i), fmt.Sprintf("meeting %d", i))), Conditions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	card := "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:urn:uuid:1\r\nFN:Ada\r\nEND:VCARD\r\n"
+	s.Put(AddressBooks, "bob", DefaultAddressBook, "a.vcf", "urn:uuid:1", []byte(card), Conditions{})
+	var zipped bytes.Buffer
+	n, err := s.Backup("bob", &zipped)
+	if err != nil || n != 4 {
+		t.Fatalf("Backup = %d, %v", n, err)
+	}
+	z, _ := zip.NewReader(bytes.NewReader(zipped.Bytes()), int64(zipped.Len()))
+	files := map[string]string{}
+	for _, f := range z.File {
+		rc, _ := f.Open()
+		b, _ := io.ReadAll(rc)
+		files[f.Name] = string(b)
+	}
+	ics := files["calendars/personal.ics"]
+	if strings.Count(ics, "BEGIN:VEVENT") != 3 || strings.Count(ics, "BEGIN:VTIMEZONE") != 1 || strings.Count(ics, "BEGIN:VCALENDAR") != 1 {
+		t.Errorf("personal.ics: one calendar, three events, one zone expected:\n%s", ics)
+	}
+	if !strings.Contains(files["addressbooks/contacts.vcf"], "FN:Ada") {
+		t.Errorf("contacts.vcf: %q", files["addressbooks/contacts.vcf"])
+	}
+	// Into another user: the same objects, each with its zone.
+	res, err := s.Restore("eve", bytes.NewReader(zipped.Bytes()), int64(zipped.Len()))
+	if err != nil || res.Objects != 4 || res.Refused != 0 {
+		t.Fatalf("Restore = %+v, %v", res, err)
+	}
+	objs, _ := s.Objects(Calendars, "eve", DefaultCalendar)
+	if len(objs) != 3 || !strings.Contains(string(objs[0].Data), "TZID:Europe/Berlin") {
+		t.Errorf("eve's calendar after the restore: %d objects", len(objs))
+	}
+	// Again: replaced by UID, not doubled.
+	res, _ = s.Restore("eve", bytes.NewReader(zipped.Bytes()), int64(zipped.Len()))
+	if objs, _ := s.Objects(Calendars, "eve", DefaultCalendar); len(objs) != 3 || res.Replaced != 4 {
+		t.Errorf("a second restore: %d objects, %+v", len(objs), res)
+	}
+}
