@@ -50,7 +50,9 @@ type syncResult struct {
 	InfWall                  time.Duration
 	// Upload server CPU per MiB, digests on and off.
 	UploadHashed, UploadPlain time.Duration
-	Err                       string
+	// A sync-collection poll of a calendar of pollEvents events.
+	PollNothing, PollOne propFigures
+	Err                  string
 }
 
 type propFigures struct {
@@ -77,6 +79,10 @@ func syncRun(ctx context.Context, o *options, dir string, res *syncResult) error
 	}
 	o.logf("sync: writing %d + %d + %d files through the store", flatFiles, treeDirs*treeEach, infDirs*infEach)
 	if err := populate(filepath.Join(st, "files")); err != nil {
+		return err
+	}
+	o.logf("sync: writing %d events through the calendar store", pollEvents)
+	if err := populateCalendar(filepath.Join(st, "files")); err != nil {
 		return err
 	}
 	bs, _, err := startBonesync(ctx, o.bonesync, dir)
@@ -135,6 +141,10 @@ func syncRun(ctx context.Context, o *options, dir string, res *syncResult) error
 	res.InfWall, res.InfBytes = time.Since(t0), n
 	res.InfHWMKB, _ = statusKB("/proc/"+pid+"/status", "VmHWM")
 	o.logf("sync: PROPFIND Depth infinity over %d files: RSS %d kB before, peak %d kB", infDirs*infEach, res.InfRSSBeforeKB, res.InfHWMKB)
+
+	if err := calendarPolls(ctx, o, bs, client, base, res); err != nil {
+		return fmt.Errorf("calendar polls: %w", err)
+	}
 
 	// Upload CPU per MiB with digests, then with the build without them.
 	if res.UploadHashed, err = uploadCPU(ctx, bs, client, base); err != nil {
@@ -442,6 +452,8 @@ func (s *syncResult) markdown(w io.Writer) {
 		infDirs*infEach, float64(s.InfHWMKB-s.InfRSSBeforeKB)/1024, s.InfWall.Seconds(), s.InfBytes/1000)
 	fmt.Fprintf(w, "| upload server CPU per MiB, digests on / off (target <= 1.15x) | %.2f / %.2f ms | | %s |\n",
 		ms(s.UploadHashed), ms(s.UploadPlain), ratio(ms(s.UploadHashed), ms(s.UploadPlain)))
+	fmt.Fprintf(w, "| calendar of %d events, sync-collection poll, nothing new: time, server CPU (medians, per poll) | %.2f ms, %.2f ms | | |\n", pollEvents, ms(s.PollNothing.Wall), ms(s.PollNothing.CPU))
+	fmt.Fprintf(w, "| ... one event changed | %.2f ms, %.2f ms | | |\n", ms(s.PollOne.Wall), ms(s.PollOne.CPU))
 	if s.NCRequests != nil {
 		fmt.Fprintf(w, "\nThe unchanged sync's requests: %s.\n", strings.Join(s.NCRequests, ", "))
 	}
