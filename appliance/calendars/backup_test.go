@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -58,4 +61,28 @@ func TestBackupRestore(t *testing.T) {
 	if objs, _ := s.Objects(Calendars, "eve", DefaultCalendar); len(objs) != 3 || res.Replaced != 4 {
 		t.Errorf("a second restore: %d objects, %+v", len(objs), res)
 	}
+}
+
+// Run as root (sudo bonesync restore) on a file store that belongs to the
+// service's user, the store leaves everything it makes that user's.
+func TestRootKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	files := t.TempDir()
+	os.Chown(files, 4321, 4321)
+	s, err := Open(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.EnsureDefault(Calendars, "bob")
+	if _, _, err := s.Put(Calendars, "bob", DefaultCalendar, "e.ics", "u", []byte(fmt.Sprintf(zoned, "u", "x")), Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	filepath.Walk(files, func(p string, fi os.FileInfo, err error) error {
+		if st := fi.Sys().(*syscall.Stat_t); p != files && st.Uid != 4321 {
+			t.Errorf("%s is owned by %d", p, st.Uid)
+		}
+		return nil
+	})
 }

@@ -32,7 +32,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/state"
 )
 
 // Kind is the kind of collection: a calendar or an address book.
@@ -81,7 +84,7 @@ var DefaultLimits = Limits{Object: 1 << 20, Objects: 20000, Collections: 50}
 type Store struct {
 	dir    string
 	Limits Limits
-	mu     sync.Mutex                   // writes, box-wide: they are small and rare
+	mu     sync.Mutex           // writes, box-wide: they are small and rare
 	uids   map[string]*uidIndex // by collection directory
 }
 
@@ -91,7 +94,9 @@ func Open(files string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("calendars: %w", err)
 	}
-	return &Store{dir: dir, Limits: DefaultLimits, uids: map[string]*uidIndex{}}, nil
+	s := &Store{dir: dir, Limits: DefaultLimits, uids: map[string]*uidIndex{}}
+	s.own(dir)
+	return s, nil
 }
 
 // Collection is one calendar or address book.
@@ -188,14 +193,14 @@ func (s *Store) Create(c Collection) error {
 	if len(have) >= s.Limits.Collections {
 		return ErrTooMany
 	}
-	tmp := dir + ".new"
+	tmp := filepath.Join(filepath.Dir(dir), ".new-"+c.Name)
 	os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
+	if err := s.mkdir(tmp); err != nil {
 		return err
 	}
 	c.Seq = 0
 	b, _ := json.Marshal(c)
-	if err := writeAtomic(filepath.Join(tmp, "collection.json"), b); err != nil {
+	if err := s.write(filepath.Join(tmp, "collection.json"), b); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
@@ -352,7 +357,7 @@ func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Cond
 	if cur == nil && len(uids) >= s.Limits.Objects {
 		return nil, false, ErrTooMany
 	}
-	if err := writeAtomic(filepath.Join(dir, name), data); err != nil {
+	if err := s.write(filepath.Join(dir, name), data); err != nil {
 		return nil, false, err
 	}
 	for u, n := range uids {
@@ -483,6 +488,7 @@ func (s *Store) logChange(dir, op, name string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	s.own(f.Name())
 	_, err = fmt.Fprintf(f, "%d %s %s\n", seq, op, name)
 	if err == nil {
 		err = f.Sync()
@@ -495,7 +501,7 @@ func (s *Store) logChange(dir, op, name string) (int64, error) {
 	}
 	c.Seq = seq
 	b, _ = json.Marshal(c)
-	return seq, writeAtomic(filepath.Join(dir, "collection.json"), b)
+	return seq, s.write(filepath.Join(dir, "collection.json"), b)
 }
 
 // lastLogged is the sequence number of the last complete line of the log.
@@ -570,29 +576,6 @@ func (s *Store) Changes(k Kind, user, coll string, since int64) (put, deleted []
 	return put, deleted, now, nil
 }
 
-func writeAtomic(name string, b []byte) error {
-	tmp := name + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(name))
-}
-
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -600,4 +583,41 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// write replaces a file atomically (state.WriteFile: a temporary file,
+// fsync, rename, fsync of the folder), owned as the store is.
+func (s *Store) write(name string, b []byte) error {
+	return state.WriteFile(name, b, 0o600)
+}
+
+// mkdir makes dir and the folders above it up to the store's, owned as
+// the store's own folder is: `sudo bonesync restore` on a Debian install
+// must leave them the service's.
+func (s *Store) mkdir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	s.own(dir)
+	return nil
+}
+
+// own gives path, and the folders between it and the file store's, the
+// file store's owner (the service's user) when running as root.
+func (s *Store) own(path string) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	files := filepath.Dir(s.dir)
+	fi, err := os.Stat(files)
+	if err != nil {
+		return
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Uid == 0 && st.Gid == 0 {
+		return
+	}
+	for p := path; strings.HasPrefix(p, files+string(filepath.Separator)); p = filepath.Dir(p) {
+		os.Lchown(p, int(st.Uid), int(st.Gid))
+	}
 }
