@@ -182,8 +182,11 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	}
 	_, httpsPort, _ := net.SplitHostPort(lns[0].Addr().String())
 	tlsCfg := web.TLSConfig(cur.certificate, cur.postQuantum, o.Clock.Now)
-	sys := &web.System{Version: Version, Board: os.Getenv("BONESYNC_BOARD"), Started: time.Now(),
-		Reboot: func(why string) { sysd.RequestReboot(why) }}
+	sys := &web.System{Version: Version, Board: os.Getenv("BONESYNC_BOARD"), Started: time.Now()}
+	if sys.Board != "" && os.Getenv("NOTIFY_SOCKET") != "" {
+		// bonesync's PID 1 supervises this server: it reboots on request.
+		sys.Reboot = func(why string) { sysd.RequestReboot(why) }
+	}
 	if sys.Version == "" {
 		sys.Version = version()
 	}

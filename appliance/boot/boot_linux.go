@@ -69,6 +69,7 @@ type System struct {
 	card      *update.Card
 	trialMu   sync.Mutex
 	committed bool
+	downMu    sync.Mutex // held from the start of a reboot or power-off
 }
 
 // Version is this build's release (main sets it from its -X flag).

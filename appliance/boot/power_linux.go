@@ -10,6 +10,7 @@ import (
 // shutdown stops the server (it saves the clock), syncs, unmounts the
 // partitions and reboots or powers off. Nothing acknowledged is lost.
 func (s *System) shutdown(powerOff bool) {
+	s.downMu.Lock() // the first caller shuts down; any other waits forever
 	fmt.Fprintf(s.Log, "bonesync: stopping the server\n")
 	if s.Server != nil {
 		s.Server.Stop(15 * time.Second)

@@ -91,7 +91,11 @@ func (s *System) applyUpdate(args []string) {
 	defer f.Close()
 	m, err := s.card.Apply(f, s.Board.Name, s.Log)
 	if err != nil {
-		fmt.Fprintf(s.Log, "update: %v\nupdate: nothing changed; slot %s still boots\n", err, s.card.Running.Slot)
+		after := "nothing changed"
+		if errors.Is(err, update.ErrTouched) {
+			after = "the other slot holds no bootable system until an update succeeds"
+		}
+		fmt.Fprintf(s.Log, "update: %v\nupdate: %s; slot %s, running now, still boots\n", err, after, s.card.Running.Slot)
 		return
 	}
 	fmt.Fprintf(s.Log, "update: rebooting into version %s\n", m.Version)

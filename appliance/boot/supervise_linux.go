@@ -264,6 +264,11 @@ func (sv *Supervisor) check(now time.Time) {
 		why = fmt.Sprintf("sent no heartbeat for %v", now.Sub(sv.beat).Round(time.Second))
 	case !sv.ready && now.Sub(sv.since) > sv.startLimit:
 		why = fmt.Sprintf("was not ready after %v", now.Sub(sv.since).Round(time.Second))
+		if !sv.served {
+			// On a trial, one start that never ends is enough to go
+			// back (Run gives up at trialFailures).
+			sv.failed = trialFailures - 1
+		}
 	default:
 		return
 	}

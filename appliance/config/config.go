@@ -156,20 +156,21 @@ func Parse(name string, r io.Reader) (Config, []Problem) {
 	return c, probs
 }
 
-// stripComment cuts a line at a # that is not inside quotes.
+// stripComment cuts a line at its comment: the first #, except inside a
+// value that starts with a quote, up to that quote's match.
 func stripComment(s string) string {
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case quote != 0:
-			if c == quote {
-				quote = 0
+	from := 0
+	if eq := strings.IndexByte(s, '='); eq >= 0 && strings.IndexByte(s[:eq], '#') < 0 {
+		v := strings.TrimLeft(s[eq+1:], " \t")
+		if len(v) > 0 && (v[0] == '"' || v[0] == '\'') {
+			start := len(s) - len(v)
+			if end := strings.IndexByte(s[start+1:], v[0]); end >= 0 {
+				from = start + 1 + end + 1
 			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '#':
-			return s[:i]
 		}
+	}
+	if i := strings.IndexByte(s[from:], '#'); i >= 0 {
+		return s[:from+i]
 	}
 	return s
 }
@@ -188,9 +189,12 @@ func Blank(raw []byte, key string) ([]byte, bool) {
 		}
 		line := string(out[start:end])
 		body := stripComment(line)
-		if k, v, ok := strings.Cut(body, "="); ok && strings.ToLower(strings.TrimSpace(k)) == key && strings.TrimSpace(v) != "" {
+		// The value and any comment after it: an unquoted # may have cut
+		// the password, and the rest of it must not stay in clear.
+		if k, v, ok := strings.Cut(body, "="); ok && strings.ToLower(strings.TrimSpace(k)) == key && strings.TrimSpace(strings.TrimRight(line[len(k)+1:], "\r")) != "" {
+			_ = v
 			from := start + len(k) + 1
-			for i := from; i < start+len(body); i++ {
+			for i := from; i < end; i++ {
 				if out[i] != '\r' {
 					out[i] = ' '
 				}

@@ -116,7 +116,7 @@ func TestBlank(t *testing.T) {
 	if !ok || len(out) != len(raw) {
 		t.Fatalf("Blank: %v, %d bytes for %d", ok, len(out), len(raw))
 	}
-	if strings.Contains(string(out), "s3cret") || !strings.Contains(string(out), "# the owner's\r\n#admin_password = old\n") {
+	if strings.Contains(string(out), "s3cret") || !strings.Contains(string(out), "\r\n#admin_password = old\n") || strings.Contains(string(out), "owner") {
 		t.Errorf("blanked:\n%q", out)
 	}
 	c, probs := Parse("x", bytes.NewReader(out))
@@ -126,6 +126,16 @@ func TestBlank(t *testing.T) {
 	c, _ = Parse("x", bytes.NewReader(raw))
 	if c.AdminPassword != "s3cret # not a comment" {
 		t.Errorf("a quoted # cut the password: %q", c.AdminPassword)
+	}
+	// An unquoted # cut the password; the rest must go too.
+	cut, _ := Blank([]byte("admin_password = hunter2#secretpart\n"), "admin_password")
+	if strings.Contains(string(cut), "secret") || strings.Contains(string(cut), "hunter") {
+		t.Errorf("blanked: %q", cut)
+	}
+	// A lone apostrophe elsewhere does not swallow a comment.
+	c, _ = Parse("x", strings.NewReader("hostname = bobs-box # bob's\n"))
+	if c.Hostname != "bobs-box" {
+		t.Errorf("hostname = %q", c.Hostname)
 	}
 	if _, ok := Blank(out, "admin_password"); ok {
 		t.Error("a blank value was blanked again")

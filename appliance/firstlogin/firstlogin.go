@@ -43,13 +43,19 @@ type Setup struct {
 // start (EnsureAdmin), "" if none was made, and writes it to the note.
 func (s *Setup) Take() (string, error) {
 	if pw := s.Config.AdminPassword; pw != "" {
+		// A password that cannot be taken is reported and skipped: the
+		// box still starts, with the first start's password if it has
+		// none, so the owner is never locked out by a typo.
 		if err := s.Users.SetPasswordAny(users.Admin, pw); err != nil {
-			return "", fmt.Errorf("admin_password in %s: %w", s.ConfigPath, err)
+			s.Log.Error(fmt.Sprintf("first login: admin_password in %s not taken: %v", s.ConfigPath, err))
+		} else {
+			s.Log.Info(fmt.Sprintf("first login: admin's password set from admin_password in %s", s.ConfigPath))
 		}
-		s.Log.Info(fmt.Sprintf("first login: admin's password set from admin_password in %s", s.ConfigPath))
-		if err := s.blank(); err != nil {
-			s.Log.Warn(fmt.Sprintf("first login: cannot blank admin_password in %s: %v; delete it there yourself", s.ConfigPath, err))
-		}
+	}
+	// Blanked whether taken or not (the config may have refused the line
+	// too): a password is not left on the card in clear.
+	if err := s.blank(); err != nil {
+		s.Log.Warn(fmt.Sprintf("first login: cannot blank admin_password in %s: %v; delete it there yourself", s.ConfigPath, err))
 	}
 	made, err := s.Users.EnsureAdmin()
 	if err != nil {
@@ -58,7 +64,7 @@ func (s *Setup) Take() (string, error) {
 	if key := s.Config.AdminSSHKey; key != "" {
 		n, err := s.Users.AddKeys(users.Admin, []byte(key))
 		if err != nil {
-			return made, fmt.Errorf("admin_ssh_key in %s: %w", s.ConfigPath, err)
+			s.Log.Error(fmt.Sprintf("first login: admin_ssh_key in %s not taken: %v", s.ConfigPath, err))
 		}
 		if n > 0 {
 			s.Log.Info(fmt.Sprintf("first login: admin_ssh_key from %s added to admin's keys", s.ConfigPath))
@@ -118,6 +124,9 @@ func (s *Setup) note(password string) string {
 // place on the card (the same length), else as any file is replaced.
 func (s *Setup) blank() error {
 	raw, err := os.ReadFile(s.ConfigPath)
+	if os.IsNotExist(err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

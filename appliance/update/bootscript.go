@@ -23,7 +23,9 @@ const (
 const (
 	KernelCapacity = 24 << 20
 	InitrdCapacity = 64 << 20
-	DTBCapacity    = 1 << 20
+	// On the board U-Boot loads the DTB at fdt_addr_r, 512 KiB below the
+	// initramfs at ramdisk_addr_r (ti_armv7_common.h).
+	DTBCapacity = 512 << 10
 )
 
 // SlotDir is a slot's directory on the boot partition: slot-a, slot-b.
@@ -37,7 +39,7 @@ func Capacity(name string) int64 {
 		return KernelCapacity
 	case name == InitrdFile:
 		return InitrdCapacity
-	case len(name) > len(DTBDir)+1 && name[:len(DTBDir)+1] == DTBDir+"/" && !bytes.ContainsAny([]byte(name[len(DTBDir)+1:]), "/\\"):
+	case len(name) > len(DTBDir)+1 && name[:len(DTBDir)+1] == DTBDir+"/" && validFile(name[len(DTBDir)+1:]):
 		return DTBCapacity
 	}
 	return 0
@@ -126,4 +128,9 @@ func BootScript(t time.Time) []byte {
 	copy(h[32:], "bonesync boot script")
 	binary.BigEndian.PutUint32(h[4:], crc32.ChecksumIEEE(h))
 	return append(h, data...)
+}
+
+// validFile is a plain file name: no path, not . or .., not hidden.
+func validFile(n string) bool {
+	return n != "" && n[0] != '.' && !bytes.ContainsAny([]byte(n), "/\\\x00")
 }

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -32,13 +34,43 @@ type ManifestFile struct {
 	SHA256 string `json:"sha256"`
 }
 
+// BadBundle is a bundle refused for what it holds (the client's fault),
+// as against a failure to write the card.
+type BadBundle struct{ Err error }
+
+func (e *BadBundle) Error() string { return e.Err.Error() }
+func (e *BadBundle) Unwrap() error { return e.Err }
+
+// versionChars are those a version may use: it is shown on consoles and
+// passes through U-Boot's shell, which re-parses quotes.
+var versionRE = regexp.MustCompile(`^[A-Za-z0-9._+~-]{1,64}$`)
+
+// hasDTB says whether the bundle carries a device tree.
+func (m *Manifest) hasDTB() bool {
+	for _, f := range m.Files {
+		if strings.HasPrefix(f.Name, DTBDir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // check refuses a manifest this box cannot apply.
 func (m *Manifest) check(board string) error {
 	if m.Format != 1 {
 		return fmt.Errorf("bundle format %d; this version reads format 1", m.Format)
 	}
-	if m.Version == "" {
-		return errors.New("the manifest names no version")
+	if !versionRE.MatchString(m.Version) {
+		return fmt.Errorf("the manifest's version %q is not 1 to 64 of A-Z a-z 0-9 . _ + ~ -", m.Version)
+	}
+	dtbs := 0
+	for _, f := range m.Files {
+		if strings.HasPrefix(f.Name, DTBDir+"/") {
+			dtbs++
+		}
+	}
+	if dtbs > 1 {
+		return errors.New("the bundle holds more than one device tree; a slot boots one")
 	}
 	if board != "" && !slices.Contains(m.Boards, board) {
 		return fmt.Errorf("the bundle is for %v, this is a %s", m.Boards, board)
@@ -131,6 +163,35 @@ type Sink interface {
 // SHA-256 as it goes. It fails on anything the manifest does not list, on
 // a file listed twice or missing, and on trailing data that is not tar.
 func ReadBundle(r io.Reader, board string, sink func(*Manifest) (Sink, error)) (*Manifest, error) {
+	m, err := readBundle(r, board, sink)
+	var bad *BadBundle
+	if err != nil && !errors.As(err, &bad) && !errors.As(err, new(*cardError)) {
+		err = &BadBundle{err}
+	}
+	var ce *cardError
+	if errors.As(err, &ce) {
+		err = ce.err
+	}
+	return m, err
+}
+
+// cardError marks a failure to write what was read: not the bundle's.
+type cardError struct{ err error }
+
+func (e *cardError) Error() string { return e.err.Error() }
+
+// cardWriter marks its writer's errors as the card's.
+type cardWriter struct{ w io.Writer }
+
+func (c cardWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil {
+		err = &cardError{err}
+	}
+	return n, err
+}
+
+func readBundle(r io.Reader, board string, sink func(*Manifest) (Sink, error)) (*Manifest, error) {
 	tr := tar.NewReader(r)
 	h, err := tr.Next()
 	if err != nil {
@@ -148,7 +209,11 @@ func ReadBundle(r io.Reader, board string, sink func(*Manifest) (Sink, error)) (
 	}
 	s, err := sink(&m)
 	if err != nil {
-		return nil, err
+		var bad *BadBundle
+		if errors.As(err, &bad) {
+			return nil, err
+		}
+		return nil, &cardError{err}
 	}
 	got := map[string]bool{}
 	for {
@@ -168,10 +233,14 @@ func ReadBundle(r io.Reader, board string, sink func(*Manifest) (Sink, error)) (
 		}
 		w, err := s.Begin(*f)
 		if err != nil {
-			return nil, err
+			return nil, &cardError{err}
 		}
 		sum := sha256.New()
-		n, err := io.Copy(io.MultiWriter(w, sum), tr)
+		n, err := io.Copy(io.MultiWriter(cardWriter{w}, sum), tr)
+		var ce *cardError
+		if errors.As(err, &ce) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", h.Name, err)
 		}

@@ -258,3 +258,18 @@ func (c *Card) RemoveFile(name string) error {
 	}
 	return c.writable(func() error { return os.Remove(filepath.Join(c.Dir, name)) })
 }
+
+// lock takes an exclusive flock on the boot partition's device node:
+// PID 1 (the console's update, a commit) and the server (/admin/update)
+// are different processes.
+func (c *device) lock() (func(), error) {
+	f, err := os.Open(c.dev)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", c.dev, err)
+	}
+	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+}

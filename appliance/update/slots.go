@@ -24,6 +24,8 @@ type Card struct {
 type sectors interface {
 	read(name string, n int64) ([]byte, error)
 	writer(name string, n int64) (io.WriteCloser, error)
+	// lock holds off every other process's Apply and Commit.
+	lock() (unlock func(), err error)
 }
 
 // ErrNotCard says the system was not booted by bonesync's boot script: a
@@ -98,6 +100,11 @@ func (c *Card) slotInfo(slot string) (SlotInfo, bool, error) {
 // it is not the default yet. It writes nothing otherwise: an ordinary boot
 // leaves the card alone.
 func (c *Card) Commit() (bool, error) {
+	unlock, err := c.io.lock()
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
 	bs, err := c.bootState()
 	if err != nil {
 		return false, err
@@ -115,49 +122,73 @@ func (c *Card) Commit() (bool, error) {
 	return true, c.write(StateFile, b)
 }
 
+// ErrTouched marks an Apply that failed after it began to write the
+// other slot: that slot no longer boots (the running one still does).
+var ErrTouched = errors.New("the other slot was being written and no longer holds a bootable system")
+
 // Apply writes the bundle from r into the slot not running, reads it back,
 // and arms it for one trial boot. board is the box's (board.json's name).
-// Until Apply returns without error nothing the next boot reads has
-// changed, except that the other slot no longer boots as a fallback.
+// One Apply or Commit at a time, box-wide (a lock on the device). A bundle
+// refused before its first file is written changes nothing; one that fails
+// later leaves the other slot unbootable (the error wraps ErrTouched);
+// the next boot runs the running slot either way.
 func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, error) {
+	unlock, err := c.io.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	bs, err := c.bootState()
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case bs.Slot != c.Running.Slot && c.Running.Trial:
+	if bs.Slot != c.Running.Slot && c.Running.Trial {
 		return nil, errors.New("this version is itself on trial: wait until it serves (it is then the default) and try again")
-	case bs.Slot != c.Running.Slot:
-		return nil, fmt.Errorf("the box runs slot %s but boots slot %s by default: reboot first", c.Running.Slot, bs.Slot)
 	}
+	// Running the fallback (the default slot did not load) is fine: the
+	// update goes over the default, and arming makes this slot the default.
 	target := Other(c.Running.Slot)
 	dir := SlotDir(target)
-	// The target stops being bootable first: a cut from here on leaves
-	// it skipped by the boot script.
-	if err := c.write(filepath.Join(dir, SlotEnv), make([]byte, EnvSize)); err != nil {
-		return nil, fmt.Errorf("slot %s: %w", target, err)
+	running, _, err := c.slotInfo(c.Running.Slot)
+	if err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(progress, "update: writing slot %s\n", target)
+	touched := false
 	sink := &slotSink{c: c, dir: dir}
 	m, err := ReadBundle(r, board, func(m *Manifest) (Sink, error) {
-		fmt.Fprintf(progress, "update: version %s, %d files\n", m.Version, len(m.Files))
+		if running.DTB > 0 && !m.hasDTB() {
+			return nil, &BadBundle{fmt.Errorf("the bundle has no device tree, and this board boots with one")}
+		}
+		fmt.Fprintf(progress, "update: version %s, %d files, into slot %s\n", m.Version, len(m.Files), target)
+		// The target stops being bootable before its first byte is
+		// written: a cut from here on leaves it skipped by the boot script.
+		if err := c.write(filepath.Join(dir, SlotEnv), make([]byte, EnvSize)); err != nil {
+			return nil, fmt.Errorf("slot %s: %w", target, err)
+		}
+		touched = true
 		return sink, nil
 	})
 	if cerr := sink.close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
+		if touched {
+			return nil, fmt.Errorf("%w (slot %s): %w", ErrTouched, target, err)
+		}
 		return nil, err
+	}
+	fail := func(err error) (*Manifest, error) {
+		return nil, fmt.Errorf("%w (slot %s): %w", ErrTouched, target, err)
 	}
 	// Read back from the card, past every cache, what the manifest says.
 	info := SlotInfo{Version: m.Version}
 	for _, f := range m.Files {
 		b, err := c.read(filepath.Join(dir, f.Name), f.Size)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != f.SHA256 {
-			return nil, fmt.Errorf("slot %s: %s reads back other than written: the card may be failing", target, f.Name)
+			return fail(fmt.Errorf("%s reads back other than written: the card may be failing", f.Name))
 		}
 		switch {
 		case f.Name == KernelFile:
@@ -171,17 +202,17 @@ func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, 
 	fmt.Fprintf(progress, "update: slot %s read back and verified\n", target)
 	se, err := info.Bytes()
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if err := c.write(filepath.Join(dir, SlotEnv), se); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	armed, err := BootState{Slot: c.Running.Slot, Trial: target}.env().Bytes()
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if err := c.write(StateFile, armed); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	fmt.Fprintf(progress, "update: slot %s armed: the next boot tries version %s once\n", target, m.Version)
 	return m, nil

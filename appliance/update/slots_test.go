@@ -2,6 +2,7 @@ package update
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -134,12 +135,28 @@ func TestUpdateCycle(t *testing.T) {
 		t.Errorf("after a failed trial: %+v", st)
 	}
 
+	// A bundle for another board, or not a bundle: refused before any
+	// write, the other slot still a fallback.
+	for what, b := range map[string][]byte{"another board": two, "not a bundle": []byte("hello")} {
+		board := "qemu-virt"
+		if what == "another board" {
+			board = "beaglebone-black"
+		}
+		_, err := c.Apply(bytes.NewReader(b), board, io.Discard)
+		if err == nil || errors.Is(err, ErrTouched) {
+			t.Errorf("%s: %v", what, err)
+		}
+		if st, _ := c.Status(); st.OtherVersion != "9.9" {
+			t.Errorf("%s emptied the other slot: %+v", what, st)
+		}
+	}
+
 	// A damaged bundle: slot a no longer counts as bootable, the default
 	// is untouched.
 	bad := bytes.Clone(two)
 	bad[bytes.Index(bad, []byte("kernel 2"))] = 'K'
-	if _, err := c.Apply(bytes.NewReader(bad), "qemu-virt", io.Discard); err == nil {
-		t.Fatal("a damaged bundle was applied")
+	if _, err := c.Apply(bytes.NewReader(bad), "qemu-virt", io.Discard); !errors.Is(err, ErrTouched) {
+		t.Fatalf("a damaged bundle: %v", err)
 	}
 	if st, _ := c.Status(); st.Default != "b" || st.OtherVersion != "" || !st.OtherIncomplete || st.FailedTrial != "" {
 		t.Errorf("after a damaged bundle: %+v", st)
@@ -148,3 +165,5 @@ func TestUpdateCycle(t *testing.T) {
 		t.Errorf("after a damaged bundle U-Boot boots %s (trial %v)", slot, trial)
 	}
 }
+
+func (m memCard) lock() (func(), error) { return func() {}, nil }

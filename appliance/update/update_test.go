@@ -149,6 +149,16 @@ func TestBundle(t *testing.T) {
 		}
 		return b.Bytes()
 	}(), "qemu-virt")
+	for _, m := range []Manifest{
+		{Format: 1, Version: "1.0'; reset; echo '", Files: []ManifestFile{{Name: "zImage", Size: 1, SHA256: strings.Repeat("0", 64)}, {Name: "initrd.img", Size: 1, SHA256: strings.Repeat("0", 64)}}},
+		{Format: 1, Version: "1", Files: []ManifestFile{{Name: "zImage", Size: 1, SHA256: strings.Repeat("0", 64)}, {Name: "initrd.img", Size: 1, SHA256: strings.Repeat("0", 64)},
+			{Name: "dtbs/a.dtb", Size: 1, SHA256: strings.Repeat("0", 64)}, {Name: "dtbs/b.dtb", Size: 1, SHA256: strings.Repeat("0", 64)}}},
+		{Format: 1, Version: "1", Files: []ManifestFile{{Name: "zImage", Size: 1, SHA256: strings.Repeat("0", 64)}, {Name: "initrd.img", Size: 1, SHA256: strings.Repeat("0", 64)}, {Name: "dtbs/..", Size: 1, SHA256: strings.Repeat("0", 64)}}},
+	} {
+		if err := m.check(""); err == nil {
+			t.Errorf("manifest %+v accepted", m)
+		}
+	}
 	p := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(p, []byte("x"), 0o644)
 	if err := WriteBundle(io.Discard, "1", nil, map[string]string{"zImage": p, "initrd.img": p, "etc/passwd": p}, time.Now()); err == nil {

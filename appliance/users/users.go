@@ -254,14 +254,16 @@ func checkPHC(phc string) error {
 	if len(parts) != 6 || parts[1] != "argon2id" || parts[2] != fmt.Sprintf("v=%d", argon2.Version) {
 		return errors.New("not an Argon2id hash in PHC form ($argon2id$v=19$m=...,t=...,p=...$SALT$HASH)")
 	}
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m < 8 || m > 64*1024 || t < 1 || t > 10 || p < 1 || p > 4 {
-		return fmt.Errorf("Argon2id parameters %q: m must be 8 to 65536 KiB, t 1 to 10, p 1 to 4", parts[3])
+	// At most about twice the cost of the box's own hashes: checks run one
+	// at a time, and a costlier hash would hold every login behind it.
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m < 8 || m > 2*argonMemory || t < 1 || t > 2*argonTime || p < 1 || p > 4 {
+		return fmt.Errorf("Argon2id parameters %q: m must be 8 to %d KiB, t 1 to %d, p 1 to 4", parts[3], 2*argonMemory, 2*argonTime)
 	}
 	if salt, err := enc.DecodeString(parts[4]); err != nil || len(salt) < 8 {
 		return errors.New("the hash's salt is not 8 or more bytes of unpadded base64")
 	}
-	if sum, err := enc.DecodeString(parts[5]); err != nil || len(sum) < 16 {
-		return errors.New("the hash is not 16 or more bytes of unpadded base64")
+	if sum, err := enc.DecodeString(parts[5]); err != nil || len(sum) < 16 || len(sum) > 64 {
+		return errors.New("the hash is not 16 to 64 bytes of unpadded base64")
 	}
 	return nil
 }

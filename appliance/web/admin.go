@@ -20,7 +20,8 @@ type System struct {
 	Board   string       // board.json's name; "" off the board
 	Card    *update.Card // nil when not booted from a card's slots
 	Started time.Time
-	// Reboot asks PID 1 to reboot into the armed update.
+	// Reboot asks PID 1 to reboot into the armed update; nil where no
+	// bonesync PID 1 is there to ask.
 	Reboot func(why string)
 }
 
@@ -50,6 +51,13 @@ func systemRoutes(mux *http.ServeMux, d *DAV, sys *System) {
 		json.NewEncoder(w).Encode(st)
 	})
 	apply := func(w http.ResponseWriter, r *http.Request) {
+		// A browser sends saved Basic credentials with a cross-site
+		// request too: refuse one that says it is (no CORS preflight is
+		// ever answered, so a cross-origin PUT does not get here either).
+		if crossSite(r) {
+			http.Error(w, "updates are not taken from another site's page", http.StatusForbidden)
+			return
+		}
 		user, ok := d.login(w, r)
 		if !ok {
 			return
@@ -65,18 +73,30 @@ func systemRoutes(mux *http.ServeMux, d *DAV, sys *System) {
 		progress := &logLines{log: d.Log}
 		m, err := sys.Card.Apply(http.MaxBytesReader(w, r.Body, maxBundle), sys.Board, progress)
 		if err != nil {
-			code := http.StatusBadRequest
+			code := http.StatusInternalServerError // the card
+			var bad *update.BadBundle
 			var maxErr *http.MaxBytesError
-			if errors.As(err, &maxErr) {
+			switch {
+			case errors.As(err, &maxErr):
 				code = http.StatusRequestEntityTooLarge
+			case errors.As(err, &bad):
+				code = http.StatusBadRequest
+			}
+			after := "nothing changed"
+			if errors.Is(err, update.ErrTouched) {
+				after = "the other slot holds no bootable system until an update succeeds"
 			}
 			d.Log.Error(fmt.Sprintf("update from %s: %v", r.RemoteAddr, err))
-			http.Error(w, fmt.Sprintf("update refused: %v\nnothing changed: slot %s still boots\n", err, sys.Card.Running.Slot), code)
+			http.Error(w, fmt.Sprintf("update refused: %v\n%s; slot %s, running now, still boots\n", err, after, sys.Card.Running.Slot), code)
 			return
 		}
 		d.Log.Info(fmt.Sprintf("update: version %s armed by %s from %s", m.Version, user, r.RemoteAddr))
-		fmt.Fprintf(w, "%sthe box reboots now into version %s, on trial: it becomes the default once it serves, else the box comes back to version %s by itself\n",
-			progress.all.String(), m.Version, sys.Version)
+		when := "the box reboots now into"
+		if sys.Reboot == nil {
+			when = "reboot the box (the console's reboot) to try"
+		}
+		fmt.Fprintf(w, "%s%s version %s, on trial: it becomes the default once it serves, else the box comes back to version %s by itself\n",
+			progress.all.String(), when, m.Version, sys.Version)
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}
@@ -84,8 +104,18 @@ func systemRoutes(mux *http.ServeMux, d *DAV, sys *System) {
 			sys.Reboot("update to version " + m.Version)
 		}
 	}
+	// PUT only (curl -T): a form cannot send it across sites.
 	mux.HandleFunc("PUT /admin/update", apply)
-	mux.HandleFunc("POST /admin/update", apply)
+}
+
+// crossSite says whether a browser marked the request as sent from another
+// site's page (Sec-Fetch-Site), or named an origin other than the box.
+func crossSite(r *http.Request) bool {
+	if s := r.Header.Get("Sec-Fetch-Site"); s == "cross-site" || s == "same-site" {
+		return true
+	}
+	o := r.Header.Get("Origin")
+	return o != "" && o != "https://"+r.Host
 }
 
 // maxBundle is more than a whole slot: a larger body is not a bundle.

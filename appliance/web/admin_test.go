@@ -45,6 +45,18 @@ func TestSystemRoutes(t *testing.T) {
 	if w := do("PUT", "/admin/update", "admin", "adminpass", "x"); w.Code != 501 || !strings.Contains(w.Body.String(), "not booted from a bonesync card") {
 		t.Errorf("an update off a card = %d %s", w.Code, w.Body)
 	}
+	if w := do("POST", "/admin/update", "admin", "adminpass", "x"); w.Code != 405 {
+		t.Errorf("POST /admin/update = %d; only PUT is taken", w.Code)
+	}
+	r := httptest.NewRequest("PUT", "/admin/update", strings.NewReader("x"))
+	r.TLS = &tls.ConnectionState{}
+	r.SetBasicAuth("admin", "adminpass")
+	r.Header.Set("Origin", "https://evil.example")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 403 {
+		t.Errorf("a cross-site PUT = %d", w.Code)
+	}
 	if rebooted != "" {
 		t.Errorf("a refused update asked for a reboot (%s)", rebooted)
 	}
