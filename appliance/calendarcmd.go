@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/bonesync/bonesync/appliance/calendars"
+	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -16,6 +17,9 @@ func backupCalendars(f *flags, stdout io.Writer) error {
 		return usagef("usage: bonesync backup [-state DIR] USER [FILE]")
 	}
 	user := f.args[0]
+	if err := knownUser(f, user); err != nil {
+		return err
+	}
 	out := user + "-calendars.zip"
 	if len(f.args) == 2 {
 		out = f.args[1]
@@ -68,6 +72,9 @@ func restoreCalendars(f *flags, stdout io.Writer) error {
 		return usagef("usage: bonesync restore [-state DIR] USER FILE")
 	}
 	user, file := f.args[0], f.args[1]
+	if err := knownUser(f, user); err != nil {
+		return err
+	}
 	in, err := os.Open(file)
 	if err != nil {
 		return err
@@ -91,6 +98,22 @@ func restoreCalendars(f *flags, stdout io.Writer) error {
 	}
 	if res.Refused > 0 {
 		return fmt.Errorf("restore: %d objects refused", res.Refused)
+	}
+	return nil
+}
+
+// knownUser refuses a user the state directory does not have.
+func knownUser(f *flags, user string) error {
+	st, err := state.Open(f.state)
+	if err != nil {
+		return err
+	}
+	db, err := users.Open(st)
+	if err != nil {
+		return err
+	}
+	if !db.Exists(user) {
+		return fmt.Errorf("no user %s in %s (bonesync user add %s first)", user, f.state, user)
 	}
 	return nil
 }

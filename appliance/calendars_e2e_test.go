@@ -141,6 +141,11 @@ verify = "%[4]s"
 	if out, err := exec.Command(built(t), "backup", "-state", b.state, "admin", zipFile).CombinedOutput(); err != nil || !strings.Contains(string(out), "3 events, tasks and contacts") {
 		t.Fatalf("bonesync backup: %v\n%s", err, out)
 	}
+	add := exec.Command(built(t), "user", "-state", b.state, "add", "cal-copy")
+	add.Stdin = strings.NewReader("cal-copy-password\n")
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("user add: %v %s", err, out)
+	}
 	if out, err := exec.Command(built(t), "restore", "-state", b.state, "cal-copy", zipFile).CombinedOutput(); err != nil || !strings.Contains(string(out), "3 objects restored") {
 		t.Fatalf("bonesync restore: %v\n%s", err, out)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/emersion/go-ical"
@@ -73,6 +74,9 @@ func parse(p string) (target, bool) {
 }
 
 func (t target) collPath() string { return HomePath(t.kind, t.user) + t.coll + "/" }
+
+// escapePath percent-encodes a path as go-webdav writes its hrefs.
+func escapePath(p string) string { return (&url.URL{Path: p}).EscapedPath() }
 
 type userKey struct{}
 
@@ -252,7 +256,7 @@ func (b calBackend) DeleteCalendarObject(ctx context.Context, p string) error {
 		return err
 	}
 	if t.name == "" {
-		return httpError(Calendars, b.s.DeleteCollection(Calendars, t.user, t.coll))
+		return httpError(Calendars, b.s.DeleteCollectionIf(Calendars, t.user, t.coll, conditionsOf(ctx)))
 	}
 	return httpError(Calendars, b.s.Delete(Calendars, t.user, t.coll, t.name, conditionsOf(ctx)))
 }
@@ -309,7 +313,7 @@ func (b cardBackend) DeleteAddressBook(ctx context.Context, p string) error {
 	if err != nil {
 		return err
 	}
-	return httpError(AddressBooks, b.s.DeleteCollection(AddressBooks, t.user, t.coll))
+	return httpError(AddressBooks, b.s.DeleteCollectionIf(AddressBooks, t.user, t.coll, conditionsOf(ctx)))
 }
 
 func (b cardBackend) object(t target, o *Object) (*carddav.AddressObject, error) {
@@ -374,10 +378,7 @@ func (b cardBackend) PutAddressObject(ctx context.Context, p string, card vcard.
 	if err := validCard(card); err != nil {
 		return nil, carddav.NewPreconditionError(carddav.PreconditionValidAddressData)
 	}
-	uid := card.Value(vcard.FieldUID)
-	if uid == "" {
-		uid = "name:" + t.name // no UID: the name is its identity
-	}
+	uid := cardUID(card, t.name)
 	var buf bytes.Buffer
 	if err := vcard.NewEncoder(&buf).Encode(card); err != nil {
 		return nil, carddav.NewPreconditionError(carddav.PreconditionValidAddressData)

@@ -158,21 +158,29 @@ func objectName(uid string, k Kind) string {
 }
 
 func (s *Store) putRestored(k Kind, user, coll, uid string, data []byte, res *Restored) {
-	name := objectName(uid, k)
+	name, cond, replacing := objectName(uid, k), Conditions{IfNoneMatch: "*"}, false
 	dir, _ := s.collDir(k, user, coll)
-	s.mu.Lock()
-	idx, err := s.index(dir, k)
-	if err == nil {
-		if have, ok := idx.m[uid]; ok {
-			name = have // replace it where it is
-			res.Replaced++
+	if unlock, err := s.lock(dir); err == nil {
+		if idx, err := s.index(dir, k); err == nil {
+			if have, ok := idx.m[uid]; ok {
+				name, cond, replacing = have, Conditions{}, true // replace it where it is
+			}
 		}
+		unlock()
 	}
-	s.mu.Unlock()
-	if _, _, err := s.Put(k, user, coll, name, uid, data, Conditions{}); err != nil {
+	_, _, err := s.Put(k, user, coll, name, uid, data, cond)
+	if errors.Is(err, ErrPrecondition) {
+		// Another object has that file name: a name of its own.
+		name = etag([]byte(uid)) + k.ext()
+		_, _, err = s.Put(k, user, coll, name, uid, data, cond)
+	}
+	if err != nil {
 		res.Refused++
 		res.Problems = append(res.Problems, fmt.Sprintf("%s/%s: %v", coll, uid, err))
 		return
+	}
+	if replacing {
+		res.Replaced++
 	}
 	res.Objects++
 }

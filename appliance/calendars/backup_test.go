@@ -86,3 +86,32 @@ func TestRootKeepsOwner(t *testing.T) {
 		return nil
 	})
 }
+
+// Two UIDs that make the same file name, and a UID whose file name a
+// client's object already has: nothing is overwritten.
+func TestRestoreKeepsOthers(t *testing.T) {
+	s, _ := Open(t.TempDir())
+	s.EnsureDefault(Calendars, "bob")
+	s.Put(Calendars, "bob", DefaultCalendar, "foo.ics", "other", []byte(fmt.Sprintf(zoned, "other", "client's")), Conditions{})
+	var ics bytes.Buffer
+	for _, uid := range []string{"a b", "a:b", "foo"} {
+		ics.WriteString(fmt.Sprintf(zoned, uid, "restored "+uid))
+	}
+	var z bytes.Buffer
+	zw := zip.NewWriter(&z)
+	w, _ := zw.Create("calendars/personal.ics")
+	w.Write(ics.Bytes())
+	zw.Close()
+	res, err := s.Restore("bob", bytes.NewReader(z.Bytes()), int64(z.Len()))
+	if err != nil || res.Objects != 3 || res.Refused != 0 {
+		t.Fatalf("Restore = %+v, %v", res, err)
+	}
+	objs, _ := s.Objects(Calendars, "bob", DefaultCalendar)
+	all := ""
+	for _, o := range objs {
+		all += string(o.Data)
+	}
+	if len(objs) != 4 || !strings.Contains(all, "client's") {
+		t.Errorf("after the restore: %d objects; the client's kept: %v", len(objs), strings.Contains(all, "client's"))
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/emersion/go-ical"
@@ -42,19 +41,6 @@ const (
 	nsCS   = "http://calendarserver.org/ns/"
 )
 
-// syncToken is a collection's change count as an RFC 6578 token (a URI).
-func syncToken(seq int64) string {
-	return "http://bonesync.invalid/ns/sync/" + strconv.FormatInt(seq, 10)
-}
-
-func parseToken(tok string) (int64, bool) {
-	if tok == "" {
-		return 0, true
-	}
-	n, err := strconv.ParseInt(strings.TrimPrefix(tok, "http://bonesync.invalid/ns/sync/"), 10, 64)
-	return n, err == nil && strings.HasPrefix(tok, "http://bonesync.invalid/ns/sync/")
-}
-
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	user, ok := h.Login(w, r)
 	if !ok {
@@ -81,8 +67,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if (r.Method == "PROPFIND" || r.Method == "REPORT" || r.Method == "MKCOL") && !strings.Contains(r.Header.Get("Content-Type"), "xml") {
 		// These bodies are XML whatever a client calls them (curl --data
-		// says a form); go-webdav wants it named.
-		r.Header.Set("Content-Type", "application/xml")
+		// says a form); go-webdav wants it named, and an empty one not
+		// named (RFC 4918: no body is allprop).
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if len(bytes.TrimSpace(body)) > 0 {
+			r.Header.Set("Content-Type", "application/xml")
+		} else {
+			r.Header.Del("Content-Type")
+			body = nil
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
 	}
 	t, ok := parse(p)
 	if !ok || t.user != user {
@@ -107,8 +106,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-	case r.Method == "PROPFIND" && t.coll != "" && t.name == "":
-		h.propfindCollection(w, r, t)
+	case r.Method == "PROPFIND" && t.name == "":
+		h.propfindCollection(w, r, t) // a home or a collection
 		return
 	case r.Method == http.MethodPut && t.name != "":
 		if !h.checkPut(w, r, t) {
@@ -126,8 +125,13 @@ func (h *Handler) delegate(w http.ResponseWriter, r *http.Request, k Kind) {
 	(&carddav.Handler{Backend: cardBackend{h.Store}, Prefix: strings.TrimSuffix(addressDir, "/users/")}).ServeHTTP(w, r)
 }
 
+// unquote takes the tag out of an If-Match or If-None-Match value; a weak
+// tag stays marked, so that it matches no strong one (RFC 9110 13.1.1).
 func unquote(s string) string {
-	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "W/"))
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "W/") {
+		return s
+	}
 	return strings.Trim(s, `"`)
 }
 

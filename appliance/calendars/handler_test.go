@@ -1,10 +1,13 @@
 package calendars
 
 import (
+	"encoding/xml"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -76,7 +79,7 @@ func TestDiscoveryAndSync(t *testing.T) {
 	cal := "/remote.php/dav/calendars/bob/personal/"
 	ctag := func() (string, string) {
 		_, b, _ := bob.do("PROPFIND", cal, `<propfind xmlns="DAV:" xmlns:CS="http://calendarserver.org/ns/"><prop><CS:getctag/><sync-token/></prop></propfind>`, "Depth", "0")
-		m := regexp.MustCompile(`<CS:getctag>(\d+)</CS:getctag><D:sync-token>([^<]+)</D:sync-token>`).FindStringSubmatch(b)
+		m := regexp.MustCompile(`<CS:getctag>([^<]+)</CS:getctag><D:sync-token>([^<]+)</D:sync-token>`).FindStringSubmatch(b)
 		if m == nil {
 			t.Fatalf("no getctag and sync-token:\n%s", b)
 		}
@@ -158,5 +161,52 @@ func TestOtherUsersUnseen(t *testing.T) {
 	}
 	if code, _, _ := eve.do("PUT", "/remote.php/dav/calendars/bob/personal/b.ics", strings.ReplaceAll(event, "%s", "v"), "Content-Type", "text/calendar"); code != 404 {
 		t.Errorf("eve PUT into bob's calendar = %d", code)
+	}
+}
+
+// What a power cut, an odd name or a remade collection must not break.
+func TestChangeLogEdges(t *testing.T) {
+	srv, s := server(t)
+	bob := client{t, srv, "bob"}
+	cal := "/remote.php/dav/calendars/bob/personal/"
+	tokenOf := func() string {
+		_, b, _ := bob.do("PROPFIND", cal, `<propfind xmlns="DAV:"><prop><sync-token/></prop></propfind>`, "Depth", "0")
+		return regexp.MustCompile(`<D:sync-token>([^<]+)<`).FindStringSubmatch(b)[1]
+	}
+	if code, _, _ := bob.do("PROPFIND", "/remote.php/dav/calendars/bob/", "", "Depth", "1"); code != 207 {
+		t.Errorf("PROPFIND without a body = %d, want 207 (allprop)", code)
+	}
+	tok := tokenOf()
+	// A torn last line (a cut mid-append) hides nothing after it.
+	dir := filepath.Join(s.dir, "bob", "calendars", "personal")
+	f, _ := os.OpenFile(filepath.Join(dir, "changes"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f.WriteString("7 pu")
+	f.Close()
+	// A name with a space, and a summary with a control character.
+	bob.do("PUT", cal+"a%20b.ics", strings.Replace(strings.ReplaceAll(event, "%s", "sp"), "SUMMARY:sp", "SUMMARY:bell\\a", 1), "Content-Type", "text/calendar")
+	_, body, _ := bob.do("REPORT", cal, `<sync-collection xmlns="DAV:"><sync-token>`+tok+`</sync-token><sync-level>1</sync-level><prop><getetag/><C:calendar-data xmlns:C="urn:ietf:params:xml:ns:caldav"/></prop></sync-collection>`)
+	if !strings.Contains(body, cal+"a%20b.ics") {
+		t.Errorf("a change after a torn line, to a name with a space:\n%s", body)
+	}
+	var ms struct{}
+	if err := xml.Unmarshal([]byte(body), &ms); err != nil {
+		t.Errorf("the sync answer is not XML: %v", err)
+	}
+	// A collection deleted and made again refuses the old token.
+	old := tokenOf()
+	if code, _, _ := bob.do("DELETE", cal, "", "If-Match", `"nope"`); code != 412 {
+		t.Errorf("DELETE of the calendar with a wrong If-Match = %d", code)
+	}
+	if code, _, _ := bob.do("DELETE", cal, ""); code/100 != 2 {
+		t.Errorf("DELETE of the calendar = %d", code)
+	}
+	bob.do("MKCALENDAR", cal, "")
+	code, b, _ := bob.do("REPORT", cal, `<sync-collection xmlns="DAV:"><sync-token>`+old+`</sync-token><sync-level>1</sync-level><prop/></sync-collection>`)
+	if code != 403 || !strings.Contains(b, "valid-sync-token") {
+		t.Errorf("an old collection's token on the new one = %d %s", code, b)
+	}
+	// The store's own files are not objects.
+	if code, _, _ := bob.do("DELETE", cal+"collection.json", ""); code != 404 {
+		t.Errorf("DELETE collection.json = %d", code)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -17,7 +18,14 @@ import (
 
 // xmlText escapes text and attribute values (always written in double
 // quotes, so those are escaped too, but not in text: ETags stay readable).
-func xmlText(s string) string { return textEscaper.Replace(s) }
+func xmlText(s string) string {
+	return textEscaper.Replace(strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xfffe || r == 0xffff {
+			return -1 // not allowed in XML 1.0 at all
+		}
+		return r
+	}, s))
+}
 
 var textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\r", "&#13;")
 
@@ -32,7 +40,7 @@ func (m *multistatus) start() {
 // response writes one resource: the properties found (name -> inner XML,
 // prefixed D:, C:, CR: or CS:), and those asked for but not found.
 func (m *multistatus) response(href string, found map[string]string, order []string, missing []xml.Name) {
-	fmt.Fprintf(&m.b, "<D:response><D:href>%s</D:href>", xmlText(href))
+	fmt.Fprintf(&m.b, "<D:response><D:href>%s</D:href>", xmlText(escapePath(href)))
 	if len(order) > 0 {
 		m.b.WriteString("<D:propstat><D:prop>")
 		for _, n := range order {
@@ -47,6 +55,10 @@ func (m *multistatus) response(href string, found map[string]string, order []str
 	if len(missing) > 0 {
 		m.b.WriteString("<D:propstat><D:prop>")
 		for _, n := range missing {
+			if n.Space == "" {
+				fmt.Fprintf(&m.b, `<%s xmlns=""/>`, n.Local)
+				continue
+			}
 			fmt.Fprintf(&m.b, `<X:%s xmlns:X="%s"/>`, n.Local, strings.ReplaceAll(xmlText(n.Space), `"`, "&quot;"))
 		}
 		m.b.WriteString("</D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>")
@@ -111,7 +123,7 @@ func readPropfind(r *http.Request) (*propNames, error) {
 	return pf.Prop, nil
 }
 
-func href(p string) string { return "<D:href>" + xmlText(p) + "</D:href>" }
+func href(p string) string { return "<D:href>" + xmlText(escapePath(p)) + "</D:href>" }
 
 // principal answers PROPFIND on the principal (and on the DAV root, which
 // clients that start from the bare host name ask first).
@@ -158,9 +170,9 @@ func (h *Handler) collectionProps(c *Collection) map[xml.Name]string {
 	reports := "<D:supported-report><D:report><D:sync-collection/></D:report></D:supported-report>"
 	have := map[xml.Name]string{
 		{Space: nsDAV, Local: "displayname"}:                xmlText(c.DisplayName),
-		{Space: nsCS, Local: "getctag"}:                     strconv.FormatInt(c.Seq, 10),
-		{Space: nsDAV, Local: "sync-token"}:                 xmlText(syncToken(c.Seq)),
-		{Space: nsDAV, Local: "getetag"}:                    xmlText(fmt.Sprintf(`"ctag-%d"`, c.Seq)),
+		{Space: nsCS, Local: "getctag"}:                     xmlText(c.Tag()),
+		{Space: nsDAV, Local: "sync-token"}:                 xmlText(c.Token(c.Seq)),
+		{Space: nsDAV, Local: "getetag"}:                    xmlText(`"` + c.Tag() + `"`),
 		{Space: nsDAV, Local: "owner"}:                      href(PrincipalPath(c.User)),
 		{Space: nsDAV, Local: "current-user-principal"}:     href(PrincipalPath(c.User)),
 		{Space: nsDAV, Local: "current-user-privilege-set"}: privileges,
@@ -192,6 +204,10 @@ func (h *Handler) collectionProps(c *Collection) map[xml.Name]string {
 // propfindCollection answers PROPFIND on a calendar or address book: its
 // own properties here, its members' (Depth 1) from go-webdav.
 func (h *Handler) propfindCollection(w http.ResponseWriter, r *http.Request, t target) {
+	if t.coll == "" {
+		h.propfindHome(w, r, t)
+		return
+	}
 	c, err := h.Store.Collection(t.kind, t.user, t.coll)
 	if err != nil {
 		http.NotFound(w, r)
@@ -234,7 +250,7 @@ func (h *Handler) propfindCollection(w http.ResponseWriter, r *http.Request, t t
 			return
 		}
 		for _, resp := range ms.Responses {
-			if strings.TrimSuffix(resp.Href, "/") == strings.TrimSuffix(t.collPath(), "/") {
+			if p, err := url.PathUnescape(resp.Href); err == nil && strings.TrimSuffix(p, "/") == strings.TrimSuffix(t.collPath(), "/") {
 				continue
 			}
 			fmt.Fprintf(&m.b, `<response xmlns="DAV:">%s</response>`, resp.Inner)
@@ -252,11 +268,16 @@ func (h *Handler) syncCollection(w http.ResponseWriter, r *http.Request, t targe
 		http.Error(w, "sync-collection: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if strings.TrimSpace(sb.Level) != "1" {
+	if l := strings.TrimSpace(sb.Level); l != "" && l != "1" && l != "infinite" {
 		precondition(w, http.StatusForbidden, nsDAV, "sync-traversal-supported", "only sync-level 1: calendars and address books hold no collections")
 		return
 	}
-	since, ok := parseToken(strings.TrimSpace(sb.Token))
+	c, err := h.Store.Collection(t.kind, t.user, t.coll)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	since, ok := c.ParseToken(strings.TrimSpace(sb.Token))
 	put, deleted, now, err := h.Store.Changes(t.kind, t.user, t.coll, since)
 	if err == ErrNotFound {
 		http.NotFound(w, r)
@@ -299,7 +320,42 @@ func (h *Handler) syncCollection(w http.ResponseWriter, r *http.Request, t targe
 		m.response(t.collPath()+name, found, order, missing)
 	}
 	for _, name := range deleted {
-		fmt.Fprintf(&m.b, "<D:response><D:href>%s</D:href><D:status>HTTP/1.1 404 Not Found</D:status></D:response>", xmlText(t.collPath()+name))
+		fmt.Fprintf(&m.b, "<D:response><D:href>%s</D:href><D:status>HTTP/1.1 404 Not Found</D:status></D:response>", xmlText(escapePath(t.collPath()+name)))
 	}
-	m.send(w, syncToken(now))
+	m.send(w, c.Token(now))
+}
+
+// propfindHome answers PROPFIND on a calendar or address-book home: the
+// home, and at Depth 1 each collection with its own properties (getctag
+// included: clients that poll the home see every change).
+func (h *Handler) propfindHome(w http.ResponseWriter, r *http.Request, t target) {
+	asked, err := readPropfind(r)
+	if err != nil {
+		http.Error(w, "PROPFIND: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	home := HomePath(t.kind, t.user)
+	have := map[xml.Name]string{
+		{Space: nsDAV, Local: "resourcetype"}:               "<D:collection/>",
+		{Space: nsDAV, Local: "displayname"}:                xmlText(t.user),
+		{Space: nsDAV, Local: "owner"}:                      href(PrincipalPath(t.user)),
+		{Space: nsDAV, Local: "current-user-principal"}:     href(PrincipalPath(t.user)),
+		{Space: nsDAV, Local: "current-user-privilege-set"}: privileges,
+	}
+	var m multistatus
+	m.start()
+	found, order, missing := answer(asked, have)
+	m.response(home, found, order, missing)
+	if r.Header.Get("Depth") != "0" {
+		colls, err := h.Store.Collections(t.kind, t.user)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		for i := range colls {
+			found, order, missing := answer(asked, h.collectionProps(&colls[i]))
+			m.response(home+colls[i].Name+"/", found, order, missing)
+		}
+	}
+	m.send(w, "")
 }

@@ -20,12 +20,15 @@ package calendars
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -36,6 +39,9 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/emersion/go-ical"
+	"github.com/emersion/go-vcard"
+	"github.com/emersion/go-webdav/caldav"
 )
 
 // Kind is the kind of collection: a calendar or an address book.
@@ -108,6 +114,30 @@ type Collection struct {
 	Description string   `json:"description,omitempty"`
 	Components  []string `json:"components,omitempty"` // VEVENT, VTODO; calendars only
 	Seq         int64    `json:"seq"`                  // changes so far: the ctag and sync token
+	// ID tells this collection from one made later under the same name:
+	// a token of the old one must not pass for the new one's.
+	ID string `json:"id"`
+}
+
+// Tag is the collection's state as getctag and its ETag give it.
+func (c *Collection) Tag() string { return fmt.Sprintf("%s-%d", c.ID, c.Seq) }
+
+const tokenPrefix = "http://bonesync.invalid/ns/sync/"
+
+// Token is the RFC 6578 sync token (a URI) for change number seq.
+func (c *Collection) Token(seq int64) string {
+	return tokenPrefix + c.ID + "/" + strconv.FormatInt(seq, 10)
+}
+
+// ParseToken reads a client's token: 0 for none, false for one that is
+// not this collection's.
+func (c *Collection) ParseToken(tok string) (int64, bool) {
+	if tok == "" {
+		return 0, true
+	}
+	rest, ok := strings.CutPrefix(tok, tokenPrefix+c.ID+"/")
+	n, err := strconv.ParseInt(rest, 10, 64)
+	return n, ok && err == nil && n >= 0
 }
 
 // Object is one event, task or contact as stored.
@@ -118,10 +148,18 @@ type Object struct {
 	ModTime time.Time
 }
 
-// ValidName is a user's or collection's name, or an object's file name.
+// ValidName is a user's or collection's name, or an object's file name:
+// no path, not hidden, no control characters.
 func ValidName(n string) bool {
-	return n != "" && n != "." && n != ".." && len(n) <= 255 && !strings.HasPrefix(n, ".") &&
-		!strings.ContainsAny(n, "/\\\x00")
+	if n == "" || len(n) > 255 || strings.HasPrefix(n, ".") || strings.ContainsAny(n, "/\\") {
+		return false
+	}
+	for _, r := range n {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Store) collDir(k Kind, user, name string) (string, error) {
@@ -175,6 +213,7 @@ func (s *Store) Collection(k Kind, user, name string) (*Collection, error) {
 		return nil, fmt.Errorf("%s/collection.json: %w", dir, err)
 	}
 	c.Kind, c.User, c.Name = k, user, name
+	c.Seq = max(c.Seq, lastLogged(dir))
 	return c, nil
 }
 
@@ -199,6 +238,9 @@ func (s *Store) Create(c Collection) error {
 		return err
 	}
 	c.Seq = 0
+	var id [8]byte
+	rand.Read(id[:])
+	c.ID = hex.EncodeToString(id[:])
 	b, _ := json.Marshal(c)
 	if err := s.write(filepath.Join(tmp, "collection.json"), b); err != nil {
 		return err
@@ -212,9 +254,21 @@ func (s *Store) Create(c Collection) error {
 // EnsureDefault makes the default collection of kind k for a user who has
 // none.
 func (s *Store) EnsureDefault(k Kind, user string) error {
+	if !ValidName(user) {
+		return ErrNotFound
+	}
+	// Once only: a user who deletes the default does not get it back,
+	// and a request costs one stat.
+	made := filepath.Join(s.dir, user, "."+string(k)+"-made")
+	if _, err := os.Stat(made); err == nil {
+		return nil
+	}
 	have, err := s.Collections(k, user)
-	if err != nil || len(have) > 0 {
+	if err != nil {
 		return err
+	}
+	if len(have) > 0 {
+		return s.write(made, nil)
 	}
 	c := Collection{Kind: k, User: user, Name: DefaultAddressBook, DisplayName: "Contacts"}
 	if k == Calendars {
@@ -223,7 +277,20 @@ func (s *Store) EnsureDefault(k Kind, user string) error {
 	if err := s.Create(c); err != nil && !errors.Is(err, ErrExists) {
 		return err
 	}
-	return nil
+	return s.write(made, nil)
+}
+
+// DeleteCollectionIf removes a whole collection if its ETag (the quoted
+// Tag) meets the conditions.
+func (s *Store) DeleteCollectionIf(k Kind, user, name string, cond Conditions) error {
+	c, err := s.Collection(k, user, name)
+	if err != nil {
+		return err
+	}
+	if err := cond.check(&Object{ETag: c.Tag()}); err != nil {
+		return err
+	}
+	return s.DeleteCollection(k, user, name)
 }
 
 // Delete removes a whole collection.
@@ -327,15 +394,15 @@ func (c Conditions) check(cur *Object) error {
 // It refuses a UID that another object of the collection has, and
 // anything past the limits; it reports whether the object is new.
 func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Conditions) (*Object, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	dir, err := s.collDir(k, user, coll)
 	if err != nil || !ValidName(name) || !strings.HasSuffix(name, k.ext()) {
 		return nil, false, ErrNotFound
 	}
-	if _, err := os.Stat(filepath.Join(dir, "collection.json")); err != nil {
-		return nil, false, ErrNotFound
+	unlock, err := s.lock(dir)
+	if err != nil {
+		return nil, false, err
 	}
+	defer unlock()
 	if int64(len(data)) > s.Limits.Object {
 		return nil, false, ErrTooLarge
 	}
@@ -350,38 +417,49 @@ func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Cond
 	if err != nil {
 		return nil, false, err
 	}
-	uids := idx.m
-	if other, ok := uids[uid]; ok && other != name {
+	if other, ok := idx.m[uid]; ok && other != name {
 		return nil, false, ErrUIDConflict
 	}
-	if cur == nil && len(uids) >= s.Limits.Objects {
+	if cur == nil && idx.objects >= s.Limits.Objects {
 		return nil, false, ErrTooMany
 	}
-	if err := s.write(filepath.Join(dir, name), data); err != nil {
-		return nil, false, err
-	}
-	for u, n := range uids {
-		if n == name {
-			delete(uids, u)
-		}
-	}
-	uids[uid] = name
-	if idx.seq, err = s.logChange(dir, "put", name); err != nil {
+	// Logged first, then written: a cut between the two reports a change
+	// that did not happen (the client compares the ETag and finds it the
+	// same), never hides one that did.
+	seq, err := s.logChange(dir, "put", name)
+	if err != nil {
 		delete(s.uids, dir)
 		return nil, false, err
 	}
+	if err := s.write(filepath.Join(dir, name), data); err != nil {
+		delete(s.uids, dir)
+		return nil, false, err
+	}
+	for u, n := range idx.m {
+		if n == name {
+			delete(idx.m, u)
+		}
+	}
+	idx.m[uid] = name
+	if cur == nil {
+		idx.objects++
+	}
+	idx.seq = seq
 	o, err := s.readObject(dir, name)
 	return o, cur == nil, err
 }
 
 // Delete removes an object.
 func (s *Store) Delete(k Kind, user, coll, name string, cond Conditions) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	dir, err := s.collDir(k, user, coll)
-	if err != nil || !ValidName(name) {
+	if err != nil || !ValidName(name) || !strings.HasSuffix(name, k.ext()) {
 		return ErrNotFound
 	}
+	unlock, err := s.lock(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	cur, err := s.readObject(dir, name)
 	if err != nil {
 		return err
@@ -389,14 +467,19 @@ func (s *Store) Delete(k Kind, user, coll, name string, cond Conditions) error {
 	if err := cond.check(cur); err != nil {
 		return err
 	}
-	if err := os.Remove(filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	if err := syncDir(dir); err != nil {
-		return err
-	}
 	idx, err := s.index(dir, k)
 	if err != nil {
+		return err
+	}
+	seq, err := s.logChange(dir, "del", name)
+	if err == nil {
+		err = os.Remove(filepath.Join(dir, name))
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		delete(s.uids, dir)
 		return err
 	}
 	for u, n := range idx.m {
@@ -404,51 +487,78 @@ func (s *Store) Delete(k Kind, user, coll, name string, cond Conditions) error {
 			delete(idx.m, u)
 		}
 	}
-	idx.seq, err = s.logChange(dir, "del", name)
+	idx.objects--
+	idx.seq = seq
+	return nil
+}
+
+// lock serialises the writes to one collection, in this process (mu) and
+// across processes (an flock on its folder: bonesync restore may run
+// beside the server).
+func (s *Store) lock(dir string) (func(), error) {
+	s.mu.Lock()
+	d, err := os.Open(dir)
 	if err != nil {
-		delete(s.uids, dir)
+		s.mu.Unlock()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, ErrNotFound
+		}
+		return nil, err
 	}
-	return err
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
+		d.Close()
+		s.mu.Unlock()
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "collection.json")); err != nil {
+		d.Close()
+		s.mu.Unlock()
+		return nil, ErrNotFound
+	}
+	return func() { d.Close(); s.mu.Unlock() }, nil
 }
 
 // uidIndex maps the UIDs of a collection's objects to their names, as of
-// change number seq.
+// change number seq, and counts the objects.
 type uidIndex struct {
-	seq int64
-	m   map[string]string
+	seq     int64
+	m       map[string]string
+	objects int
 }
 
-// index returns a collection's UID index: read once (UID lines only), kept
-// up to date by Put and Delete, read again if another process (bonesync
-// restore) changed the collection.
+// index returns a collection's UID index: read once, kept up to date by
+// Put and Delete, read again if another process (bonesync restore) changed
+// the collection. Each object's UID is the one its kind's parser gives
+// (objectUID), as Put is given it.
 func (s *Store) index(dir string, k Kind) (*uidIndex, error) {
 	seq := s.seqOf(dir)
 	if idx, ok := s.uids[dir]; ok && idx.seq == seq {
 		return idx, nil
 	}
-	m := map[string]string{}
+	idx := &uidIndex{seq: seq, m: map[string]string{}}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), k.ext()) {
+		if !strings.HasSuffix(e.Name(), k.ext()) || !ValidName(e.Name()) {
 			continue
 		}
+		idx.objects++
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			continue
 		}
-		if uid := firstUID(b); uid != "" {
-			m[uid] = e.Name()
+		if uid := objectUID(k, e.Name(), b); uid != "" {
+			idx.m[uid] = e.Name()
 		}
 	}
-	idx := &uidIndex{seq: seq, m: m}
 	s.uids[dir] = idx
 	return idx, nil
 }
 
-// seqOf is a collection's change count.
+// seqOf is a collection's change count: the log's, or collection.json's
+// if the log was lost.
 func (s *Store) seqOf(dir string) int64 {
 	var c Collection
 	if b, err := os.ReadFile(filepath.Join(dir, "collection.json")); err == nil {
@@ -457,23 +567,9 @@ func (s *Store) seqOf(dir string) int64 {
 	return max(c.Seq, lastLogged(dir))
 }
 
-// firstUID is the value of the first UID property of an object as stored
-// (the encoder writes it unfolded when short; long ones are unfolded here).
-func firstUID(b []byte) string {
-	b = bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n "), nil), []byte("\r\n\t"), nil)
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		l := sc.Text()
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.SplitN(k, ";", 2)[0], "UID") {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-// logChange appends a change and counts it in collection.json; it
-// returns the change's number.
+// logChange appends a change to the log and counts it in collection.json;
+// it returns the change's number. Names are escaped in the log; a line a
+// power cut left torn is ended first.
 func (s *Store) logChange(dir, op, name string) (int64, error) {
 	c := Collection{}
 	b, err := os.ReadFile(filepath.Join(dir, "collection.json"))
@@ -484,12 +580,19 @@ func (s *Store) logChange(dir, op, name string) (int64, error) {
 		return 0, err
 	}
 	seq := max(c.Seq, lastLogged(dir)) + 1
-	f, err := os.OpenFile(filepath.Join(dir, "changes"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, "changes"), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, err
 	}
 	s.own(f.Name())
-	_, err = fmt.Fprintf(f, "%d %s %s\n", seq, op, name)
+	line := fmt.Sprintf("%d %s %s\n", seq, op, url.PathEscape(name))
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+			line = "\n" + line
+		}
+	}
+	_, err = io.WriteString(f, line)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -517,22 +620,26 @@ func lastLogged(dir string) int64 {
 	f.ReadAt(buf, off)
 	lines := strings.Split(string(buf), "\n")
 	for i := len(lines) - 2; i >= 0; i-- { // the last element follows the last newline
-		if n, err := strconv.ParseInt(strings.Fields(lines[i] + " x")[0], 10, 64); err == nil {
-			return n
+		if fl := strings.Fields(lines[i]); len(fl) == 3 {
+			if n, err := strconv.ParseInt(fl[0], 10, 64); err == nil {
+				return n
+			}
 		}
 	}
 	return 0
 }
 
 // Changes lists what changed in a collection after change number since:
-// objects put (still there) and removed, names sorted, and the number now.
+// the objects there now and those gone, names sorted, and the number now.
+// Whether a name counts as put or deleted is decided by the file, not by
+// the logged operation (a cut may fall between the two).
 func (s *Store) Changes(k Kind, user, coll string, since int64) (put, deleted []string, now int64, err error) {
 	c, err := s.Collection(k, user, coll)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	dir, _ := s.collDir(k, user, coll)
-	now = max(c.Seq, lastLogged(dir))
+	now = c.Seq
 	if since < 0 || since > now {
 		return nil, nil, now, ErrBadToken
 	}
@@ -544,28 +651,32 @@ func (s *Store) Changes(k Kind, user, coll string, since int64) (put, deleted []
 		sort.Strings(put)
 		return put, nil, now, err
 	}
-	last := map[string]string{}
-	{
-		f, err := os.Open(filepath.Join(dir, "changes"))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	changed := map[string]bool{}
+	f, err := os.Open(filepath.Join(dir, "changes"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, 0, err
+	}
+	if f != nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fl := strings.Fields(sc.Text())
+			if len(fl) != 3 {
+				continue // a line a power cut tore
+			}
+			n, err1 := strconv.ParseInt(fl[0], 10, 64)
+			name, err2 := url.PathUnescape(fl[2])
+			if err1 == nil && err2 == nil && n > since && ValidName(name) {
+				changed[name] = true
+			}
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
 			return nil, nil, 0, err
 		}
-		if f != nil {
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
-				fl := strings.Fields(sc.Text())
-				if len(fl) != 3 {
-					continue
-				}
-				if n, err := strconv.ParseInt(fl[0], 10, 64); err == nil && n > since {
-					last[fl[2]] = fl[1]
-				}
-			}
-			f.Close()
-		}
 	}
-	for name, op := range last {
-		if _, err := os.Stat(filepath.Join(dir, name)); op == "put" && err == nil {
+	for name := range changed {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			put = append(put, name)
 		} else {
 			deleted = append(deleted, name)
@@ -620,4 +731,31 @@ func (s *Store) own(path string) {
 	for p := path; strings.HasPrefix(p, files+string(filepath.Separator)); p = filepath.Dir(p) {
 		os.Lchown(p, int(st.Uid), int(st.Gid))
 	}
+}
+
+// objectUID is the UID of a stored object as Put is given it: the parsed
+// (unescaped) UID of an iCalendar object, a vCard's UID or, for a vCard
+// without one, its file name.
+func objectUID(k Kind, name string, b []byte) string {
+	if k == Calendars {
+		cal, err := ical.NewDecoder(bytes.NewReader(b)).Decode()
+		if err != nil {
+			return ""
+		}
+		_, uid, _ := caldav.ValidateCalendarObject(cal)
+		return uid
+	}
+	card, err := vcard.NewDecoder(bytes.NewReader(b)).Decode()
+	if err != nil {
+		return ""
+	}
+	return cardUID(card, name)
+}
+
+// cardUID is a vCard's identity in its collection: its UID, or its name.
+func cardUID(card vcard.Card, name string) string {
+	if uid := card.Value(vcard.FieldUID); uid != "" {
+		return uid
+	}
+	return "name:" + name
 }
