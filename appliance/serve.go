@@ -116,10 +116,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	// The card's system slots: updates, and the boot partition that
 	// admin_password and FIRST-LOGIN.txt are on.
 	card, err := update.Open(f.boot)
-	if errors.Is(err, update.ErrNotCard) {
-		card = nil
-	} else if err != nil {
-		card = nil
+	if err != nil && !errors.Is(err, update.ErrNotCard) {
 		log.Error(fmt.Sprintf("system slots: %v (updates are off)", err))
 	}
 	first := &firstlogin.Setup{ConfigPath: f.config, Config: o.Config, Users: accounts, Card: card, Log: log,
@@ -182,7 +179,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	}
 	_, httpsPort, _ := net.SplitHostPort(lns[0].Addr().String())
 	tlsCfg := web.TLSConfig(cur.certificate, cur.postQuantum, o.Clock.Now)
-	sys := &web.System{Version: Version, Board: os.Getenv("BONESYNC_BOARD"), Started: time.Now()}
+	sys := &web.System{Version: Version, Board: os.Getenv("BONESYNC_BOARD"), Card: card, Started: time.Now()}
 	if sys.Board != "" && os.Getenv("NOTIFY_SOCKET") != "" {
 		// bonesync's PID 1 supervises this server: it reboots on request.
 		sys.Reboot = func(why string) { sysd.RequestReboot(why) }
@@ -190,7 +187,6 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	if sys.Version == "" {
 		sys.Version = version()
 	}
-	sys.Card = card
 	servers := []*http.Server{
 		{Handler: web.HTTPS(cur, dav, sys), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.With("listener", "https").Handler(), slog.LevelWarn)},
 		{Handler: web.HTTP(cur, httpsPort, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute},
@@ -260,7 +256,6 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 			}
 		case <-tidyTick.C:
 			first.Tidy() // FIRST-LOGIN.txt goes once the password changed
-
 		}
 	}
 }
