@@ -89,7 +89,9 @@ books cannot be shared between users yet.</p>
 name and password. DAVx5 finds both and syncs them into the phone's calendar and contacts apps.</dd>
 <dt>iPhone, iPad, Mac</dt><dd>Settings, Calendar (or Contacts), Accounts, Add Account, Other, Add CalDAV Account (or
 CardDAV): server <code>{{.Host}}</code>, your user name and password. On a Mac: System Settings, Internet Accounts, Add
-Other Account, CalDAV (or CardDAV), Account Type Manual, the same server.</dd>
+Other Account, CalDAV (or CardDAV), Account Type Manual, the same server. Or install
+<a href="/bonesync.mobileconfig">bonesync.mobileconfig</a>: with the CA it adds both accounts, and asks for your user name
+and password.</dd>
 <dt>Thunderbird</dt><dd>New Calendar, On the Network: location <code>{{.Server}}/</code>, your user name; it finds the
 calendars. Address book: New Address Book, CardDAV, location <code>{{.Server}}/</code>.</dd>
 <dt>GNOME (Evolution, Calendar, Contacts)</dt><dd>Settings, Online Accounts, Nextcloud: server <code>{{.Server}}/</code>,

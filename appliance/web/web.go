@@ -31,7 +31,7 @@ func HTTPS(c Content, dav *DAV, sys *System) http.Handler {
 			systemRoutes(mux, dav, sys)
 		}
 	}
-	trustRoutes(mux, c)
+	trustRoutes(mux, c, "")
 	mux.HandleFunc("GET /report.json", func(w http.ResponseWriter, r *http.Request) {
 		// Anyone gets the public report; a logged-in user (Basic
 		// credentials, checked as WebDAV checks them) the full one.
@@ -80,7 +80,7 @@ func HTTP(c Content, httpsPort string, dav *DAV) http.Handler {
 			mux.Handle(p, dav)
 		}
 	}
-	trustRoutes(mux, c)
+	trustRoutes(mux, c, httpsPort)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {

@@ -412,7 +412,7 @@ func TestCAForms(t *testing.T) {
 	b := newBox(t)
 	get := func(h http.Handler, path string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("GET", path, nil)
-		req.Host = "bonesync.local"
+		req.Host = "bonesync.local:8443" // the HTTP listener's requests name its port; the profile names the HTTPS one
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		if w.Code != http.StatusOK {
@@ -442,6 +442,9 @@ p = plistlib.load(open(sys.argv[1], "rb"))
 c = p["PayloadContent"][0]
 assert p["PayloadType"] == "Configuration" and c["PayloadType"] == "com.apple.security.root", p
 assert p["PayloadUUID"] != c["PayloadUUID"]
+cal, card = p["PayloadContent"][1], p["PayloadContent"][2]
+assert cal["PayloadType"] == "com.apple.caldav.account" and cal["CalDAVHostName"] == "bonesync.local" and cal["CalDAVPort"] == 8443 and cal["CalDAVUseSSL"], cal
+assert card["PayloadType"] == "com.apple.carddav.account" and card["CardDAVHostName"] == "bonesync.local" and card["CardDAVPort"] == 8443, card
 sys.stdout.buffer.write(c["PayloadContent"])`
 	out, err = exec.Command("/usr/bin/python3", "-c", py, filepath.Join(dir, "p.mobileconfig")).Output()
 	if err != nil || !bytes.Equal(out, b.ca.Cert.Raw) {
