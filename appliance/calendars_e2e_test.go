@@ -5,6 +5,8 @@ package main
 // host name. Run from TestSync, on its box.
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -168,4 +170,43 @@ func readAll(t *testing.T, dir string) string {
 		s.Write(b)
 	}
 	return s.String()
+}
+
+// A client that polls with sync tokens (python3-caldav, Debian's): the
+// first sync lists the calendar, a sync with nothing new gets the token
+// back and nothing else, one with a change gets that change.
+func testCaldavTokens(t *testing.T, b *box) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import caldav").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3-caldav is not installed; scripts/install-test-deps.sh installs it")
+		}
+		t.Skip("python3-caldav not installed")
+	}
+	const py = `import caldav, json, sys
+url, user, pw, ca = sys.argv[1:5]
+client = caldav.DAVClient(url, username=user, password=pw, ssl_verify_cert=ca)
+cal = [c for c in client.principal().calendars() if str(c.url).rstrip("/").endswith("/personal")][0]
+objs = cal.objects_by_sync_token(load_objects=True)
+first, tok1 = len(list(objs)), objs.sync_token
+up, gone = objs.sync()
+nothing = (len(list(up)), len(list(gone)), objs.sync_token == tok1)
+cal.save_event("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\nUID:token-event\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:20261205T100000Z\r\nSUMMARY:By token\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+up, gone = objs.sync()
+print(json.dumps({"first": first, "nothing": nothing, "changed": len(list(up)), "token_moved": objs.sync_token != tok1}))`
+	out, err := exec.Command("/usr/bin/python3", "-c", py, "https://localhost:"+b.port(b.https)+"/remote.php/dav/", "admin", b.password, b.caFile).CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3-caldav: %v\n%s", err, out)
+	}
+	var got struct {
+		First      int
+		Nothing    []any
+		Changed    int
+		TokenMoved bool `json:"token_moved"`
+	}
+	if err := json.Unmarshal(out[bytes.LastIndexByte(bytes.TrimSpace(out), '\n')+1:], &got); err != nil {
+		t.Fatalf("python3-caldav said %s", out)
+	}
+	if got.First < 1 || len(got.Nothing) != 3 || got.Nothing[0] != 0.0 || got.Nothing[1] != 0.0 || got.Nothing[2] != true || got.Changed != 1 || !got.TokenMoved {
+		t.Errorf("sync by token: %s", out)
+	}
 }

@@ -159,6 +159,7 @@ func TestSync(t *testing.T) {
 	t.Run("nextcloudcmd", func(t *testing.T) { testNextcloudcmd(t, b) })
 	t.Run("rclone-nextcloud", func(t *testing.T) { testRcloneNextcloud(t, b) })
 	t.Run("vdirsyncer", func(t *testing.T) { testVdirsyncer(t, b) })
+	t.Run("caldav-tokens", func(t *testing.T) { testCaldavTokens(t, b) })
 	t.Run("killed", func(t *testing.T) { testKilledServer(t, b) })
 	t.Run("escape", func(t *testing.T) { testEscape(t, b) })
 	t.Run("interrupted", func(t *testing.T) { testInterrupted(t, b) })

@@ -18,6 +18,7 @@ command -v sshfs >/dev/null || need+=(sshfs)
 command -v dnsmasq >/dev/null || need+=(dnsmasq-base)   # the DHCP server of netup's tests
 command -v ip >/dev/null || need+=(iproute2)
 /usr/bin/python3 -c "import paramiko" 2>/dev/null || need+=(python3-paramiko)
+/usr/bin/python3 -c "import caldav" 2>/dev/null || need+=(python3-caldav)
 # The image and the boot test.
 command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)
 [ -f /usr/lib/u-boot/qemu_arm/u-boot.bin ] || need+=(u-boot-qemu)
