@@ -359,15 +359,24 @@ func (b cardBackend) QueryAddressObjects(ctx context.Context, p string, q *cardd
 	if err != nil {
 		return nil, err
 	}
-	if q != nil && len(q.PropFilters) == 0 {
-		// RFC 6352 10.5: a filter without prop-filters matches every
-		// object; go-webdav's anyof matches none (a fix to offer it).
-		if q.Limit > 0 && q.Limit < len(all) {
-			all = all[:q.Limit]
-		}
+	if q == nil {
 		return all, nil
 	}
-	return carddav.Filter(q, all)
+	// Matched here, not by go-webdav's carddav.Filter (fixes to offer it):
+	// a filter without prop-filters matches every object (RFC 6352
+	// 10.5; it matched none), every field of the name counts (it looked
+	// at the first), and text matches in the default collation,
+	// i;unicode-casemap, ignore case (it compared bytes).
+	var out []carddav.AddressObject
+	for _, ao := range all {
+		if matchCard(q, ao.Card) {
+			out = append(out, ao)
+			if q.Limit > 0 && len(out) == q.Limit {
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 func (b cardBackend) PutAddressObject(ctx context.Context, p string, card vcard.Card, opts *carddav.PutAddressObjectOptions) (*carddav.AddressObject, error) {
@@ -417,4 +426,61 @@ type condKey struct{}
 func conditionsOf(ctx context.Context) Conditions {
 	c, _ := ctx.Value(condKey{}).(Conditions)
 	return c
+}
+
+// matchCard is RFC 6352 10.5's filter on one vCard.
+func matchCard(q *carddav.AddressBookQuery, card vcard.Card) bool {
+	if len(q.PropFilters) == 0 {
+		return true
+	}
+	all := q.FilterTest == carddav.FilterAllOf
+	for _, pf := range q.PropFilters {
+		if ok := matchProp(pf, card[strings.ToUpper(pf.Name)]); ok != all {
+			return ok // anyof: the first match decides; allof: the first miss
+		}
+	}
+	return all
+}
+
+func matchProp(pf carddav.PropFilter, fields []*vcard.Field) bool {
+	if pf.IsNotDefined {
+		return len(fields) == 0
+	}
+	if len(fields) == 0 {
+		return false
+	}
+	if len(pf.TextMatches) == 0 {
+		return true
+	}
+	all := pf.Test == carddav.FilterAllOf
+	for _, tm := range pf.TextMatches {
+		ok := false
+		for _, f := range fields {
+			if matchText(tm, f.Value) {
+				ok = true
+				break
+			}
+		}
+		if ok != all {
+			return ok
+		}
+	}
+	return all
+}
+
+// matchText compares in i;unicode-casemap, RFC 6352's default collation.
+func matchText(tm carddav.TextMatch, value string) bool {
+	v, t := strings.ToLower(value), strings.ToLower(tm.Text)
+	var ok bool
+	switch tm.MatchType {
+	case carddav.MatchEquals:
+		ok = v == t
+	case carddav.MatchStartsWith:
+		ok = strings.HasPrefix(v, t)
+	case carddav.MatchEndsWith:
+		ok = strings.HasSuffix(v, t)
+	default:
+		ok = strings.Contains(v, t)
+	}
+	return ok != tm.NegateCondition
 }

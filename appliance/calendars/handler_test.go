@@ -210,3 +210,42 @@ func TestChangeLogEdges(t *testing.T) {
 		t.Errorf("DELETE collection.json = %d", code)
 	}
 }
+
+// Extended MKCOL makes an address book; a time-range calendar-query and a
+// text-match addressbook-query find what they should and only that.
+func TestQueries(t *testing.T) {
+	srv, _ := server(t)
+	bob := client{t, srv, "bob"}
+	book := "/remote.php/dav/addressbooks/users/bob/friends/"
+	code, body, _ := bob.do("MKCOL", book, `<D:mkcol xmlns:D="DAV:" xmlns:CR="urn:ietf:params:xml:ns:carddav"><D:set><D:prop><D:resourcetype><D:collection/><CR:addressbook/></D:resourcetype><D:displayname>Friends</D:displayname></D:prop></D:set></D:mkcol>`)
+	if code != 201 {
+		t.Fatalf("extended MKCOL = %d %s", code, body)
+	}
+	for name, fn := range map[string]string{"ada.vcf": "Ada Lovelace", "alan.vcf": "Alan Turing"} {
+		card := "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:" + name + "\r\nFN:" + fn + "\r\nEND:VCARD\r\n"
+		if code, body, _ := bob.do("PUT", book+name, card, "Content-Type", "text/vcard"); code != 201 {
+			t.Fatalf("PUT %s = %d %s", name, code, body)
+		}
+	}
+	_, body, _ = bob.do("REPORT", book, `<CR:addressbook-query xmlns:D="DAV:" xmlns:CR="urn:ietf:params:xml:ns:carddav"><D:prop><D:getetag/></D:prop><CR:filter><CR:prop-filter name="FN"><CR:text-match collation="i;unicode-casemap" match-type="contains">lovelace</CR:text-match></CR:prop-filter></CR:filter></CR:addressbook-query>`, "Depth", "1")
+	if !strings.Contains(body, "ada.vcf") || strings.Contains(body, "alan.vcf") {
+		t.Errorf("text-match for lovelace:\n%s", body)
+	}
+	cal := "/remote.php/dav/calendars/bob/personal/"
+	bob.do("PROPFIND", "/remote.php/dav/calendars/bob/", "", "Depth", "1") // the default calendar
+	dec := strings.ReplaceAll(event, "%s", "december")
+	jan := strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(event, "%s", "january"), "20261201T1", "20270115T1"), "20261201T1", "20270115T1")
+	for name, ev := range map[string]string{"dec.ics": dec, "jan.ics": jan} {
+		if code, body, _ := bob.do("PUT", cal+name, ev, "Content-Type", "text/calendar"); code != 201 {
+			t.Fatalf("PUT %s = %d %s", name, code, body)
+		}
+	}
+	_, body, _ = bob.do("REPORT", cal, `<C:calendar-query xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:prop><D:getetag/></D:prop><C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="VEVENT"><C:time-range start="20270101T000000Z" end="20270201T000000Z"/></C:comp-filter></C:comp-filter></C:filter></C:calendar-query>`, "Depth", "1")
+	if !strings.Contains(body, "jan.ics") || strings.Contains(body, "dec.ics") {
+		t.Errorf("time-range January 2027:\n%s", body)
+	}
+	_, body, _ = bob.do("REPORT", cal, `<C:calendar-multiget xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:prop><D:getetag/><C:calendar-data/></D:prop><D:href>`+cal+`dec.ics</D:href></C:calendar-multiget>`, "Depth", "1")
+	if !strings.Contains(body, "UID:december") || strings.Contains(body, "UID:january") {
+		t.Errorf("calendar-multiget of dec.ics:\n%s", body)
+	}
+}
