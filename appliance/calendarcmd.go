@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/bonesync/bonesync/appliance/calendars"
 	"github.com/bonesync/bonesync/appliance/state"
@@ -35,7 +36,7 @@ func backupCalendars(f *flags, stdout io.Writer) error {
 		}
 		return err
 	}
-	tmp, err := os.CreateTemp(dirOf(out), ".backup-*")
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".backup-*")
 	if err != nil {
 		return err
 	}
@@ -55,15 +56,6 @@ func backupCalendars(f *flags, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: %d events, tasks and contacts of %s\n", out, n, user)
 	return nil
-}
-
-func dirOf(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return p[:i+1]
-		}
-	}
-	return "."
 }
 
 // restoreCalendars is `bonesync restore USER FILE`.

@@ -117,23 +117,6 @@ func httpError(k Kind, err error) error {
 	return err
 }
 
-func conditions(ifMatch, ifNoneMatch webdav.ConditionalMatch) Conditions {
-	unq := func(m webdav.ConditionalMatch) string {
-		if m.IsWildcard() {
-			return "*"
-		}
-		if !m.IsSet() {
-			return ""
-		}
-		e, err := m.ETag()
-		if err != nil {
-			return string(m)
-		}
-		return e
-	}
-	return Conditions{IfMatch: unq(ifMatch), IfNoneMatch: unq(ifNoneMatch)}
-}
-
 // calBackend is the store as go-webdav's caldav.Backend.
 type calBackend struct{ s *Store }
 
@@ -230,7 +213,7 @@ func (b calBackend) QueryCalendarObjects(ctx context.Context, p string, q *calda
 	return caldav.Filter(q, all)
 }
 
-func (b calBackend) PutCalendarObject(ctx context.Context, p string, cal *ical.Calendar, opts *caldav.PutCalendarObjectOptions) (*caldav.CalendarObject, error) {
+func (b calBackend) PutCalendarObject(ctx context.Context, p string, cal *ical.Calendar, _ *caldav.PutCalendarObjectOptions) (*caldav.CalendarObject, error) {
 	t, err := resolve(ctx, p)
 	if err != nil || t.name == "" {
 		return nil, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
@@ -243,7 +226,7 @@ func (b calBackend) PutCalendarObject(ctx context.Context, p string, cal *ical.C
 	if err := ical.NewEncoder(&buf).Encode(cal); err != nil {
 		return nil, caldav.NewPreconditionError(caldav.PreconditionValidCalendarData)
 	}
-	o, _, err := b.s.Put(Calendars, t.user, t.coll, t.name, uid, buf.Bytes(), conditions(opts.IfMatch, opts.IfNoneMatch))
+	o, _, err := b.s.Put(Calendars, t.user, t.coll, t.name, uid, buf.Bytes(), conditionsOf(ctx))
 	if err != nil {
 		return nil, httpError(Calendars, err)
 	}
@@ -379,7 +362,7 @@ func (b cardBackend) QueryAddressObjects(ctx context.Context, p string, q *cardd
 	return out, nil
 }
 
-func (b cardBackend) PutAddressObject(ctx context.Context, p string, card vcard.Card, opts *carddav.PutAddressObjectOptions) (*carddav.AddressObject, error) {
+func (b cardBackend) PutAddressObject(ctx context.Context, p string, card vcard.Card, _ *carddav.PutAddressObjectOptions) (*carddav.AddressObject, error) {
 	t, err := resolve(ctx, p)
 	if err != nil || t.name == "" {
 		return nil, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
@@ -392,7 +375,7 @@ func (b cardBackend) PutAddressObject(ctx context.Context, p string, card vcard.
 	if err := vcard.NewEncoder(&buf).Encode(card); err != nil {
 		return nil, carddav.NewPreconditionError(carddav.PreconditionValidAddressData)
 	}
-	o, _, err := b.s.Put(AddressBooks, t.user, t.coll, t.name, uid, buf.Bytes(), conditions(opts.IfMatch, opts.IfNoneMatch))
+	o, _, err := b.s.Put(AddressBooks, t.user, t.coll, t.name, uid, buf.Bytes(), conditionsOf(ctx))
 	if err != nil {
 		return nil, httpError(AddressBooks, err)
 	}
@@ -422,7 +405,8 @@ func validCard(c vcard.Card) error {
 
 type condKey struct{}
 
-// conditionsOf is a DELETE's If-Match, which go-webdav does not pass on.
+// conditionsOf is the request's If-Match and If-None-Match, read once by
+// Handler (go-webdav passes them on for PUT only, not for DELETE).
 func conditionsOf(ctx context.Context) Conditions {
 	c, _ := ctx.Value(condKey{}).(Conditions)
 	return c

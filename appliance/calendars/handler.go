@@ -101,7 +101,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if bytes.Contains(body, []byte("sync-collection")) {
+		if rootIs(body, nsDAV, "sync-collection") {
 			h.syncCollection(w, r, t, body)
 			return
 		}
@@ -243,4 +243,18 @@ func (h *Handler) mkcalendar(w http.ResponseWriter, r *http.Request, t target) {
 		return
 	}
 	w.WriteHeader(http.StatusCreated)
+}
+
+// rootIs says whether an XML body's root element is space:local.
+func rootIs(body []byte, space, local string) bool {
+	d := xml.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			return se.Name.Space == space && se.Name.Local == local
+		}
+	}
 }

@@ -248,7 +248,7 @@ func (s *Store) Create(c Collection) error {
 	if err := os.Rename(tmp, dir); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(dir))
+	return state.SyncDir(filepath.Dir(dir))
 }
 
 // EnsureDefault makes the default collection of kind k for a user who has
@@ -310,7 +310,7 @@ func (s *Store) DeleteCollection(k Kind, user, name string) error {
 		return err
 	}
 	delete(s.uids, dir)
-	syncDir(filepath.Dir(dir))
+	state.SyncDir(filepath.Dir(dir))
 	return os.RemoveAll(gone)
 }
 
@@ -476,7 +476,7 @@ func (s *Store) Delete(k Kind, user, coll, name string, cond Conditions) error {
 		err = os.Remove(filepath.Join(dir, name))
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = state.SyncDir(dir)
 	}
 	if err != nil {
 		delete(s.uids, dir)
@@ -685,15 +685,6 @@ func (s *Store) Changes(k Kind, user, coll string, since int64) (put, deleted []
 	sort.Strings(put)
 	sort.Strings(deleted)
 	return put, deleted, now, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // write replaces a file atomically (state.WriteFile: a temporary file,

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -144,21 +145,5 @@ func (s *Setup) blank() error {
 	if err != nil {
 		return err
 	}
-	tmp := s.ConfigPath + ".tmp"
-	if err := os.WriteFile(tmp, out, st.Mode().Perm()); err != nil {
-		return err
-	}
-	f, err := os.Open(tmp)
-	if err == nil {
-		err = f.Sync()
-		f.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.ConfigPath)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return state.WriteFile(s.ConfigPath, out, st.Mode().Perm())
 }

@@ -94,7 +94,7 @@ func (d *Dir) Remove(name string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return syncDir(d.Path)
+	return SyncDir(d.Path)
 }
 
 // WriteFile atomically replaces path with data: temp file in the same
@@ -144,7 +144,7 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 	if err = os.Rename(tmp, path); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
 // owner is who a file written by root must belong to: the owner of its
@@ -188,7 +188,9 @@ func unchanged(path, dir string, data []byte, perm fs.FileMode) bool {
 	return err == nil && bytes.Equal(old, data)
 }
 
-func syncDir(dir string) error {
+// SyncDir makes a directory's entries durable (after a rename or a
+// remove in it).
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("sync dir %s: %w", dir, err)

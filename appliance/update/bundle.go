@@ -114,11 +114,13 @@ func WriteBundle(w io.Writer, version string, boards []string, files map[string]
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	data := map[string][]byte{} // read once: hashed, then written
 	for _, n := range names {
 		b, err := os.ReadFile(files[n])
 		if err != nil {
 			return err
 		}
+		data[n] = b
 		sum := sha256.Sum256(b)
 		m.Files = append(m.Files, ManifestFile{Name: n, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:])})
 	}
@@ -142,11 +144,7 @@ func WriteBundle(w io.Writer, version string, boards []string, files map[string]
 		return err
 	}
 	for _, n := range names {
-		b, err := os.ReadFile(files[n])
-		if err != nil {
-			return err
-		}
-		if err := put(n, b); err != nil {
+		if err := put(n, data[n]); err != nil {
 			return err
 		}
 	}
