@@ -166,13 +166,16 @@ func (sv *Supervisor) once(mgr *sysd.Manager) (unix.WaitStatus, error) {
 	if mgr != nil {
 		cmd.Env = append(cmd.Env, mgr.Env(sv.watchdog)...)
 	}
+	// Held across the start: a server quick to say READY must not find
+	// no pid to match (notified drops messages of any other pid).
+	sv.mu.Lock()
 	done, err := reap.start(cmd)
 	w.Close()
 	if err != nil {
+		sv.mu.Unlock()
 		r.Close()
 		return 0, err
 	}
-	sv.mu.Lock()
 	sv.pid, sv.since = cmd.Process.Pid, time.Now()
 	sv.ready, sv.status, sv.beat, sv.killed = false, "", sv.since, time.Time{}
 	if sv.stopping {
