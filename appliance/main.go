@@ -27,9 +27,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/bench"
 	"github.com/bonesync/bonesync/appliance/boot"
 	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/measure"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/sysd"
@@ -194,7 +194,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "bench-client":
 		// The benchmark's load generator, started by the benchmark itself.
-		return bench.ServeClient(ctx, stdin, stdout)
+		return measure.ServeClient(ctx, stdin, stdout)
 	case "config-example":
 		// Every setting, commented out at its default: the file on the card
 		// and in /etc/bonesync.

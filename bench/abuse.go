@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/bonesync/bonesync/appliance/measure"
 	"github.com/bonesync/bonesync/bench/flood"
 )
 
@@ -141,7 +142,7 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 			}
 			<-sampled
 			row := abuseRow{Server: t.name, Flood: fl, OK: len(r.latencies), Failed: r.errors,
-				P95: percentile(r.latencies, 95), PeakPSSKB: peak.Load(), Guesses: guesses.Load()}
+				P95: measure.Percentile(r.latencies, 95), PeakPSSKB: peak.Load(), Guesses: guesses.Load()}
 			res.Rows = append(res.Rows, row)
 			o.logf("  %d ok, %d failed (%s), p95 %.1f ms, peak PSS %.1f MiB", row.OK, row.Failed, r.firstErr, ms(row.P95), mib(row.PeakPSSKB))
 			settle(t.s)

@@ -23,6 +23,7 @@ import (
 type armRow struct {
 	Key, Mode           string
 	Go, Nginx           float64
+	GoStd               float64 // the build with Go's crypto as it is, no armcrypto overlay
 	RefGo, RefNginx     float64 // from the armcost README, not measured here
 	GoDetail, NgxDetail string
 }
@@ -35,6 +36,13 @@ type armResult struct {
 	// Million instructions per MiB a WebDAV PUT costs, with the digests
 	// computed as the bytes stream and in the build without them.
 	UploadHashed, UploadPlain float64
+	// Bulk download per MiB by suite, and the suite each server chose
+	// from curl's default list.
+	Bulk                           []armBulk
+	ChosenGo, ChosenStd, ChosenNgx string
+	// SSH connections ("login") and SFTP put and get per MiB with
+	// chacha20-poly1305@openssh.com: both builds and Debian's armhf sshd.
+	SFTP, SFTPStd, SFTPSshd map[string]float64
 }
 
 // armReference are the figures printed in ../shared/tools/armcost/README.md
@@ -64,12 +72,15 @@ func armBlock(ctx context.Context, o *options) armResult {
 		res.Err = fmt.Sprintf("build the armcost plugin from %s: %v %s", src, err, out)
 		return res
 	}
-	bin := filepath.Join(o.work, "armcost-armv7")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./bench/armcost")
-	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		res.Err = fmt.Sprintf("build bench/armcost for GOARM=7: %v %s", err, out)
-		return res
+	bin, binStd := filepath.Join(o.work, "armcost-armv7"), filepath.Join(o.work, "armcost-armv7-std")
+	for _, b := range []struct {
+		bin     string
+		overlay bool
+	}{{bin, true}, {binStd, false}} {
+		if err := buildArmcost(ctx, o, b.bin, b.overlay, ""); err != nil {
+			res.Err = err.Error()
+			return res
+		}
 	}
 	nginx := filepath.Join(o.sysroot, "usr/sbin/nginx")
 	haveNginx := true
@@ -100,6 +111,12 @@ func armBlock(ctx context.Context, o *options) armResult {
 			res.Err = fmt.Sprintf("bonesync %s under qemu-arm: %v", k.key, err)
 			return res
 		}
+		o.logf("arm: %s, bonesync with Go's crypto as it is (no armcrypto overlay)", k.key)
+		stdCounts, _, err := countGo(ctx, o, plugin, binStd, chainFile, keyFile, ca, k.resumed)
+		if err != nil {
+			res.Err = fmt.Sprintf("bonesync (Go's crypto) %s under qemu-arm: %v", k.key, err)
+			return res
+		}
 		var ngxCounts map[string]float64
 		var ngxDetail string
 		if haveNginx {
@@ -115,8 +132,13 @@ func armBlock(ctx context.Context, o *options) armResult {
 		}
 		for _, m := range modes {
 			ref := armReference[k.key+" "+m]
-			res.Rows = append(res.Rows, armRow{Key: k.key, Mode: m, Go: goCounts[m], Nginx: ngxCounts[m],
+			res.Rows = append(res.Rows, armRow{Key: k.key, Mode: m, Go: goCounts[m], GoStd: stdCounts[m], Nginx: ngxCounts[m],
 				RefGo: ref[0], RefNginx: ref[1], GoDetail: goDetail, NgxDetail: ngxDetail})
+		}
+	}
+	if ctx.Err() == nil {
+		if err := armBulkBlock(ctx, o, &res, plugin, bin, binStd, haveNginx); err != nil {
+			res.Notes = append(res.Notes, "bulk downloads under qemu-arm failed: "+err.Error())
 		}
 	}
 	if ctx.Err() == nil {
@@ -129,6 +151,80 @@ func armBlock(ctx context.Context, o *options) armResult {
 		}
 	}
 	return res
+}
+
+// buildArmcost builds bench/armcost for GOARM=7, as the board's binary is
+// built: with the armcrypto overlay (make build-arm), or with Go's crypto
+// as it is (make build-arm-std) for the comparison.
+func buildArmcost(ctx context.Context, o *options, bin string, overlay bool, tags string) error {
+	args := []string{"build", "-trimpath", "-o", bin}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	if overlay {
+		// Written once per run (o.work is new each time), for the three
+		// builds that take it.
+		dir := filepath.Join(o.work, "armcrypto")
+		if _, err := os.Stat(filepath.Join(dir, "overlay.json")); err != nil {
+			if out, err := exec.CommandContext(ctx, "go", "run", "./armcrypto", "-out", dir).CombinedOutput(); err != nil {
+				return fmt.Errorf("the ARM crypto overlay: %v %s", err, out)
+			}
+		}
+		args = append(args, "-modfile="+filepath.Join(dir, "go.mod"), "-overlay="+filepath.Join(dir, "overlay.json"))
+	}
+	build := exec.CommandContext(ctx, "go", append(args, "./bench/armcost")...)
+	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build bench/armcost for GOARM=7 (overlay %v, tags %q): %v %s", overlay, tags, err, out)
+	}
+	return nil
+}
+
+// armBulkBlock counts HTTPS downloads per MiB for both builds and nginx,
+// with each suite.
+func armBulkBlock(ctx context.Context, o *options, res *armResult, plugin, bin, binStd string, haveNginx bool) error {
+	chainFile, keyFile, ca, err := armFiles(o, "ecdsa-p256")
+	if err != nil {
+		return err
+	}
+	o.logf("arm: HTTPS downloads, %d MiB per suite, both builds", armBulkMiB)
+	fast, chosen, err := countGoBulk(ctx, o, plugin, bin, chainFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("bonesync: %w", err)
+	}
+	std, chosenStd, err := countGoBulk(ctx, o, plugin, binStd, chainFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("bonesync (Go's crypto): %w", err)
+	}
+	var ngx map[string]float64
+	var chosenNgx string
+	if haveNginx {
+		o.logf("arm: HTTPS downloads, nginx")
+		if ngx, chosenNgx, err = countNginxBulk(ctx, o, plugin, chainFile, keyFile, ca); err != nil {
+			res.Notes = append(res.Notes, "nginx downloads under qemu-arm failed: "+err.Error())
+		}
+	}
+	for _, s := range armSuites {
+		res.Bulk = append(res.Bulk, armBulk{Suite: s, Go: fast[s], GoStd: std[s], Ngx: ngx[s]})
+	}
+	res.ChosenGo, res.ChosenStd, res.ChosenNgx = chosen, chosenStd, chosenNgx
+	o.logf("arm: SFTP connections and put and get, %d MiB, chacha20-poly1305@openssh.com, both builds and sshd", armBulkMiB)
+	key, err := newSSHClientKey(o.work)
+	if err != nil {
+		return err
+	}
+	for _, b := range []struct {
+		bin  string
+		into *map[string]float64
+	}{{bin, &res.SFTP}, {binStd, &res.SFTPStd}} {
+		if *b.into, err = countGoSFTP(ctx, o, plugin, b.bin, chainFile, keyFile, key); err != nil {
+			return fmt.Errorf("SFTP: %w", err)
+		}
+	}
+	if res.SFTPSshd, err = countSshdSFTP(ctx, o, key); err != nil {
+		res.Notes = append(res.Notes, "sshd under qemu-arm not counted: "+err.Error())
+	}
+	return nil
 }
 
 // armFiles writes the key and a throwaway chain for it.
@@ -203,11 +299,12 @@ var markLine = regexp.MustCompile(`(?m)^mark (\d+) (\d+)$`)
 // armServer is bench/armcost (built GOARM=7) running under qemu-arm with
 // the armcost plugin, and the control connection that places its markers.
 type armServer struct {
-	cmd     *exec.Cmd
-	tlsAddr string
-	ctl     net.Conn
-	ctlR    *bufio.Reader
-	log     string // the plugin's output
+	cmd      *exec.Cmd
+	tlsAddr  string
+	sftpAddr string // with -sftp
+	ctl      net.Conn
+	ctlR     *bufio.Reader
+	log      string // the plugin's output
 }
 
 // startArmServer runs bin with args under qemu-arm on one core (as the
@@ -233,6 +330,9 @@ func startArmServer(ctx context.Context, plugin, bin, log string, args ...string
 	if _, err := fmt.Sscanf(line, "tls %s ctl %s", &a.tlsAddr, &ctlAddr); err != nil {
 		a.close()
 		return nil, fmt.Errorf("armcost said %q", line)
+	}
+	if f := strings.Fields(line); len(f) >= 6 && f[4] == "sftp" {
+		a.sftpAddr = f[5]
 	}
 	if a.ctl, err = net.Dial("tcp", ctlAddr); err != nil {
 		a.close()
@@ -350,25 +450,8 @@ func countNginx(ctx context.Context, o *options, plugin, chainFile, keyFile stri
 // off), then a SIGTERM once it has no connection left; the plugin prints
 // the total at exit.
 func nginxRun(ctx context.Context, o *options, plugin, chainFile, keyFile string, ca []byte, name string, full, resumed bool) (float64, string, error) {
-	dir := filepath.Join(o.work, "arm-nginx-"+name)
-	port, err := freePort()
+	s, log, err := startArmNginx(ctx, o, plugin, filepath.Join(o.work, "arm-nginx-"+name), chainFile, keyFile, ca)
 	if err != nil {
-		return 0, "", err
-	}
-	conf, err := writeNginx(dir, 1, "master_process off;", port, chainFile, keyFile, ca)
-	if err != nil {
-		return 0, "", err
-	}
-	log := filepath.Join(dir, "plugin.log")
-	s := &server{name: "nginx (armhf)", addr: fmt.Sprintf("127.0.0.1:%d", port),
-		logs: []string{filepath.Join(dir, "error.log"), filepath.Join(dir, "stderr.log")}}
-	s.cmd = exec.Command("qemu-arm", "-cpu", "cortex-a8", "-L", o.sysroot, "-plugin", plugin, "-d", "plugin", "-D", log,
-		filepath.Join(o.sysroot, "usr/sbin/nginx"), "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log"), "-g", "daemon off;")
-	if s.cmd.Stderr, err = os.Create(filepath.Join(dir, "stderr.log")); err != nil {
-		return 0, "", err
-	}
-	// One successful connect as the readiness check, the same in every run.
-	if err := start(ctx, s, func() error { return dialable(s.addr) }); err != nil {
 		return 0, "", err
 	}
 	defer s.stop()
@@ -376,21 +459,54 @@ func nginxRun(ctx context.Context, o *options, plugin, chainFile, keyFile string
 	if err != nil {
 		return 0, "", fmt.Errorf("%w%s", err, s.tail())
 	}
+	t, err := stopArmNginx(s, log)
+	return t, strings.TrimSpace(detail), err
+}
+
+// startArmNginx runs Debian's armhf nginx under qemu-arm with the plugin,
+// one process (master_process off), serving dir/www on a free port; the
+// plugin's counts go to the returned log. One successful connect is the
+// readiness check, the same in every run.
+func startArmNginx(ctx context.Context, o *options, plugin, dir, chainFile, keyFile string, ca []byte) (*server, string, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	conf, err := writeNginx(dir, 1, "master_process off;", port, chainFile, keyFile, ca)
+	if err != nil {
+		return nil, "", err
+	}
+	log := filepath.Join(dir, "plugin.log")
+	s := &server{name: "nginx (armhf)", addr: fmt.Sprintf("127.0.0.1:%d", port),
+		logs: []string{filepath.Join(dir, "error.log"), filepath.Join(dir, "stderr.log")}}
+	s.cmd = exec.Command("qemu-arm", "-cpu", "cortex-a8", "-L", o.sysroot, "-plugin", plugin, "-d", "plugin", "-D", log,
+		filepath.Join(o.sysroot, "usr/sbin/nginx"), "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log"), "-g", "daemon off;")
+	if s.cmd.Stderr, err = os.Create(filepath.Join(dir, "stderr.log")); err != nil {
+		return nil, "", err
+	}
+	if err := start(ctx, s, func() error { return dialable(s.addr) }); err != nil {
+		return nil, "", err
+	}
+	return s, log, nil
+}
+
+// stopArmNginx ends the run once nginx has no connection left (a SIGTERM;
+// the plugin prints the total at exit) and returns the total.
+func stopArmNginx(s *server, log string) (float64, error) {
 	time.Sleep(300 * time.Millisecond) // the last close
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:
 	case <-time.After(time.Minute):
-		return 0, "", errors.New("nginx did not exit on SIGTERM")
+		return 0, errors.New("nginx did not exit on SIGTERM")
 	}
 	b, err := os.ReadFile(log)
 	if err != nil {
-		return 0, "", err
+		return 0, err
 	}
 	m := totalLine.FindAllStringSubmatch(string(b), -1)
 	if len(m) == 0 {
-		return 0, "", fmt.Errorf("no total in %s%s", log, s.tail())
+		return 0, fmt.Errorf("no total in %s%s", log, s.tail())
 	}
-	t, err := strconv.ParseFloat(m[len(m)-1][1], 64)
-	return t, strings.TrimSpace(detail), err
+	return strconv.ParseFloat(m[len(m)-1][1], 64)
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -32,14 +31,8 @@ func armUploads(ctx context.Context, o *options, plugin, chainFile, keyFile stri
 		into *float64
 	}{{"", &hashed}, {"benchnohash", &plain}} {
 		bin := filepath.Join(o.work, "armcost-upload-"+b.tags)
-		args := []string{"build", "-trimpath", "-o", bin}
-		if b.tags != "" {
-			args = append(args, "-tags", b.tags)
-		}
-		build := exec.CommandContext(ctx, "go", append(args, "./bench/armcost")...)
-		build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			return 0, 0, fmt.Errorf("build bench/armcost %s: %v %s", b.tags, err, out)
+		if err := buildArmcost(ctx, o, bin, true, b.tags); err != nil {
+			return 0, 0, err
 		}
 		o.logf("arm: uploads, %d × %d MiB, %s", armUploadPuts, armUploadMiB, map[bool]string{true: "with digests", false: "without digests"}[b.tags == ""])
 		if *b.into, err = countUploads(ctx, o, plugin, bin, chainFile, keyFile); err != nil {

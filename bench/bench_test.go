@@ -35,27 +35,6 @@ func TestParseKB(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
-	var d []time.Duration
-	for i := 100; i >= 1; i-- { // unsorted on purpose
-		d = append(d, time.Duration(i)*time.Millisecond)
-	}
-	for _, c := range []struct {
-		p    float64
-		want time.Duration
-	}{{50, 50 * time.Millisecond}, {95, 95 * time.Millisecond}, {100, 100 * time.Millisecond}, {1, time.Millisecond}} {
-		if got := percentile(d, c.p); got != c.want {
-			t.Errorf("percentile(%v) = %v, want %v", c.p, got, c.want)
-		}
-	}
-	if d[0] != 100*time.Millisecond {
-		t.Error("percentile sorted its argument")
-	}
-	if got := percentile(nil, 50); got != 0 {
-		t.Errorf("percentile(nil) = %v, want 0", got)
-	}
-}
-
 func TestSourcesAtMostFourEach(t *testing.T) {
 	var s sources
 	seen := map[string]int{}
@@ -93,7 +72,8 @@ func TestMarkdownHasRatios(t *testing.T) {
 		Clients: 8, Dur: 10 * time.Second, Warm: time.Second, FileBytes: 1172,
 		HTTPS: []httpsResult{{Key: "ecdsa-p256", Full: pair{f(200, 100*time.Millisecond), f(100, 200*time.Millisecond)}}},
 		SSH:   &sshResult{Err: "sshd exited"},
-		ARM:   &armResult{Rows: []armRow{{Key: "rsa-2048", Mode: "full", Go: 80, Nginx: 20, RefGo: 82.4}}},
+		ARM: &armResult{Rows: []armRow{{Key: "rsa-2048", Mode: "full", Go: 80, GoStd: 120, Nginx: 20, RefGo: 82.4}},
+			Bulk: []armBulk{{Suite: "TLS_CHACHA20_POLY1305_SHA256", Go: 30, GoStd: 60, Ngx: 12}}, ChosenGo: "TLS_CHACHA20_POLY1305_SHA256"},
 	}
 	var b strings.Builder
 	r.markdown(&b)
@@ -101,7 +81,9 @@ func TestMarkdownHasRatios(t *testing.T) {
 	for _, want := range []string{
 		"| **bonesync / nginx** | **0.50×** |", // rate
 		"**2.00×**",                            // CPU per connection
-		"| rsa-2048 | full | 80.00 | 20.00 | **4.00×** |",
+		"| rsa-2048 | full | 80.00 | 120.00 | 1.50× | 20.00 | **4.00×** |",
+		"| TLS_CHACHA20_POLY1305_SHA256 | 30.0 | 60.0 | 2.00× | 12.0 | **2.50×** |",
+		"the servers chose: bonesync TLS_CHACHA20_POLY1305_SHA256,",
 		"1-1.5 cycles per instruction",
 		"sshd exited",
 	} {

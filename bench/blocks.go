@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/measure"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -69,7 +70,7 @@ func httpsRun(ctx context.Context, o *options, dir string, res *httpsResult) err
 	}
 	for _, st := range steps {
 		o.logf("https %s %s: %s, %d clients, %v", res.Key, st.what, st.s.name, p.clients, p.dur)
-		f, err := measure(ctx, st.s, p, httpsGet(st.s.addr, tlsClient(st.resume), file))
+		f, err := loadPhase(ctx, st.s, p, httpsGet(st.s.addr, tlsClient(st.resume), file))
 		if err != nil {
 			return err
 		}
@@ -111,11 +112,7 @@ type sshPeer struct {
 }
 
 func startSSHPeer(ctx context.Context, o *options, name string) (*sshPeer, error) {
-	host, _, err := benchKey("ed25519")
-	if err != nil {
-		return nil, err
-	}
-	hostPEM, err := openSSHKey(host)
+	host, hostPEM, err := sshdHostKey()
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +157,7 @@ func sshRun(ctx context.Context, o *options, dir string, res *sshResult) error {
 		{bs, sftpAddr, &res.Login.Bonesync},
 	} {
 		o.logf("ssh: %s, %d clients, %v", st.s.name, p.clients, p.dur)
-		f, err := measure(ctx, st.s, p, sshLogin(st.addr, client, hostPub))
+		f, err := loadPhase(ctx, st.s, p, sshLogin(st.addr, client, hostPub))
 		if err != nil {
 			return err
 		}
@@ -176,7 +173,7 @@ func sshRun(ctx context.Context, o *options, dir string, res *sshResult) error {
 		}
 		starts = append(starts, time.Since(t0))
 	}
-	res.SSHDStart = percentile(starts, 50)
+	res.SSHDStart = measure.Percentile(starts, 50)
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/calendars"
+	"github.com/bonesync/bonesync/appliance/measure"
 )
 
 const pollEvents = 5000
@@ -93,7 +94,7 @@ func pollFigures(ctx context.Context, s *server, c *http.Client, url, token stri
 		cpu1, _ := treeCPU(s.pid())
 		cpus = append(cpus, (cpu1-cpu0)/pollBatch)
 	}
-	f.Wall, f.CPU = percentile(walls, 50), percentile(cpus, 50)
+	f.Wall, f.CPU = measure.Percentile(walls, 50), measure.Percentile(cpus, 50)
 	return f, ctx.Err()
 }
 

@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/bonesync/bonesync/appliance/bench/benchkeys"
 	"github.com/bonesync/bonesync/appliance/keys"
+	"github.com/bonesync/bonesync/appliance/measure/benchkeys"
 )
 
 // benchKey returns bonesync's embedded benchmark key of that type and its
@@ -38,6 +38,17 @@ func openSSHKey(k crypto.Signer) ([]byte, error) {
 		return nil, fmt.Errorf("OpenSSH form of the host key: %w", err)
 	}
 	return pem.EncodeToMemory(blk), nil
+}
+
+// sshdHostKey is the ed25519 benchmark key, sshd's host key in both
+// comparisons, and its OpenSSH form.
+func sshdHostKey() (crypto.Signer, []byte, error) {
+	host, _, err := benchKey("ed25519")
+	if err != nil {
+		return nil, nil, err
+	}
+	pemKey, err := openSSHKey(host)
+	return host, pemKey, err
 }
 
 // throwawayChain issues a leaf for key from a throwaway ECDSA P-384 CA (the

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/measure"
 )
 
 // machine is what the run is on and what it compares.
@@ -33,7 +35,7 @@ func spawnTime() time.Duration {
 		}
 		d = append(d, time.Since(t0))
 	}
-	return percentile(d, 50)
+	return measure.Percentile(d, 50)
 }
 
 func thisMachine(o *options) machine {

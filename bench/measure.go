@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/measure"
 )
 
 // figures are one server's numbers for one phase.
@@ -39,10 +39,10 @@ type phase struct {
 	src       *sources
 }
 
-// measure puts the load c on s: a warm-up (not counted), then dur of load
+// loadPhase puts the load c on s: a warm-up (not counted), then dur of load
 // between two readings of the server's CPU time, each taken once the server
 // has no connection left.
-func measure(ctx context.Context, s *server, p phase, c conn) (figures, error) {
+func loadPhase(ctx context.Context, s *server, p phase, c conn) (figures, error) {
 	if w := drive(ctx, p.src, p.clients, p.warm, c); len(w.latencies) == 0 {
 		return figures{}, fmt.Errorf("%s: warm-up failed: %s%s", s.name, w.firstErr, s.tail())
 	}
@@ -84,7 +84,7 @@ func measure(ctx context.Context, s *server, p phase, c conn) (figures, error) {
 		CPU:  cpu1 - cpu0, HWMKB: hwmKB(s.pid()), PSSKB: peak.Load(),
 		Resumed: r.resumed, Detail: r.detail,
 	}
-	f.P50, f.P95 = percentile(r.latencies, 50), percentile(r.latencies, 95)
+	f.P50, f.P95 = measure.Percentile(r.latencies, 50), measure.Percentile(r.latencies, 95)
 	return f, ctx.Err()
 }
 
@@ -94,15 +94,4 @@ func measure(ctx context.Context, s *server, p phase, c conn) (figures, error) {
 func settle(s *server) {
 	time.Sleep(300 * time.Millisecond)
 	quiesce(s.pid(), s.keep, 10*time.Second)
-}
-
-// percentile is the nearest-rank percentile of d (not modified).
-func percentile(d []time.Duration, p float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	i := int(math.Ceil(float64(len(s))*p/100)) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }

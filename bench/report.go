@@ -238,11 +238,13 @@ func (a *armResult) markdown(w io.Writer) {
 		fmt.Fprintf(w, "- **failed: %s**\n\n", strings.ReplaceAll(a.Err, "\n", " "))
 	}
 	if len(a.Rows) > 0 {
-		fmt.Fprintln(w, "| key | handshake | bonesync (Go) | nginx/OpenSSL | bonesync / nginx | README Go | README nginx | est. bonesync handshakes/s | est. nginx handshakes/s |")
-		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(w, "bonesync is the board's build (`make build-arm`, with the armcrypto overlay); \"Go's crypto\" is the same code built without it (`make build-arm-std`).")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| key | handshake | bonesync | bonesync, Go's crypto | gain | nginx/OpenSSL | bonesync / nginx | README Go | README nginx | est. bonesync handshakes/s | est. nginx handshakes/s |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, r := range a.Rows {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | **%s** | %s | %s | %s | %s |\n", r.Key, r.Mode,
-				num(r.Go, 2), num(r.Nginx, 2), ratio(r.Go, r.Nginx), num(r.RefGo, 1), num(r.RefNginx, 1),
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | **%s** | %s | %s | %s | %s |\n", r.Key, r.Mode,
+				num(r.Go, 2), num(r.GoStd, 2), ratio(r.GoStd, r.Go), num(r.Nginx, 2), ratio(r.Go, r.Nginx), num(r.RefGo, 1), num(r.RefNginx, 1),
 				estimate(r.Go), estimate(r.Nginx))
 		}
 		fmt.Fprintln(w)
@@ -261,12 +263,66 @@ func (a *armResult) markdown(w io.Writer) {
 			fmt.Fprintf(w, "Negotiated under qemu-arm: %s.\n\n", strings.Join(d, "; "))
 		}
 	}
+	if len(a.Bulk) > 0 {
+		fmt.Fprintf(w, "HTTPS download (GET of %d MiB, TLS 1.3, curl offering one suite) per MiB, million instructions, by difference with a GET of a tiny file "+
+			"(bonesync between markers, nginx by whole runs):\n\n", armBulkMiB)
+		fmt.Fprintln(w, "| suite | bonesync | bonesync, Go's crypto | gain | nginx/OpenSSL | bonesync / nginx | est. bonesync MB/s | est. nginx MB/s |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+		for _, b := range a.Bulk {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%s** | %s | %s |\n", b.Suite, num(b.Go, 1), num(b.GoStd, 1), ratio(b.GoStd, b.Go),
+				num(b.Ngx, 1), ratio(b.Go, b.Ngx), rate(b.Go), rate(b.Ngx))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "With curl's own list (OpenSSL 3.0: AES-256-GCM, ChaCha20-Poly1305, AES-128-GCM) the servers chose: bonesync %s, "+
+			"bonesync with Go's crypto %s, nginx %s. The MB/s estimates are one 1 GHz core doing nothing else, at 1-1.5 cycles per instruction; "+
+			"the port is 100 Mbit/s, 11.5 MB/s.\n\n", orDash(a.ChosenGo), orDash(a.ChosenStd), orDash(a.ChosenNgx))
+	}
+	if a.SFTP != nil {
+		fmt.Fprintf(w, "SSH (curve25519-sha256, ed25519 host key, a login with an ed25519 user key, chacha20-poly1305@openssh.com; "+
+			"the client is this program: x/crypto/ssh and github.com/pkg/sftp), million instructions: a connection that opens an SFTP session "+
+			"and gets a tiny file (the median of %d), and per MiB a %d MiB put and get, each in a connection of its own, less that connection. "+
+			"bonesync between markers; sshd (Debian's armhf OpenSSH 9.2) as one `sshd -i` per connection, the sum of its processes: "+
+			"the connection with the process's start (libraries, configuration, host key), as Debian's sshd, which re-executes itself "+
+			"for every connection, pays it. With `UsePAM no` and `internal-sftp` (Debian's default config runs PAM and executes "+
+			"sftp-server), sshd's figures are a floor:\n\n", armLogins, armBulkMiB)
+		fmt.Fprintln(w, "| | bonesync | bonesync, Go's crypto | gain | sshd | bonesync / sshd | est. bonesync | est. sshd |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+		for _, r := range []struct{ name, key, unit string }{{"connection and login", "login", "conn/s"}, {"SFTP put per MiB", "put", "MB/s"}, {"SFTP get per MiB", "get", "MB/s"}} {
+			est := func(m map[string]float64) string {
+				if r.unit == "MB/s" {
+					return rate(m[r.key])
+				}
+				return estimate(m[r.key])
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%s** | %s %s | %s %s |\n", r.name, num(a.SFTP[r.key], 2), num(a.SFTPStd[r.key], 2),
+				ratio(a.SFTPStd[r.key], a.SFTP[r.key]), num(a.SFTPSshd[r.key], 2), ratio(a.SFTP[r.key], a.SFTPSshd[r.key]),
+				est(a.SFTP), r.unit, est(a.SFTPSshd), r.unit)
+		}
+		fmt.Fprintln(w)
+	}
 	if a.UploadHashed > 0 {
 		fmt.Fprintf(w, "WebDAV upload (PUT of %d MiB over TLS 1.3, one connection each, into the store) per MiB, million instructions: "+
 			"%.1f with the SHA-1 computed as the bytes stream, %.1f in the build without digests (tag benchnohash): **%s** (target: at most 1.15×).\n\n",
 			armUploadMiB, a.UploadHashed, a.UploadPlain, ratio(a.UploadHashed, a.UploadPlain))
 	}
 	writeNotes(w, a.Notes)
+}
+
+// rate is the MB/s of one 1 GHz core at 1.5 and at 1 cycle per
+// instruction, from millions of instructions per MiB.
+func rate(minsnPerMiB float64) string {
+	if minsnPerMiB <= 0 {
+		return "–"
+	}
+	mb := 1.048576 * 1000
+	return fmt.Sprintf("%.0f-%.0f", mb/(1.5*minsnPerMiB), mb/minsnPerMiB)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
 }
 
 // estimate is the handshake rate of one 1 GHz core at 1.5 and at 1 cycle per

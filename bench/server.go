@@ -194,8 +194,11 @@ func startNginx(ctx context.Context, dir, chain, key string, file []byte) (*serv
 }
 
 // sshdConf is sshd's configuration: the ed25519 host key, curve25519-sha256
-// only, public keys checked against an empty authorized_keys file, and
-// passwords (for the abuse phase's guesses; the SSH block offers only keys).
+// only, public keys checked against authorized_keys (empty on this machine,
+// where the SSH block's keys are refused; the ARM count's user key under
+// qemu-arm), passwords (for the abuse phase's guesses), and SFTP served
+// inside sshd (internal-sftp: qemu-arm cannot execute Debian's ARM
+// sftp-server, and in-process it costs one exec less than Debian's default).
 const sshdConf = `ListenAddress 127.0.0.1
 HostKey %s
 KexAlgorithms curve25519-sha256
@@ -207,29 +210,18 @@ StrictModes no
 UsePAM no
 PidFile %s
 MaxStartups 64
+Subsystem sftp internal-sftp
 `
 
 // startSSHD runs OpenSSH's sshd in the foreground on a free port. sshd
 // forks (and re-executes itself) for every connection.
 func startSSHD(ctx context.Context, dir string, hostKey []byte) (*server, error) {
-	if err := os.MkdirAll("/run/sshd", 0o755); err != nil { // its privilege separation directory
-		return nil, err
-	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	keyFile := filepath.Join(dir, "ssh_host_ed25519_key")
-	if err := os.WriteFile(keyFile, hostKey, 0o600); err != nil {
-		return nil, err
-	}
-	auth := filepath.Join(dir, "authorized_keys")
-	if err := os.WriteFile(auth, nil, 0o644); err != nil {
-		return nil, err
-	}
-	conf := filepath.Join(dir, "sshd_config")
-	text := fmt.Sprintf(sshdConf, keyFile, auth, filepath.Join(dir, "sshd.pid"))
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+	conf, err := writeSSHD(dir, hostKey, nil)
+	if err != nil {
 		return nil, err
 	}
 	log := filepath.Join(dir, "sshd.log")
@@ -237,6 +229,26 @@ func startSSHD(ctx context.Context, dir string, hostKey []byte) (*server, error)
 	s.cmd = exec.Command("/usr/sbin/sshd", "-D", "-f", conf, "-p", strconv.Itoa(port), "-E", log)
 	err = start(ctx, s, func() error { return dialable(s.addr) })
 	return s, err
+}
+
+// writeSSHD writes sshd's host key, authorized_keys and sshdConf into dir
+// and returns the configuration's path. It also makes sure of sshd's
+// privilege separation directory.
+func writeSSHD(dir string, hostKey, authorized []byte) (string, error) {
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		return "", err
+	}
+	keyFile := filepath.Join(dir, "ssh_host_ed25519_key")
+	if err := os.WriteFile(keyFile, hostKey, 0o600); err != nil {
+		return "", err
+	}
+	auth := filepath.Join(dir, "authorized_keys")
+	if err := os.WriteFile(auth, authorized, 0o644); err != nil { // read as the user logging in
+		return "", err
+	}
+	conf := filepath.Join(dir, "sshd_config")
+	text := fmt.Sprintf(sshdConf, keyFile, auth, filepath.Join(dir, "sshd.pid"))
+	return conf, os.WriteFile(conf, []byte(text), 0o644)
 }
 
 // bonesyncConf pins the keys compared and turns the post-quantum hybrid

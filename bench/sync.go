@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/measure"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -325,7 +326,7 @@ func propfindFigures(ctx context.Context, s *server, c *http.Client, url, depth 
 		cpus = append(cpus, cpu1-cpu0)
 		f.Bytes = int(n)
 	}
-	f.Wall, f.CPU = percentile(walls, 50), percentile(cpus, 50)
+	f.Wall, f.CPU = measure.Percentile(walls, 50), measure.Percentile(cpus, 50)
 	return f, ctx.Err()
 }
 
@@ -362,7 +363,7 @@ func uploadCPU(ctx context.Context, s *server, c *http.Client, base string) (tim
 		cpu1, _ := treeCPU(s.pid())
 		per = append(per, (cpu1-cpu0)/uploadMiB)
 	}
-	return percentile(per, 50), nil
+	return measure.Percentile(per, 50), nil
 }
 
 // apacheConf serves a copy of the flat folder with mod_dav over TLS, Basic

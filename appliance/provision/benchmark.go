@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/bench"
 	"github.com/bonesync/bonesync/appliance/choose"
 	"github.com/bonesync/bonesync/appliance/keys"
+	"github.com/bonesync/bonesync/appliance/measure"
 	"github.com/bonesync/bonesync/appliance/report"
 )
 
@@ -30,11 +30,11 @@ func runBenchmark(ctx context.Context, o Options) *report.Report {
 	}
 	t0 := time.Now()
 	tlsKeys, sshKeys := keys.TLSCandidates(), keys.SSHCandidates()
-	s, err := bench.Start(ctx, bench.Options{
+	s, err := measure.Start(ctx, measure.Options{
 		Budget: budget, Concurrency: o.Config.Concurrency, Target: o.Config.Target,
 		Planned: len(tlsKeys) + len(sshKeys) + 2,
 		Client:  o.Client,
-		Progress: func(p bench.Progress) {
+		Progress: func(p measure.Progress) {
 			o.Log.Info("  " + p.String())
 			if o.Status != nil {
 				o.Status(p.String())
@@ -45,12 +45,12 @@ func runBenchmark(ctx context.Context, o Options) *report.Report {
 	if err == nil {
 		defer s.Close()
 		err = measureAll(ctx, o, s, rep, tlsKeys, sshKeys)
-		rep.Machine = bench.ThisMachine(o.Clock.Now())
+		rep.Machine = measure.ThisMachine(o.Clock.Now())
 		rep.Machine.LoadGen = s.LoadGenerator
 	}
 	if err != nil {
 		o.Log.Error(fmt.Sprintf("benchmark failed: %v", err))
-		rep.Machine = bench.ThisMachine(o.Clock.Now())
+		rep.Machine = measure.ThisMachine(o.Clock.Now())
 		rep.Choice = choose.Choice{
 			TLS:              choose.Decision{Key: string(pinOr(pol.PinTLS, fallbackTLS)), Reasons: []string{"benchmark failed; safe default"}},
 			SSH:              choose.Decision{Key: string(pinOr(pol.PinSSH, fallbackSSH)), Reasons: []string{"benchmark failed; safe default"}},
@@ -76,10 +76,10 @@ func pinOr(pin string, def keys.Name) keys.Name {
 }
 
 // measureAll runs the TLS then the SSH candidates and decides each.
-func measureAll(ctx context.Context, o Options, s *bench.Session, rep *report.Report, tlsKeys, sshKeys []keys.Name) error {
+func measureAll(ctx context.Context, o Options, s *measure.Session, rep *report.Report, tlsKeys, sshKeys []keys.Name) error {
 	pol := rep.Policy
 	var err error
-	rep.TLS, err = measureKeys(ctx, s, bench.TLS, bench.X25519, tlsKeys, pol.PinTLS)
+	rep.TLS, err = measureKeys(ctx, s, measure.TLS, measure.X25519, tlsKeys, pol.PinTLS)
 	if err != nil {
 		return err
 	}
@@ -87,12 +87,12 @@ func measureAll(ctx context.Context, o Options, s *bench.Session, rep *report.Re
 		return fmt.Errorf("choose the HTTPS key: %w", err)
 	}
 	rep.TLSKex, rep.Choice.TLSPostQuantum, rep.Choice.TLSPQReason, err =
-		measureKex(ctx, s, o, bench.TLS, rep.TLS, rep.Choice.TLS.Key, bench.X25519MLKEM768)
+		measureKex(ctx, s, o, measure.TLS, rep.TLS, rep.Choice.TLS.Key, measure.X25519MLKEM768)
 	if err != nil {
 		return err
 	}
 
-	rep.SSH, err = measureKeys(ctx, s, bench.SSH, bench.Curve25519SHA, sshKeys, pol.PinSSH)
+	rep.SSH, err = measureKeys(ctx, s, measure.SSH, measure.Curve25519SHA, sshKeys, pol.PinSSH)
 	if err != nil {
 		return err
 	}
@@ -100,27 +100,27 @@ func measureAll(ctx context.Context, o Options, s *bench.Session, rep *report.Re
 		return fmt.Errorf("choose the SSH host key: %w", err)
 	}
 	rep.SSHKex, rep.Choice.SSHPostQuantum, rep.Choice.SSHPQReason, err =
-		measureKex(ctx, s, o, bench.SSH, rep.SSH, rep.Choice.SSH.Key, bench.MLKEM768X25519S)
+		measureKex(ctx, s, o, measure.SSH, rep.SSH, rep.Choice.SSH.Key, measure.MLKEM768X25519S)
 	return err
 }
 
 // measureKeys measures each key in order. A larger RSA key is not measured
 // once a smaller one was clearly over the target: it can only cost more.
-func measureKeys(ctx context.Context, s *bench.Session, proto, kex string, names []keys.Name, pin string) ([]*bench.Result, error) {
-	var rows []*bench.Result
+func measureKeys(ctx context.Context, s *measure.Session, proto, kex string, names []keys.Name, pin string) ([]*measure.Result, error) {
+	var rows []*measure.Result
 	overRSA := ""
 	for _, k := range names {
 		isRSA := strings.HasPrefix(string(k), "rsa-")
 		if isRSA && overRSA != "" && string(k) != pin {
-			rows = append(rows, &bench.Result{Proto: proto, Key: k, Kex: kex, Strength: keys.Strength(k),
+			rows = append(rows, &measure.Result{Proto: proto, Key: k, Kex: kex, Strength: keys.Strength(k),
 				Dropped: fmt.Sprintf("not measured: %s was already clearly over the target and %s costs more", overRSA, k)})
 			s.Skip()
 			continue
 		}
-		r, err := s.Measure(ctx, bench.Candidate{
+		r, err := s.Measure(ctx, measure.Candidate{
 			Proto: proto, Key: k, Kex: kex,
 			Reference: keys.Strength(k) < keys.MinStrength,
-			Resumed:   proto == bench.TLS,
+			Resumed:   proto == measure.TLS,
 			Keep:      string(k) == pin,
 		})
 		if err != nil {
@@ -136,8 +136,8 @@ func measureKeys(ctx context.Context, s *bench.Session, proto, kex string, names
 
 // measureKex measures the chosen key with the hybrid exchange and decides
 // whether to offer it. The classical row is the key's own measurement.
-func measureKex(ctx context.Context, s *bench.Session, o Options, proto string, rows []*bench.Result, key, hybrid string) ([]*bench.Result, bool, string, error) {
-	var classic *bench.Result
+func measureKex(ctx context.Context, s *measure.Session, o Options, proto string, rows []*measure.Result, key, hybrid string) ([]*measure.Result, bool, string, error) {
+	var classic *measure.Result
 	for _, r := range rows {
 		if string(r.Key) == key {
 			classic = r
@@ -148,21 +148,21 @@ func measureKex(ctx context.Context, s *bench.Session, o Options, proto string, 
 		on, why := choose.PostQuantum(in)
 		return nil, on, why, nil
 	}
-	h, err := s.Measure(ctx, bench.Candidate{Proto: proto, Key: classic.Key, Kex: hybrid, Keep: o.Config.PostQuantum == "on"})
+	h, err := s.Measure(ctx, measure.Candidate{Proto: proto, Key: classic.Key, Kex: hybrid, Keep: o.Config.PostQuantum == "on"})
 	if err != nil {
 		return nil, false, "", err
 	}
 	in.Classic, _ = classic.P95AtN()
 	in.Hybrid, in.Measured = h.P95AtN()
 	on, why := choose.PostQuantum(in)
-	return []*bench.Result{classic, h}, on, why, nil
+	return []*measure.Result{classic, h}, on, why, nil
 }
 
-func candidates(rows []*bench.Result) []choose.Candidate {
+func candidates(rows []*measure.Result) []choose.Candidate {
 	var cs []choose.Candidate
 	for _, r := range rows {
 		c := choose.Candidate{Name: string(r.Key), Strength: r.Strength, Reference: r.Reference,
-			Cost: bench.Duration(r.ServerCPU().P50)}
+			Cost: measure.Duration(r.ServerCPU().P50)}
 		c.P95, c.Measured = r.P95AtN()
 		cs = append(cs, c)
 	}

@@ -23,11 +23,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/bench"
 	"github.com/bonesync/bonesync/appliance/choose"
 	"github.com/bonesync/bonesync/appliance/clock"
 	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/keys"
+	"github.com/bonesync/bonesync/appliance/measure"
 	"github.com/bonesync/bonesync/appliance/pki"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/state"
@@ -54,7 +54,7 @@ type Options struct {
 	// errors.Is(err, state.ErrBusy) instead of waiting while another process
 	// (a `bonesync bench`) works on the state directory.
 	NoWait bool
-	// Client starts the benchmark's load generator (see bench.Options).
+	// Client starts the benchmark's load generator (see measure.Options).
 	Client func(ctx context.Context) *exec.Cmd
 	// Addrs returns the box's current addresses; nil means the
 	// interfaces' permitted addresses (pki.InterfaceAddrs).
@@ -275,7 +275,7 @@ func ensureKey(o Options, file string, want keys.Name) (crypto.Signer, time.Dura
 	return k, took, nil
 }
 
-func noteKeygen(rows []*bench.Result, key string, took time.Duration) {
+func noteKeygen(rows []*measure.Result, key string, took time.Duration) {
 	if took == 0 {
 		return
 	}

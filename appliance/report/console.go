@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bonesync/bonesync/appliance/bench"
 	"github.com/bonesync/bonesync/appliance/choose"
+	"github.com/bonesync/bonesync/appliance/measure"
 )
 
 // Console writes the report as fixed-width text, 80 columns wide, for a
@@ -39,8 +39,8 @@ func (r *Report) Console(w io.Writer) error {
 	kexTable(&b, "SSH key exchange, with the chosen host key", r.SSHKex, r.Choice.SSHPostQuantum, n)
 
 	b.WriteString("\n")
-	chosen(&b, "HTTPS key", r.Choice.TLS, r.TLS, r.Choice.TLSPostQuantum, bench.X25519MLKEM768)
-	chosen(&b, "SFTP host key", r.Choice.SSH, r.SSH, r.Choice.SSHPostQuantum, bench.MLKEM768X25519S)
+	chosen(&b, "HTTPS key", r.Choice.TLS, r.TLS, r.Choice.TLSPostQuantum, measure.X25519MLKEM768)
+	chosen(&b, "SFTP host key", r.Choice.SSH, r.SSH, r.Choice.SSHPostQuantum, measure.MLKEM768X25519S)
 	for _, part := range []struct {
 		what    string
 		reasons []string
@@ -131,7 +131,7 @@ func Summary(r *Report) string {
 	return b.String()
 }
 
-func chosen(b *strings.Builder, what string, d choose.Decision, rows []*bench.Result, pq bool, hybrid string) {
+func chosen(b *strings.Builder, what string, d choose.Decision, rows []*measure.Result, pq bool, hybrid string) {
 	bits := 0
 	for _, r := range rows {
 		if string(r.Key) == d.Key {
@@ -151,7 +151,7 @@ func chosen(b *strings.Builder, what string, d choose.Decision, rows []*bench.Re
 
 const keyHeader = "%-10s %4s %9s %7s %7s %7s %7s %8s  %s\n"
 
-func keyTable(b *strings.Builder, title string, rows []*bench.Result, verdicts map[string]string, n int, resumed bool) {
+func keyTable(b *strings.Builder, title string, rows []*measure.Result, verdicts map[string]string, n int, resumed bool) {
 	if len(rows) == 0 {
 		return
 	}
@@ -183,7 +183,7 @@ func keyTable(b *strings.Builder, title string, rows []*bench.Result, verdicts m
 	}
 }
 
-func kexTable(b *strings.Builder, title string, rows []*bench.Result, offered bool, n int) {
+func kexTable(b *strings.Builder, title string, rows []*measure.Result, offered bool, n int) {
 	if len(rows) == 0 {
 		return
 	}
@@ -207,7 +207,7 @@ func kexTable(b *strings.Builder, title string, rows []*bench.Result, offered bo
 
 // verdict is the short form of a choose verdict that fits the table;
 // a trailing * marks a candidate dropped early as clearly over the target.
-func verdict(r *bench.Result, v string) string {
+func verdict(r *measure.Result, v string) string {
 	short := map[string]string{
 		choose.Chosen: "CHOSEN", choose.Meets: "meets", choose.OverTarget: "over",
 		choose.TooWeak: "too weak", choose.ReferenceV: "reference", choose.NotMeasured: "-",
@@ -232,21 +232,21 @@ func f2(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-func rate(r *bench.Result) string {
+func rate(r *measure.Result) string {
 	if v := r.Rate(); v > 0 {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return "-"
 }
 
-func p50(p *bench.Phase) string {
+func p50(p *measure.Phase) string {
 	if p == nil || p.Latency.N == 0 {
 		return "-"
 	}
 	return f1(p.Latency.P50)
 }
 
-func p95(p *bench.Phase) string {
+func p95(p *measure.Phase) string {
 	if p == nil || p.Latency.N == 0 {
 		return "-"
 	}

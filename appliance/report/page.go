@@ -45,6 +45,7 @@ code{word-break:break-all}.warn{color:#a00}
 dt{font-weight:bold}dd{margin:0 0 .5rem 0}
 </style></head><body>
 <h1>bonesync</h1>
+<p><a href="/files/"><strong>Log in to your files</strong></a> (once this box's certificate authority, below, is trusted).</p>
 <dl>
 <dt>HTTPS key</dt><dd>{{.R.Choice.TLS.Key}}{{if .R.Choice.TLSPostQuantum}}, with post-quantum hybrid key exchange{{end}}</dd>
 <dt>SFTP host key</dt><dd>{{.R.Choice.SSH.Key}}{{if .R.Choice.SSHPostQuantum}}, with post-quantum hybrid key exchange{{end}}</dd>

@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/bonesync/bonesync/appliance/bench"
 	"github.com/bonesync/bonesync/appliance/choose"
+	"github.com/bonesync/bonesync/appliance/measure"
 )
 
 // Version of the report.json layout (v1.go).
@@ -16,15 +16,15 @@ const Version = 1
 
 // Report is what report.json holds; its format on disk is v1.go's.
 type Report struct {
-	Machine bench.Machine
+	Machine measure.Machine
 	Policy  Policy
 	// TLS holds one row per TLS server key, measured with X25519.
-	TLS []*bench.Result
+	TLS []*measure.Result
 	// TLSKex holds the chosen key measured with each key exchange.
-	TLSKex []*bench.Result
+	TLSKex []*measure.Result
 	// SSH holds one row per host key, measured with curve25519-sha256.
-	SSH    []*bench.Result
-	SSHKex []*bench.Result
+	SSH    []*measure.Result
+	SSHKex []*measure.Result
 	Choice choose.Choice
 	// CAFingerprint is the SHA-256 of the CA certificate.
 	CAFingerprint string

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/bench"
 	"github.com/bonesync/bonesync/appliance/choose"
 	"github.com/bonesync/bonesync/appliance/keys"
+	"github.com/bonesync/bonesync/appliance/measure"
 )
 
 const (
@@ -24,26 +24,26 @@ const (
 )
 
 // mkPhase is a measured phase whose Latency and ServerCPU are set directly.
-func mkPhase(clients int, p50, p95, rate float64, cpu ...float64) *bench.Phase {
-	return &bench.Phase{
+func mkPhase(clients int, p50, p95, rate float64, cpu ...float64) *measure.Phase {
+	return &measure.Phase{
 		Clients:    clients,
-		Latency:    bench.Stats{N: 40, P50: p50, P95: p95, P99: p95 + 1, Max: p95 + 2},
-		ServerCPU:  bench.Summarise(cpu),
+		Latency:    measure.Stats{N: 40, P50: p50, P95: p95, P99: p95 + 1, Max: p95 + 2},
+		ServerCPU:  measure.Summarise(cpu),
 		Rate:       rate,
 		CPUSamples: cpu,
 	}
 }
 
-func mkRow(proto string, key keys.Name, kex string, strength int, full1, fullN *bench.Phase) *bench.Result {
-	return &bench.Result{Proto: proto, Key: key, Kex: kex, Strength: strength, Full1: full1, FullN: fullN}
+func mkRow(proto string, key keys.Name, kex string, strength int, full1, fullN *measure.Phase) *measure.Result {
+	return &measure.Result{Proto: proto, Key: key, Kex: kex, Strength: strength, Full1: full1, FullN: fullN}
 }
 
 // mkCandidates turns rows into what the chooser reads, as provisioning does.
-func mkCandidates(rows []*bench.Result) []choose.Candidate {
+func mkCandidates(rows []*measure.Result) []choose.Candidate {
 	var cs []choose.Candidate
 	for _, r := range rows {
 		c := choose.Candidate{Name: string(r.Key), Strength: r.Strength, Reference: r.Reference,
-			Cost: bench.Duration(r.ServerCPU().P50)}
+			Cost: measure.Duration(r.ServerCPU().P50)}
 		c.P95, c.Measured = r.P95AtN()
 		cs = append(cs, c)
 	}
@@ -56,27 +56,27 @@ func mkCandidates(rows []*bench.Result) []choose.Candidate {
 // warning). The decision comes from the real chooser.
 func mkReport(t *testing.T) *Report {
 	t.Helper()
-	tls := []*bench.Result{
-		mkRow(bench.TLS, keys.ECDSAP256, bench.X25519, 128, mkPhase(1, 38.2, 41.7, 25.9, 15.1, 15.3, 16.0), mkPhase(concurrency, 201.4, 240.4, 62.3, 15.8)),
-		mkRow(bench.TLS, keys.ECDSAP384, bench.X25519, 192, mkPhase(1, 71.4, 75.9, 13.8, 28.2), mkPhase(concurrency, 520.0, 612.8, 33.1, 28.9)),
-		mkRow(bench.TLS, keys.RSA1024, bench.X25519, 80, mkPhase(1, 22.6, 25.1, 40.2, 12.2), mkPhase(concurrency, 120.5, 150.3, 80.7, 12.4)),
-		mkRow(bench.TLS, keys.RSA2048, bench.X25519, 112, mkPhase(1, 104.5, 110.9, 9.5, 107.3), mkPhase(concurrency, 799.0, 870.2, 9.2, 106.8)),
-		mkRow(bench.TLS, keys.RSA3072, bench.X25519, 128, mkPhase(1, 310.7, 330.2, 3.2, 330.5), nil),
-		mkRow(bench.TLS, keys.RSA4096, bench.X25519, 128, nil, nil),
+	tls := []*measure.Result{
+		mkRow(measure.TLS, keys.ECDSAP256, measure.X25519, 128, mkPhase(1, 38.2, 41.7, 25.9, 15.1, 15.3, 16.0), mkPhase(concurrency, 201.4, 240.4, 62.3, 15.8)),
+		mkRow(measure.TLS, keys.ECDSAP384, measure.X25519, 192, mkPhase(1, 71.4, 75.9, 13.8, 28.2), mkPhase(concurrency, 520.0, 612.8, 33.1, 28.9)),
+		mkRow(measure.TLS, keys.RSA1024, measure.X25519, 80, mkPhase(1, 22.6, 25.1, 40.2, 12.2), mkPhase(concurrency, 120.5, 150.3, 80.7, 12.4)),
+		mkRow(measure.TLS, keys.RSA2048, measure.X25519, 112, mkPhase(1, 104.5, 110.9, 9.5, 107.3), mkPhase(concurrency, 799.0, 870.2, 9.2, 106.8)),
+		mkRow(measure.TLS, keys.RSA3072, measure.X25519, 128, mkPhase(1, 310.7, 330.2, 3.2, 330.5), nil),
+		mkRow(measure.TLS, keys.RSA4096, measure.X25519, 128, nil, nil),
 	}
 	tls[0].ResumedN = mkPhase(concurrency, 10.1, 12.3, 700)
 	tls[2].Reference = true
 	tls[4].Dropped = "clearly over the target with one client"
 	tls[5].Dropped = "not measured: rsa-3072 was already clearly over the target and rsa-4096 costs more"
-	tlsPQ := mkRow(bench.TLS, keys.ECDSAP256, bench.X25519MLKEM768, 128, mkPhase(1, 40.1, 44.0, 24.3, 16.4), mkPhase(concurrency, 220.9, 262.7, 58.0, 16.6))
+	tlsPQ := mkRow(measure.TLS, keys.ECDSAP256, measure.X25519MLKEM768, 128, mkPhase(1, 40.1, 44.0, 24.3, 16.4), mkPhase(concurrency, 220.9, 262.7, 58.0, 16.6))
 
-	ssh := []*bench.Result{
-		mkRow(bench.SSH, keys.Ed25519, bench.Curve25519SHA, 128, mkPhase(1, 55.3, 60.2, 17.9, 21.0), mkPhase(concurrency, 280.0, 310.0, 28.5)),
-		mkRow(bench.SSH, keys.ECDSAP256, bench.Curve25519SHA, 128, mkPhase(1, 60.9, 66.1, 16.2, 24.5), mkPhase(concurrency, 330.3, 380.0, 24.1)),
-		mkRow(bench.SSH, keys.RSA2048, bench.Curve25519SHA, 112, mkPhase(1, 120.6, 131.0, 8.1, 109.9), mkPhase(concurrency, 901.7, 990.4, 8.0)),
+	ssh := []*measure.Result{
+		mkRow(measure.SSH, keys.Ed25519, measure.Curve25519SHA, 128, mkPhase(1, 55.3, 60.2, 17.9, 21.0), mkPhase(concurrency, 280.0, 310.0, 28.5)),
+		mkRow(measure.SSH, keys.ECDSAP256, measure.Curve25519SHA, 128, mkPhase(1, 60.9, 66.1, 16.2, 24.5), mkPhase(concurrency, 330.3, 380.0, 24.1)),
+		mkRow(measure.SSH, keys.RSA2048, measure.Curve25519SHA, 112, mkPhase(1, 120.6, 131.0, 8.1, 109.9), mkPhase(concurrency, 901.7, 990.4, 8.0)),
 	}
 	ssh[2].KeygenMs = 3210.5
-	sshPQ := mkRow(bench.SSH, keys.RSA2048, bench.MLKEM768X25519S, 112, mkPhase(1, 125.0, 140.2, 7.8, 112.0), mkPhase(concurrency, 950.1, 1040.6, 7.5))
+	sshPQ := mkRow(measure.SSH, keys.RSA2048, measure.MLKEM768X25519S, 112, mkPhase(1, 125.0, 140.2, 7.8, 112.0), mkPhase(concurrency, 950.1, 1040.6, 7.5))
 
 	target := time.Duration(targetMs) * time.Millisecond
 	var ch choose.Choice
@@ -101,8 +101,8 @@ func mkReport(t *testing.T) *Report {
 	ch.Target, ch.Concurrency = target.String(), concurrency
 
 	return &Report{
-		Machine: bench.Machine{
-			// As bench.ThisMachine reads a BeagleBone Black.
+		Machine: measure.Machine{
+			// As measure.ThisMachine reads a BeagleBone Black.
 			CPU: "ARMv7 Processor rev 2 (v7l) (Generic AM33XX (Flattened Device Tree))", Board: "TI AM335x BeagleBone Black",
 			Cores: 1, Arch: "arm7", Kernel: "Linux 5.10.168-ti-r72", Go: "go1.26.8",
 			Time: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), LoadGen: "in-process", Hostname: "bonesync", GOMAXPROC: 1,
@@ -110,9 +110,9 @@ func mkReport(t *testing.T) *Report {
 		Policy: Policy{TargetMs: targetMs, Concurrency: concurrency, BudgetS: 600, PostQuantum: "auto",
 			PinSSH: string(keys.RSA2048), MinStrength: keys.MinStrength},
 		TLS:           tls,
-		TLSKex:        []*bench.Result{tls[0], tlsPQ},
+		TLSKex:        []*measure.Result{tls[0], tlsPQ},
 		SSH:           ssh,
-		SSHKex:        []*bench.Result{ssh[2], sshPQ},
+		SSHKex:        []*measure.Result{ssh[2], sshPQ},
 		Choice:        ch,
 		CAFingerprint: fingerprint,
 		URLs:          []string{"https://bonesync.local/", "https://192.168.1.20/"},
@@ -217,7 +217,7 @@ func tableRows(t *testing.T, out, title string) []string {
 func TestConsoleRows(t *testing.T) {
 	r := mkReport(t)
 	out := consoleText(t, r)
-	p50 := func(r *bench.Result) string {
+	p50 := func(r *measure.Result) string {
 		if r.Full1 == nil {
 			return "-"
 		}
@@ -225,14 +225,14 @@ func TestConsoleRows(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		title string
-		rows  []*bench.Result
-		name  func(*bench.Result) string
+		rows  []*measure.Result
+		name  func(*measure.Result) string
 		col   int // the p50@1 column
 	}{
-		{"TLS server keys", r.TLS, func(r *bench.Result) string { return string(r.Key) }, 4},
-		{"TLS key exchange", r.TLSKex, func(r *bench.Result) string { return r.Kex }, 3},
-		{"SSH host keys", r.SSH, func(r *bench.Result) string { return string(r.Key) }, 4},
-		{"SSH key exchange", r.SSHKex, func(r *bench.Result) string { return r.Kex }, 3},
+		{"TLS server keys", r.TLS, func(r *measure.Result) string { return string(r.Key) }, 4},
+		{"TLS key exchange", r.TLSKex, func(r *measure.Result) string { return r.Kex }, 3},
+		{"SSH host keys", r.SSH, func(r *measure.Result) string { return string(r.Key) }, 4},
+		{"SSH key exchange", r.SSHKex, func(r *measure.Result) string { return r.Kex }, 3},
 	} {
 		lines := tableRows(t, out, tc.title)
 		if len(lines) != len(tc.rows) {
@@ -275,7 +275,7 @@ func TestConsoleSummary(t *testing.T) {
 		t.Errorf("Console() does not show the fingerprint as two 16-byte lines %q:\n%s", fp, raw)
 	}
 	for _, want := range []string{
-		"Chosen HTTPS key: " + r.Choice.TLS.Key + " (128-bit), meets the target, offering " + bench.X25519MLKEM768,
+		"Chosen HTTPS key: " + r.Choice.TLS.Key + " (128-bit), meets the target, offering " + measure.X25519MLKEM768,
 		"Chosen SFTP host key: " + r.Choice.SSH.Key + " (112-bit), DOES NOT meet the target",
 		"- " + r.Choice.TLSPQReason,
 		"note: " + r.Notes[0],
@@ -423,7 +423,7 @@ func countOf(ss []string, s string) int {
 func TestChart(t *testing.T) {
 	r := mkReport(t)
 	// A key name that must be escaped.
-	odd := mkRow(bench.TLS, `odd<&"key'>`, bench.X25519, 128, mkPhase(1, 5.5, 6.25, 100, 1), mkPhase(concurrency, 30, 31.5, 200, 1))
+	odd := mkRow(measure.TLS, `odd<&"key'>`, measure.X25519, 128, mkPhase(1, 5.5, 6.25, 100, 1), mkPhase(concurrency, 30, 31.5, 200, 1))
 	rows := append(r.TLS, odd)
 	s := Chart(`TLS <latency> & "more"`, rows, targetMs, concurrency)
 	doc := readSVG(t, s)
@@ -431,7 +431,7 @@ func TestChart(t *testing.T) {
 	var want []string
 	notMeasured := 0
 	for _, row := range rows {
-		add := func(series string, p *bench.Phase, p95 bool) {
+		add := func(series string, p *measure.Phase, p95 bool) {
 			if p == nil {
 				notMeasured++
 				return
@@ -479,7 +479,7 @@ func TestChart(t *testing.T) {
 }
 
 func TestChartNothingMeasured(t *testing.T) {
-	rows := []*bench.Result{mkRow(bench.SSH, keys.RSA4096, bench.Curve25519SHA, 128, nil, nil)}
+	rows := []*measure.Result{mkRow(measure.SSH, keys.RSA4096, measure.Curve25519SHA, 128, nil, nil)}
 	s := Chart("SSH", rows, targetMs, concurrency)
 	doc := readSVG(t, s)
 	if len(doc.bars) != 0 {

@@ -6,19 +6,19 @@ import (
 	"math"
 	"strings"
 
-	"github.com/bonesync/bonesync/appliance/bench"
+	"github.com/bonesync/bonesync/appliance/measure"
 )
 
 // Chart draws latency by key as an SVG: for each row a bar for p50 with one
 // client, p95 with one client and p95 with N, on a logarithmic axis (an RSA-4096
 // handshake costs fifty times an ECDSA one), with the target as a dashed line.
 // It uses no external assets.
-func Chart(title string, rows []*bench.Result, targetMs float64, n int) string {
+func Chart(title string, rows []*measure.Result, targetMs float64, n int) string {
 	return ChartChosen(title, rows, targetMs, n, "")
 }
 
 // ChartChosen is Chart with the chosen key's label in bold.
-func ChartChosen(title string, rows []*bench.Result, targetMs float64, n int, chosen string) string {
+func ChartChosen(title string, rows []*measure.Result, targetMs float64, n int, chosen string) string {
 	type bar struct {
 		label string
 		v     float64
@@ -26,11 +26,11 @@ func ChartChosen(title string, rows []*bench.Result, targetMs float64, n int, ch
 	series := []struct {
 		name  string
 		color string
-		get   func(*bench.Result) float64
+		get   func(*measure.Result) float64
 	}{
-		{"p50, 1 client", "#4c78a8", func(r *bench.Result) float64 { return lat(r.Full1, false) }},
-		{"p95, 1 client", "#72b7b2", func(r *bench.Result) float64 { return lat(r.Full1, true) }},
-		{fmt.Sprintf("p95, %d clients", n), "#f58518", func(r *bench.Result) float64 { return lat(r.FullN, true) }},
+		{"p50, 1 client", "#4c78a8", func(r *measure.Result) float64 { return lat(r.Full1, false) }},
+		{"p95, 1 client", "#72b7b2", func(r *measure.Result) float64 { return lat(r.Full1, true) }},
+		{fmt.Sprintf("p95, %d clients", n), "#f58518", func(r *measure.Result) float64 { return lat(r.FullN, true) }},
 	}
 	lo, hi := math.Inf(1), targetMs
 	for _, r := range rows {
@@ -114,7 +114,7 @@ func ChartChosen(title string, rows []*bench.Result, targetMs float64, n int, ch
 	return b.String()
 }
 
-func lat(p *bench.Phase, p95 bool) float64 {
+func lat(p *measure.Phase, p95 bool) float64 {
 	if p == nil || p.Latency.N == 0 {
 		return 0
 	}

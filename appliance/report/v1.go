@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/bench"
 	"github.com/bonesync/bonesync/appliance/choose"
 	"github.com/bonesync/bonesync/appliance/keys"
+	"github.com/bonesync/bonesync/appliance/measure"
 )
 
 // The state files' format, version 1: report.json and decision.json as
 // bonesync 0.1 wrote them (testdata/v1 holds a pair it wrote). These types
-// are the format, apart from the types the code works with (bench.Result,
+// are the format, apart from the types the code works with (measure.Result,
 // choose.Choice, ...), so that a refactor of those cannot change what an
 // older state directory holds or what /report.json serves. A field may be
 // added here (omitempty; older files read as its zero value); a change of
@@ -157,7 +157,7 @@ func (r *Report) toV1() fileV1 {
 func (f fileV1) report() *Report {
 	m, p := f.Machine, f.Policy
 	return &Report{
-		Machine: bench.Machine{CPU: m.CPU, Board: m.Board, Cores: m.Cores, Arch: m.Arch, Kernel: m.Kernel, Go: m.Go,
+		Machine: measure.Machine{CPU: m.CPU, Board: m.Board, Cores: m.Cores, Arch: m.Arch, Kernel: m.Kernel, Go: m.Go,
 			Time: m.Time, LoadGen: m.LoadGen, Emulated: m.Emulated, Hostname: m.Hostname, GOMAXPROC: m.GOMAXPROC},
 		Policy: Policy{TargetMs: p.TargetMs, Concurrency: p.Concurrency, BudgetS: p.BudgetS, Quick: p.Quick,
 			PostQuantum: p.PostQuantum, PinTLS: p.PinTLS, PinSSH: p.PinSSH, MinStrength: p.MinStrength},
@@ -167,7 +167,7 @@ func (f fileV1) report() *Report {
 	}
 }
 
-func resultsToV1(rs []*bench.Result) []resultV1 {
+func resultsToV1(rs []*measure.Result) []resultV1 {
 	if rs == nil {
 		return nil
 	}
@@ -180,20 +180,20 @@ func resultsToV1(rs []*bench.Result) []resultV1 {
 	return out
 }
 
-func resultsFromV1(rs []resultV1) []*bench.Result {
+func resultsFromV1(rs []resultV1) []*measure.Result {
 	if rs == nil {
 		return nil
 	}
-	out := make([]*bench.Result, len(rs))
+	out := make([]*measure.Result, len(rs))
 	for i, r := range rs {
-		out[i] = &bench.Result{Proto: r.Proto, Key: keys.Name(r.Key), Kex: r.Kex, Strength: r.Strength, Reference: r.Reference,
+		out[i] = &measure.Result{Proto: r.Proto, Key: keys.Name(r.Key), Kex: r.Kex, Strength: r.Strength, Reference: r.Reference,
 			Full1: r.Full1.phase(), FullN: r.FullN.phase(), Resumed1: r.Resumed1.phase(), ResumedN: r.ResumedN.phase(),
 			Dropped: r.Dropped, KeygenMs: r.KeygenMs}
 	}
 	return out
 }
 
-func phaseToV1(p *bench.Phase) *phaseV1 {
+func phaseToV1(p *measure.Phase) *phaseV1 {
 	if p == nil {
 		return nil
 	}
@@ -203,11 +203,11 @@ func phaseToV1(p *bench.Phase) *phaseV1 {
 		LatencySamples: p.LatencySamples, CPUSamples: p.CPUSamples}
 }
 
-func (p *phaseV1) phase() *bench.Phase {
+func (p *phaseV1) phase() *measure.Phase {
 	if p == nil {
 		return nil
 	}
-	return &bench.Phase{Clients: p.Clients, Resumed: p.Resumed, Latency: bench.Stats(p.Latency), ServerCPU: bench.Stats(p.ServerCPU),
+	return &measure.Phase{Clients: p.Clients, Resumed: p.Resumed, Latency: measure.Stats(p.Latency), ServerCPU: measure.Stats(p.ServerCPU),
 		Rate: p.Rate, ServerProcessCPU: p.ServerProcessCPU, ClientProcessCPU: p.ClientProcessCPU, Elapsed: p.Elapsed,
 		Errors: p.Errors, FirstError: p.FirstError, NotResumed: p.NotResumed,
 		LatencySamples: p.LatencySamples, CPUSamples: p.CPUSamples}

@@ -4,6 +4,8 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/rsa"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,10 +38,51 @@ func TestDefaultsAreModernAndSupported(t *testing.T) {
 			t.Errorf("DefaultAlgorithms(%v): hybrid first = %v", pq, got)
 		}
 	}
-	if !hasAES() && DefaultAlgorithms(false).Ciphers[0] != ssh.CipherChaCha20Poly1305 {
-		t.Error("without AES instructions ChaCha20-Poly1305 must come first")
+}
+
+// negotiate is RFC 4253 7.1's rule: the client's first that the server has.
+func negotiate(client, server []string) string {
+	for _, c := range client {
+		if slices.Contains(server, c) {
+			return c
+		}
+	}
+	return ""
+}
+
+// On a core without AES instructions every common client settles on
+// ChaCha20-Poly1305, whatever its own order: x/crypto/ssh's default list
+// (rclone's, AES-GCM first) and OpenSSH's, as `ssh -G` prints it. With
+// AES instructions, AES-GCM stays on offer.
+func TestCipherNegotiatedWithCommonClients(t *testing.T) {
+	var xc ssh.ClientConfig
+	xc.SetDefaults()
+	clients := map[string][]string{"x/crypto/ssh (rclone)": xc.Ciphers}
+	if out, err := exec.Command("ssh", "-G", "bonesync.invalid").Output(); err == nil {
+		for _, l := range strings.Split(string(out), "\n") {
+			if v, ok := strings.CutPrefix(l, "ciphers "); ok {
+				clients["OpenSSH "+strings.TrimSpace(string(must(exec.Command("ssh", "-V").CombinedOutput())))] = strings.Split(v, ",")
+			}
+		}
+	}
+	if len(clients) < 2 {
+		t.Log("OpenSSH's ssh not installed: its list not checked")
+	}
+	noAES := defaultAlgorithms(false, false)
+	if err := noAES.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, list := range clients {
+		if got := negotiate(list, noAES.Ciphers); got != ssh.CipherChaCha20Poly1305 {
+			t.Errorf("%s (%v) against the board's list %v negotiates %s, want ChaCha20-Poly1305", name, list, noAES.Ciphers, got)
+		}
+	}
+	if !slices.Contains(defaultAlgorithms(false, true).Ciphers, ssh.CipherAES128GCM) {
+		t.Error("with AES instructions AES-GCM must stay on offer")
 	}
 }
+
+func must(b []byte, _ error) []byte { return b }
 
 func TestValidateRejects(t *testing.T) {
 	a := DefaultAlgorithms(false)

@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/bench"
 	"github.com/bonesync/bonesync/appliance/choose"
 	"github.com/bonesync/bonesync/appliance/keys"
+	"github.com/bonesync/bonesync/appliance/measure"
 	"github.com/bonesync/bonesync/appliance/pki"
 	"github.com/bonesync/bonesync/appliance/report"
 )
@@ -49,18 +49,18 @@ func newCA(t *testing.T) *pki.CA {
 func newBox(t *testing.T) *box {
 	t.Helper()
 	ca := newCA(t)
-	phase := func(p50, p95 float64) *bench.Phase {
-		return &bench.Phase{Latency: bench.Stats{N: 10, P50: p50, P95: p95, P99: p95, Max: p95}, Rate: 20, CPUSamples: []float64{14.5}}
+	phase := func(p50, p95 float64) *measure.Phase {
+		return &measure.Phase{Latency: measure.Stats{N: 10, P50: p50, P95: p95, P99: p95, Max: p95}, Rate: 20, CPUSamples: []float64{14.5}}
 	}
 	rep := &report.Report{
-		Machine: bench.Machine{CPU: "ARMv7 Processor rev 2 (v7l)", Cores: 1, Arch: "arm7", Kernel: "Linux 5.10.168-ti-r72",
+		Machine: measure.Machine{CPU: "ARMv7 Processor rev 2 (v7l)", Cores: 1, Arch: "arm7", Kernel: "Linux 5.10.168-ti-r72",
 			Go: "go1.26.8", Time: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), LoadGen: "by a separate process", Hostname: "bonesync"},
 		Policy: report.Policy{TargetMs: 500, Concurrency: 8, BudgetS: 600, PostQuantum: "auto", MinStrength: keys.MinStrength},
-		TLS: []*bench.Result{
-			{Proto: bench.TLS, Key: keys.ECDSAP256, Kex: bench.X25519, Strength: 128, Full1: phase(38.2, 41.7), FullN: phase(201.4, 240.4)},
+		TLS: []*measure.Result{
+			{Proto: measure.TLS, Key: keys.ECDSAP256, Kex: measure.X25519, Strength: 128, Full1: phase(38.2, 41.7), FullN: phase(201.4, 240.4)},
 		},
-		SSH: []*bench.Result{
-			{Proto: bench.SSH, Key: keys.Ed25519, Kex: bench.Curve25519SHA, Strength: 128, Full1: phase(55.3, 60.2), FullN: phase(280, 310)},
+		SSH: []*measure.Result{
+			{Proto: measure.SSH, Key: keys.Ed25519, Kex: measure.Curve25519SHA, Strength: 128, Full1: phase(55.3, 60.2), FullN: phase(280, 310)},
 		},
 		Choice: choose.Choice{
 			TLS: choose.Decision{Key: string(keys.ECDSAP256), MetTarget: true, Reasons: []string{"it meets the target"},

@@ -5,12 +5,18 @@
 // qemu-arm; the load comes from the bench program, a separate native
 // process, so every instruction counted here is the server's.
 //
-//	armcost -chain CHAIN.pem -key KEY.pem [-dav DIR]
+//	armcost -chain CHAIN.pem -key KEY.pem [-dav DIR [-sftp [-authorized FILE]]]
 //
 // With -dav it also serves WebDAV (web.DAV) on a store in DIR with the user
 // "bench" (password "bench-password"), so uploads can be counted: the
 // bench's upload count compares this with the build without digests (tag
 // benchnohash).
+//
+// With -sftp it also serves SFTP (sftpd.Server, a throwaway ed25519 host
+// key) on the same store and user, and prints " sftp ADDR" after the
+// rest, so that SFTP transfers can be counted too. -authorized gives the
+// user "bench" the public keys in FILE (authorized_keys format), so the
+// login is counted with a key, as sshd's is.
 //
 // It prints "tls ADDR ctl ADDR" on stdout. On the control connection, a line
 // "mark N" waits until no HTTPS connection is open (the server is quiescent),
@@ -24,6 +30,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/rand"
 	"crypto/tls"
 	"encoding/pem"
 	"errors"
@@ -36,12 +45,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/sftpd"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/sysd"
@@ -57,8 +69,10 @@ func main() {
 	chain := flag.String("chain", "", "PEM file: the leaf certificate, then the CA")
 	key := flag.String("key", "", "PEM file: the leaf's private key (PKCS#8)")
 	davDir := flag.String("dav", "", "serve WebDAV on a store in this folder")
+	withSFTP := flag.Bool("sftp", false, "serve SFTP too (needs -dav)")
+	authorized := flag.String("authorized", "", "authorized_keys file: public keys of the user bench")
 	flag.Parse()
-	if err := run(*chain, *key, *davDir, os.Stdin, os.Stdout); err != nil {
+	if err := run(*chain, *key, *davDir, *authorized, *withSFTP, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "armcost: %v\n", err)
 		os.Exit(1)
 	}
@@ -70,8 +84,9 @@ type content struct{ ca []byte }
 func (c content) CAPEM() []byte          { return c.ca }
 func (c content) Report() *report.Report { return &report.Report{} }
 
-// newDAV is WebDAV on a store in dir, with the user bench.
-func newDAV(dir string) (*web.DAV, error) {
+// newDAV is WebDAV on a store in dir, with the user bench and, if
+// authorized is set, the public keys in that file.
+func newDAV(dir, authorized string) (*web.DAV, error) {
 	st, err := state.Open(filepath.Join(dir, "state"))
 	if err != nil {
 		return nil, err
@@ -85,6 +100,15 @@ func newDAV(dir string) (*web.DAV, error) {
 			return nil, err
 		}
 	}
+	if authorized != "" {
+		b, err := os.ReadFile(authorized)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := db.AddKeys("bench", b); err != nil {
+			return nil, fmt.Errorf("%s: %w", authorized, err)
+		}
+	}
 	files, err := store.Open(filepath.Join(dir, "files"))
 	if err != nil {
 		return nil, err
@@ -92,7 +116,34 @@ func newDAV(dir string) (*web.DAV, error) {
 	return &web.DAV{Users: db, Store: files, Guard: guard.New(nil), Log: sysd.NewLogger(os.Stderr)}, nil
 }
 
-func run(chainFile, keyFile, davDir string, stdin io.Reader, stdout io.Writer) error {
+// counted counts a listener's open connections into open, for the
+// quiescence check before a marker.
+type counted struct {
+	net.Listener
+	open *atomic.Int64
+}
+
+func (l counted) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.open.Add(1)
+	return &countedConn{Conn: c, open: l.open}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	open *atomic.Int64
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.open.Add(-1) })
+	return c.Conn.Close()
+}
+
+func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.Reader, stdout io.Writer) error {
 	cert, err := tls.LoadX509KeyPair(chainFile, keyFile)
 	if err != nil {
 		return fmt.Errorf("load certificate: %w", err)
@@ -115,8 +166,11 @@ func run(chainFile, keyFile, davDir string, stdin io.Reader, stdout io.Writer) e
 	// serve` (serve.go), with post-quantum off as in the host comparison.
 	cfg := web.TLSConfig(func() *tls.Certificate { return &cert }, func() bool { return false }, time.Now)
 	var dav *web.DAV
+	if authorized != "" && davDir == "" {
+		return errors.New("-authorized needs -dav")
+	}
 	if davDir != "" {
-		if dav, err = newDAV(davDir); err != nil {
+		if dav, err = newDAV(davDir, authorized); err != nil {
 			return err
 		}
 	}
@@ -135,7 +189,34 @@ func run(chainFile, keyFile, davDir string, stdin io.Reader, stdout io.Writer) e
 	}
 	hl := web.HandshakeListener(ctx, tlsLn, cfg, web.Handshakes{Slots: guard.NewLimiter(4, 10*time.Second), Timeout: 60 * time.Second})
 	go srv.Serve(hl)
-	fmt.Fprintf(stdout, "tls %s ctl %s\n", tlsLn.Addr(), ctlLn.Addr())
+	sftpAddr := ""
+	if withSFTP {
+		if dav == nil {
+			return errors.New("-sftp needs -dav")
+		}
+		_, hostKey, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return err
+		}
+		log := sysd.NewLogger(os.Stderr)
+		ss := &sftpd.Server{Users: dav.Users, Store: dav.Store, Guard: dav.Guard, Locks: locks.New(),
+			Handshakes:  guard.NewLimiter(4, 10*time.Second),
+			Admission:   guard.NewAdmission("sftp", guard.Limits{PerAddress: 16, Waiting: 8}, log),
+			HostKey:     func() crypto.Signer { return hostKey },
+			PostQuantum: func() bool { return false },
+			Log:         log,
+		}
+		if err := ss.Check(); err != nil {
+			return err
+		}
+		sftpLn, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		go ss.Serve(ctx, counted{sftpLn, &open})
+		sftpAddr = " sftp " + sftpLn.Addr().String()
+	}
+	fmt.Fprintf(stdout, "tls %s ctl %s%s\n", tlsLn.Addr(), ctlLn.Addr(), sftpAddr)
 
 	c, err := ctlLn.Accept()
 	if err != nil {

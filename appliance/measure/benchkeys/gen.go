@@ -4,7 +4,7 @@
 // boot of a slow board does not spend minutes generating RSA-4096 keys only to
 // throw them away. They are public: never serve with them.
 //
-//	go generate ./appliance/bench/benchkeys
+//	go generate ./appliance/measure/benchkeys
 package main
 
 import (

@@ -12,7 +12,7 @@
 // handshakes with one client, with N clients, then resumed with one and with N)
 // and is dropped as soon as it is clearly over the latency target. Sample
 // counts adapt to the time each phase is given, within a small minimum.
-package bench
+package measure
 
 import (
 	"bufio"
@@ -24,8 +24,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/bench/benchkeys"
 	"github.com/bonesync/bonesync/appliance/keys"
+	"github.com/bonesync/bonesync/appliance/measure/benchkeys"
 )
 
 // Options shape a Session.

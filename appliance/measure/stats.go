@@ -1,6 +1,7 @@
-package bench
+package measure
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -23,11 +24,25 @@ func Summarise(samples []float64) Stats {
 	}
 	s := slices.Clone(samples)
 	slices.Sort(s)
-	return Stats{N: len(s), P50: rank(s, 0.50), P95: rank(s, 0.95), P99: rank(s, 0.99), Max: s[len(s)-1]}
+	return Stats{N: len(s), P50: rank(s, 50), P95: rank(s, 95), P99: rank(s, 99), Max: s[len(s)-1]}
 }
 
-func rank(sorted []float64, p float64) float64 {
-	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+// Percentile is the nearest-rank p-th percentile (0 < p <= 100) of s,
+// which it does not modify: always a sample that was seen, the zero value
+// for none. The self-benchmark and the comparison with nginx and OpenSSH
+// (bench/) both take their percentiles here.
+func Percentile[T cmp.Ordered](s []T, p float64) T {
+	if len(s) == 0 {
+		var zero T
+		return zero
+	}
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return rank(c, p)
+}
+
+func rank[T cmp.Ordered](sorted []T, p float64) T {
+	i := int(math.Ceil(float64(len(sorted))*p/100)) - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 

@@ -1,0 +1,10 @@
+// bonesync's armcrypto overlay: added to golang.org/x/crypto/internal/poly1305
+// (see armcrypto/main.go). Not compiled on its own.
+
+// (armcrypto/main.go puts the constraint of the file this one replaces
+// here, with what it leaves to the ARM assembly.)
+//go:build purego || !gc
+
+package poly1305
+
+func loop26(p *poly26, msg []byte, hibit uint32) { loop26Go(p, msg, hibit) }

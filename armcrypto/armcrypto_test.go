@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// make fuzz-arm runs many more: go test ./armcrypto -args -cases 300000
+var cases = flag.Int("cases", 3000, "random cases per primitive in the differential test")
+
+// The std packages whose own tests (RFC 7748's and RFC 8439's vectors
+// among them) run with the overlay and its added tests. TestFeMul and
+// TestFeSquare compare limbs with the 64-bit code exactly, which the
+// 32-bit code's differ from (the values are equal mod p, as
+// TestFeMul32Differential checks); they are skipped.
+var stdPackages = []string{
+	"crypto/internal/fips140/edwards25519/field",
+	"crypto/ecdh",
+	"crypto/internal/fips140/nistec/fiat",
+	"crypto/internal/fips140/nistec",
+	"crypto/ecdsa",
+	"golang.org/x/crypto/curve25519",
+	"golang.org/x/crypto/internal/poly1305",
+	"golang.org/x/crypto/chacha20",
+	"golang.org/x/crypto/chacha20poly1305",
+	"crypto/sha1",
+}
+
+const skipLimbExact = `^(TestFeMul|TestFeSquare)$`
+
+var (
+	prepOnce sync.Once
+	prepDir  string
+	prepErr  error
+)
+
+// prepared is the overlay with the tests added, made once.
+func prepared(t *testing.T) string {
+	t.Helper()
+	prepOnce.Do(func() {
+		prepDir, prepErr = os.MkdirTemp("", "armcrypto")
+		if prepErr == nil {
+			prepErr = prepare(prepDir, true)
+		}
+	})
+	if prepErr != nil {
+		t.Fatal(prepErr)
+	}
+	return prepDir
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if prepDir != "" {
+		os.RemoveAll(prepDir)
+	}
+	os.Exit(code)
+}
+
+func overlayFlags(dir string) []string {
+	return []string{"-modfile=" + filepath.Join(dir, "go.mod"), "-overlay=" + filepath.Join(dir, "overlay.json")}
+}
+
+func run(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+var armEnv = []string{"GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0"}
+
+func TestPinnedVersions(t *testing.T) {
+	good := env{goVersion: goVersion, goModGo: goVersion, xVersion: xcryptoVer}
+	if err := good.check(); err != nil {
+		t.Fatalf("the pinned versions refused: %v", err)
+	}
+	for _, bad := range []env{
+		{goVersion: "go1.27.0", goModGo: goVersion, xVersion: xcryptoVer},
+		{goVersion: goVersion, goModGo: "go1.27.0", xVersion: xcryptoVer},
+		{goVersion: goVersion, goModGo: goVersion, xVersion: "v0.60.0"},
+	} {
+		err := bad.check()
+		if err == nil || !strings.Contains(err.Error(), "written and tested for") || !strings.Contains(err.Error(), "build-arm-std") {
+			t.Errorf("%+v: %v, want a refusal that says why and what to do", bad, err)
+		}
+	}
+	// The real toolchain and module are the pinned ones, and every file
+	// the overlay replaces or relies on is the one it was written for.
+	prepared(t)
+}
+
+// The overlay's code on this machine (purego takes the generic paths on
+// amd64 too): the std tests and the added differential ones, quickly.
+func TestOverlayPurego(t *testing.T) {
+	dir := prepared(t)
+	args := append([]string{"test", "-count=1", "-tags", "purego", "-skip", skipLimbExact}, overlayFlags(dir)...)
+	out := run(t, nil, "go", append(args, stdPackages...)...)
+	t.Logf("%s", out)
+}
+
+// The packages the overlay touches, as go vet and go build name them
+// (the standard library's vendored copies included).
+var overlaid = []string{
+	"crypto/internal/fips140/edwards25519/field",
+	"crypto/internal/fips140/nistec/fiat",
+	"crypto/internal/fips140/nistec",
+	"vendor/golang.org/x/crypto/internal/poly1305",
+	"vendor/golang.org/x/crypto/chacha20",
+	"golang.org/x/crypto/internal/poly1305",
+	"golang.org/x/crypto/chacha20",
+	"crypto/sha1",
+}
+
+// go vet on the board's build checks the assembly against its Go
+// declarations (asmdecl: argument names, offsets, frame sizes).
+func TestOverlayVet(t *testing.T) {
+	dir := prepared(t)
+	args := append(append([]string{"vet"}, overlayFlags(dir)...), overlaid...)
+	run(t, armEnv, "go", args...)
+}
+
+// Every replaced file builds exactly where the one it replaces did: the
+// overlay must not break another architecture, nor GOARM=5 (no UMAAL)
+// or 6 (no NEON).
+func TestOverlayBuildsEverywhere(t *testing.T) {
+	dir := prepared(t)
+	for _, env := range [][]string{
+		{"GOARCH=arm", "GOARM=5"}, {"GOARCH=arm", "GOARM=6"}, {"GOARCH=arm64"}, {"GOARCH=386"}, {"GOARCH=riscv64"}, {"GOARCH=loong64"}, {"GOARCH=amd64"},
+	} {
+		args := append(append([]string{"build", "-o", os.DevNull}, overlayFlags(dir)...), "./probe")
+		run(t, append([]string{"GOOS=linux", "CGO_ENABLED=0"}, env...), "go", args...)
+	}
+}
+
+func needQemu(t *testing.T) {
+	if _, err := exec.LookPath("qemu-arm-static"); err != nil {
+		t.Skip("qemu-arm-static not installed (Debian's qemu-user-static)")
+	}
+}
+
+// buildProbe builds the probe for the board with the overlay.
+func buildProbe(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "probe-arm")
+	run(t, armEnv, "go", append(append([]string{"build"}, overlayFlags(prepared(t))...), "-o", bin, "./probe")...)
+	return bin
+}
+
+// The board's build under qemu-arm: the std tests, the output of every
+// replaced primitive against the untouched standard implementation
+// (built natively), Wycheproof's vectors, and constant time.
+func TestOnARM(t *testing.T) {
+	needQemu(t)
+	dir := prepared(t)
+	probe := buildProbe(t)
+
+	t.Run("std", func(t *testing.T) {
+		args := append([]string{"test", "-count=1", "-short", "-exec", "qemu-arm-static", "-skip", skipLimbExact}, overlayFlags(dir)...)
+		t.Logf("%s", run(t, armEnv, "go", append(args, stdPackages...)...))
+	})
+	// A core without NEON (ARMv6, GOARM=6) takes SHA-1's fallback through
+	// block itself. (ChaCha20's is Go's generic code, which the purego
+	// run tests.)
+	t.Run("without NEON", func(t *testing.T) {
+		args := append([]string{"test", "-count=1", "-short", "-exec", "qemu-arm-static -cpu arm1176"}, overlayFlags(dir)...)
+		env := append(slices.Clone(armEnv), "GOARM=6")
+		t.Logf("%s", run(t, env, "go", append(args, "crypto/sha1")...))
+	})
+	t.Run("differential", func(t *testing.T) {
+		n := strconv.Itoa(*cases)
+		want := run(t, nil, "go", "run", "./probe", "diff", n)
+		got := run(t, nil, "qemu-arm-static", probe, "diff", n)
+		if got != want {
+			t.Errorf("the overlay's outputs differ from the standard library's:\nARM with overlay:\n%suntouched:\n%s", got, want)
+		}
+		t.Logf("%d cases each, equal:\n%s", *cases, got)
+	})
+	t.Run("wycheproof", func(t *testing.T) {
+		t.Logf("%s", run(t, nil, "qemu-arm-static", probe, "wycheproof", "testdata/wycheproof"))
+	})
+	t.Run("constant-time", func(t *testing.T) { testConstantTime(t, probe) })
+}
+
+// testConstantTime runs the probe with two secrets under qemu-arm's
+// execution trace (-d exec,nochain: every translated block as it runs)
+// and compares the blocks run inside the X25519 field code, the ladder,
+// Poly1305, ChaCha20, P-256's field and ECDSA's inverse (of a random
+// nonce, different in the two runs): a branch on a secret would show as a different
+// path. (Table indexes are argued in the code: there are none.)
+func testConstantTime(t *testing.T, probe string) {
+	syms := functionStarts(t, probe)
+	var paths [2][]string
+	for i, secret := range []string{"first secret", "another, longer secret"} {
+		log := filepath.Join(t.TempDir(), "trace")
+		cmd := exec.Command("qemu-arm-static", "-d", "exec,nochain", "-D", log, probe, "ct", secret)
+		cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("probe ct: %v %s", err, out)
+		}
+		paths[i] = tracePath(t, log, syms)
+	}
+	if len(paths[0]) < 10000 {
+		t.Fatalf("only %d blocks traced in the crypto code: the trace's format changed?", len(paths[0]))
+	}
+	for i := range min(len(paths[0]), len(paths[1])) {
+		if paths[0][i] != paths[1][i] {
+			t.Fatalf("the code path depends on the secret at block %d: %s against %s", i, paths[0][i], paths[1][i])
+		}
+	}
+	if len(paths[0]) != len(paths[1]) {
+		t.Fatalf("the code path depends on the secret: %d blocks against %d", len(paths[0]), len(paths[1]))
+	}
+	t.Logf("%d blocks, the same path for both secrets", len(paths[0]))
+}
+
+var traced = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[^]]*\] (\S*(edwards25519/field\.|ecdh\.x25519ScalarMult|poly1305\.|chacha20\.|nistec/fiat\.|nistec\.(P256OrdInverse|p256OrdMontMul|ordReduceOnce))\S*)`)
+
+// tracePath is the blocks of the traced functions, in order, less the
+// detours a function's prologue takes to grow the stack or to be
+// preempted (runtime.morestack, at whatever moment the scheduler
+// chooses): the two blocks of its stub and the function's restart.
+func tracePath(t *testing.T, log string, starts map[string]uint64) []string {
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	type block struct {
+		pc   uint64
+		name string
+	}
+	var all []block
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		m := traced.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		pc, _ := strconv.ParseUint(m[1], 16, 64)
+		all = append(all, block{pc, m[2]})
+	}
+	var path []string
+	for i := 0; i < len(all); i++ {
+		b := all[i]
+		if i+2 < len(all) && all[i+1].pc == b.pc+8 && all[i+1].name == b.name &&
+			all[i+2].name == b.name && all[i+2].pc == starts[b.name] {
+			i += 2 // a morestack detour
+			continue
+		}
+		path = append(path, fmt.Sprintf("%x %s", b.pc, b.name))
+	}
+	return path
+}
+
+// functionStarts maps the probe's function names to their addresses.
+func functionStarts(t *testing.T, bin string) map[string]uint64 {
+	out := run(t, nil, "go", "tool", "nm", bin)
+	starts := map[string]uint64{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 && f[1] == "T" {
+			if a, err := strconv.ParseUint(f[0], 16, 64); err == nil {
+				starts[strings.Join(f[2:], " ")] = a
+			}
+		}
+	}
+	if len(starts) == 0 {
+		t.Fatal("go tool nm found no symbols in the probe")
+	}
+	return starts
+}

@@ -1,0 +1,382 @@
+// Command probe runs the primitives armcrypto replaces, through the
+// standard library's and x/crypto's own APIs:
+//
+//	probe diff N   N deterministic random cases of each primitive (SHA-1
+//	               too); prints
+//	               one SHA-256 of all outputs per primitive. armcrypto's
+//	               tests run it built untouched (the reference) and built
+//	               GOARCH=arm with the overlay under qemu-arm, and compare.
+//	probe wycheproof DIR
+//	               Wycheproof's X25519, ChaCha20-Poly1305, ECDH P-256 and
+//	               ECDSA P-256 (SHA-256) vectors from DIR; prints the count
+//	               checked, exits 1 on a failure.
+//	probe ct SECRET
+//	               one X25519, one P-256 key agreement, one ECDSA P-256
+//	               signature and one ChaCha20-Poly1305 seal of 1 KiB with
+//	               keys drawn from SECRET: armcrypto's constant-time test
+//	               traces it under qemu-arm with two secrets and compares
+//	               the code paths.
+//	probe cost     each operation between markers (the armcost plugin's
+//	               syscall 0x7ff0), for instruction counts per operation.
+package main
+
+import (
+	"bytes"
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/crypto/chacha20poly1305"
+	"golang.org/x/crypto/curve25519"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: probe diff N | probe cost")
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "diff":
+		n := 1000
+		if len(os.Args) > 2 {
+			n, _ = strconv.Atoi(os.Args[2])
+		}
+		diff(n)
+	case "wycheproof":
+		if len(os.Args) < 3 {
+			fmt.Fprintln(os.Stderr, "usage: probe wycheproof DIR")
+			os.Exit(2)
+		}
+		n, err := wycheproof(os.Args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "probe:", err)
+			os.Exit(1)
+		}
+		fmt.Println("wycheproof ok", n)
+	case "ct":
+		if len(os.Args) < 3 {
+			fmt.Fprintln(os.Stderr, "usage: probe ct SECRET")
+			os.Exit(2)
+		}
+		ct(os.Args[2])
+	case "cost":
+		cost()
+	default:
+		fmt.Fprintln(os.Stderr, "probe: unknown mode", os.Args[1])
+		os.Exit(2)
+	}
+}
+
+// fill draws len(b) bytes; every 8th case is all ones or all zeros, the
+// inputs that reach the largest limbs and the edge of the field.
+func fill(rng *rand.Rand, b []byte, i int) {
+	switch i % 8 {
+	case 3:
+		for j := range b {
+			b[j] = 0xff
+		}
+	case 5:
+		clear(b)
+	default:
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+	}
+}
+
+func diff(n int) {
+	rng := rand.New(rand.NewPCG(uint64(n), 7))
+	sums := map[string]hash.Hash{"x25519": sha256.New(), "x25519-ecdh": sha256.New(), "chacha20poly1305": sha256.New(),
+		"p256-ecdh": sha256.New(), "p256-ecdsa": sha256.New(), "sha1": sha256.New()}
+	for i := 0; i < n; i++ {
+		// X25519 on any 32-byte point, as curve25519.X25519 takes it
+		// (low-order points give an error, which is an output too).
+		var k, p [32]byte
+		fill(rng, k[:], i)
+		fill(rng, p[:], i/8)
+		out, err := curve25519.X25519(k[:], p[:])
+		fmt.Fprintf(sums["x25519"], "%x %v\n", out, err)
+		// crypto/ecdh, as crypto/tls uses it: key pair and shared secret.
+		priv, err := ecdh.X25519().NewPrivateKey(k[:])
+		if err == nil {
+			sums["x25519-ecdh"].Write(priv.PublicKey().Bytes())
+			if pub, err := ecdh.X25519().NewPublicKey(p[:]); err == nil {
+				s, err := priv.ECDH(pub)
+				fmt.Fprintf(sums["x25519-ecdh"], "%x %v\n", s, err)
+			}
+		}
+		// P-256 as crypto/tls and crypto/ecdsa use it: a key pair from
+		// 32 bytes (or the error for a scalar out of range), the shared
+		// secret with another, and an ECDSA signature (random, so only
+		// whether it verifies, and a forgery does not, is compared).
+		if i%4 == 0 {
+			var k2 [32]byte
+			fill(rng, k2[:], i/4+1)
+			a, errA := ecdh.P256().NewPrivateKey(k[:])
+			b, errB := ecdh.P256().NewPrivateKey(k2[:])
+			fmt.Fprintf(sums["p256-ecdh"], "%v %v\n", errA, errB)
+			if errA == nil && errB == nil {
+				sums["p256-ecdh"].Write(a.PublicKey().Bytes())
+				s, err := a.ECDH(b.PublicKey())
+				fmt.Fprintf(sums["p256-ecdh"], "%x %v\n", s, err)
+				key, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), k[:])
+				if err == nil {
+					digest := sha256.Sum256(p[:])
+					sig, err := ecdsa.SignASN1(crand.Reader, key, digest[:])
+					ok := err == nil && ecdsa.VerifyASN1(&key.PublicKey, digest[:], sig)
+					digest[0] ^= 1
+					forged := ecdsa.VerifyASN1(&key.PublicKey, digest[:], sig)
+					fmt.Fprintf(sums["p256-ecdsa"], "%x %v %v\n", key.PublicKey.X.Bytes(), ok, forged)
+				} else {
+					fmt.Fprintf(sums["p256-ecdsa"], "%v\n", err)
+				}
+			}
+		}
+		// ChaCha20-Poly1305: seal, open, and a forgery refused.
+		var key [32]byte
+		var nonce [12]byte
+		fill(rng, key[:], i)
+		fill(rng, nonce[:], i+1)
+		msg := make([]byte, rng.IntN(600)+(i%50)*100)
+		ad := make([]byte, rng.IntN(40))
+		fill(rng, msg, i/3)
+		fill(rng, ad, i)
+		aead, _ := chacha20poly1305.New(key[:])
+		sealed := aead.Seal(nil, nonce[:], msg, ad)
+		sums["chacha20poly1305"].Write(sealed)
+		opened, err := aead.Open(nil, nonce[:], sealed, ad)
+		fmt.Fprintf(sums["chacha20poly1305"], "%x %v\n", sha256.Sum256(opened), err)
+		sealed[rng.IntN(len(sealed))] ^= 1 << (i % 8)
+		_, err = aead.Open(nil, nonce[:], sealed, ad)
+		fmt.Fprintf(sums["chacha20poly1305"], "forged %v\n", err != nil)
+		// SHA-1 as the store hashes an upload: writes of any size.
+		h := sha1.New()
+		for _, b := range [][]byte{msg, ad, msg[:len(msg)/3]} {
+			h.Write(b)
+		}
+		sums["sha1"].Write(h.Sum(nil))
+	}
+	for _, name := range []string{"x25519", "x25519-ecdh", "chacha20poly1305", "p256-ecdh", "p256-ecdsa", "sha1"} {
+		fmt.Printf("%s %d %x\n", name, n, sums[name].Sum(nil))
+	}
+}
+
+// mark is the armcost plugin's marker: it prints the instructions since
+// the previous one under label.
+func mark(label int) { syscall.RawSyscall(0x7ff0, uintptr(label), 0, 0) }
+
+// cost marks, in turn: 20 X25519 key agreements (keygen + derive, as a
+// TLS handshake does), 20 seals of 16 KiB (a TLS record) with
+// ChaCha20-Poly1305, and the SHA-1 of 1 MiB (the store's upload digest).
+func cost() {
+	var k, k2 [32]byte
+	k[0], k2[0] = 9, 11
+	buf := make([]byte, 16<<10)
+	var key [32]byte
+	var nonce [12]byte
+	aead, _ := chacha20poly1305.New(key[:])
+	out := make([]byte, 0, len(buf)+16)
+	// Warm up, then count.
+	curve25519.X25519(k[:], curve25519.Basepoint)
+	aead.Seal(out[:0], nonce[:], buf, nil)
+	mark(0)
+	for i := 0; i < 20; i++ {
+		pub, _ := curve25519.X25519(k[:], curve25519.Basepoint)
+		s, _ := curve25519.X25519(k2[:], pub)
+		binary.LittleEndian.PutUint32(k[:], uint32(i))
+		k[1] ^= s[0]
+	}
+	mark(1)
+	for i := 0; i < 20; i++ {
+		out = aead.Seal(out[:0], nonce[:], buf, nil)
+		nonce[0]++
+	}
+	mark(2)
+	h := sha1.New()
+	for range 64 {
+		h.Write(buf)
+	}
+	mark(3)
+}
+
+// wycheproof checks every vector of x25519_test.json and
+// chacha20_poly1305_test.json in dir: a valid one must give its output,
+// an invalid one must fail, an "acceptable" one may do either (for X25519
+// these are points of small order, which Go refuses with an error).
+func wycheproof(dir string) (int, error) {
+	type test struct {
+		TcID                                int
+		Result                              string
+		Public, Private, Shared             string
+		Key, Iv, Aad, Msg, Ct, Tag, Comment string
+	}
+	var file struct {
+		TestGroups []struct {
+			Tests []test
+		}
+	}
+	h := func(s string) []byte { b, _ := hex.DecodeString(s); return b }
+	var errs []error
+	n := 0
+	load := func(name string) error {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		file.TestGroups = nil
+		return json.Unmarshal(b, &file)
+	}
+	if err := load("x25519_test.json"); err != nil {
+		return 0, err
+	}
+	for _, g := range file.TestGroups {
+		for _, c := range g.Tests {
+			n++
+			out, err := curve25519.X25519(h(c.Private), h(c.Public))
+			ok := err == nil && bytes.Equal(out, h(c.Shared))
+			if (c.Result == "valid" && !ok) || (c.Result == "invalid" && ok) {
+				errs = append(errs, fmt.Errorf("x25519 #%d (%s): %x, %v", c.TcID, c.Result, out, err))
+			}
+		}
+	}
+	if err := load("chacha20_poly1305_test.json"); err != nil {
+		return 0, err
+	}
+	for _, g := range file.TestGroups {
+		for _, c := range g.Tests {
+			n++
+			aead, err := chacha20poly1305.New(h(c.Key))
+			if err != nil || len(h(c.Iv)) != chacha20poly1305.NonceSize {
+				if c.Result == "valid" {
+					errs = append(errs, fmt.Errorf("chacha20poly1305 #%d: %v", c.TcID, err))
+				}
+				continue
+			}
+			sealed := aead.Seal(nil, h(c.Iv), h(c.Msg), h(c.Aad))
+			want := append(h(c.Ct), h(c.Tag)...)
+			opened, err := aead.Open(nil, h(c.Iv), want, h(c.Aad))
+			ok := bytes.Equal(sealed, want) && err == nil && bytes.Equal(opened, h(c.Msg))
+			if (c.Result == "valid" && !ok) || (c.Result == "invalid" && err == nil) {
+				errs = append(errs, fmt.Errorf("chacha20poly1305 #%d (%s, %s): open: %v", c.TcID, c.Result, c.Comment, err))
+			}
+		}
+	}
+	var p256 struct {
+		TestGroups []struct {
+			PublicKey struct{ Uncompressed string }
+			Tests     []struct {
+				TcID                                      int
+				Result, Public, Private, Shared, Msg, Sig string
+			}
+		}
+	}
+	for _, name := range []string{"ecdh_secp256r1_test.json", "ecdsa_secp256r1_sha256_test.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return 0, err
+		}
+		p256.TestGroups = nil
+		if err := json.Unmarshal(b, &p256); err != nil {
+			return 0, err
+		}
+		for _, g := range p256.TestGroups {
+			for _, c := range g.Tests {
+				n++
+				var ok bool
+				var detail error
+				if name == "ecdh_secp256r1_test.json" {
+					// The peer's key as SubjectPublicKeyInfo DER.
+					pub, err := x509.ParsePKIXPublicKey(h(c.Public))
+					ek, _ := pub.(*ecdsa.PublicKey)
+					priv, err2 := ecdh.P256().NewPrivateKey(leftPad(h(c.Private), 32))
+					if err == nil && ek != nil && err2 == nil {
+						if epub, err := ek.ECDH(); err == nil {
+							s, err := priv.ECDH(epub)
+							ok, detail = err == nil && bytes.Equal(s, h(c.Shared)), err
+						}
+					} else {
+						detail = errors.Join(err, err2)
+					}
+				} else {
+					pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), h(g.PublicKey.Uncompressed))
+					if err == nil {
+						d := sha256.Sum256(h(c.Msg))
+						ok = ecdsa.VerifyASN1(pub, d[:], h(c.Sig))
+					}
+					detail = err
+				}
+				if (c.Result == "valid" && !ok) || (c.Result == "invalid" && ok) {
+					errs = append(errs, fmt.Errorf("%s #%d (%s): %v %v", name, c.TcID, c.Result, ok, detail))
+				}
+			}
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// leftPad pads a big-endian number to n bytes (Wycheproof's private keys
+// are minimal, sometimes with a leading zero byte too many).
+func leftPad(b []byte, n int) []byte {
+	for len(b) > n && b[0] == 0 {
+		b = b[1:]
+	}
+	if len(b) >= n {
+		return b
+	}
+	return append(make([]byte, n-len(b)), b...)
+}
+
+func ct(secret string) {
+	// Only the secret may differ between two traces: no collection (it
+	// shrinks stacks) and a stack grown beforehand, so that no prologue
+	// takes the stack-growth path at one run and not the other (the
+	// test also runs with GODEBUG=asyncpreemptoff=1).
+	debug.SetGCPercent(-1)
+	growStack(64)
+	k := sha256.Sum256([]byte("x25519 " + secret))
+	p := sha256.Sum256([]byte("point " + secret))
+	out, err := curve25519.X25519(k[:], p[:])
+	key := sha256.Sum256([]byte("chacha " + secret))
+	aead, _ := chacha20poly1305.New(key[:])
+	msg := bytes.Repeat([]byte(secret), 1024/len(secret)+1)[:1024]
+	sealed := aead.Seal(nil, make([]byte, 12), msg, nil)
+	// P-256: a key pair and a shared secret with a fixed peer.
+	peer, _ := ecdh.P256().NewPrivateKey(bytes.Repeat([]byte{7}, 32))
+	pk := sha256.Sum256([]byte("p256 " + secret))
+	var shared []byte
+	if priv, err := ecdh.P256().NewPrivateKey(pk[:]); err == nil {
+		shared, _ = priv.ECDH(peer.PublicKey())
+	}
+	// ECDSA P-256: a signature, whose nonce is random in both runs.
+	var sig []byte
+	if key, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), pk[:]); err == nil {
+		d := sha256.Sum256([]byte(secret))
+		sig, _ = ecdsa.SignASN1(crand.Reader, key, d[:])
+	}
+	fmt.Printf("%x %v %x %x %d\n", out, err, sealed[len(sealed)-16:], shared, len(sig))
+}
+
+//go:noinline
+func growStack(n int) byte {
+	var pad [1024]byte
+	if n > 0 {
+		pad[n] = growStack(n - 1)
+	}
+	return pad[n]
+}
