@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -37,12 +38,18 @@ import (
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/web"
+	"github.com/bonesync/bonesync/appliance/webui"
 )
 
 // saveClockEvery is how often a running server saves the clock floor: it
 // need be about right after a power cut, not to the second, and each save
 // is a write to the card. It is saved at shutdown too.
 const saveClockEvery = time.Hour
+
+// purgeTrashEvery is how often the trash is purged of what is older than
+// trash_days (and, should the disk be short, of its oldest). Writes that
+// need room do not wait for it: the trash gives way to them at once.
+const purgeTrashEvery = time.Hour
 
 func quickBudget() time.Duration { return provision.QuickBudget }
 
@@ -89,7 +96,8 @@ func rebench(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 }
 
 func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
-	log := sysd.NewLogger(stderr)
+	var recent sysd.Recent // the log's last lines, for the admin page
+	log := sysd.NewLoggerKeeping(stderr, &recent)
 	o, err := setup(f, log)
 	if err != nil {
 		return err
@@ -144,6 +152,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 			log.Warn(fmt.Sprintf("files: %s", p))
 		}
 	}
+	files.SetTrashPolicy(time.Duration(o.Config.TrashDays)*24*time.Hour, int64(o.Config.TrashReserveMB)<<20)
 	logins := guard.New(log)
 	// Handshakes in flight, TLS and SSH together: enough to keep every core
 	// busy, few enough that established sessions still get CPU.
@@ -187,6 +196,35 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	if sys.Version == "" {
 		sys.Version = version()
 	}
+	dav.Browser = &webui.UI{DAV: dav, Users: accounts, Store: files, Log: log, System: sys,
+		Report: cur.Report, Recent: recent.Lines, Trash: time.Duration(cfg.TrashDays) * 24 * time.Hour,
+		Measure: func(ctx context.Context, progress io.Writer) error {
+			// `bonesync bench`, as at the console, in its own process:
+			// this one's memory limit must not change the figures.
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			args := []string{"bench", "-state", f.state, "-config", f.config}
+			if f.quick {
+				args = append(args, "-quick")
+			}
+			cmd := exec.CommandContext(ctx, exe, args...)
+			cmd.Stdout, cmd.Stderr = progress, progress
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("bonesync bench: %w", err)
+			}
+			// The new keys and report, at once rather than at the
+			// watcher's next look.
+			now := o
+			now.NoWait = true
+			nb, err := provision.Ensure(ctx, now)
+			if err == nil {
+				cur.set(nb)
+			}
+			return err
+		},
+	}
 	servers := []*http.Server{
 		{Handler: web.HTTPS(cur, dav, sys), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.With("listener", "https").Handler(), slog.LevelWarn)},
 		{Handler: web.HTTP(cur, httpsPort, dav), ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute},
@@ -208,6 +246,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 		per := guard.Limits{PerAddress: cfg.WaitingPerAddress, Waiting: cfg.WaitingPerAddress}
 		errc <- servers[1].Serve(web.AdmitListener(lns[1], guard.NewAdmission("http", per, log)))
 	}()
+	go files.PurgeTrashEvery(sctx, purgeTrashEvery, trashPurged(log)) // until stop cancels sctx
 	sftpDone := make(chan struct{})
 	go func() { errc <- sftpSrv.Serve(sctx, lns[2]); close(sftpDone) }()
 	stop := func() error { stopSFTP(); return shutdown(servers, sftpDone, files, o.Clock, log) }
@@ -256,6 +295,18 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 			}
 		case <-tidyTick.C:
 			first.Tidy() // FIRST-LOGIN.txt goes once the password changed
+		}
+	}
+}
+
+// trashPurged logs what a purge of the trash removed, or why it could not.
+func trashPurged(log *slog.Logger) func(removed int, freed int64, err error) {
+	return func(removed int, freed int64, err error) {
+		if removed > 0 {
+			log.Info(fmt.Sprintf("files: %d items left the trash, %.1f MiB freed", removed, float64(freed)/(1<<20)))
+		}
+		if err != nil {
+			log.Error(fmt.Sprintf("files: purge the trash: %v", err))
 		}
 	}
 }

@@ -160,6 +160,8 @@ func TestSync(t *testing.T) {
 	t.Run("rclone-nextcloud", func(t *testing.T) { testRcloneNextcloud(t, b) })
 	t.Run("vdirsyncer", func(t *testing.T) { testVdirsyncer(t, b) })
 	t.Run("caldav-tokens", func(t *testing.T) { testCaldavTokens(t, b) })
+	t.Run("browser", func(t *testing.T) { testBrowser(t, b) })
+	t.Run("trash", func(t *testing.T) { testTrash(t, b) })
 	t.Run("killed", func(t *testing.T) { testKilledServer(t, b) })
 	t.Run("escape", func(t *testing.T) { testEscape(t, b) })
 	t.Run("interrupted", func(t *testing.T) { testInterrupted(t, b) })
@@ -182,8 +184,8 @@ func testCurl(t *testing.T, b *box) {
 	if code, body := b.curl("-u", b.admin(), "-X", "PROPFIND", "-H", "Depth: 1", b.url("")); code != 207 || !strings.Contains(body, "/dav/hello.txt") {
 		t.Errorf("PROPFIND = %d, body lacks hello.txt:\n%.300s", code, body)
 	}
-	if code, body := b.curl("-u", b.admin(), b.url("")); code != 200 || !strings.Contains(body, `href="hello.txt"`) {
-		t.Errorf("browser GET on a folder = %d:\n%.300s", code, body)
+	if code, hdrs := b.head("-u", b.admin(), b.url("")); code != 303 || !strings.Contains(hdrs, "/files/") {
+		t.Errorf("GET on a folder = %d, want 303 to the web page /files/:\n%s", code, hdrs)
 	}
 	if code, _ := b.curl("-u", b.admin(), "-X", "MOVE", "-H", "Destination: "+b.url("moved.txt"), b.url("hello.txt")); code != 201 {
 		t.Errorf("MOVE = %d, want 201", code)
@@ -224,8 +226,8 @@ func testUsers(t *testing.T, b *box) {
 		t.Fatalf("user add: %v %s", err, out)
 	}
 	// The running server knows her at once.
-	if code, _ := b.curl("-u", "alice:alice-secret-1", b.url("")); code != 200 {
-		t.Fatalf("new user's first login = %d, want 200", code)
+	if code, _ := b.curl("-u", "alice:alice-secret-1", "-X", "PROPFIND", "-H", "Depth: 0", b.url("")); code != 207 {
+		t.Fatalf("new user's first login (PROPFIND) = %d, want 207", code)
 	}
 	f := filepath.Join(b.work, "a.txt")
 	os.WriteFile(f, []byte("admin only"), 0o644)
@@ -448,7 +450,12 @@ func testFullDisk(t *testing.T, b *box) {
 	full.password = b.password
 	big := filepath.Join(b.work, "3m.bin")
 	randomFile(t, big, 3<<20)
-	if code, body := full.curl("-u", full.admin(), "-T", big, full.url("big.bin")); code != 507 {
+	// HTTP/1.1: the box answers 507 before the body (Fits), and over
+	// HTTP/2 Go then ends the stream with RST_STREAM(NO_ERROR) as RFC 9113
+	// 8.1 allows; bookworm's curl 7.88 drops the response body it has
+	// not read yet and exits 18 ("transfer closed with 23 bytes
+	// remaining") although it printed the 507.
+	if code, body := full.curl("--http1.1", "-u", full.admin(), "-T", big, full.url("big.bin")); code != 507 {
 		t.Errorf("WebDAV PUT on a full disk = %d %q, want 507", code, body)
 	}
 	if out, ok := full.sftp("admin", "password:"+b.password, "put "+big+" big.bin"); ok {

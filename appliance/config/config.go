@@ -66,6 +66,10 @@ type Config struct {
 	AdminPassword, AdminSSHKey string
 	// Limits of the calendars and address books (package calendars).
 	CalendarObjectKB, CalendarObjects, CalendarsPerUser int
+	// TrashDays is how long deleted files and replaced versions are kept
+	// (0: no trash); the trash never holds on to the last TrashReserveMB
+	// MiB of free space (store.SetTrashPolicy).
+	TrashDays, TrashReserveMB int
 }
 
 // Default returns the configuration used when the file sets nothing.
@@ -94,6 +98,9 @@ func Default() Config {
 		CalendarObjectKB: 1024,
 		CalendarObjects:  20000,
 		CalendarsPerUser: 50,
+
+		TrashDays:      30,
+		TrashReserveMB: 1024,
 	}
 }
 

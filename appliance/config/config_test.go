@@ -102,6 +102,17 @@ func TestSSHAlgorithms(t *testing.T) {
 	}
 }
 
+func TestTrash(t *testing.T) {
+	c, probs := Parse("f", strings.NewReader("trash_days = 0\ntrash_reserve_mb = 256\n"))
+	if len(probs) != 0 || c.TrashDays != 0 || c.TrashReserveMB != 256 {
+		t.Errorf("trash_days = 0, trash_reserve_mb = 256: got %d, %d, %v", c.TrashDays, c.TrashReserveMB, probs)
+	}
+	c, probs = Parse("f", strings.NewReader("trash_days = -1\ntrash_reserve_mb = 1G\n"))
+	if len(probs) != 2 || c.TrashDays != 30 || c.TrashReserveMB != 1024 {
+		t.Errorf("bad trash settings: got %d, %d, %v; want the defaults and two problems", c.TrashDays, c.TrashReserveMB, probs)
+	}
+}
+
 func TestExampleFitsTheConsole(t *testing.T) {
 	for i, l := range strings.Split(Example(), "\n") {
 		if len(l) > 80 {

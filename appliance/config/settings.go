@@ -150,6 +150,11 @@ var settings = []setting{
 		"Events, tasks or contacts one calendar or address book holds at most."),
 	capSetting("calendars_per_user", "50", 1, 1000, func(c *Config) *int { return &c.CalendarsPerUser },
 		"Calendars, and address books, one user may have."),
+	capSetting("trash_days", "30", 0, 3650, func(c *Config) *int { return &c.TrashDays },
+		"Days a deleted file, or the old content of a file that was replaced, is kept",
+		"in its owner's trash, to be restored from the web page. 0: no trash, deletes are final."),
+	capSetting("trash_reserve_mb", "1024", 0, 1<<20, func(c *Config) *int { return &c.TrashReserveMB },
+		"Free space (MiB) the trash never holds on to: below it, the oldest trash goes first."),
 	{
 		name: "bench_budget", def: "90s",
 		help: []string{"Time the first-boot benchmark may take in all (10s..30m)."},

@@ -31,6 +31,12 @@ func newClient(t *testing.T, table *locks.Table, quota int64) (*sftp.Client, *st
 	if err != nil {
 		t.Fatal(err)
 	}
+	return storeClient(t, st, table, quota)
+}
+
+// storeClient is newClient on a store of the caller's.
+func storeClient(t *testing.T, st *store.Store, table *locks.Table, quota int64) (*sftp.Client, *store.Tree) {
+	t.Helper()
 	tree, err := st.Tree("alice")
 	if err != nil {
 		t.Fatal(err)
@@ -277,5 +283,78 @@ func TestRemoveWaitsForTheClose(t *testing.T) {
 	}
 	if got := read(t, c, "moved.txt"); got != "x" {
 		t.Errorf("moved.txt = %q", got)
+	}
+}
+
+// Every way SFTP deletes or replaces a file keeps the old one in the
+// trash: a remove, an overwrite, a truncation, a rename over it, and a
+// remove that comes before the close of the file being written.
+func TestTrashKeepsWhatSFTPReplaces(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetTrashPolicy(time.Hour, 0)
+	c, tree := storeClient(t, st, nil, 0)
+	create := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	write(t, c, "a.txt", "one", create)
+	write(t, c, "a.txt", "two", create)
+	if err := c.Truncate("a.txt", 1); err != nil {
+		t.Fatal(err)
+	}
+	write(t, c, "b.txt", "bee", create)
+	if err := c.PosixRename("b.txt", "a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	vs, err := tree.Versions("a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		f, err := tree.OpenTrash(v.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got = append(got, string(b))
+	}
+	if want := "t two one"; strings.Join(got, " ") != want {
+		t.Errorf("versions of a.txt, newest first = %q, want %q", got, want)
+	}
+	if err := c.Remove("a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.OpenFile("a.txt", create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, c, "late.txt", "old", create)
+	late, err := c.OpenFile("late.txt", create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.Write([]byte("new"))
+	if err := c.Remove("late.txt"); err != nil {
+		t.Fatal(err)
+	}
+	late.Close()
+	f.Close()
+	items, err := tree.Trash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := map[string]bool{}
+	for _, it := range items {
+		if it.Kind == store.KindDeleted {
+			deleted[it.Path] = true
+		}
+	}
+	if len(deleted) != 2 || !deleted["a.txt"] || !deleted["late.txt"] {
+		t.Errorf("deleted items: %v, want a.txt and late.txt", deleted)
+	}
+	if list, _ := c.ReadDir("/"); len(list) != 1 || list[0].Name() != "a.txt" {
+		t.Errorf("listing after the deletes: %v, want only the new, empty a.txt", list)
 	}
 }

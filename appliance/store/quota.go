@@ -58,7 +58,9 @@ func (t *Tree) Usage() (int64, error) {
 	return u.bytes, nil
 }
 
-// Free is what the disk under the tree has left for it.
+// Free is what the disk under the tree has left for it: its free space
+// and what the trash holds, since the trash gives way to writes (the
+// trash's part counted at most once a minute).
 func (t *Tree) Free() (int64, error) {
 	d, err := t.root.Open(".")
 	if err != nil {
@@ -69,7 +71,7 @@ func (t *Tree) Free() (int64, error) {
 	if err := unix.Fstatfs(int(d.Fd()), &st); err != nil {
 		return 0, err
 	}
-	return int64(st.Bavail) * int64(st.Bsize), nil
+	return int64(st.Bavail)*int64(st.Bsize) + t.s.trashHeld(), nil
 }
 
 // size adds up the regular files at or below c.
@@ -125,5 +127,28 @@ func (t *Tree) overQuota(delta int64) error {
 }
 
 // Fits reports, with ErrQuota, whether n more bytes fit in the quota: a
-// client that announces its size is refused before it sends.
-func (t *Tree) Fits(n int64) error { return t.overQuota(n) }
+// client that announces its size is refused before it sends, and so is
+// one the disk cannot hold even with the trash emptied (ErrNoSpace),
+// without touching the trash. Otherwise, with the trash on, the oldest
+// trash items give way until the disk has n bytes beyond the trash's
+// reserve free (or the trash is empty).
+func (t *Tree) Fits(n int64) error {
+	if err := t.overQuota(n); err != nil {
+		return err
+	}
+	// Refused before a byte is sent rather than when the disk fills
+	// mid-upload (with Expect: 100-continue the client sends nothing);
+	// and an upload that cannot fit must not empty everyone's trash.
+	if free, err := t.s.free(); err == nil && n > free {
+		if held := t.s.trashHeldNow(); n > free+held {
+			return fmt.Errorf("%d more bytes, %d free and %d in the trash: %w", n, free, held, ErrNoSpace)
+		}
+	}
+	if t.s.trashOn() {
+		t.s.makeRoom(n)
+	}
+	if free, err := t.s.free(); err == nil && n > free {
+		return fmt.Errorf("%d more bytes, %d free: %w", n, free, ErrNoSpace)
+	}
+	return nil
+}

@@ -23,16 +23,26 @@ import (
 )
 
 // Store is the directory holding one subdirectory per user, and .bonesync,
-// the store's own: the staging folder for uploads in progress and the
-// epoch of folder ETags (see meta.go).
+// the store's own: the staging folder for uploads in progress, the epoch
+// of folder ETags (see meta.go) and the users' trash (trash.go).
 type Store struct {
 	dir     string
 	own     string   // dir/.bonesync
 	staging *os.File // dir/.bonesync/staging, where uploads are written
 	epoch   [8]byte
 
-	mu    sync.Mutex
-	usage map[string]*usage // by user
+	mu         sync.Mutex
+	usage      map[string]*usage      // by user
+	trashLocks map[string]*sync.Mutex // by user (trash.go)
+	keep       time.Duration          // the trash policy (purge.go)
+	reserve    int64
+
+	purgeMu sync.Mutex            // one purge at a time
+	free    func() (int64, error) // the disk's free space; tests replace it
+
+	heldMu sync.Mutex // what the trash holds, as last counted (trashHeld)
+	held   int64
+	heldAt time.Time
 }
 
 const ownDir = ".bonesync"
@@ -43,6 +53,7 @@ const ownDir = ".bonesync"
 // a change that landed without its folder tags is found that way.
 func Open(dir string) (*Store, error) {
 	s := &Store{dir: dir, own: filepath.Join(dir, ownDir)}
+	s.free = func() (int64, error) { return diskFree(dir) }
 	if err := os.MkdirAll(filepath.Join(s.own, "staging"), 0o700); err != nil {
 		return nil, fmt.Errorf("file store %s: %w", dir, err)
 	}
@@ -242,7 +253,8 @@ func (t *Tree) Mkdir(p string) error {
 	return t.syncDir(parent(c))
 }
 
-// Remove removes a file or an empty directory.
+// Remove removes a file or an empty directory. With the trash on (see
+// SetTrashPolicy), a file or symlink is moved to the trash instead.
 func (t *Tree) Remove(p string) error {
 	c, err := t.clean(p)
 	if err != nil {
@@ -253,19 +265,32 @@ func (t *Tree) Remove(p string) error {
 	}
 	defer t.usageStep()()
 	var freed int64
-	if fi, err := t.root.Lstat(c); err == nil && fi.Mode().IsRegular() {
+	fi, err := t.root.Lstat(c)
+	if err == nil && fi.Mode().IsRegular() {
 		freed = fi.Size()
 	}
-	if err := t.root.Remove(c); err != nil {
-		return err
+	gone := false
+	if err == nil && !fi.IsDir() {
+		if gone, err = t.discard(c, freed); !gone && err != nil {
+			return err
+		}
+	}
+	if !gone {
+		if err = t.root.Remove(c); err != nil {
+			return err
+		}
 	}
 	t.account(-freed)
 	t.touchUp(parent(c))
+	if err != nil {
+		return err // moved to the trash, but not durably
+	}
 	return t.syncDir(parent(c))
 }
 
 // RemoveAll removes a file or a directory and everything in it. The top of
-// the tree cannot be removed.
+// the tree cannot be removed. With the trash on, what is removed goes to
+// the trash (an empty directory is simply removed).
 func (t *Tree) RemoveAll(p string) error {
 	c, err := t.clean(p)
 	if err != nil {
@@ -279,16 +304,26 @@ func (t *Tree) RemoveAll(p string) error {
 	}
 	defer t.usageStep()()
 	freed, _ := t.size(c)
-	if err := t.root.RemoveAll(c); err != nil {
-		t.s.forgetUsage(t.user) // part of it went: count again when next asked
+	gone, err := t.discard(c, freed)
+	if !gone && err != nil {
 		return err
+	}
+	if !gone {
+		if err = t.root.RemoveAll(c); err != nil {
+			t.s.forgetUsage(t.user) // part of it went: count again when next asked
+			return err
+		}
 	}
 	t.account(-freed)
 	t.touchUp(parent(c))
+	if err != nil {
+		return err // moved to the trash, but not durably
+	}
 	return t.syncDir(parent(c))
 }
 
-// Rename moves oldp to newp, replacing a file at newp.
+// Rename moves oldp to newp, replacing a file at newp. With the trash on,
+// the file replaced is kept as a version of newp.
 func (t *Tree) Rename(oldp, newp string) error {
 	o, err := t.clean(oldp)
 	if err != nil {
@@ -303,16 +338,28 @@ func (t *Tree) Rename(oldp, newp string) error {
 	}
 	unlock := t.usageStep()
 	var replaced int64
+	var version string
 	if fi, err := t.root.Lstat(n); err == nil && fi.Mode().IsRegular() {
 		replaced = fi.Size()
+		if ofi, err := t.root.Lstat(o); err == nil && !os.SameFile(fi, ofi) {
+			if dir, err := t.root.Open(parent(n)); err == nil {
+				version = t.versionBeforeReplace(dir, n)
+				dir.Close()
+			}
+		}
 	}
 	err = t.root.Rename(o, n)
 	if err == nil {
 		t.account(-replaced)
+	} else {
+		t.dropVersion(version)
 	}
 	unlock()
 	if err != nil {
 		return err
+	}
+	if version != "" {
+		defer t.s.keepReserve() // the replaced file's space was not freed
 	}
 	t.touchUp(parent(n))
 	if err := t.syncDir(parent(n)); err != nil {

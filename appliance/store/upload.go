@@ -207,6 +207,11 @@ func (u *Upload) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	n, err := u.f.Write(b)
+	if err != nil && u.roomMade(err, len(b)-n) {
+		var m int
+		m, err = u.f.Write(b[n:])
+		n += m
+	}
 	u.h.Write(b[:n])
 	u.size += int64(n)
 	if err != nil && u.err == nil {
@@ -238,12 +243,24 @@ func (u *Upload) WriteAt(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	n, err := u.f.WriteAt(b, off)
+	if err != nil && u.roomMade(err, len(b)-n) {
+		var m int
+		m, err = u.f.WriteAt(b[n:], off+int64(n))
+		n += m
+	}
 	u.h.wrote(b[:n], off)
 	u.size = max(u.size, off+int64(n))
 	if err != nil && u.err == nil {
 		u.err = noSpace(err)
 	}
 	return n, noSpaceOrNil(err)
+}
+
+// roomMade reports whether a write that failed with err, with left bytes
+// unwritten, is worth trying once more: the disk was full, and the trash
+// gave way.
+func (u *Upload) roomMade(err error, left int) bool {
+	return errors.Is(noSpace(err), ErrNoSpace) && u.t.s.makeRoom(int64(left))
 }
 
 func noSpaceOrNil(err error) error {
@@ -328,6 +345,9 @@ func (u *Upload) Commit() error {
 		}
 		return err
 	}
+	// The new file, or the old one kept as a version, may have taken the
+	// disk below the trash's reserve: then the oldest trash goes.
+	u.t.s.keepReserve()
 	return nil
 }
 
@@ -418,7 +438,10 @@ func (u *Upload) commit() error {
 			return err
 		}
 	}
+	// The file replaced, if any, is kept as a version (if the trash is on).
+	version := u.t.versionBeforeReplace(dir, u.name)
 	if err := unix.Renameat(int(u.t.s.staging.Fd()), u.tmp, int(dir.Fd()), path.Base(u.name)); err != nil {
+		u.t.dropVersion(version)
 		return fmt.Errorf("put %s in place: %w", u.name, err)
 	}
 	u.t.account(size - old)

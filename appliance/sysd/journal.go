@@ -40,11 +40,48 @@ func NewLogger(w io.Writer) *slog.Logger {
 	return slog.New(&lineHandler{w: w, journal: journal, mu: &sync.Mutex{}})
 }
 
+// NewLoggerKeeping is NewLogger that also keeps the last lines in recent,
+// for the admin page.
+func NewLoggerKeeping(w io.Writer, recent *Recent) *slog.Logger {
+	l := NewLogger(w)
+	l.Handler().(*lineHandler).recent = recent
+	return l
+}
+
+// Recent keeps the last lines logged, with their time.
+type Recent struct {
+	mu    sync.Mutex
+	lines []string
+	next  int
+}
+
+// recentLines is how many lines Recent keeps.
+const recentLines = 200
+
+func (r *Recent) add(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.lines) < recentLines {
+		r.lines = append(r.lines, line)
+		return
+	}
+	r.lines[r.next] = line
+	r.next = (r.next + 1) % recentLines
+}
+
+// Lines returns the lines kept, oldest first.
+func (r *Recent) Lines() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append(append([]string(nil), r.lines[r.next:]...), r.lines[:r.next]...)
+}
+
 type lineHandler struct {
 	w       io.Writer
 	journal bool
 	mu      *sync.Mutex
 	attrs   []slog.Attr
+	recent  *Recent
 }
 
 func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
@@ -76,6 +113,16 @@ func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 		add(a)
 	}
 	r.Attrs(add)
+	if h.recent != nil {
+		line := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(b.String(), "<3>"), "<4>"), "<6>")
+		switch {
+		case h.journal && r.Level >= slog.LevelError:
+			line = "error: " + line
+		case h.journal && r.Level >= slog.LevelWarn:
+			line = "warning: " + line
+		}
+		h.recent.add(r.Time.Format("Jan 02 15:04:05 ") + line)
+	}
 	b.WriteByte('\n')
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -144,5 +145,25 @@ func TestAssignUnnamedInOrder(t *testing.T) {
 	}
 	if _, err := assign([]namedListener{{"https", lns[0]}, {"https", lns[1]}}); err == nil {
 		t.Error("two sockets named https were accepted")
+	}
+}
+
+func TestRecentKeepsLastLines(t *testing.T) {
+	var out strings.Builder
+	var recent Recent
+	log := NewLoggerKeeping(&out, &recent)
+	for i := 0; i < 250; i++ {
+		log.Info(fmt.Sprintf("line %d", i))
+	}
+	log.Error("broken")
+	lines := recent.Lines()
+	if len(lines) != recentLines {
+		t.Fatalf("kept %d lines, want %d", len(lines), recentLines)
+	}
+	if !strings.HasSuffix(lines[0], " line 51") || !strings.HasSuffix(lines[len(lines)-1], " error: broken") {
+		t.Errorf("kept %q ... %q", lines[0], lines[len(lines)-1])
+	}
+	if !strings.Contains(out.String(), "line 0\n") {
+		t.Error("the log itself lost a line")
 	}
 }

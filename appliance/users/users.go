@@ -58,6 +58,8 @@ type User struct {
 	// Generated says the password is still the one the first start made
 	// (and wrote to FIRST-LOGIN.txt on the card); any change clears it.
 	Generated bool `json:"generated_password,omitempty"`
+	// Apps are the account's app passwords (apppasswords.go).
+	Apps []AppPassword `json:"app_passwords,omitempty"`
 }
 
 type fileFormat struct {
@@ -147,6 +149,7 @@ func (db *DB) update(change func(m map[string]*User) error) error {
 	for k, v := range db.users {
 		c := *v
 		c.Keys = append([]string(nil), v.Keys...)
+		c.Apps = append([]AppPassword(nil), v.Apps...)
 		m[k] = &c
 	}
 	if err := change(m); err != nil {
@@ -371,6 +374,8 @@ type Info struct {
 	Name    string
 	Keys    int
 	Created time.Time
+	Quota   int64
+	Apps    int
 }
 
 // List returns the accounts by name.
@@ -382,7 +387,7 @@ func (db *DB) List() ([]Info, error) {
 	defer db.mu.Unlock()
 	var out []Info
 	for _, u := range db.users {
-		out = append(out, Info{u.Name, len(u.Keys), u.Created})
+		out = append(out, Info{u.Name, len(u.Keys), u.Created, u.Quota, len(u.Apps)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -410,13 +415,27 @@ func (db *DB) lookup(name string) (User, bool, error) {
 	return *u, true, nil
 }
 
-// CheckPassword reports whether password is name's password. A check from
+// CheckPassword reports whether password is name's password or one of its
+// app passwords (checked first: they cost no hash). A check from
 // a suspect address (one with failed logins: guard.Guard.Suspect) waits
 // behind the others for its turn to hash.
 //
 // An error is the server's fault (its users file cannot be read): the
 // login is not a failure of the client's, and the log must say why.
 func (db *DB) CheckPassword(name, password string, suspect bool) (bool, error) {
+	return db.checkPassword(name, password, suspect, true)
+}
+
+// CheckAccountPassword is CheckPassword without the app passwords: the
+// web pages' login and the account page's "current password" take only
+// the account's own, so that an app password (given to a sync client,
+// perhaps on a phone that is lost) cannot make more app passwords,
+// change the password or reach the admin pages.
+func (db *DB) CheckAccountPassword(name, password string, suspect bool) (bool, error) {
+	return db.checkPassword(name, password, suspect, false)
+}
+
+func (db *DB) checkPassword(name, password string, suspect, apps bool) (bool, error) {
 	u, ok, err := db.lookup(name)
 	if err != nil {
 		return false, err
@@ -426,6 +445,9 @@ func (db *DB) CheckPassword(name, password string, suspect bool) (bool, error) {
 		// tell which names exist.
 		db.verify("$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", password, suspect)
 		return false, nil
+	}
+	if apps && u.isAppPassword(password) {
+		return true, nil
 	}
 	mac := hmac.New(sha256.New, db.cacheKey[:])
 	mac.Write([]byte(password))
@@ -446,6 +468,17 @@ func (db *DB) CheckPassword(name, password string, suspect bool) (bool, error) {
 	db.cache[key] = time.Now().Add(cacheFor)
 	db.mu.Unlock()
 	return true, nil
+}
+
+// Stamp changes whenever name's password does or the account goes: a
+// web session records it at login and ends when it differs.
+func (db *DB) Stamp(name string) string {
+	u, ok, err := db.lookup(name)
+	if err != nil || !ok {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(u.Hash + "\x00" + u.Created.String()))
+	return string(sum[:8])
 }
 
 // CheckKey reports whether key is one of name's public keys; an error is

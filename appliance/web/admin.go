@@ -54,7 +54,7 @@ func systemRoutes(mux *http.ServeMux, d *DAV, sys *System) {
 		// A browser sends saved Basic credentials with a cross-site
 		// request too: refuse one that says it is (no CORS preflight is
 		// ever answered, so a cross-origin PUT does not get here either).
-		if crossSite(r) {
+		if CrossSite(r) {
 			http.Error(w, "updates are not taken from another site's page", http.StatusForbidden)
 			return
 		}
@@ -108,9 +108,9 @@ func systemRoutes(mux *http.ServeMux, d *DAV, sys *System) {
 	mux.HandleFunc("PUT /admin/update", apply)
 }
 
-// crossSite says whether a browser marked the request as sent from another
+// CrossSite says whether a browser marked the request as sent from another
 // site's page (Sec-Fetch-Site), or named an origin other than the box.
-func crossSite(r *http.Request) bool {
+func CrossSite(r *http.Request) bool {
 	if s := r.Header.Get("Sec-Fetch-Site"); s == "cross-site" || s == "same-site" {
 		return true
 	}

@@ -8,14 +8,12 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +30,9 @@ import (
 
 // DAVPrefix is where WebDAV lives on the HTTPS server.
 const DAVPrefix = "/dav"
+
+// FilesPrefix is where the web pages show the same files (package webui).
+const FilesPrefix = "/files"
 
 // DAV serves each user's files over WebDAV (golang.org/x/net/webdav), with
 // HTTP Basic authentication accepted only over TLS, at DAVPrefix and at the
@@ -54,6 +55,9 @@ type DAV struct {
 	// Calendars, if set, adds CalDAV and CardDAV (package calendars) on
 	// its own paths, logged in by Login.
 	Calendars interface{ Routes(*http.ServeMux) }
+	// Browser, if set, lets the web pages' session stand for Basic
+	// credentials, and sends a browser that has neither to the login page.
+	Browser Browser
 
 	locksOnce sync.Once
 	paths     pathLocks
@@ -72,8 +76,25 @@ func (d *DAV) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.serve(w, r, user, prefix)
 }
 
-// login checks the request's Basic credentials (over TLS only, under the
-// login bans) and answers it if they do not hold.
+// Browser is the web pages' side of logging in (package webui).
+type Browser interface {
+	// SessionUser returns the user whose session cookie r carries. A
+	// request that may change something (any method but GET, HEAD,
+	// OPTIONS and PROPFIND) must also carry the session's CSRF token in
+	// the X-CSRF-Token header.
+	SessionUser(r *http.Request) (string, bool)
+	// LoginURL is the login page, which comes back to next.
+	LoginURL(next string) string
+	// Routes adds the pages to the HTTPS server's mux.
+	Routes(mux *http.ServeMux)
+}
+
+// wantsPage says whether r is a browser navigating (rather than a WebDAV
+// or sync client): a GET or HEAD that accepts HTML.
+func wantsPage(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
 // Login checks a request's Basic credentials as WebDAV does (over TLS
 // only, the shared bans) and answers the request itself when they fail:
 // for the other protocols on the HTTPS port (CalDAV, CardDAV).
@@ -93,29 +114,100 @@ func (d *DAV) login(w http.ResponseWriter, r *http.Request) (string, bool) {
 	}
 	user, pw, ok := r.BasicAuth()
 	if !ok {
+		if d.Browser != nil {
+			if user, ok := d.Browser.SessionUser(r); ok {
+				return user, true
+			}
+			if wantsPage(r) {
+				// A browser gets the login form, not a Basic-auth dialog
+				// it could never log out of.
+				http.Redirect(w, r, d.Browser.LoginURL(r.URL.RequestURI()), http.StatusSeeOther)
+				return "", false
+			}
+		}
 		challenge(w)
 		return "", false
 	}
-	done, allowed := d.Guard.Begin(addr, "webdav", user)
-	if !allowed {
+	switch res := d.CheckPassword(r, "webdav", user, pw); res {
+	case LoginOK:
+		return user, true
+	case LoginWrong:
+		challenge(w)
+	default:
+		res.answer(w)
+	}
+	return "", false
+}
+
+// LoginResult is what a password check under the login bans came to.
+type LoginResult int
+
+const (
+	LoginOK LoginResult = iota
+	LoginWrong
+	LoginBanned // too many failures from the address: try later
+	LoginFault  // the server could not check (its log says why)
+)
+
+// answer tells a client a result other than LoginOK and LoginWrong.
+func (res LoginResult) answer(w http.ResponseWriter) {
+	switch res {
+	case LoginBanned:
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, "too many failed logins from your address; try again later", http.StatusTooManyRequests)
-		return "", false
+	case LoginFault:
+		http.Error(w, "the server cannot check passwords now; its log says why", http.StatusServiceUnavailable)
 	}
-	ok, err := d.Users.CheckPassword(user, pw, d.Guard.Suspect(addr))
+}
+
+// Message is a result's words for a person at a login form.
+func (res LoginResult) Message() string {
+	switch res {
+	case LoginWrong:
+		return "Wrong user name or password."
+	case LoginBanned:
+		return "Too many failed logins from your address: try again in a few minutes."
+	case LoginFault:
+		return "The box cannot check passwords now; its log says why."
+	}
+	return ""
+}
+
+// CheckPassword checks user's password (or app password) from r's address
+// under the login bans that WebDAV and SFTP share; proto names the way in
+// for the log ("webdav", "web").
+func (d *DAV) CheckPassword(r *http.Request, proto, user, pw string) LoginResult {
+	return d.checkPassword(r, proto, user, pw, d.Users.CheckPassword)
+}
+
+// CheckAccountPassword is CheckPassword for the account's own password
+// only, no app password (users.DB.CheckAccountPassword): the web pages'
+// login form and the account page use it.
+func (d *DAV) CheckAccountPassword(r *http.Request, proto, user, pw string) LoginResult {
+	return d.checkPassword(r, proto, user, pw, d.Users.CheckAccountPassword)
+}
+
+func (d *DAV) checkPassword(r *http.Request, proto, user, pw string, check func(user, pw string, suspect bool) (bool, error)) LoginResult {
+	addr := guard.Host(r.RemoteAddr)
+	if banned, _ := d.Guard.Banned(addr); banned {
+		return LoginBanned
+	}
+	done, allowed := d.Guard.Begin(addr, proto, user)
+	if !allowed {
+		return LoginBanned
+	}
+	ok, err := check(user, pw, d.Guard.Suspect(addr))
 	switch {
 	case err != nil:
 		done(guard.ServerFault)
-		d.Log.Error(fmt.Sprintf("webdav: login of %q from %s not checked: %v", user, addr, err))
-		http.Error(w, "the server cannot check passwords now; its log says why", http.StatusServiceUnavailable)
-		return "", false
+		d.Log.Error(fmt.Sprintf("%s: login of %q from %s not checked: %v", proto, user, addr, err))
+		return LoginFault
 	case !ok:
 		done(guard.WrongPassword)
-		challenge(w)
-		return "", false
+		return LoginWrong
 	}
 	done(guard.LoggedIn)
-	return user, true
+	return LoginOK
 }
 
 // serve answers a WebDAV request on user's tree, reached under prefix.
@@ -255,9 +347,13 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 		}
 	case http.MethodGet, http.MethodHead:
 		if fi, err := tree.Stat(name); err == nil && fi.IsDir() {
-			listing(w, r, tree, name)
+			// A folder is shown by the web pages.
+			http.Redirect(w, r, FilesPrefix+(&url.URL{Path: strings.TrimSuffix(path.Clean("/"+name), "/") + "/"}).EscapedPath(), http.StatusSeeOther)
 			return
 		}
+		// A file is served as data, never as a page of the box's: an
+		// uploaded .html or .svg runs no script with the user's session.
+		w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'")
 		ctx = context.WithValue(ctx, getKey{}, w.Header())
 	}
 	fsys := davFS{t: tree, locks: d.locks(), user: user, prefix: prefix}
@@ -555,87 +651,28 @@ type getKey struct{}
 type replaceKey struct{}
 
 func writeStoreError(w http.ResponseWriter, err error) {
+	code, msg := StoreStatus(err)
+	http.Error(w, msg, code)
+}
+
+// StoreStatus is the HTTP status and the words WebDAV answers a change the
+// store refused with (507 for a full disk or quota, 404, 409...).
+func StoreStatus(err error) (int, string) {
 	switch {
 	case errors.Is(err, store.ErrNoSpace):
-		http.Error(w, "the box's disk is full", http.StatusInsufficientStorage)
+		return http.StatusInsufficientStorage, "the box's disk is full"
 	case errors.Is(err, store.ErrQuota):
-		http.Error(w, err.Error(), http.StatusInsufficientStorage)
-	case errors.Is(err, store.ErrChecksum):
-		http.Error(w, err.Error(), http.StatusBadRequest)
-	case errors.Is(err, store.ErrBadName):
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		return http.StatusInsufficientStorage, err.Error()
+	case errors.Is(err, store.ErrChecksum), errors.Is(err, store.ErrBadName):
+		return http.StatusBadRequest, err.Error()
 	case errors.Is(err, fs.ErrNotExist):
-		http.Error(w, "not found", http.StatusNotFound)
+		return http.StatusNotFound, "not found"
 	case errors.Is(err, fs.ErrExist):
-		http.Error(w, "exists", http.StatusConflict)
-	default:
-		http.Error(w, "refused", http.StatusForbidden)
+		return http.StatusConflict, "exists"
 	}
+	return http.StatusForbidden, "refused"
 }
 
-// listing answers a browser's GET on a folder with a readable page.
-func listing(w http.ResponseWriter, r *http.Request, t *store.Tree, name string) {
-	if !strings.HasSuffix(r.URL.Path, "/") {
-		http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
-		return
-	}
-	entries, err := t.ReadDir(name)
-	if err != nil {
-		writeStoreError(w, err)
-		return
-	}
-	sort.Slice(entries, func(i, j int) bool {
-		if entries[i].IsDir() != entries[j].IsDir() {
-			return entries[i].IsDir()
-		}
-		return strings.ToLower(entries[i].Name()) < strings.ToLower(entries[j].Name())
-	})
-	type row struct {
-		Name, Href, Size, Modified string
-	}
-	var rows []row
-	for _, e := range entries {
-		rw := row{Name: e.Name(), Href: url.PathEscape(e.Name()), Modified: e.ModTime().Format("2006-01-02 15:04")}
-		if e.IsDir() {
-			rw.Name += "/"
-			rw.Href += "/"
-		} else {
-			rw.Size = humanSize(e.Size())
-		}
-		rows = append(rows, rw)
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	listPage.Execute(w, struct {
-		Path string
-		Top  bool
-		Rows []row
-	}{path.Clean("/" + name), path.Clean("/"+name) == "/", rows})
-}
-
-func humanSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-var listPage = template.Must(template.New("list").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Path}} - bonesync</title>
-<style>body{font-family:system-ui,sans-serif;max-width:50rem;margin:1rem auto;padding:0 1rem}
-table{border-collapse:collapse;width:100%}td,th{padding:.25rem .5rem;text-align:left}
-td.n{text-align:right;white-space:nowrap}tr:nth-child(even){background:#f6f6f6}</style></head><body>
-<h1>{{.Path}}</h1>
-<table><tr><th>Name</th><th>Size</th><th>Modified</th></tr>
-{{if not .Top}}<tr><td><a href="../">../</a></td><td></td><td></td></tr>{{end}}
-{{range .Rows}}<tr><td><a href="{{.Href}}">{{.Name}}</a></td><td class="n">{{.Size}}</td><td>{{.Modified}}</td></tr>
-{{else}}<tr><td colspan="3">This folder is empty.</td></tr>{{end}}
-</table></body></html>
-`))
+// WriteStoreError answers a request whose change the store refused, with
+// the status WebDAV gives it (507 for a full disk or quota, 404, 409...).
+func WriteStoreError(w http.ResponseWriter, err error) { writeStoreError(w, err) }

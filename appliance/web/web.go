@@ -27,6 +27,9 @@ func HTTPS(c Content, dav *DAV, sys *System) http.Handler {
 		if dav.Calendars != nil {
 			dav.Calendars.Routes(mux)
 		}
+		if dav.Browser != nil {
+			dav.Browser.Routes(mux)
+		}
 		if sys != nil {
 			systemRoutes(mux, dav, sys)
 		}

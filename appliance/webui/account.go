@@ -1,0 +1,144 @@
+package webui
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/bonesync/bonesync/appliance/users"
+	"github.com/bonesync/bonesync/appliance/web"
+)
+
+type loginData struct {
+	Next     string
+	Username string
+	Token    string
+}
+
+func (u *UI) loginPage(w http.ResponseWriter, r *http.Request) {
+	if r.TLS == nil {
+		http.Error(w, "log in over HTTPS", http.StatusForbidden)
+		return
+	}
+	next := localNext(r.URL.Query().Get("next"))
+	if _, ok := u.sessions.get(r); ok {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	u.loginForm(w, http.StatusOK, next, "", "")
+}
+
+// loginForm shows the form with a fresh token in a cookie and a field:
+// a login posted from another site's page has neither (login CSRF).
+func (u *UI) loginForm(w http.ResponseWriter, code int, next, name, problem string) {
+	tok := randomToken()
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: "/", Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	u.render(w, code, "login", page{Title: "Log in", Problem: problem, Data: loginData{Next: next, Username: name, Token: tok}})
+}
+
+func (u *UI) loginPost(w http.ResponseWriter, r *http.Request) {
+	if r.TLS == nil {
+		http.Error(w, "log in over HTTPS", http.StatusForbidden)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	next := localNext(r.PostFormValue("next"))
+	name := strings.TrimSpace(r.PostFormValue("username"))
+	c, err := r.Cookie(loginCookie)
+	if err != nil || web.CrossSite(r) || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
+		u.loginForm(w, http.StatusForbidden, next, name, "The form had expired or came from another page: log in again.")
+		return
+	}
+	res := u.DAV.CheckAccountPassword(r, "web", name, r.PostFormValue("password"))
+	if res != web.LoginOK {
+		code := map[web.LoginResult]int{web.LoginWrong: http.StatusUnauthorized, web.LoginBanned: http.StatusTooManyRequests, web.LoginFault: http.StatusServiceUnavailable}[res]
+		u.loginForm(w, code, next, name, res.Message())
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	u.sessions.start(w, name)
+	u.Log.Info("web: " + name + " logged in from " + r.RemoteAddr)
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
+	if _, ok := u.change(w, r); !ok {
+		return
+	}
+	u.sessions.end(w, r)
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+type accountData struct {
+	Apps    []users.AppPassword
+	New     string // an app password just made, shown this once
+	NewName string
+}
+
+func (u *UI) accountPage(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.session(w, r)
+	if !ok {
+		return
+	}
+	u.showAccount(w, sess, http.StatusOK, "", "", accountData{})
+}
+
+func (u *UI) showAccount(w http.ResponseWriter, sess *session, code int, flash, problem string, d accountData) {
+	p := u.base(sess, "Account", "account")
+	p.Flash, p.Problem = flash, problem
+	apps, err := u.Users.AppPasswords(sess.user)
+	if err != nil && p.Problem == "" {
+		p.Problem = err.Error()
+	}
+	d.Apps = apps
+	p.Data = d
+	u.render(w, code, "account", p)
+}
+
+func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.change(w, r)
+	if !ok {
+		return
+	}
+	switch r.PostFormValue("action") {
+	case "password":
+		cur, pw, again := r.PostFormValue("current"), r.PostFormValue("new"), r.PostFormValue("again")
+		if u.DAV.CheckAccountPassword(r, "web", sess.user, cur) != web.LoginOK {
+			u.showAccount(w, sess, http.StatusForbidden, "", "The current password is not right.", accountData{})
+			return
+		}
+		if pw != again {
+			u.showAccount(w, sess, http.StatusBadRequest, "", "The new password and its repetition differ.", accountData{})
+			return
+		}
+		if err := u.Users.SetPassword(sess.user, pw); err != nil {
+			u.showAccount(w, sess, http.StatusBadRequest, "", "Password not changed: "+err.Error(), accountData{})
+			return
+		}
+		u.sessions.renew(r, sess.user)
+		u.Log.Info("web: " + sess.user + " changed their password")
+		u.showAccount(w, sess, http.StatusOK, "Password changed. Your other browsers are logged out; app passwords keep working.", "", accountData{})
+	case "app-new":
+		label := r.PostFormValue("label")
+		pw, ap, err := u.Users.NewAppPassword(sess.user, label)
+		if err != nil {
+			u.showAccount(w, sess, http.StatusBadRequest, "", err.Error(), accountData{})
+			return
+		}
+		u.showAccount(w, sess, http.StatusOK, "", "", accountData{New: pw, NewName: ap.Label})
+	case "app-revoke":
+		err := u.Users.RevokeAppPassword(sess.user, r.PostFormValue("id"))
+		if err != nil {
+			code := http.StatusInternalServerError
+			if errors.Is(err, users.ErrNoAppPassword) {
+				code = http.StatusNotFound
+			}
+			u.showAccount(w, sess, code, "", err.Error(), accountData{})
+			return
+		}
+		u.showAccount(w, sess, http.StatusOK, "App password revoked: it opens nothing any more.", "", accountData{})
+	default:
+		http.Error(w, "unknown action", http.StatusBadRequest)
+	}
+}

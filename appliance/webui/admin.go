@@ -1,0 +1,251 @@
+package webui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+type adminUser struct {
+	users.Info
+	Used int64
+}
+
+type adminData struct {
+	Users      []adminUser
+	DiskTotal  int64
+	DiskFree   int64
+	Report     string
+	Measuring  bool
+	CanMeasure bool
+	Updates    bool
+	Version    string
+	Slot       string
+	Log        []string
+	NewUser    string // a user just made or reset, with
+	NewPass    string // the password made for it, shown this once
+}
+
+// admin is session for the admin's pages: anyone else gets 403.
+func (u *UI) admin(w http.ResponseWriter, r *http.Request, changing bool) (*session, bool) {
+	get := u.session
+	if changing {
+		get = u.change
+	}
+	sess, ok := get(w, r)
+	if !ok {
+		return nil, false
+	}
+	if sess.user != users.Admin {
+		p := u.base(sess, "Admin", "admin")
+		p.Problem = "Only the admin account administers the box."
+		u.render(w, http.StatusForbidden, "message", p)
+		return nil, false
+	}
+	return sess, true
+}
+
+func (u *UI) adminPage(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.admin(w, r, false)
+	if !ok {
+		return
+	}
+	u.showAdmin(w, sess, http.StatusOK, "", "", adminData{})
+}
+
+func (u *UI) showAdmin(w http.ResponseWriter, sess *session, code int, flash, problem string, d adminData) {
+	p := u.base(sess, "Admin", "admin")
+	p.Flash, p.Problem = flash, problem
+	list, err := u.Users.List()
+	if err != nil && p.Problem == "" {
+		p.Problem = err.Error()
+	}
+	for _, in := range list {
+		au := adminUser{Info: in}
+		if t, err := u.Store.Tree(in.Name); err == nil {
+			au.Used, _ = t.Usage()
+			t.Close()
+		}
+		d.Users = append(d.Users, au)
+	}
+	var st unix.Statfs_t
+	if unix.Statfs(u.Store.Dir(), &st) == nil {
+		d.DiskTotal = int64(st.Blocks) * int64(st.Bsize)
+		d.DiskFree = int64(st.Bavail) * int64(st.Bsize)
+	}
+	if u.Report != nil {
+		var b strings.Builder
+		u.Report().Console(&b)
+		d.Report = b.String()
+	}
+	d.CanMeasure = u.Measure != nil
+	d.Measuring = u.bench.running()
+	if u.System != nil {
+		d.Version = u.System.Version
+		if u.System.Card != nil {
+			d.Updates = true
+			d.Slot = u.System.Card.Running.Slot
+		}
+	}
+	if u.Recent != nil {
+		d.Log = u.Recent()
+		slices.Reverse(d.Log) // newest first
+	}
+	p.Data = d
+	u.render(w, code, "admin", p)
+}
+
+func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.admin(w, r, true)
+	if !ok {
+		return
+	}
+	name := strings.TrimSpace(r.PostFormValue("user"))
+	fail := func(code int, msg string) { u.showAdmin(w, sess, code, "", msg, adminData{}) }
+	switch r.PostFormValue("action") {
+	case "add":
+		pw := r.PostFormValue("password")
+		made := pw == ""
+		if made {
+			pw = users.NewPassword()
+		}
+		if err := u.Users.Add(name, pw); err != nil {
+			fail(http.StatusBadRequest, "User not added: "+err.Error())
+			return
+		}
+		u.Log.Info(fmt.Sprintf("web: admin added user %s", name))
+		d := adminData{}
+		if made {
+			d.NewUser, d.NewPass = name, pw
+		}
+		u.showAdmin(w, sess, http.StatusOK, "User "+name+" added.", "", d)
+	case "reset":
+		pw := users.NewPassword()
+		if err := u.Users.SetPassword(name, pw); err != nil {
+			fail(http.StatusBadRequest, "Password not reset: "+err.Error())
+			return
+		}
+		if name == sess.user {
+			u.sessions.renew(r, name)
+		}
+		u.Log.Info(fmt.Sprintf("web: admin reset the password of %s", name))
+		u.showAdmin(w, sess, http.StatusOK, "Password of "+name+" reset; their browsers are logged out.", "", adminData{NewUser: name, NewPass: pw})
+	case "quota":
+		mb, err := strconv.ParseInt(strings.TrimSpace(r.PostFormValue("quota_mb")), 10, 64)
+		if err != nil || mb < 0 || mb > 1<<40 {
+			fail(http.StatusBadRequest, "The quota is a whole number of MiB (0: no limit).")
+			return
+		}
+		if err := u.Users.SetQuota(name, mb<<20); err != nil {
+			fail(http.StatusBadRequest, "Quota not set: "+err.Error())
+			return
+		}
+		u.showAdmin(w, sess, http.StatusOK, "Quota of "+name+" set.", "", adminData{})
+	case "delete":
+		if name == users.Admin {
+			fail(http.StatusBadRequest, "The admin account cannot be deleted.")
+			return
+		}
+		if err := u.Users.Delete(name); err != nil {
+			fail(http.StatusBadRequest, "User not deleted: "+err.Error())
+			return
+		}
+		u.Log.Info(fmt.Sprintf("web: admin deleted user %s (the files stay)", name))
+		u.showAdmin(w, sess, http.StatusOK, "User "+name+" deleted. Their files stay on the disk.", "", adminData{})
+	case "measure":
+		if u.Measure == nil {
+			fail(http.StatusNotImplemented, "This server cannot measure again.")
+			return
+		}
+		if !u.bench.start(u.Measure, u.Log) {
+			fail(http.StatusConflict, "A measurement is already running.")
+			return
+		}
+		// Post/redirect/get: reloading the page must not measure again.
+		http.Redirect(w, r, "/admin/#bench", http.StatusSeeOther)
+	default:
+		http.Error(w, "unknown action", http.StatusBadRequest)
+	}
+}
+
+// benchRun is the one benchmark the admin page may have running, and the
+// progress lines it printed.
+type benchRun struct {
+	mu    sync.Mutex
+	on    bool
+	lines []string
+	err   string
+	ended time.Time
+}
+
+func (b *benchRun) running() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.on
+}
+
+func (b *benchRun) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			b.lines = append(b.lines, l)
+		}
+	}
+	if len(b.lines) > 200 {
+		b.lines = b.lines[len(b.lines)-200:]
+	}
+	return len(p), nil
+}
+
+func (b *benchRun) start(measure func(context.Context, io.Writer) error, log *slog.Logger) bool {
+	b.mu.Lock()
+	if b.on {
+		b.mu.Unlock()
+		return false
+	}
+	b.on, b.lines, b.err = true, nil, ""
+	b.mu.Unlock()
+	go func() {
+		err := measure(context.Background(), b)
+		b.mu.Lock()
+		b.on, b.ended = false, time.Now()
+		if err != nil {
+			b.err = err.Error()
+		}
+		b.mu.Unlock()
+		if err != nil {
+			log.Error("web: the benchmark the admin started failed: " + err.Error())
+		}
+	}()
+	return true
+}
+
+// benchStatus is the progress the admin page polls while measuring.
+func (u *UI) benchStatus(w http.ResponseWriter, r *http.Request) {
+	if _, ok := u.admin(w, r, false); !ok {
+		return
+	}
+	u.bench.mu.Lock()
+	st := struct {
+		Running bool     `json:"running"`
+		Lines   []string `json:"lines"`
+		Error   string   `json:"error,omitempty"`
+	}{u.bench.on, append([]string{}, u.bench.lines...), u.bench.err}
+	u.bench.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(st)
+}

@@ -1,0 +1,374 @@
+package webui
+
+import (
+	"archive/zip"
+	"errors"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/web"
+)
+
+// entry is one row of a folder's listing.
+type entry struct {
+	Name     string
+	Href     string // relative to the folder's page
+	Dir      bool
+	Size     int64
+	Modified time.Time
+	Preview  bool
+}
+
+type crumb struct{ Name, Href string }
+
+type filesData struct {
+	Path   string // "/" or "/a/b/"
+	DAV    string // the folder's WebDAV URL path, for the page's script
+	Crumbs []crumb
+	Rows   []entry
+	Sort   string
+	Desc   bool
+	Total  int64
+	Quota  int64
+	Used   int64
+	Trash  bool
+}
+
+// files serves /files/PATH: a folder's page, a file's download (with
+// Range), its preview, or a folder as a zip (?zip).
+func (u *UI) files(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.session(w, r)
+	if !ok {
+		return
+	}
+	name := "/" + r.PathValue("path")
+	tree, ok := u.tree(w, sess)
+	if !ok {
+		return
+	}
+	defer tree.Close()
+	in, err := tree.Info(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			p := u.base(sess, "Not found", "files")
+			p.Problem = "There is no " + name + " in your files."
+			u.render(w, http.StatusNotFound, "message", p)
+			return
+		}
+		web.WriteStoreError(w, err)
+		return
+	}
+	q := r.URL.Query()
+	if in.IsDir() {
+		if !strings.HasSuffix(r.URL.Path, "/") {
+			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
+			return
+		}
+		if q.Has("zip") {
+			u.zipFolder(w, r, tree, name)
+			return
+		}
+		u.listing(w, r, sess, tree, name)
+		return
+	}
+	switch {
+	case q.Has("view"):
+		u.preview(w, r, sess, tree, name, in)
+	case q.Has("raw"):
+		u.download(w, r, tree, name, in, true)
+	default:
+		u.download(w, r, tree, name, in, false)
+	}
+}
+
+func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess *session, tree *store.Tree, name string) {
+	dir, err := tree.OpenDir(name)
+	if err != nil {
+		web.WriteStoreError(w, err)
+		return
+	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		web.WriteStoreError(w, err)
+		return
+	}
+	d := filesData{Path: strings.TrimSuffix(name, "/") + "/", Trash: u.Trash > 0}
+	d.DAV = (&url.URL{Path: web.DAVPrefix + d.Path}).EscapedPath()
+	for _, n := range names {
+		if store.IsInternal(n) {
+			continue
+		}
+		in, ok, err := tree.InfoIn(dir, n)
+		if !ok {
+			in, err = tree.Info(path.Join(name, n))
+		}
+		if err != nil {
+			continue // gone since, or a symlink out of the tree
+		}
+		e := entry{Name: n, Href: url.PathEscape(n), Dir: in.IsDir(), Size: in.Size(), Modified: in.ModTime()}
+		if e.Dir {
+			e.Href += "/"
+			e.Size = u.sizes.get(tree, sess.user, path.Join(name, n), in.ETag)
+		} else {
+			e.Preview = previewKind(n) != ""
+		}
+		if !e.Dir && !in.Mode().IsRegular() {
+			continue
+		}
+		d.Total += e.Size
+		d.Rows = append(d.Rows, e)
+	}
+	d.Sort, d.Desc = r.URL.Query().Get("sort"), r.URL.Query().Get("desc") == "1"
+	if d.Sort != "size" && d.Sort != "date" {
+		d.Sort = "name"
+	}
+	sortEntries(d.Rows, d.Sort, d.Desc)
+	d.Crumbs = crumbs(name)
+	d.Quota = tree.Quota()
+	d.Used, _ = tree.Usage()
+	title := "Files"
+	if d.Path != "/" {
+		title = path.Base(d.Path)
+	}
+	p := u.base(sess, title, "files")
+	p.Data = d
+	u.render(w, http.StatusOK, "files", p)
+}
+
+// sortEntries orders folders before files, then by the column asked for.
+func sortEntries(rows []entry, by string, desc bool) {
+	less := func(a, b entry) bool { return strings.ToLower(a.Name) < strings.ToLower(b.Name) }
+	switch by {
+	case "size":
+		less = func(a, b entry) bool { return a.Size < b.Size }
+	case "date":
+		less = func(a, b entry) bool { return a.Modified.Before(b.Modified) }
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Dir != rows[j].Dir {
+			return rows[i].Dir
+		}
+		if desc {
+			return less(rows[j], rows[i])
+		}
+		return less(rows[i], rows[j])
+	})
+}
+
+func crumbs(name string) []crumb {
+	out := []crumb{{"Files", "/files/"}}
+	href := "/files/"
+	for _, part := range strings.Split(strings.Trim(name, "/"), "/") {
+		if part == "" {
+			continue
+		}
+		href += url.PathEscape(part) + "/"
+		out = append(out, crumb{part, href})
+	}
+	return out
+}
+
+// sizeCache keeps folder sizes by the folder's ETag, which changes when
+// anything below it does: a listing walks a subtree only after a change.
+type sizeCache struct {
+	mu sync.Mutex
+	m  map[string]sizeEntry
+}
+
+type sizeEntry struct {
+	etag string
+	size int64
+}
+
+func (c *sizeCache) get(t *store.Tree, user, p, etag string) int64 {
+	key := user + "\x00" + p
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if ok && e.etag == etag {
+		return e.size
+	}
+	n, _ := t.Size(p)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) > 20000 {
+		c.m = map[string]sizeEntry{}
+	}
+	c.m[key] = sizeEntry{etag, n}
+	c.mu.Unlock()
+	return n
+}
+
+// previewKind is "image" or "text" for the files the page previews.
+func previewKind(name string) string {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".bmp", ".ico", ".svg":
+		return "image"
+	case ".txt", ".md", ".csv", ".log", ".json", ".xml", ".yaml", ".yml", ".toml", ".ini", ".conf", ".cfg",
+		".go", ".c", ".h", ".py", ".js", ".ts", ".css", ".html", ".sh", ".rs", ".java", ".ics", ".vcf", ".tex", ".srt":
+		return "text"
+	}
+	return ""
+}
+
+// download sends a file, with Range and conditional requests, as an
+// attachment or (raw) inline for a preview. Either way it is data, never a
+// page of the box's: it runs in a sandbox without scripts.
+func (u *UI) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string, in store.Info, raw bool) {
+	f, err := tree.Open(name)
+	if err != nil {
+		web.WriteStoreError(w, err)
+		return
+	}
+	defer f.Close()
+	h := w.Header()
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'")
+	h.Set("ETag", `"`+in.ETag+`"`)
+	h.Set("Cache-Control", "private, no-cache")
+	base := path.Base(name)
+	if raw {
+		switch previewKind(base) {
+		case "image":
+			h.Set("Content-Type", mime.TypeByExtension(strings.ToLower(path.Ext(base))))
+		case "text":
+			h.Set("Content-Type", "text/plain; charset=utf-8")
+		default:
+			h.Set("Content-Type", "application/octet-stream")
+		}
+		h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": base}))
+	} else {
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": base}))
+	}
+	http.ServeContent(w, r, "", in.ModTime(), f)
+}
+
+type previewData struct {
+	Name, Path, Raw, Download, Folder string
+	Kind                              string // image, text or ""
+	Text                              string
+	Cut                               bool
+	Size                              int64
+	Modified                          time.Time
+}
+
+// previewText is how much of a text file its preview shows.
+const previewText = 256 << 10
+
+func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess *session, tree *store.Tree, name string, in store.Info) {
+	base := path.Base(name)
+	esc := url.PathEscape(base)
+	d := previewData{Name: base, Path: name, Raw: esc + "?raw", Download: esc, Folder: "./", Kind: previewKind(base), Size: in.Size(), Modified: in.ModTime()}
+	if d.Kind == "text" {
+		f, err := tree.Open(name)
+		if err != nil {
+			web.WriteStoreError(w, err)
+			return
+		}
+		b, _ := io.ReadAll(io.LimitReader(f, previewText+1))
+		f.Close()
+		if len(b) > previewText {
+			b, d.Cut = b[:previewText], true
+			for len(b) > 0 && !utf8.Valid(b) { // a character cut in two
+				b = b[:len(b)-1]
+			}
+		}
+		if utf8.Valid(b) && !strings.ContainsRune(string(b), 0) {
+			d.Text = string(b)
+		} else {
+			d.Kind = ""
+		}
+	}
+	p := u.base(sess, base, "files")
+	p.Data = d
+	u.render(w, http.StatusOK, "preview", p)
+}
+
+// zipFolder streams a folder as a zip made as it is sent: nothing is
+// staged on the card and memory stays small whatever the folder's size.
+// Files are stored, not compressed: the board's one core would be the
+// bottleneck, and photos and videos do not shrink. archive/zip writes
+// Zip64 records where a file or the archive passes 4 GiB.
+func (u *UI) zipFolder(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string) {
+	base := path.Base(name)
+	if name == "/" || base == "/" || base == "." {
+		base = "files"
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/zip")
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": base + ".zip"}))
+	h.Set("Cache-Control", "no-store")
+	if r.Method == http.MethodHead {
+		return // the archive is made as it is sent: a HEAD reads no file
+	}
+	zw := zip.NewWriter(w)
+	err := u.zipAdd(zw, tree, name, base)
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		// The status is sent: all that can be done is to cut the
+		// archive short, which every unzip reports as damaged.
+		u.Log.Warn("web: zip of " + name + ": " + err.Error())
+		if c, ok := w.(interface{ Abort() }); ok {
+			c.Abort()
+		}
+		panic(http.ErrAbortHandler)
+	}
+}
+
+func (u *UI) zipAdd(zw *zip.Writer, tree *store.Tree, dir, prefix string) error {
+	entries, err := tree.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	if len(entries) == 0 {
+		_, err := zw.CreateHeader(&zip.FileHeader{Name: prefix + "/", Method: zip.Store})
+		return err
+	}
+	for _, e := range entries {
+		p := path.Join(dir, e.Name())
+		zname := prefix + "/" + e.Name()
+		switch {
+		case e.IsDir():
+			if err := u.zipAdd(zw, tree, p, zname); err != nil {
+				return err
+			}
+		case e.Mode().IsRegular():
+			if err := zipFile(zw, tree, p, zname, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func zipFile(zw *zip.Writer, tree *store.Tree, p, zname string, fi fs.FileInfo) error {
+	f, err := tree.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted while the archive was made
+		}
+		return err
+	}
+	defer f.Close()
+	hdr := &zip.FileHeader{Name: zname, Method: zip.Store, Modified: fi.ModTime()}
+	hdr.SetMode(fi.Mode().Perm())
+	out, err := zw.CreateHeader(hdr)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, f)
+	return err
+}

@@ -1,0 +1,180 @@
+package webui
+
+import (
+	"errors"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/web"
+)
+
+type trashData struct {
+	Items  []store.TrashItem
+	Of     string // the file whose versions are shown; "": the whole trash
+	Keep   string // how long items are kept
+	Size   int64
+	Folder string // the page of Of's folder
+}
+
+// trashPage lists what was deleted and the files' earlier versions, newest
+// first; ?path=P shows only P's versions.
+func (u *UI) trashPage(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.session(w, r)
+	if !ok {
+		return
+	}
+	u.showTrash(w, r, sess, http.StatusOK, "", "")
+}
+
+func (u *UI) showTrash(w http.ResponseWriter, r *http.Request, sess *session, code int, flash, problem string) {
+	p := u.base(sess, "Trash", "trash")
+	p.Flash, p.Problem = flash, problem
+	tree, ok := u.tree(w, sess)
+	if !ok {
+		return
+	}
+	defer tree.Close()
+	d := trashData{Of: r.FormValue("path"), Keep: keepFor(u.Trash)}
+	var items []store.TrashItem
+	var err error
+	if d.Of != "" {
+		d.Of = "/" + strings.TrimPrefix(d.Of, "/")
+		items, err = tree.Versions(d.Of)
+		d.Folder = (&url.URL{Path: "/files" + path.Dir(d.Of)}).EscapedPath()
+		d.Folder = strings.TrimSuffix(d.Folder, "/") + "/"
+		p.Title = "Versions of " + path.Base(d.Of)
+	} else {
+		items, err = tree.Trash()
+	}
+	if err != nil && p.Problem == "" {
+		p.Problem = "The trash cannot be read: " + err.Error()
+	}
+	for i := range items {
+		d.Size += items[i].Size
+		items[i].Path = "/" + strings.TrimPrefix(items[i].Path, "/") // as the file pages name it
+	}
+	d.Items = items
+	p.Data = d
+	u.render(w, code, "trash", p)
+}
+
+func keepFor(d time.Duration) string {
+	switch days := int(d.Hours() / 24); {
+	case d <= 0:
+		return ""
+	case days <= 1:
+		return "1 day"
+	default:
+		return strconv.Itoa(days) + " days"
+	}
+}
+
+// trashPost restores or deletes an item, or empties the trash.
+func (u *UI) trashPost(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.change(w, r)
+	if !ok {
+		return
+	}
+	tree, ok := u.tree(w, sess)
+	if !ok {
+		return
+	}
+	defer tree.Close()
+	id := r.PostFormValue("id")
+	switch r.PostFormValue("action") {
+	case "restore":
+		// A version takes the place of the file there, which Restore
+		// keeps as a version in turn: the owner is told, so that newer
+		// work (perhaps just synced) is not thought lost.
+		displaced := false
+		if items, err := tree.Trash(); err == nil {
+			for _, it := range items {
+				if it.ID == id && it.Kind == store.KindVersion {
+					fi, err := tree.Stat(it.Path)
+					displaced = err == nil && fi.Mode().IsRegular()
+				}
+			}
+		}
+		to, err := tree.Restore(id)
+		if err != nil {
+			u.showTrash(w, r, sess, status(err), "", "Not restored: "+storeMessage(err))
+			return
+		}
+		to = "/" + strings.TrimPrefix(to, "/")
+		u.Log.Info("web: " + sess.user + " restored " + to + " from the trash")
+		msg := "Restored to " + to + "."
+		if displaced {
+			msg += " The file that was there is now in the trash as an earlier version."
+		}
+		u.showTrash(w, r, sess, http.StatusOK, msg, "")
+	case "delete":
+		if err := tree.DeleteTrash(id); err != nil {
+			u.showTrash(w, r, sess, status(err), "", "Not deleted: "+storeMessage(err))
+			return
+		}
+		u.showTrash(w, r, sess, http.StatusOK, "Deleted for good.", "")
+	case "empty":
+		if err := tree.EmptyTrash(); err != nil {
+			u.showTrash(w, r, sess, http.StatusInternalServerError, "", "The trash was not emptied: "+err.Error())
+			return
+		}
+		u.showTrash(w, r, sess, http.StatusOK, "The trash is empty.", "")
+	default:
+		http.Error(w, "unknown action", http.StatusBadRequest)
+	}
+}
+
+// trashItem downloads a trashed file, to look at before restoring it.
+func (u *UI) trashItem(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.session(w, r)
+	if !ok {
+		return
+	}
+	tree, ok := u.tree(w, sess)
+	if !ok {
+		return
+	}
+	defer tree.Close()
+	f, err := tree.OpenTrash(r.PathValue("id"))
+	if err != nil {
+		web.WriteStoreError(w, err)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.IsDir() {
+		http.Error(w, "a folder in the trash is restored, not downloaded", http.StatusBadRequest)
+		return
+	}
+	name := path.Base(r.URL.Query().Get("name"))
+	if name == "." || name == "/" {
+		name = "file"
+	}
+	h := w.Header()
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	http.ServeContent(w, r, "", fi.ModTime(), f)
+}
+
+func status(err error) int {
+	code, _ := web.StoreStatus(err)
+	return code
+}
+
+func storeMessage(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "it is no longer in the trash."
+	case errors.Is(err, store.ErrNoSpace):
+		return "the box's disk is full."
+	}
+	return err.Error()
+}

@@ -1,0 +1,248 @@
+// Package webui is the box in a browser: the login form and its session,
+// the file manager at /files/, the trash and version history, the
+// account page (password, app passwords), the admin page, and the
+// Nextcloud login flow that lets the Nextcloud apps connect through a
+// browser. Pages are server-side templates with a little plain JavaScript,
+// every asset embedded in the binary. Changes to files go through WebDAV
+// (package web) with the session standing for Basic credentials, so the
+// pages and the sync clients share one implementation of every change:
+// the same store, names, quotas, checksums and locks.
+package webui
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/users"
+	"github.com/bonesync/bonesync/appliance/web"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// UI serves the pages. Set its fields, then call Routes.
+type UI struct {
+	DAV   *web.DAV // its Users, Store, Guard and Log; its CheckPassword
+	Users *users.DB
+	Store *store.Store
+	Log   *slog.Logger
+	// Report is the benchmark report as it is now.
+	Report func() *report.Report
+	// System is the version and the card's slots (updates).
+	System *web.System
+	// Recent returns the log's last lines, oldest first.
+	Recent func() []string
+	// Measure runs the benchmark again, writing its progress lines to
+	// progress; nil: the admin page offers no "measure again".
+	Measure func(ctx context.Context, progress io.Writer) error
+	// Trash says how long deleted files are kept (0: the trash is off).
+	Trash time.Duration
+
+	sessions Sessions
+	flows    loginFlows
+	bench    benchRun
+	sizes    sizeCache
+	once     sync.Once
+	pages    map[string]*template.Template
+	static   map[string]staticFile
+}
+
+type staticFile struct {
+	body []byte
+	typ  string
+	tag  string
+}
+
+func (u *UI) init() {
+	u.once.Do(func() {
+		u.sessions.Stamp = u.Users.Stamp
+		funcs := template.FuncMap{
+			"size":  humanSize,
+			"when":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
+			"asset": u.assetURL,
+			"inc":   func(i int) int { return i + 1 },
+			"base":  path.Base,
+			"mib":   func(n int64) int64 { return n >> 20 },
+			"used":  func(total, free int64) int64 { return total - free },
+			"sortLink": func(d filesData, col string) string {
+				if d.Sort == col && !d.Desc {
+					return "?sort=" + col + "&desc=1"
+				}
+				return "?sort=" + col
+			},
+			"sortState": func(d filesData, col string) string {
+				switch {
+				case d.Sort != col:
+					return "none"
+				case d.Desc:
+					return "descending"
+				}
+				return "ascending"
+			},
+		}
+		u.static = map[string]staticFile{}
+		for _, name := range []string{"style.css", "app.js", "icon.svg"} {
+			b, err := assets.ReadFile("assets/" + name)
+			if err != nil {
+				panic(err)
+			}
+			sum := sha256.Sum256(b)
+			typ := map[string]string{".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}[path.Ext(name)]
+			u.static[name] = staticFile{body: b, typ: typ, tag: hex.EncodeToString(sum[:6])}
+		}
+		layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html"))
+		u.pages = map[string]*template.Template{}
+		names, _ := fs.Glob(assets, "assets/page-*.html")
+		for _, n := range names {
+			t := template.Must(template.Must(layout.Clone()).ParseFS(assets, n))
+			u.pages[strings.TrimSuffix(strings.TrimPrefix(path.Base(n), "page-"), ".html")] = t
+		}
+	})
+}
+
+// assetURL names an asset with its content's hash, so it can be cached for
+// good and a new binary's is fetched at once.
+func (u *UI) assetURL(name string) string { return "/ui/" + name + "?v=" + u.static[name].tag }
+
+// Routes adds the pages to mux.
+func (u *UI) Routes(mux *http.ServeMux) {
+	u.init()
+	mux.HandleFunc("GET /ui/{name}", func(w http.ResponseWriter, r *http.Request) {
+		f, ok := u.static[r.PathValue("name")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", f.typ)
+		if r.URL.Query().Get("v") == f.tag {
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		}
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
+	})
+	mux.HandleFunc("GET /login", u.loginPage)
+	mux.HandleFunc("POST /login", u.loginPost)
+	mux.HandleFunc("POST /logout", u.logout)
+	mux.HandleFunc("GET /files", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/files/", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("GET /files/{path...}", u.files)
+	mux.HandleFunc("HEAD /files/{path...}", u.files)
+	mux.HandleFunc("GET /trash/{$}", u.trashPage)
+	mux.HandleFunc("POST /trash/{$}", u.trashPost)
+	mux.HandleFunc("GET /trash/item/{id}", u.trashItem)
+	mux.HandleFunc("GET /account", u.accountPage)
+	mux.HandleFunc("POST /account", u.accountPost)
+	mux.HandleFunc("GET /admin/{$}", u.adminPage)
+	mux.HandleFunc("POST /admin/{$}", u.adminPost)
+	mux.HandleFunc("GET /admin/bench.json", u.benchStatus)
+	u.flowRoutes(mux)
+}
+
+// page is what every template gets.
+type page struct {
+	Title   string
+	User    string
+	Admin   bool
+	CSRF    string
+	Flash   string // a message about what was just done
+	Problem string // a message about what failed
+	Nav     string // which menu entry is this page
+	Data    any
+}
+
+// render writes a page. Pages carry a Content-Security-Policy that lets
+// only the box's own script and style run.
+func (u *UI) render(w http.ResponseWriter, code int, name string, p page) {
+	var b bytes.Buffer
+	if err := u.pages[name].ExecuteTemplate(&b, "layout.html", p); err != nil {
+		u.Log.Error(fmt.Sprintf("web page %s: %v", name, err))
+		http.Error(w, "the page could not be made; the log says why", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("X-Frame-Options", "DENY")
+	w.WriteHeader(code)
+	w.Write(b.Bytes())
+}
+
+// session returns the logged-in user's session, or sends the browser to
+// the login page (a script's request gets 401) and returns false.
+func (u *UI) session(w http.ResponseWriter, r *http.Request) (*session, bool) {
+	if r.TLS == nil {
+		http.Error(w, "the pages are served over HTTPS only", http.StatusForbidden)
+		return nil, false
+	}
+	sess, ok := u.sessions.get(r)
+	if !ok {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			http.Redirect(w, r, u.LoginURL(r.URL.RequestURI()), http.StatusSeeOther)
+		} else {
+			http.Error(w, "log in first", http.StatusUnauthorized)
+		}
+		return nil, false
+	}
+	return sess, true
+}
+
+// change is session for a request that changes something: it must come
+// from the box's own page, with the session's CSRF token.
+func (u *UI) change(w http.ResponseWriter, r *http.Request) (*session, bool) {
+	sess, ok := u.session(w, r)
+	if !ok {
+		return nil, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if !csrfOK(r, sess) {
+		http.Error(w, "refused: the request did not come from this box's page (no valid CSRF token)", http.StatusForbidden)
+		return nil, false
+	}
+	return sess, true
+}
+
+// tree opens the session user's files with their quota, or answers 500.
+func (u *UI) tree(w http.ResponseWriter, sess *session) (*store.Tree, bool) {
+	tree, err := u.Store.Tree(sess.user)
+	if err != nil {
+		u.Log.Error("web: " + err.Error())
+		http.Error(w, "cannot open your files; the log says why", http.StatusInternalServerError)
+		return nil, false
+	}
+	tree.SetQuota(u.Users.Quota(sess.user))
+	return tree, true
+}
+
+func (u *UI) base(sess *session, title, nav string) page {
+	return page{Title: title, User: sess.user, Admin: sess.user == users.Admin, CSRF: sess.csrf, Nav: nav}
+}
+
+func humanSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,589 @@
+package webui
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/users"
+	"github.com/bonesync/bonesync/appliance/web"
+)
+
+// site is the pages and WebDAV, wired as web.HTTPS wires them, on a TLS
+// test server, with the users admin, ann and bob.
+type site struct {
+	t   *testing.T
+	ui  *UI
+	srv *httptest.Server
+	c   *http.Client
+	now time.Time
+}
+
+func newSite(t *testing.T) *site {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := state.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := users.Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{users.Admin, "ann", "bob"} {
+		if err := db.Add(n, n+"-password"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := store.Open(filepath.Join(dir, "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files.SetTrashPolicy(30*24*time.Hour, 0)
+	log := slog.New(slog.DiscardHandler)
+	dav := &web.DAV{Users: db, Store: files, Guard: guard.New(log), Log: log}
+	s := &site{t: t, now: time.Now()}
+	s.ui = &UI{DAV: dav, Users: db, Store: files, Log: log, Trash: 30 * 24 * time.Hour}
+	s.ui.sessions.Now = func() time.Time { return s.now }
+	dav.Browser = s.ui
+	mux := http.NewServeMux()
+	mux.Handle(web.DAVPrefix+"/", dav)
+	s.ui.Routes(mux)
+	s.srv = httptest.NewTLSServer(mux)
+	t.Cleanup(s.srv.Close)
+	s.c = s.srv.Client()
+	s.c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return s
+}
+
+// do sends a request with the given cookie and headers (pairs), and a
+// form body if form is not nil.
+func (s *site) do(method, path, cookie string, form url.Values, hdr ...string) (*http.Response, string) {
+	s.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, _ := http.NewRequest(method, s.srv.URL+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if cookie != "" {
+		req.Header.Set("Cookie", cookie)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := s.c.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" (?:value|content)="([^"]+)"`)
+var csrfMeta = regexp.MustCompile(`<meta name="csrf" content="([^"]+)">`)
+
+func cookieOf(resp *http.Response, name string) *http.Cookie {
+	for _, c := range resp.Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// login logs user in through the form; it returns the session's cookie
+// header and its CSRF token.
+func (s *site) login(user, pw string) (string, string) {
+	s.t.Helper()
+	resp, page := s.do("GET", "/login", "", nil)
+	lc := cookieOf(resp, loginCookie)
+	m := csrfField.FindStringSubmatch(page)
+	if lc == nil || m == nil {
+		s.t.Fatalf("login page without its token: %s", page)
+	}
+	resp, page = s.do("POST", "/login", loginCookie+"="+lc.Value, url.Values{"csrf": {m[1]}, "username": {user}, "password": {pw}, "next": {"/files/"}})
+	sc := cookieOf(resp, sessionCookie)
+	if resp.StatusCode != http.StatusSeeOther || sc == nil {
+		s.t.Fatalf("login of %s: %s %s", user, resp.Status, page)
+	}
+	cookie := sessionCookie + "=" + sc.Value
+	_, page = s.do("GET", "/files/", cookie, nil)
+	m = csrfMeta.FindStringSubmatch(page)
+	if m == nil {
+		s.t.Fatalf("files page without a CSRF token: %s", page)
+	}
+	return cookie, m[1]
+}
+
+func TestLoginSessionCookie(t *testing.T) {
+	s := newSite(t)
+	post := func(cookieFrom, tokenFrom int, pw string) *http.Response {
+		var cookies []*http.Cookie
+		var tokens []string
+		for i := 0; i < 2; i++ {
+			resp, page := s.do("GET", "/login", "", nil)
+			cookies = append(cookies, cookieOf(resp, loginCookie))
+			tokens = append(tokens, csrfField.FindStringSubmatch(page)[1])
+		}
+		resp, _ := s.do("POST", "/login", loginCookie+"="+cookies[cookieFrom].Value,
+			url.Values{"csrf": {tokens[tokenFrom]}, "username": {"ann"}, "password": {pw}})
+		return resp
+	}
+	if resp := post(0, 1, "ann-password"); resp.StatusCode != http.StatusForbidden || cookieOf(resp, sessionCookie) != nil {
+		t.Errorf("a login whose token is not its form's: %s, want 403 and no session", resp.Status)
+	}
+	if resp := post(0, 0, "wrong-password"); resp.StatusCode != http.StatusUnauthorized || cookieOf(resp, sessionCookie) != nil {
+		t.Errorf("a wrong password: %s, want 401 and no session", resp.Status)
+	}
+	resp := post(1, 1, "ann-password")
+	sc := cookieOf(resp, sessionCookie)
+	if resp.StatusCode != http.StatusSeeOther || sc == nil || !sc.Secure || !sc.HttpOnly || sc.SameSite != http.SameSiteStrictMode || sc.MaxAge <= 0 || sc.Path != "/" || sc.Domain != "" {
+		t.Errorf("login: %s, session cookie %+v: want Secure, HttpOnly, SameSite=Strict, expiring, host-only", resp.Status, sc)
+	}
+}
+
+func TestLoginBansShared(t *testing.T) {
+	s := newSite(t)
+	var last *http.Response
+	for i := 0; i < 30; i++ {
+		resp, page := s.do("GET", "/login", "", nil)
+		last, _ = s.do("POST", "/login", loginCookie+"="+cookieOf(resp, loginCookie).Value,
+			url.Values{"csrf": {csrfField.FindStringSubmatch(page)[1]}, "username": {"ann"}, "password": {fmt.Sprint("guess-", i)}})
+		if last.StatusCode == http.StatusTooManyRequests {
+			break
+		}
+	}
+	if last.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("30 wrong passwords at the form: %s, want 429 at some point", last.Status)
+	}
+	req, _ := http.NewRequest("PROPFIND", s.srv.URL+"/dav/", nil)
+	req.SetBasicAuth("ann", "ann-password")
+	resp, err := s.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("WebDAV from the address the form banned: %s, want 429", resp.Status)
+	}
+}
+
+func TestBrowserSentToLoginWebDAVKeepsBasic(t *testing.T) {
+	s := newSite(t)
+	resp, _ := s.do("GET", "/dav/", "", nil, "Accept", "text/html,application/xhtml+xml")
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login?next=%2Fdav%2F" {
+		t.Errorf("a browser at /dav/: %s to %q, want 303 to the login page", resp.Status, resp.Header.Get("Location"))
+	}
+	resp, _ = s.do("GET", "/files/docs/", "", nil, "Accept", "text/html")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login?next=") {
+		t.Errorf("a browser at /files/: %s to %q", resp.Status, resp.Header.Get("Location"))
+	}
+	resp, _ = s.do("PROPFIND", "/dav/", "", nil, "Depth", "0")
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Basic") {
+		t.Errorf("a WebDAV client at /dav/: %s, want 401 with a Basic challenge", resp.Status)
+	}
+}
+
+func TestCSRF(t *testing.T) {
+	s := newSite(t)
+	cookie, tok := s.login("ann", "ann-password")
+	put := func(hdr ...string) int {
+		resp, _ := s.do("PUT", "/dav/note.txt", cookie, nil, hdr...)
+		return resp.StatusCode
+	}
+	if code := put(); code != http.StatusUnauthorized {
+		t.Errorf("a WebDAV PUT with the session cookie and no CSRF token: %d, want 401", code)
+	}
+	if code := put("X-CSRF-Token", "wrong"); code != http.StatusUnauthorized {
+		t.Errorf("a WebDAV PUT with a wrong CSRF token: %d, want 401", code)
+	}
+	if code := put("X-CSRF-Token", tok, "Origin", "https://evil.example"); code != http.StatusUnauthorized {
+		t.Errorf("a WebDAV PUT from another origin: %d, want 401", code)
+	}
+	if code := put("X-CSRF-Token", tok); code != http.StatusCreated {
+		t.Errorf("a WebDAV PUT from the page: %d, want 201", code)
+	}
+	// A form another site's page posts, with the cookie a browser would
+	// send (were it not SameSite=Strict) and without the token.
+	for _, form := range []url.Values{{"action": {"app-new"}, "label": {"evil"}}, {"action": {"app-new"}, "label": {"evil"}, "csrf": {"guess"}}} {
+		resp, _ := s.do("POST", "/account", cookie, form, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site")
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("a cross-site POST %v: %s, want 403", form, resp.Status)
+		}
+	}
+	resp, _ := s.do("POST", "/logout", cookie, url.Values{})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a logout without the token: %s, want 403", resp.Status)
+	}
+	if apps, _ := s.ui.Users.AppPasswords("ann"); len(apps) != 0 {
+		t.Errorf("a refused request made app passwords: %v", apps)
+	}
+	resp, _ = s.do("POST", "/account", cookie, url.Values{"action": {"app-new"}, "label": {"phone"}, "csrf": {tok}}, "Origin", s.srv.URL)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a POST from the page: %s", resp.Status)
+	}
+}
+
+func TestSessionEnds(t *testing.T) {
+	s := newSite(t)
+	open := func(cookie string) bool {
+		resp, _ := s.do("GET", "/files/", cookie, nil, "Accept", "text/html")
+		return resp.StatusCode == http.StatusOK
+	}
+	cookie, tok := s.login("ann", "ann-password")
+	if !open(cookie) {
+		t.Fatal("the session does not open /files/")
+	}
+	resp, _ := s.do("POST", "/logout", cookie, url.Values{"csrf": {tok}})
+	if resp.StatusCode != http.StatusSeeOther || cookieOf(resp, sessionCookie) == nil || cookieOf(resp, sessionCookie).MaxAge >= 0 {
+		t.Errorf("logout: %s, want 303 clearing the cookie", resp.Status)
+	}
+	if open(cookie) {
+		t.Error("the cookie still opens /files/ after logout")
+	}
+	if r, _ := s.do("PROPFIND", "/dav/", cookie, nil, "Depth", "0"); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the cookie still opens WebDAV after logout: %s", r.Status)
+	}
+
+	cookie, _ = s.login("ann", "ann-password")
+	s.now = s.now.Add(IdleFor - time.Minute)
+	if !open(cookie) {
+		t.Error("a session used within IdleFor ended")
+	}
+	s.now = s.now.Add(IdleFor + time.Minute)
+	if open(cookie) {
+		t.Error("a session idle for longer than IdleFor still works")
+	}
+
+	cookie, _ = s.login("ann", "ann-password")
+	for end := s.now.Add(MaxFor); s.now.Before(end); s.now = s.now.Add(IdleFor / 2) {
+		if !open(cookie) {
+			t.Fatalf("a session in use ended after %v", s.now.Sub(end.Add(-MaxFor)))
+		}
+	}
+	s.now = s.now.Add(time.Minute)
+	if open(cookie) {
+		t.Error("a session older than MaxFor still works")
+	}
+
+	cookie, _ = s.login("ann", "ann-password")
+	s.ui.Users.SetPassword("ann", "another-password")
+	if open(cookie) {
+		t.Error("a session outlived a password change")
+	}
+}
+
+func TestUsersSeeOnlyTheirFiles(t *testing.T) {
+	s := newSite(t)
+	ann, annTok := s.login("ann", "ann-password")
+	bob, _ := s.login("bob", "bob-password")
+	s.do("MKCOL", "/dav/private/", ann, nil, "X-CSRF-Token", annTok)
+	req, _ := http.NewRequest("PUT", s.srv.URL+"/dav/private/diary-of-ann.txt", strings.NewReader("dear diary"))
+	req.Header.Set("Cookie", ann)
+	req.Header.Set("X-CSRF-Token", annTok)
+	if resp, err := s.c.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("ann's upload: %v %v", resp, err)
+	}
+	_, page := s.do("GET", "/files/private/", ann, nil)
+	if !strings.Contains(page, "diary-of-ann.txt") {
+		t.Fatalf("ann does not see her file:\n%s", page)
+	}
+	for _, p := range []string{"/files/", "/trash/", "/files/?zip"} {
+		resp, page := s.do("GET", p, bob, nil)
+		if strings.Contains(page, "diary") || resp.StatusCode != http.StatusOK {
+			t.Errorf("bob's %s (%s) shows ann's file", p, resp.Status)
+		}
+	}
+	for _, p := range []string{"/files/private/", "/files/private/diary-of-ann.txt", "/files/private/diary-of-ann.txt?view", "/files/%2E%2E/ann/private/diary-of-ann.txt", "/dav/private/diary-of-ann.txt"} {
+		resp, page := s.do("GET", p, bob, nil)
+		if strings.Contains(page, "dear diary") || resp.StatusCode != http.StatusNotFound {
+			t.Errorf("bob's %s: %s, want 404", p, resp.Status)
+		}
+	}
+}
+
+func TestAppPasswordForWebDAVUntilRevoked(t *testing.T) {
+	s := newSite(t)
+	cookie, tok := s.login("ann", "ann-password")
+	_, page := s.do("POST", "/account", cookie, url.Values{"action": {"app-new"}, "label": {"rclone"}, "csrf": {tok}})
+	m := regexp.MustCompile(`<code id="new-app-password">([^<]+)</code>`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no app password shown:\n%s", page)
+	}
+	propfind := func() int {
+		req, _ := http.NewRequest("PROPFIND", s.srv.URL+"/dav/", nil)
+		req.SetBasicAuth("ann", m[1])
+		req.Header.Set("Depth", "0")
+		resp, err := s.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := propfind(); code != http.StatusMultiStatus {
+		t.Fatalf("PROPFIND with the app password: %d, want 207", code)
+	}
+	// It opens WebDAV, not the pages: not the login form, and not as the
+	// "current password" that changes the password.
+	resp, page := s.do("GET", "/login", "", nil)
+	lc, lm := cookieOf(resp, loginCookie), csrfField.FindStringSubmatch(page)
+	resp, _ = s.do("POST", "/login", loginCookie+"="+lc.Value, url.Values{"csrf": {lm[1]}, "username": {"ann"}, "password": {m[1]}})
+	if resp.StatusCode != http.StatusUnauthorized || cookieOf(resp, sessionCookie) != nil {
+		t.Errorf("login form with an app password: %s, want 401 and no session", resp.Status)
+	}
+	resp, _ = s.do("POST", "/account", cookie, url.Values{"action": {"password"}, "current": {m[1]}, "new": {"taken-over-1"}, "again": {"taken-over-1"}, "csrf": {tok}})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("password change with an app password as the current one: %s, want 403", resp.Status)
+	}
+	if ok, _ := s.ui.Users.CheckPassword("ann", "ann-password", false); !ok {
+		t.Error("the account password changed")
+	}
+	apps, _ := s.ui.Users.AppPasswords("ann")
+	s.do("POST", "/account", cookie, url.Values{"action": {"app-revoke"}, "id": {apps[0].ID}, "csrf": {tok}})
+	if code := propfind(); code != http.StatusUnauthorized {
+		t.Errorf("PROPFIND with a revoked app password: %d, want 401", code)
+	}
+}
+
+func TestNextcloudLoginFlow(t *testing.T) {
+	s := newSite(t)
+	resp, body := s.do("POST", "/index.php/login/v2", "", nil, "User-Agent", "Mozilla/5.0 (Linux) mirall/3.7.3 (Nextcloud, debian-6.1 ClientArchitecture: x86_64 OsArchitecture: x86_64)")
+	var start struct {
+		Poll  struct{ Token, Endpoint string }
+		Login string
+	}
+	if err := json.Unmarshal([]byte(body), &start); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("login/v2: %s %s", resp.Status, body)
+	}
+	pollPath := strings.TrimPrefix(start.Poll.Endpoint, s.srv.URL)
+	loginPath := strings.TrimPrefix(start.Login, s.srv.URL)
+	if pollPath != "/index.php/login/v2/poll" || !strings.HasPrefix(loginPath, "/index.php/login/v2/flow/") {
+		t.Fatalf("login/v2 answered %+v", start)
+	}
+	poll := func() (*http.Response, string) {
+		return s.do("POST", pollPath, "", url.Values{"token": {start.Poll.Token}})
+	}
+	if r, _ := poll(); r.StatusCode != http.StatusNotFound {
+		t.Errorf("poll before the grant: %s, want 404", r.Status)
+	}
+	if r, _ := s.do("GET", loginPath, "", nil); r.StatusCode != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), "/login?next=") {
+		t.Errorf("the login link without a session: %s %s", r.Status, r.Header.Get("Location"))
+	}
+	cookie, tok := s.login("ann", "ann-password")
+	_, page := s.do("GET", loginPath, cookie, nil)
+	if !strings.Contains(page, "mirall/3.7.3") || !strings.Contains(page, "Grant access") {
+		t.Errorf("the grant page does not name the app:\n%s", page)
+	}
+	if r, _ := s.do("POST", loginPath, cookie, url.Values{}); r.StatusCode != http.StatusForbidden {
+		t.Errorf("a grant without the CSRF token: %s, want 403", r.Status)
+	}
+	if r, _ := s.do("POST", loginPath, cookie, url.Values{"csrf": {tok}}); r.StatusCode != http.StatusOK {
+		t.Fatalf("grant: %s", r.Status)
+	}
+	if r, _ := s.do("POST", loginPath, cookie, url.Values{"csrf": {tok}}); r.StatusCode != http.StatusConflict {
+		t.Errorf("a second grant: %s, want 409", r.Status)
+	}
+	if apps, _ := s.ui.Users.AppPasswords("ann"); len(apps) != 1 {
+		t.Errorf("%d app passwords after two grants, want 1", len(apps))
+	}
+	r, body := poll()
+	var creds struct{ Server, LoginName, AppPassword string }
+	if err := json.Unmarshal([]byte(body), &creds); err != nil || r.StatusCode != 200 || creds.LoginName != "ann" || creds.Server != s.srv.URL {
+		t.Fatalf("poll after the grant: %s %s", r.Status, body)
+	}
+	if ok, _ := s.ui.Users.CheckPassword("ann", creds.AppPassword, false); !ok {
+		t.Error("the flow's app password does not log ann in")
+	}
+	if apps, _ := s.ui.Users.AppPasswords("ann"); len(apps) != 1 || !strings.HasPrefix(apps[0].Label, "Nextcloud app") {
+		t.Errorf("app passwords %+v, want one labelled after the app", apps)
+	}
+	if r, _ := poll(); r.StatusCode != http.StatusNotFound {
+		t.Errorf("a second poll: %s, want 404 (collected once)", r.Status)
+	}
+}
+
+func TestDownloadRangeAndZip(t *testing.T) {
+	s := newSite(t)
+	cookie, tok := s.login("ann", "ann-password")
+	put := func(p, body string) {
+		req, _ := http.NewRequest("PUT", s.srv.URL+"/dav/"+p, strings.NewReader(body))
+		req.Header.Set("Cookie", cookie)
+		req.Header.Set("X-CSRF-Token", tok)
+		if resp, err := s.c.Do(req); err != nil || resp.StatusCode >= 300 {
+			t.Fatalf("PUT %s: %v %v", p, resp, err)
+		}
+	}
+	for _, d := range []string{"album/", "album/inner/", "empty/"} {
+		s.do("MKCOL", "/dav/"+d, cookie, nil, "X-CSRF-Token", tok)
+	}
+	want := map[string]string{"album/a.txt": "alpha", "album/inner/b.bin": strings.Repeat("b", 100000), "album/élan.md": "# élan"}
+	for p, b := range want {
+		put(p, b)
+	}
+	resp, body := s.do("GET", "/files/album/a.txt", cookie, nil, "Range", "bytes=1-3")
+	if resp.StatusCode != http.StatusPartialContent || body != "lph" {
+		t.Errorf("Range: %s %q", resp.Status, body)
+	}
+	if cd := resp.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, "attachment") || resp.Header.Get("Content-Security-Policy") == "" {
+		t.Errorf("a download is not an attachment in a sandbox: %q", cd)
+	}
+	_, page := s.do("GET", "/files/album/", cookie, nil)
+	if !strings.Contains(page, "inner/") || !strings.Contains(page, "97.7 KiB") {
+		t.Errorf("the listing lacks the folder or its size:\n%s", page)
+	}
+	resp, body = s.do("GET", "/files/album/?zip", cookie, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/zip" {
+		t.Fatalf("zip: %s", resp.Status)
+	}
+	zr, err := zip.NewReader(bytes.NewReader([]byte(body)), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range zr.File {
+		rc, _ := f.Open()
+		b, _ := io.ReadAll(rc)
+		got[f.Name] = string(b)
+	}
+	for p, b := range want {
+		if got[p] != b {
+			t.Errorf("zip entry %s = %d bytes, want %d", p, len(got[p]), len(b))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("zip holds %d entries, want %d: %v", len(got), len(want), func() []string {
+			var n []string
+			for k := range got {
+				n = append(n, k)
+			}
+			return n
+		}())
+	}
+	_, page = s.do("GET", "/files/album/%C3%A9lan.md?view", cookie, nil)
+	if !strings.Contains(page, "# élan") {
+		t.Errorf("the text preview lacks the text:\n%s", page)
+	}
+}
+
+// The first page and everything it loads stay under 100 KB, so the board
+// serves it at once; every asset is the box's own.
+func TestPagesSmallAndSelfContained(t *testing.T) {
+	s := newSite(t)
+	cookie, _ := s.login("ann", "ann-password")
+	for _, p := range []string{"/login", "/files/"} {
+		c := cookie
+		if p == "/login" {
+			c = ""
+		}
+		_, page := s.do("GET", p, c, nil)
+		total := len(page)
+		for _, m := range regexp.MustCompile(`(?:href|src)="(/ui/[^"]+)"`).FindAllStringSubmatch(page, -1) {
+			resp, body := s.do("GET", strings.ReplaceAll(m[1], "&amp;", "&"), "", nil)
+			if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Control"), "immutable") {
+				t.Errorf("%s: %s, Cache-Control %q", m[1], resp.Status, resp.Header.Get("Cache-Control"))
+			}
+			total += len(body)
+		}
+		if total > 100_000 {
+			t.Errorf("%s with its assets is %d bytes, want under 100 KB", p, total)
+		}
+		if regexp.MustCompile(`(?:href|src)="(?:https?:)?//`).MatchString(page) {
+			t.Errorf("%s loads something from off the box", p)
+		}
+		t.Logf("%s with its assets: %d bytes", p, total)
+	}
+}
+
+func TestTrashRestoreAndVersions(t *testing.T) {
+	s := newSite(t)
+	cookie, tok := s.login("ann", "ann-password")
+	put := func(body string) {
+		req, _ := http.NewRequest("PUT", s.srv.URL+"/dav/report.txt", strings.NewReader(body))
+		req.Header.Set("Cookie", cookie)
+		req.Header.Set("X-CSRF-Token", tok)
+		if resp, err := s.c.Do(req); err != nil || resp.StatusCode >= 300 {
+			t.Fatalf("PUT: %v %v", resp, err)
+		}
+	}
+	put("draft one")
+	put("draft two")
+	_, page := s.do("GET", "/trash/?path=/report.txt", cookie, nil)
+	m := regexp.MustCompile(`data-id="([^"]+)" data-path="/report.txt"`).FindStringSubmatch(page)
+	if m == nil || !strings.Contains(page, "earlier version") {
+		t.Fatalf("no earlier version of report.txt listed:\n%s", page)
+	}
+	resp, page := s.do("POST", "/trash/", cookie, url.Values{"csrf": {tok}, "action": {"restore"}, "id": {m[1]}})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, "Restored to /report.txt") || !strings.Contains(page, "The file that was there is now in the trash") {
+		t.Fatalf("restore: %s\n%s", resp.Status, page)
+	}
+	if _, body := s.do("GET", "/files/report.txt", cookie, nil); body != "draft one" {
+		t.Errorf("after restoring the version: %q", body)
+	}
+	s.do("DELETE", "/dav/report.txt", cookie, nil, "X-CSRF-Token", tok)
+	_, page = s.do("GET", "/trash/", cookie, nil)
+	if !strings.Contains(page, `data-path="/report.txt"`) || !strings.Contains(page, "deleted") {
+		t.Errorf("the deleted file is not in the trash:\n%s", page)
+	}
+	if r, _ := s.do("POST", "/trash/", cookie, url.Values{"action": {"empty"}}); r.StatusCode != http.StatusForbidden {
+		t.Errorf("emptying the trash without the CSRF token: %s, want 403", r.Status)
+	}
+	resp, page = s.do("POST", "/trash/", cookie, url.Values{"csrf": {tok}, "action": {"empty"}})
+	if resp.StatusCode != http.StatusOK || strings.Contains(page, "data-path=") {
+		t.Errorf("empty the trash: %s\n%s", resp.Status, page)
+	}
+}
+
+func TestLoginNextStaysOnTheBox(t *testing.T) {
+	for next, want := range map[string]string{
+		"/files/photos/":            "/files/photos/",
+		"/files/a%20b/?sort=size":   "/files/a%20b/?sort=size",
+		"//evil.example/":           "/files/",
+		"/\\evil.example/":          "/files/",
+		"/\t/evil.example/":         "/files/",
+		"/\n/evil.example/":         "/files/",
+		"https://evil.example/":     "/files/",
+		"javascript:alert(1)":       "/files/",
+		"/%2F/evil.example":         "/files/",
+		"files/":                    "/files/",
+		"":                          "/files/",
+		"/files/#frag":              "/files/",
+		"/ok?next=//evil.example/x": "/ok?next=//evil.example/x",
+	} {
+		if got := localNext(next); got != want {
+			t.Errorf("localNext(%q) = %q, want %q", next, got, want)
+		}
+	}
+}
+
+// Starting a flow needs no login: a flood of them pushes out the oldest
+// waiting one instead of locking the owner's apps out.
+func TestLoginFlowFloodDoesNotLockOut(t *testing.T) {
+	s := newSite(t)
+	for i := 0; i < maxFlows+10; i++ {
+		if r, _ := s.do("POST", flowStart, "", nil); r.StatusCode != http.StatusOK {
+			t.Fatalf("flow %d: %s", i, r.Status)
+		}
+	}
+	if n := len(s.ui.flows.m); n != maxFlows {
+		t.Errorf("%d flows kept, want %d", n, maxFlows)
+	}
+}
