@@ -171,7 +171,9 @@ func testMemoryCeiling(t *testing.T, b *box) {
 	}()
 	wg.Wait()
 	hwm := statusKB(t, k.cmd.Process.Pid, "VmHWM")
-	t.Logf("peak resident set: %.1f MB (now %.1f MB)", float64(hwm)/1000, float64(statusKB(t, k.cmd.Process.Pid, "VmRSS"))/1000)
+	pid := k.cmd.Process.Pid
+	t.Logf("peak resident set: %.1f MB (now %.1f MB: %.1f anonymous, %.1f the binary's pages)", float64(hwm)/1000,
+		float64(statusKB(t, pid, "VmRSS"))/1000, float64(statusKB(t, pid, "RssAnon"))/1000, float64(statusKB(t, pid, "RssFile"))/1000)
 	if hwm > 48000 {
 		t.Errorf("peak resident set %d kB, over the 48 MB ceiling", hwm)
 	}

@@ -313,7 +313,8 @@ func trashPurged(log *slog.Logger) func(removed int, freed int64, err error) {
 
 // memoryLimit is the Go runtime's soft memory limit while serving (unless
 // GOMEMLIMIT says otherwise): with the binary's own pages it keeps the
-// process under 48 MB with a password being hashed (19 MiB of Argon2id),
+// process under 48 MB with a password being hashed (12 MiB of Argon2id,
+// 19 for a hash an earlier version made),
 // where the collector's default pace would let garbage from earlier hashes
 // pile up first. It is set after the first-boot benchmark, whose figures
 // it must not change.

@@ -3,10 +3,13 @@ package users
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/bonesync/bonesync/appliance/state"
@@ -29,7 +32,7 @@ func TestAdminMadeOnceNeverStoredInClear(t *testing.T) {
 		t.Fatalf("EnsureAdmin = %q, %v", pw, err)
 	}
 	b, _ := os.ReadFile(dir.Join(File))
-	if strings.Contains(string(b), pw) || !strings.Contains(string(b), "$argon2id$v=19$m=19456,t=2,p=1$") {
+	if strings.Contains(string(b), pw) || !strings.Contains(string(b), "$argon2id$v=19$m=12288,t=3,p=1$") {
 		t.Errorf("users.json holds the password in clear or no argon2id hash:\n%s", b)
 	}
 	if fi, _ := os.Stat(dir.Join(File)); fi.Mode().Perm() != 0o600 {
@@ -139,5 +142,30 @@ func TestUnreadableUsersFileIsAFault(t *testing.T) {
 	os.WriteFile(dir.Join(File), []byte("{not json"), 0o600)
 	if good, err := db.CheckPassword("alice", "correct horse", false); good || err == nil {
 		t.Errorf("with a damaged users file: %v, %v; want a fault", good, err)
+	}
+}
+
+// A hash an earlier version made (19 MiB, 2 passes) still logs in, with its
+// own parameters; one the box could not check within its memory ceiling,
+// or that would hold the logins behind it for long, is refused.
+func TestHashParameters(t *testing.T) {
+	db, _ := open(t)
+	salt := []byte("sixteen byte slt")
+	phc := func(m, tm uint32, password string) string {
+		enc := base64.RawStdEncoding
+		sum := argon2.IDKey([]byte(password), salt, tm, m, 1, 32)
+		return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=1$%s$%s", m, tm, enc.EncodeToString(salt), enc.EncodeToString(sum))
+	}
+	if err := db.SetPasswordHash("old", phc(19456, 2, "from an earlier version")); err != nil {
+		t.Fatalf("a 19 MiB, 2-pass hash: %v", err)
+	}
+	if !ok(db.CheckPassword("old", "from an earlier version", false)) || ok(db.CheckPassword("old", "another password", false)) {
+		t.Error("a 19 MiB, 2-pass hash is not checked with its own parameters")
+	}
+	for _, params := range []string{"m=24576,t=1,p=1", "m=19456,t=4,p=1", "m=1024,t=11,p=1", "m=4,t=1,p=1"} {
+		bad := "$argon2id$v=19$" + params + "$c2l4dGVlbiBieXRlIHNsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+		if err := db.SetPasswordHash("bad", bad); err == nil {
+			t.Errorf("a hash with %s was taken", params)
+		}
 	}
 }
