@@ -96,7 +96,7 @@ test-boot: image
 test-unit:
 	@test -z "$$(gofmt -l appliance)" || { echo "gofmt needed:"; gofmt -l appliance; exit 1; }
 	$(GO) vet ./...
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /image -e /systemd)
+	$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v -e /image -e /systemd)
 
 # The path-confinement fuzz target, briefly: a count of inputs, not a time,
 # which the fuzzer can overrun on a loaded machine (longer: FUZZTIME=10m).

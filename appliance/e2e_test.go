@@ -93,11 +93,25 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// boxEnv is the test's environment without the Go runtime's tuning, which
+// would replace the server's own (its memory limit) and so change what
+// the tests measure of it.
+func boxEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); name != "GOGC" && name != "GOMEMLIMIT" {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 func start(t *testing.T, stateDir string, extra ...string) *instance {
 	t.Helper()
 	in := &instance{https: freePort(t), http: freePort(t), ssh: freePort(t), stderrLines: make(chan string, 1000), stderrCapture: &syncBuffer{}}
 	args := append([]string{"serve", "-state", stateDir, "-https", in.https, "-http", in.http, "-ssh", in.ssh, "-quick"}, extra...)
 	in.cmd = exec.Command(built(t), args...)
+	in.cmd.Env = boxEnv()
 	in.cmd.Stdout = &in.stdout
 	pr, pw := io.Pipe()
 	in.cmd.Stderr = pw

@@ -281,6 +281,8 @@ func testSSHAlgorithms(t *testing.T, b *box) {
 // A person who gives up at the password prompt (Ctrl-C) has tried nothing:
 // it is no failed login, and six of them ban nobody.
 func testCancelledLogins(t *testing.T, b *box) {
+	failures := func() int { return strings.Count(b.stderrCapture.String(), "login failed: sftp") }
+	before := failures()
 	prompt := filepath.Join(b.work, "prompt")
 	os.WriteFile(prompt, []byte("#!/bin/sh\ntouch \"$0.asked\"\nexec sleep 30\n"), 0o700)
 	for i := 0; i < 6; i++ {
@@ -301,7 +303,7 @@ func testCancelledLogins(t *testing.T, b *box) {
 	if out, ok := b.sftp("admin", "password:"+b.password, "pwd"); !ok {
 		t.Errorf("after six cancelled prompts the right password is refused:\n%s", out)
 	}
-	if strings.Contains(b.stderrCapture.String(), "failed login") && strings.Contains(b.stderrCapture.String(), "no key accepted") {
-		t.Errorf("a cancelled prompt was logged as a failed login:\n%s", b.stderrCapture.String())
+	if n := failures() - before; n > 0 {
+		t.Errorf("the cancelled prompts were logged as %d failed logins:\n%s", n, tail(b.stderrCapture.String(), 20))
 	}
 }

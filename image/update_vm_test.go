@@ -88,6 +88,37 @@ func (v *vm) upload(password, bundle string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// uploadCut sends the first half of bundle and then nothing until cut is
+// closed: a power cut meanwhile lands in the middle of the update for
+// certain, however fast the box writes.
+func (v *vm) uploadCut(password, bundle string, cut <-chan struct{}) {
+	f, err := os.Open(bundle)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	req, _ := http.NewRequest("PUT", v.url("/admin/update"), io.MultiReader(io.LimitReader(f, fi.Size()/2), stall(cut)))
+	req.ContentLength = fi.Size()
+	req.SetBasicAuth("admin", password)
+	if c, err := v.client(); err == nil {
+		if resp, err := c.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+}
+
+// stall is a body that sends nothing more until its channel is closed.
+type stall <-chan struct{}
+
+func (s stall) Read([]byte) (int, error) {
+	<-s
+	return 0, io.ErrUnexpectedEOF
+}
+
 type boxStatus struct {
 	Version string
 	System  update.Status
@@ -245,10 +276,13 @@ func TestUpdate(t *testing.T) {
 
 	// A power cut in the middle of an update: the box boots B.
 	mark = len(v.log.String())
-	go v.upload(password, bundles.good)
+	cut := make(chan struct{})
+	go v.uploadCut(password, bundles.good, cut)
 	v.waitAfter(t, mark, `update: version `+regexp.QuoteMeta(versionB)+`, \d+ files`, 3*time.Minute)
+	time.Sleep(3 * time.Second) // the half sent is being written
 	v.cmd.Process.Kill()
 	<-v.done
+	close(cut)
 	// The box never writes the FAT's tables or directories: still clean.
 	checkFAT(t, card, "after a power cut in the middle of an update")
 	v = startVM(t, card, true)

@@ -63,9 +63,10 @@ func TestGate(t *testing.T) {
 	}
 	// The next read means the server is done with it: the slot goes back.
 	go read(2)
-	time.Sleep(20 * time.Millisecond)
-	if g.Holding() || lim.InFlight() != 0 {
-		t.Fatal("the slot was kept while the server waits for the client")
+	for end := time.Now().Add(10 * time.Second); g.Holding() || lim.InFlight() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the slot was kept while the server waits for the client")
+		}
 	}
 	client.Write([]byte{2, 9}) // the last framed message
 	<-got

@@ -29,6 +29,7 @@ type server struct {
 	mu      sync.Mutex
 	samples []sample
 	errs    int
+	serving int // connections accepted whose handshake is not yet recorded
 }
 
 // sample is the server's view of one handshake.
@@ -58,6 +59,9 @@ func (s *server) serve() {
 			return
 		}
 		s.wg.Add(1)
+		s.mu.Lock()
+		s.serving++
+		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
 			defer c.Close()
@@ -69,12 +73,27 @@ func (s *server) serve() {
 			smp, err := s.handle(c)
 			s.mu.Lock()
 			defer s.mu.Unlock()
+			s.serving--
 			if err != nil {
 				s.errs++
 				return
 			}
 			s.samples = append(s.samples, smp)
 		}()
+	}
+}
+
+// settle waits, at most d, until every accepted connection's handshake is
+// recorded: the clients have their replies a moment before the server's
+// threads have read their CPU clocks.
+func (s *server) settle(d time.Duration) {
+	for end := time.Now().Add(d); ; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		n := s.serving
+		s.mu.Unlock()
+		if n == 0 || time.Now().After(end) {
+			return
+		}
 	}
 }
 

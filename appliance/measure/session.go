@@ -218,8 +218,7 @@ func (s *Session) phase(ctx context.Context, srv *server, j Job) (*Phase, Reply,
 	if err != nil {
 		return nil, rep, err
 	}
-	// The server may still be finishing the last handshakes' replies.
-	time.Sleep(10 * time.Millisecond)
+	srv.settle(handshakeTimeout)
 	serverCPU := processCPU() - cpu0
 	cpu := srv.take(j.Resume)
 	if j.Proto == SSH && j.Clients > 1 {

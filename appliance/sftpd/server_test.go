@@ -1,6 +1,7 @@
 package sftpd
 
 import (
+	"bufio"
 	"context"
 	"crypto"
 	"crypto/ed25519"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,6 +98,12 @@ func TestSlowClientsHoldNoSlot(t *testing.T) {
 		// bytes and stops after 10.
 		io.WriteString(c, "SSH-2.0-slow\r\n")
 		c.Write([]byte{0, 0, 3, 0xe8, 4, 30, 1, 2, 3, 4})
+		// The server's version line: it has admitted the connection
+		// (admission runs in each connection's own goroutine).
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || !strings.HasPrefix(line, "SSH-2.0-") {
+			t.Fatalf("slow client %d: the server said %q, %v", i+1, line, err)
+		}
 	}
 	time.Sleep(200 * time.Millisecond)
 	if lim.InFlight() != 0 {

@@ -17,11 +17,22 @@ func TestHashSlotsTrustedFirst(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		s.release()
 	}
+	waiting := func(n int) { // until n are queued
+		for {
+			s.mu.Lock()
+			k := len(s.trusted) + len(s.suspect)
+			s.mu.Unlock()
+			if k == n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	go wait("guess 1", true)
 	go wait("guess 2", true)
-	time.Sleep(50 * time.Millisecond)
+	waiting(2)
 	go wait("owner", false)
-	time.Sleep(50 * time.Millisecond)
+	waiting(3)
 	select {
 	case n := <-order:
 		t.Fatalf("%s ran while the slot was taken", n)

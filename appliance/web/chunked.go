@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -278,12 +279,16 @@ func (c chunkFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileM
 		}
 		return chunkListing{f}, nil
 	}
-	f, err := c.r.OpenFile(n+partSuffix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	// Each request its own temporary name: a client that gives up on a
+	// part and sends it again must not have its new copy truncated or
+	// removed by the old request, still finishing.
+	tmp := fmt.Sprintf("%s.%016x%s", n, rand.Uint64(), partSuffix)
+	f, err := c.r.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	put, _ := ctx.Value(putKey{}).(*putInfo)
-	return &chunkPart{File: f, r: c.r, name: n, put: put}, nil
+	return &chunkPart{File: f, r: c.r, name: n, tmp: tmp, put: put}, nil
 }
 
 func (c chunkFS) RemoveAll(_ context.Context, name string) error {
@@ -322,6 +327,7 @@ type chunkPart struct {
 	*os.File
 	r    *os.Root
 	name string
+	tmp  string // the name it is written under
 	put  *putInfo
 }
 
@@ -334,10 +340,10 @@ func (p *chunkPart) Close() error {
 		err = p.put.body.complete()
 	}
 	if err == nil {
-		err = p.r.Rename(p.name+partSuffix, p.name)
+		err = p.r.Rename(p.tmp, p.name)
 	}
 	if err != nil {
-		p.r.Remove(p.name + partSuffix)
+		p.r.Remove(p.tmp)
 		if p.put != nil {
 			p.put.err = store.NoSpace(err)
 		}
