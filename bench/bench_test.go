@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,32 @@ func TestMarkdownHasRatios(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// Another process's CPU clock reads what its /proc stat says, to the
+// nanosecond instead of the 10 ms tick.
+func TestProcessCPU(t *testing.T) {
+	busy := exec.Command("sh", "-c", "while :; do :; done")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Wait()
+	defer busy.Process.Kill()
+	time.Sleep(300 * time.Millisecond)
+	st, err := readStat(busy.Process.Pid) // first: the clock only grows
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock, err := processCPU(busy.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := time.Duration(st.utime+st.stime) * clockTick
+	if clock <= 0 || clock < ticks || clock > ticks+time.Second {
+		t.Errorf("CPU clock %v, /proc stat %v: want the clock at or just above the ticks", clock, ticks)
+	}
+	if clock%clockTick == 0 {
+		t.Errorf("CPU clock %v is a whole number of ticks", clock)
 	}
 }

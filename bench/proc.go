@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ, 100 on
@@ -97,6 +99,20 @@ func treeCPU(root int) (time.Duration, error) {
 		ticks += s.utime + s.stime + s.cutime + s.cstime
 	}
 	return time.Duration(ticks) * clockTick, nil
+}
+
+// processCPU is the CPU time of one process, all its threads, those gone
+// included, to the nanosecond: the kernel's CPU clock of another process
+// (clock_getcpuclockid), which any process may read. /proc/PID/stat gives
+// the same in 10 ms ticks, too coarse for a figure of 1-2 ms per MiB.
+func processCPU(pid int) (time.Duration, error) {
+	const cpuClockSched = 2                         // CPUCLOCK_SCHED: the time the scheduler counted
+	clock := int32(^uint32(pid)<<3) | cpuClockSched // MAKE_PROCESS_CPUCLOCK
+	var ts unix.Timespec
+	if err := unix.ClockGettime(clock, &ts); err != nil {
+		return 0, fmt.Errorf("the CPU clock of process %d: %w", pid, err)
+	}
+	return time.Duration(ts.Nano()), nil
 }
 
 // statusKB reads a "Name:   N kB" line of /proc/PID/status or
