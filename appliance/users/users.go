@@ -52,11 +52,12 @@ const (
 	cacheFor     = 5 * time.Minute
 )
 
-// A hash taken from the config file (SetPasswordHash), or made by an
-// earlier version (19 MiB, 2 passes), is checked with its own parameters,
-// within these bounds: memory the ceiling has room for, and at most about
-// twice the time of the box's own hashes, since checks run one at a time
-// and a costlier hash would hold every login behind it.
+// A hash taken from the config file (SetPasswordHash) must be within these
+// bounds: memory the ceiling has room for, and at most about twice the
+// time of the box's own hashes, since checks run one at a time and a
+// costlier hash would hold every login behind it. It is checked with its
+// own parameters, as is one an earlier version made (19 MiB, 2 passes),
+// until the first login replaces it with a hash of the box's (upgrade).
 const (
 	maxArgonMemory = 19 * 1024 // KiB
 	maxArgonTime   = 10
@@ -474,7 +475,8 @@ func (db *DB) checkPassword(name, password string, suspect, apps bool) (bool, er
 	}
 	mac := hmac.New(sha256.New, db.cacheKey[:])
 	mac.Write([]byte(password))
-	key := name + "\x00" + u.Hash + "\x00" + string(mac.Sum(nil))
+	sum := string(mac.Sum(nil))
+	key := name + "\x00" + u.Hash + "\x00" + sum
 	db.mu.Lock()
 	exp, hit := db.cache[key]
 	db.mu.Unlock()
@@ -484,6 +486,7 @@ func (db *DB) checkPassword(name, password string, suspect, apps bool) (bool, er
 	if !db.verify(u.Hash, password, suspect) {
 		return false, nil
 	}
+	key = name + "\x00" + db.upgrade(name, u.Hash, password) + "\x00" + sum
 	db.mu.Lock()
 	if len(db.cache) > 1000 {
 		clear(db.cache)
@@ -491,6 +494,39 @@ func (db *DB) checkPassword(name, password string, suspect, apps bool) (bool, er
 	db.cache[key] = time.Now().Add(cacheFor)
 	db.mu.Unlock()
 	return true, nil
+}
+
+// currentParams are the Argon2id parameters of the hashes the box makes,
+// as a PHC string writes them.
+var currentParams = fmt.Sprintf("m=%d,t=%d,p=%d", argonMemory, argonTime, argonThreads)
+
+// upgrade hashes a password just verified again with the current
+// parameters, if its stored hash has others (an earlier version's 19 MiB,
+// or one set in the config file), so that every account converges on
+// them: an unknown name then costs what a known one does, and no stored
+// hash needs more memory than the ceiling has room for. It costs that one
+// login a second hash and users.json one write, and ends the account's
+// web sessions (their stamp is of the hash), once. A failure changes
+// nothing: the old hash still serves. It returns the hash now stored.
+func (db *DB) upgrade(name, old, password string) string {
+	if parts := strings.Split(old, "$"); len(parts) == 6 && parts[3] == currentParams {
+		return old
+	}
+	hash, err := db.hash(password)
+	if err != nil {
+		return old
+	}
+	replaced := false
+	err = db.update(func(m map[string]*User) error {
+		if u := m[name]; u != nil && u.Hash == old { // not changed meanwhile
+			u.Hash, replaced = hash, true
+		}
+		return nil
+	})
+	if err != nil || !replaced {
+		return old
+	}
+	return hash
 }
 
 // Stamp changes whenever name's password does or the account goes: a

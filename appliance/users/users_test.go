@@ -1,6 +1,7 @@
 package users
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
@@ -146,10 +147,10 @@ func TestUnreadableUsersFileIsAFault(t *testing.T) {
 }
 
 // A hash an earlier version made (19 MiB, 2 passes) still logs in, with its
-// own parameters; one the box could not check within its memory ceiling,
+// own parameters, and is then replaced by one of the box's; one the box could not check within its memory ceiling,
 // or that would hold the logins behind it for long, is refused.
 func TestHashParameters(t *testing.T) {
-	db, _ := open(t)
+	db, dir := open(t)
 	salt := []byte("sixteen byte slt")
 	phc := func(m, tm uint32, password string) string {
 		enc := base64.RawStdEncoding
@@ -161,6 +162,14 @@ func TestHashParameters(t *testing.T) {
 	}
 	if !ok(db.CheckPassword("old", "from an earlier version", false)) || ok(db.CheckPassword("old", "another password", false)) {
 		t.Error("a 19 MiB, 2-pass hash is not checked with its own parameters")
+	}
+	// The login replaced it with a hash of the box's own parameters.
+	if b, _ := os.ReadFile(dir.Join(File)); bytes.Contains(b, []byte("m=19456")) || !bytes.Contains(b, []byte("$argon2id$v=19$m=12288,t=3,p=1$")) {
+		t.Errorf("after a login the old hash is still stored:\n%s", b)
+	}
+	again, _ := Open(dir) // another process: only the file
+	if !ok(again.CheckPassword("old", "from an earlier version", false)) || ok(again.CheckPassword("old", "another password", false)) {
+		t.Error("the upgraded hash does not check the same password")
 	}
 	for _, params := range []string{"m=24576,t=1,p=1", "m=19456,t=4,p=1", "m=1024,t=11,p=1", "m=4,t=1,p=1"} {
 		bad := "$argon2id$v=19$" + params + "$c2l4dGVlbiBieXRlIHNsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
