@@ -326,12 +326,12 @@ func limitMemory() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimit)
 	}
-	// No transparent huge pages: where the kernel gives them unasked (THP
-	// "always", the default of many PC kernels), its khugepaged collapses
-	// partly used 2 MiB regions of a long-running process into huge pages,
-	// resident whole, and the heap's few MiB of slack grow. The board's
-	// kernel has none; this keeps the .deb's service on a PC as small.
-	// Best effort: a kernel before 3.15 does not know the option.
+	// No transparent huge pages from here on: where the kernel gives them
+	// unasked (THP "always", the default of many PC kernels), a fault in
+	// a fresh 2 MiB region of the heap, or khugepaged later, makes it one
+	// huge page, resident whole, and the heap's few MiB of slack grow. The
+	// board's kernel has none; this keeps the .deb's service on a PC as
+	// small. Best effort: a kernel before 3.15 does not know the option.
 	unix.Prctl(unix.PR_SET_THP_DISABLE, 1, 0, 0, 0)
 	debug.FreeOSMemory() // what the benchmark used
 }

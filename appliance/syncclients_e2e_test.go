@@ -592,7 +592,12 @@ func testChunkResume(t *testing.T, b *box) {
 	}
 	conn.Write(bytes.Repeat([]byte("stale"), 20<<10))
 	conn.Close()
-	time.Sleep(300 * time.Millisecond)
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(b.stderrCapture.String(), "PUT /remote.php/dav/uploads/admin/resume1/00002: "); {
+		if time.Now().After(end) {
+			t.Fatalf("the cut-off PUT's end was not logged:\n%s", tail(b.stderrCapture.String(), 20))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	whole := append(must(os.ReadFile(p1)), data...)
 	sum := sha1.Sum(whole)
 	code, h := b.head("-u", b.admin(), "-X", "MOVE", "-H", "Destination: /remote.php/dav/files/admin/resumed.bin",

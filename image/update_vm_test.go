@@ -277,12 +277,14 @@ func TestUpdate(t *testing.T) {
 	// A power cut in the middle of an update: the box boots B.
 	mark = len(v.log.String())
 	cut := make(chan struct{})
+	var cutOnce sync.Once
+	t.Cleanup(func() { cutOnce.Do(func() { close(cut) }) }) // should the test end first
 	go v.uploadCut(password, bundles.good, cut)
 	v.waitAfter(t, mark, `update: version `+regexp.QuoteMeta(versionB)+`, \d+ files`, 3*time.Minute)
 	time.Sleep(3 * time.Second) // the half sent is being written
 	v.cmd.Process.Kill()
 	<-v.done
-	close(cut)
+	cutOnce.Do(func() { close(cut) })
 	// The box never writes the FAT's tables or directories: still clean.
 	checkFAT(t, card, "after a power cut in the middle of an update")
 	v = startVM(t, card, true)

@@ -85,14 +85,14 @@ func (s *server) serve() {
 
 // settle waits, at most d, until every accepted connection's handshake is
 // recorded: the clients have their replies a moment before the server's
-// threads have read their CPU clocks.
-func (s *server) settle(d time.Duration) {
+// threads have recorded their samples. It returns how many were not.
+func (s *server) settle(d time.Duration) int {
 	for end := time.Now().Add(d); ; time.Sleep(time.Millisecond) {
 		s.mu.Lock()
 		n := s.serving
 		s.mu.Unlock()
 		if n == 0 || time.Now().After(end) {
-			return
+			return n
 		}
 	}
 }

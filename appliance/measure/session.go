@@ -218,7 +218,9 @@ func (s *Session) phase(ctx context.Context, srv *server, j Job) (*Phase, Reply,
 	if err != nil {
 		return nil, rep, err
 	}
-	srv.settle(handshakeTimeout)
+	if n := srv.settle(handshakeTimeout); n > 0 {
+		return nil, rep, fmt.Errorf("%d handshakes still not recorded by the server %v after the clients finished", n, handshakeTimeout)
+	}
 	serverCPU := processCPU() - cpu0
 	cpu := srv.take(j.Resume)
 	if j.Proto == SSH && j.Clients > 1 {

@@ -18,7 +18,7 @@ func TestHashSlotsTrustedFirst(t *testing.T) {
 		s.release()
 	}
 	waiting := func(n int) { // until n are queued
-		for {
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
 			s.mu.Lock()
 			k := len(s.trusted) + len(s.suspect)
 			s.mu.Unlock()
@@ -27,6 +27,7 @@ func TestHashSlotsTrustedFirst(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
+		t.Fatalf("%d checks never queued", n)
 	}
 	go wait("guess 1", true)
 	go wait("guess 2", true)
