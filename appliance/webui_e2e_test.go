@@ -7,22 +7,28 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // testBrowser drives the web pages in Debian's headless Chromium, as a new
@@ -108,14 +114,64 @@ func testBrowser(t *testing.T, b *box) {
 		do("reset the window", chromedp.EmulateViewport(1280, 900))
 		chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
 	}
-	// unlabelled checks that a screen reader can name every control.
-	unlabelled := func(name string) {
+	// accessible checks the page as assistive technology meets it, in both
+	// colour schemes: in Chromium's own accessibility tree (what a screen
+	// reader is given) every control and image has a name; Tab reaches
+	// every control, and each shows that it has the focus; text has WCAG
+	// AA contrast against what is behind it.
+	problems := func(name string) []string {
 		t.Helper()
-		bad := eval("labels on "+name, `[...document.querySelectorAll('input:not([type=hidden]):not([hidden]),button,select,textarea')]
-			.filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim() && !e.closest('dialog:not([open])'))
-			.map(e => e.outerHTML.slice(0, 80))`)
-		if l, _ := bad.([]any); len(l) > 0 {
-			t.Errorf("controls without a label on the %s page: %v", name, l)
+		var found []string
+		tree, err := chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+		if err != nil {
+			t.Fatalf("the accessibility tree of the %s page: %v", name, err)
+		}
+		for _, n := range tree.Nodes {
+			if n.Ignored || n.Role == nil || !needsName[axString(n.Role)] || strings.TrimSpace(axString(n.Name)) != "" {
+				continue
+			}
+			html, _ := chromedp.Call(ctx, dom.GetOuterHTML, dom.GetOuterHTMLParams{BackendNodeID: n.BackendDOMNodeID})
+			found = append(found, fmt.Sprintf("a %s without a name for a screen reader: %.100s", axString(n.Role), html.OuterHTML))
+		}
+		for _, scheme := range []string{"light", "dark"} {
+			if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+				t.Fatal(err)
+			}
+			low, _ := eval("contrast on "+name, lowContrastJS).([]any)
+			for _, l := range low {
+				found = append(found, fmt.Sprintf("%s: text below WCAG AA contrast: %v", scheme, l))
+			}
+			n, _ := eval("controls on "+name, markFocusableJS).(float64)
+			reached := map[string]bool{}
+			for i := 0; i < int(n)+3; i++ {
+				do("Tab", chromedp.KeyEvent(kb.Tab))
+				at, _ := eval("focus on "+name, focusedJS).(map[string]any)
+				if id, _ := at["id"].(string); id != "" && !reached[id] {
+					reached[id] = true
+					if ring, _ := at["ring"].(bool); !ring {
+						found = append(found, fmt.Sprintf("%s: the focus on %v does not show", scheme, at["html"]))
+					}
+				}
+			}
+			missed, _ := eval("unreached on "+name, fmt.Sprintf(unreachedJS, strings.Join(slices.Collect(maps.Keys(reached)), ","))).([]any)
+			for _, m := range missed {
+				found = append(found, fmt.Sprintf("%s: Tab never reaches %v", scheme, m))
+			}
+			eval("blur on "+name, `document.activeElement && document.activeElement.blur(), 0`)
+		}
+		chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
+		return found
+	}
+	// accessible checks the page as assistive technology meets it, in both
+	// colour schemes: in Chromium's own accessibility tree (what a screen
+	// reader is given) every control and image has a name; Tab reaches
+	// every control, and each shows that it has the focus; text has WCAG
+	// AA contrast against what is behind it.
+	accessible := func(name string) {
+		t.Helper()
+		for _, p := range problems(name) {
+			t.Errorf("the %s page: %s", name, p)
 		}
 	}
 
@@ -125,7 +181,29 @@ func testBrowser(t *testing.T, b *box) {
 		t.Errorf("a browser at /dav/ lands on %s, want the login page", loc)
 	}
 	shoot("login")
-	unlabelled("login")
+	accessible("login")
+	// The checks find what they look for: a nameless button, grey on white
+	// text, a control without a focus ring and one Tab cannot reach.
+	// (Styles set through the CSSOM: the page's CSP refuses style attributes.)
+	eval("break the page", `(() => {
+		document.body.insertAdjacentHTML('beforeend', '<button id="x-nameless"></button><p id="x-faint">faint</p>' +
+			'<a id="x-noring" href="#">no ring</a><span id="x-unreachable" tabindex="0"></span>');
+		const faint = document.getElementById('x-faint');
+		faint.style.color = '#aaa';
+		faint.style.background = '#fff';
+		const noring = document.getElementById('x-noring');
+		noring.style.outline = 'none';
+		noring.style.boxShadow = 'none';
+		document.getElementById('x-unreachable').addEventListener('focus', e => e.target.blur());
+		return 0;
+	})()`)
+	broken := strings.Join(problems("broken login"), "\n")
+	for _, want := range []string{"x-nameless", "faint", "x-noring", "x-unreachable"} {
+		if !strings.Contains(broken, want) {
+			t.Errorf("the accessibility checks missed %s on a page broken on purpose:\n%s", want, broken)
+		}
+	}
+	do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("username")))
 	do("log in",
 		chromedp.SendKeys(chromedp.ID("username"), "admin"),
 		chromedp.SendKeys(chromedp.ID("password"), b.password),
@@ -199,7 +277,7 @@ func testBrowser(t *testing.T, b *box) {
 	if code, hdrs := b.head("-u", b.admin(), b.url("one.txt")); code != 200 || !strings.Contains(hdrs, "2021") {
 		t.Errorf("one.txt lost its date in the upload: %d\n%s", code, hdrs)
 	}
-	unlabelled("files")
+	accessible("files")
 	shoot("files")
 
 	// Rename one file in the page's dialog.
@@ -217,6 +295,7 @@ func testBrowser(t *testing.T, b *box) {
 	)
 	do("open the trash", chromedp.Navigate(base+"/trash/"), chromedp.WaitVisible(css(`tr[data-path="/two.txt"]`)))
 	shoot("trash")
+	accessible("trash")
 	do("restore",
 		chromedp.Click(css(`tr[data-path="/two.txt"] button[value="restore"]`)),
 		chromedp.WaitVisible(css(".flash")),
@@ -231,6 +310,7 @@ func testBrowser(t *testing.T, b *box) {
 	// Previews of a text and an image.
 	do("preview text", chromedp.Navigate(base+"/files/album/notes.md?view"), chromedp.WaitVisible(css("pre.preview")))
 	shoot("preview")
+	accessible("preview")
 	do("preview image", chromedp.Navigate(base+"/files/album/cover.svg?view"), chromedp.WaitVisible(css("figure.preview img")))
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('figure.preview img').naturalWidth > 0`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		t.Errorf("the image preview did not load: %v", err)
@@ -281,10 +361,10 @@ func testBrowser(t *testing.T, b *box) {
 
 	// The account and admin pages.
 	do("account", chromedp.Navigate(base+"/account"), chromedp.WaitVisible(chromedp.ID("app-label")))
-	unlabelled("account")
+	accessible("account")
 	shoot("account")
 	do("admin", chromedp.Navigate(base+"/admin/"), chromedp.WaitVisible(chromedp.ID("new-user")))
-	unlabelled("admin")
+	accessible("admin")
 	shoot("admin")
 	// Measure again, as the console's bench does, with live progress.
 	do("measure again",
@@ -475,3 +555,86 @@ func testTrash(t *testing.T, b *box) {
 		t.Errorf("the restored version: %d %q", code, body)
 	}
 }
+
+// needsName are the roles a screen reader must be able to name: controls
+// and images.
+var needsName = map[string]bool{
+	"button": true, "link": true, "textbox": true, "searchbox": true, "checkbox": true, "radio": true,
+	"combobox": true, "listbox": true, "menuitem": true, "tab": true, "switch": true, "slider": true,
+	"spinbutton": true, "image": true,
+}
+
+// axString is an accessibility value as a string ("" if none).
+func axString(v *accessibility.Value) string {
+	if v == nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(v.Value, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// lowContrastJS lists the visible text whose contrast with the colour
+// behind it is under WCAG 2's AA level: 4.5:1, or 3:1 for large text (24
+// px, or 18.66 px bold). The background is the nearest one painted,
+// semi-transparent ones blended in; disabled controls are exempt.
+const lowContrastJS = `(() => {
+	const rgba = s => { const m = s.match(/[\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+	const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+		return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+	const over = (top, under) => [0, 1, 2].map(i => top[i] * top[3] + under[i] * (1 - top[3])).concat([1]);
+	const behind = e => {
+		const layers = [];
+		for (let a = e; a; a = a.parentElement) {
+			const c = rgba(getComputedStyle(a).backgroundColor);
+			if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+		}
+		let bg = [255, 255, 255, 1];
+		for (const c of layers.reverse()) bg = over(c, bg);
+		return bg;
+	};
+	const out = [];
+	for (const e of document.body.querySelectorAll('*')) {
+		if (![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+		if (!e.getClientRects().length || e.closest('[hidden],dialog:not([open])') || e.matches(':disabled')) continue;
+		const st = getComputedStyle(e);
+		if (st.visibility !== 'visible' || Number(st.opacity) === 0) continue;
+		const bg = behind(e), fg = over(rgba(st.color), bg);
+		const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+		const ratio = (hi + 0.05) / (lo + 0.05);
+		const size = parseFloat(st.fontSize), large = size >= 24 || (size >= 18.66 && Number(st.fontWeight) >= 700);
+		if (ratio < (large ? 3 : 4.5)) out.push(ratio.toFixed(2) + ':1 ' + e.outerHTML.slice(0, 80));
+	}
+	return out;
+})()`
+
+// markFocusableJS numbers the page's visible controls that Tab should
+// reach and returns how many there are.
+const markFocusableJS = `(() => {
+	let n = 0;
+	for (const e of document.querySelectorAll('a[href],button,input,select,textarea,summary,[tabindex]')) {
+		delete e.dataset.tab;
+		if (e.matches(':disabled,[type=hidden],[tabindex="-1"]') || !e.getClientRects().length ||
+			e.closest('[hidden],dialog:not([open]),details:not([open]) > :not(summary)')) continue;
+		e.dataset.tab = String(n++);
+	}
+	return n;
+})()`
+
+// focusedJS is the control that has the focus: its number, whether a
+// focus indicator shows (an outline or a shadow), and its markup.
+const focusedJS = `(() => {
+	const e = document.activeElement;
+	if (!e || !e.dataset || e.dataset.tab === undefined) return {};
+	const st = getComputedStyle(e);
+	const ring = (st.outlineStyle !== 'none' && parseFloat(st.outlineWidth) > 0) || st.boxShadow !== 'none';
+	return {id: e.dataset.tab, ring: ring, html: e.outerHTML.slice(0, 80)};
+})()`
+
+// unreachedJS (with the numbers Tab reached) lists the controls it did not.
+const unreachedJS = `(() => {
+	const reached = new Set('%s'.split(','));
+	return [...document.querySelectorAll('[data-tab]')].filter(e => !reached.has(e.dataset.tab)).map(e => e.outerHTML.slice(0, 80));
+})()`
