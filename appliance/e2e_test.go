@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -51,16 +53,6 @@ func built(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return binary
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // instance is one running bonesync.
@@ -108,8 +100,11 @@ func boxEnv() []string {
 
 func start(t *testing.T, stateDir string, extra ...string) *instance {
 	t.Helper()
-	in := &instance{https: freePort(t), http: freePort(t), ssh: freePort(t), stderrLines: make(chan string, 1000), stderrCapture: &syncBuffer{}}
-	args := append([]string{"serve", "-state", stateDir, "-https", in.https, "-http", in.http, "-ssh", in.ssh, "-quick"}, extra...)
+	in := &instance{stderrLines: make(chan string, 1000), stderrCapture: &syncBuffer{}}
+	// Port 0: the kernel picks three free ports as the server binds, and
+	// the server says which; ports chosen here beforehand could be taken
+	// in between (or coincide) and stall the test.
+	args := append([]string{"serve", "-state", stateDir, "-https", "127.0.0.1:0", "-http", "127.0.0.1:0", "-ssh", "127.0.0.1:0", "-quick"}, extra...)
 	in.cmd = exec.Command(built(t), args...)
 	in.cmd.Env = boxEnv()
 	in.cmd.Stdout = &in.stdout
@@ -129,17 +124,36 @@ func start(t *testing.T, stateDir string, extra ...string) *instance {
 		}
 	}()
 	t.Cleanup(func() { in.stop(); pw.Close() })
+	serving := regexp.MustCompile(`^serving HTTPS on (\S+), HTTP on (\S+), SFTP on (\S+)$`)
 	deadline := time.After(3 * time.Minute)
+	alive := time.NewTicker(200 * time.Millisecond)
+	defer alive.Stop()
 	for {
 		select {
 		case l := <-in.stderrLines:
-			if strings.HasPrefix(l, "serving HTTPS") {
+			if m := serving.FindStringSubmatch(l); m != nil {
+				in.https, in.http, in.ssh = m[1], m[2], m[3]
 				return in
+			}
+		case <-alive.C:
+			if exited(in.cmd.Process.Pid) {
+				time.Sleep(100 * time.Millisecond) // its last words
+				t.Fatalf("bonesync exited before serving; stderr:\n%s", in.stderrCapture)
 			}
 		case <-deadline:
 			t.Fatalf("bonesync did not start serving in 3 minutes; stderr:\n%s", in.stderrCapture)
 		}
 	}
+}
+
+// exited says whether process pid has ended (a zombie not yet waited for).
+func exited(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
 // waitStdout waits until stdout holds want (stdout and stderr are separate
