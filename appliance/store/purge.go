@@ -35,15 +35,19 @@ func (s *Store) trashOn() bool {
 	return keep > 0
 }
 
-// diskFree is the free space, for unprivileged writers, of the file system
-// that holds dir.
-func diskFree(dir string) (int64, error) {
+// diskSpace is the size and the free space, for unprivileged writers, of
+// the file system that holds dir.
+func diskSpace(dir string) (total, free int64, err error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return int64(st.Bavail) * int64(st.Bsize), nil
+	return int64(st.Blocks) * int64(st.Bsize), int64(st.Bavail) * int64(st.Bsize), nil
 }
+
+// DiskSpace is the size and the free space of the disk that holds the
+// store (the trash's part not counted as free: see Tree.Free).
+func (s *Store) DiskSpace() (total, free int64, err error) { return diskSpace(s.dir) }
 
 // countTrashEvery is how often Free counts the trash again: a figure a
 // minute old does to tell a client whether a file fits, and a count reads

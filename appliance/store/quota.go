@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrQuota is returned (wrapped) when a write would take a user past their
@@ -62,16 +60,11 @@ func (t *Tree) Usage() (int64, error) {
 // and what the trash holds, since the trash gives way to writes (the
 // trash's part counted at most once a minute).
 func (t *Tree) Free() (int64, error) {
-	d, err := t.root.Open(".")
+	free, err := t.s.free()
 	if err != nil {
 		return 0, err
 	}
-	defer d.Close()
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(int(d.Fd()), &st); err != nil {
-		return 0, err
-	}
-	return int64(st.Bavail)*int64(st.Bsize) + t.s.trashHeld(), nil
+	return free + t.s.trashHeld(), nil
 }
 
 // size adds up the regular files at or below c.

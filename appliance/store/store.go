@@ -53,7 +53,7 @@ const ownDir = ".bonesync"
 // a change that landed without its folder tags is found that way.
 func Open(dir string) (*Store, error) {
 	s := &Store{dir: dir, own: filepath.Join(dir, ownDir)}
-	s.free = func() (int64, error) { return diskFree(dir) }
+	s.free = func() (int64, error) { _, free, err := diskSpace(dir); return free, err }
 	if err := os.MkdirAll(filepath.Join(s.own, "staging"), 0o700); err != nil {
 		return nil, fmt.Errorf("file store %s: %w", dir, err)
 	}

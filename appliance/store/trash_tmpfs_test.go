@@ -82,7 +82,7 @@ func TestTrashGivesWayOnFullDisk(t *testing.T) {
 		return u.Close()
 	}
 	free := func() int64 {
-		n, err := diskFree(dir)
+		_, n, err := diskSpace(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

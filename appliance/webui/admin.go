@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -80,11 +78,7 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess *session, code int, flash, pr
 		}
 		d.Users = append(d.Users, au)
 	}
-	var st unix.Statfs_t
-	if unix.Statfs(u.Store.Dir(), &st) == nil {
-		d.DiskTotal = int64(st.Blocks) * int64(st.Bsize)
-		d.DiskFree = int64(st.Bavail) * int64(st.Bsize)
-	}
+	d.DiskTotal, d.DiskFree, _ = u.Store.DiskSpace()
 	if u.Report != nil {
 		var b strings.Builder
 		u.Report().Console(&b)
