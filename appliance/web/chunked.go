@@ -79,7 +79,7 @@ func (d *DAV) serveUploads(w http.ResponseWriter, r *http.Request) {
 				tree.Close()
 			}
 			if err != nil {
-				writeStoreError(w, err)
+				WriteStoreError(w, err)
 				return
 			}
 		}
@@ -129,7 +129,7 @@ func (d *DAV) assemble(w http.ResponseWriter, r *http.Request, user string, root
 	parts, total, err := chunkParts(root, transfer)
 	if err != nil {
 		d.Log.Error(fmt.Sprintf("webdav: %s: assemble %s: %v", user, transfer, err))
-		writeStoreError(w, err)
+		WriteStoreError(w, err)
 		return
 	}
 	if len(parts) == 0 {
@@ -146,7 +146,7 @@ func (d *DAV) assemble(w http.ResponseWriter, r *http.Request, user string, root
 	u, err := tree.Create(dst, false)
 	if err != nil {
 		d.Log.Error(fmt.Sprintf("webdav: %s: assemble %s: %v", user, dst, err))
-		writeStoreError(w, err)
+		WriteStoreError(w, err)
 		return
 	}
 	u.SetModTime(up.mtime)
@@ -162,13 +162,13 @@ func (d *DAV) assemble(w http.ResponseWriter, r *http.Request, user string, root
 		if err != nil {
 			u.Abort()
 			d.Log.Error(fmt.Sprintf("webdav: %s: assemble %s: %v", user, dst, err))
-			writeStoreError(w, err)
+			WriteStoreError(w, err)
 			return
 		}
 	}
 	if err := u.Close(); err != nil {
 		d.Log.Error(fmt.Sprintf("webdav: %s: assemble %s: %v", user, dst, err))
-		writeStoreError(w, err)
+		WriteStoreError(w, err)
 		return
 	}
 	root.RemoveAll(transfer)

@@ -284,7 +284,7 @@ func (d *DAV) serve(w http.ResponseWriter, r *http.Request, user, prefix string)
 				grow -= old.Size()
 			}
 			if err := tree.Fits(grow); err != nil {
-				writeStoreError(w, err) // before a byte is sent (Expect: 100-continue)
+				WriteStoreError(w, err) // before a byte is sent (Expect: 100-continue)
 				return
 			}
 		}
@@ -389,7 +389,7 @@ func (d *DAV) preconditions(w http.ResponseWriter, r *http.Request, tree *store.
 	}
 	in, err := tree.Info(name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		writeStoreError(w, err)
+		WriteStoreError(w, err)
 		return false
 	}
 	var mtime time.Time
@@ -650,10 +650,6 @@ type getKey struct{}
 // by rename, which davFS.RemoveAll leaves in place.
 type replaceKey struct{}
 
-func writeStoreError(w http.ResponseWriter, err error) {
-	code, msg := StoreStatus(err)
-	http.Error(w, msg, code)
-}
 
 // StoreStatus is the HTTP status and the words WebDAV answers a change the
 // store refused with (507 for a full disk or quota, 404, 409...).
@@ -675,4 +671,7 @@ func StoreStatus(err error) (int, string) {
 
 // WriteStoreError answers a request whose change the store refused, with
 // the status WebDAV gives it (507 for a full disk or quota, 404, 409...).
-func WriteStoreError(w http.ResponseWriter, err error) { writeStoreError(w, err) }
+func WriteStoreError(w http.ResponseWriter, err error) {
+	code, msg := StoreStatus(err)
+	http.Error(w, msg, code)
+}

@@ -134,7 +134,7 @@ func (d *DAV) lock(w http.ResponseWriter, r *http.Request, tree *store.Tree, use
 		}
 		if err != nil {
 			d.locks().Unlock(user, name, l.Token)
-			writeStoreError(w, err)
+			WriteStoreError(w, err)
 			return
 		}
 		status = http.StatusCreated

@@ -208,7 +208,7 @@ func (d *DAV) propfind(w http.ResponseWriter, r *http.Request, tree *store.Tree,
 	}
 	top, err := tree.Info(name)
 	if err != nil {
-		writeStoreError(w, err)
+		WriteStoreError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
