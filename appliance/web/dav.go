@@ -650,7 +650,6 @@ type getKey struct{}
 // by rename, which davFS.RemoveAll leaves in place.
 type replaceKey struct{}
 
-
 // StoreStatus is the HTTP status and the words WebDAV answers a change the
 // store refused with (507 for a full disk or quota, 404, 409...).
 func StoreStatus(err error) (int, string) {
