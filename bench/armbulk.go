@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // armBulkMiB is the size of the file downloaded per count.
@@ -53,8 +54,8 @@ func lastLines(b []byte, n int) string {
 }
 
 // bulkBody is the downloaded file: not compressible, not random (the
-// same bytes in every run).
-func bulkBody() []byte {
+// same bytes in every run). Made once per run; callers must not change it.
+var bulkBody = sync.OnceValue(func() []byte {
 	b := make([]byte, armBulkMiB<<20)
 	x := uint32(2463534242)
 	for i := range b {
@@ -64,7 +65,7 @@ func bulkBody() []byte {
 		b[i] = byte(x)
 	}
 	return b
-}
+})
 
 // countGoBulk runs one build of bench/armcost with WebDAV under qemu-arm:
 // a PUT of the file (warm-up, and the login's Argon2 hash), then for each

@@ -144,7 +144,7 @@ func armBlock(ctx context.Context, o *options) armResult {
 	if ctx.Err() == nil {
 		chainFile, keyFile, _, err := armFiles(o, "ecdsa-p256")
 		if err == nil {
-			res.UploadHashed, res.UploadPlain, err = armUploads(ctx, o, plugin, chainFile, keyFile)
+			res.UploadHashed, res.UploadPlain, err = armUploads(ctx, o, plugin, bin, chainFile, keyFile)
 		}
 		if err != nil {
 			res.Notes = append(res.Notes, "uploads under qemu-arm failed: "+err.Error())
@@ -162,8 +162,8 @@ func buildArmcost(ctx context.Context, o *options, bin string, overlay bool, tag
 		args = append(args, "-tags", tags)
 	}
 	if overlay {
-		// Written once per run (o.work is new each time), for the three
-		// builds that take it.
+		// Written once per run (o.work is new each time), for every build
+		// that takes it.
 		dir := filepath.Join(o.work, "armcrypto")
 		if _, err := os.Stat(filepath.Join(dir, "overlay.json")); err != nil {
 			if out, err := exec.CommandContext(ctx, "go", "run", "./armcrypto", "-out", dir).CombinedOutput(); err != nil {

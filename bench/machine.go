@@ -20,7 +20,7 @@ type machine struct {
 	Go, Bonesync      string
 	Nginx, OpenSSL    string
 	OpenSSH, Qemu     string
-	ArmNginx          string // the armhf packages counted under qemu-arm
+	ArmPackages       string // the armhf packages counted under qemu-arm
 	// Spawn is the median time of fork+exec+exit of /bin/true: what sshd's
 	// process per connection pays before any work, high in some VMs.
 	Spawn time.Duration
@@ -54,7 +54,7 @@ func thisMachine(o *options) machine {
 	m.OpenSSL += pkgVersion("libssl3")
 	m.OpenSSH = firstMatch(output("/usr/sbin/sshd", "-V"), `OpenSSH_[^,\s]+`) + pkgVersion("openssh-server")
 	m.Qemu = strings.TrimSpace(strings.SplitN(output("qemu-arm", "--version"), "\n", 2)[0])
-	m.ArmNginx = strings.ReplaceAll(strings.TrimSpace(readFile(filepath.Join(o.sysroot, "VERSIONS"))), "\n", ", ")
+	m.ArmPackages = strings.ReplaceAll(strings.TrimSpace(readFile(filepath.Join(o.sysroot, "VERSIONS"))), "\n", ", ")
 	m.Spawn = spawnTime()
 	return m
 }

@@ -55,8 +55,8 @@ func (r *results) markdown(w io.Writer) {
 	fmt.Fprintf(w, "| nginx | %s |\n| OpenSSL | %s |\n| OpenSSH | %s |\n", m.Nginx, m.OpenSSL, m.OpenSSH)
 	if r.ARM != nil {
 		fmt.Fprintf(w, "| qemu | %s |\n", m.Qemu)
-		if m.ArmNginx != "" {
-			fmt.Fprintf(w, "| armhf sysroot | %s |\n", m.ArmNginx)
+		if m.ArmPackages != "" {
+			fmt.Fprintf(w, "| armhf sysroot | %s |\n", m.ArmPackages)
 		}
 	}
 	if len(r.HTTPS) == 0 && r.SSH == nil {
@@ -281,7 +281,7 @@ func (a *armResult) markdown(w io.Writer) {
 		fmt.Fprintf(w, "SSH (curve25519-sha256, ed25519 host key, a login with an ed25519 user key, chacha20-poly1305@openssh.com; "+
 			"the client is this program: x/crypto/ssh and github.com/pkg/sftp), million instructions: a connection that opens an SFTP session "+
 			"and gets a tiny file (the median of %d), and per MiB a %d MiB put and get, each in a connection of its own, less that connection. "+
-			"bonesync between markers; sshd (Debian's armhf OpenSSH 9.2) as one `sshd -i` per connection, the sum of its processes: "+
+			"bonesync between markers; sshd (Debian's armhf OpenSSH, its version in the machine table) as one `sshd -i` per connection, the sum of its processes: "+
 			"the connection with the process's start (libraries, configuration, host key), as Debian's sshd, which re-executes itself "+
 			"for every connection, pays it. With `UsePAM no` and `internal-sftp` (Debian's default config runs PAM and executes "+
 			"sftp-server), sshd's figures are a floor:\n\n", armLogins, armBulkMiB)

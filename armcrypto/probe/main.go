@@ -17,7 +17,13 @@
 //	               traces it under qemu-arm with two secrets and compares
 //	               the code paths.
 //	probe cost     each operation between markers (the armcost plugin's
-//	               syscall 0x7ff0), for instruction counts per operation.
+//	               syscall 0x7ff0), for instruction counts per primitive.
+//	               No test runs it: it is for a person weighing a change
+//	               to one primitive (the README's per-primitive figures,
+//	               such as SHA-1 per MiB, came from it). Build it GOARCH=arm
+//	               GOARM=7 with the overlay (make build-arm's flags) and
+//	               run it under qemu-arm -cpu cortex-a8 -plugin with
+//	               ../shared/tools/armcost's insncount plugin.
 package main
 
 import (
@@ -48,7 +54,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: probe diff N | probe cost")
+		fmt.Fprintln(os.Stderr, "usage: probe diff N | probe wycheproof DIR | probe ct SECRET | probe cost")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
