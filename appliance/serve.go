@@ -199,7 +199,7 @@ func serve(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 		sys.Version = version()
 	}
 	dav.Browser = &webui.UI{DAV: dav, Users: accounts, Store: files, Log: log, System: sys,
-		Report: cur.Report, Recent: recent.Lines, Trash: time.Duration(cfg.TrashDays) * 24 * time.Hour,
+		Report: cur.Report, Recent: recent.Lines,
 		Measure: func(ctx context.Context, progress io.Writer) error {
 			// `bonesync bench`, as at the console, in its own process:
 			// this one's memory limit must not change the figures.

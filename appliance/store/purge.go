@@ -30,6 +30,12 @@ func (s *Store) policy() (keep time.Duration, reserve int64) {
 	return s.keep, s.reserve
 }
 
+// TrashKeep is how long the trash keeps what it holds (0: it is off).
+func (s *Store) TrashKeep() time.Duration {
+	keep, _ := s.policy()
+	return keep
+}
+
 func (s *Store) trashOn() bool {
 	keep, _ := s.policy()
 	return keep > 0

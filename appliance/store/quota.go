@@ -12,9 +12,10 @@ import (
 var ErrQuota = errors.New("over your quota")
 
 // usage is the bytes a user's files take: counted once by walking the
-// tree, then kept by every change through the store.
+// tree, then kept by every change through the store; and the user's locks.
 type usage struct {
 	commit sync.Mutex // a commit's quota check and its rename, one at a time
+	trash  sync.Mutex // changes to the user's trash folder (trashLock)
 	mu     sync.Mutex
 	known  bool
 	bytes  int64

@@ -31,11 +31,10 @@ type Store struct {
 	staging *os.File // dir/.bonesync/staging, where uploads are written
 	epoch   [8]byte
 
-	mu         sync.Mutex
-	usage      map[string]*usage      // by user
-	trashLocks map[string]*sync.Mutex // by user (trash.go)
-	keep       time.Duration          // the trash policy (purge.go)
-	reserve    int64
+	mu      sync.Mutex
+	usage   map[string]*usage // by user
+	keep    time.Duration     // the trash policy (purge.go)
+	reserve int64
 
 	purgeMu sync.Mutex            // one purge at a time
 	free    func() (int64, error) // the disk's free space; tests replace it

@@ -105,19 +105,7 @@ func badTrashID(id string) error { return fmt.Errorf("trash item %q: %w", id, Er
 
 // trashLock serialises the changes to user's trash folder, so that a
 // listing or a purge never finds a record whose item is still on its way.
-func (s *Store) trashLock(user string) *sync.Mutex {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.trashLocks == nil {
-		s.trashLocks = map[string]*sync.Mutex{}
-	}
-	l := s.trashLocks[user]
-	if l == nil {
-		l = &sync.Mutex{}
-		s.trashLocks[user] = l
-	}
-	return l
-}
+func (s *Store) trashLock(user string) *sync.Mutex { return &s.usageOf(user).trash }
 
 func (s *Store) trashPath(user string) string { return filepath.Join(s.own, "trash", user) }
 
@@ -424,7 +412,12 @@ func (t *Tree) OpenTrash(id string) (*os.File, error) {
 	f := os.NewFile(uintptr(fd), name)
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("trash item %s is not a file", id)
+		if err == nil && fi.IsDir() {
+			err = syscall.EISDIR // a folder is restored, not read
+		} else if err == nil {
+			err = syscall.EINVAL
+		}
+		return nil, &fs.PathError{Op: "open", Path: "trash item " + id, Err: err}
 	}
 	return f, nil
 }

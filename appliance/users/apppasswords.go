@@ -13,10 +13,10 @@ import (
 
 // AppPassword is a password made for one sync client (a phone, a laptop's
 // Nextcloud app, rclone): it works wherever the account's password does and
-// is revoked on its own. It is generated with 130 bits of randomness, so it
-// is stored as a SHA-256 digest, not an Argon2id hash: no dictionary
-// reaches it, and checking it costs the board microseconds instead of a
-// hash on every WebDAV request.
+// is revoked on its own. It is generated with about 148 bits of
+// randomness, so it is stored as a SHA-256 digest, not an Argon2id hash: no
+// dictionary reaches it, and checking it costs the board microseconds
+// instead of a hash on every WebDAV request.
 type AppPassword struct {
 	ID      string    `json:"id"`
 	Label   string    `json:"label"`
@@ -108,27 +108,8 @@ func appDigest(pw string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// appAlphabet has no look-alikes, so that an app password can be typed
-// from a screen into a phone.
-const appAlphabet = "abcdefghjkmnpqrstuvwxyz23456789"
-
-// newAppSecret is 5 groups of 6 characters from appAlphabet (about 148
-// bits), in the same style as NewPassword but longer.
-func newAppSecret() string {
-	var s strings.Builder
-	var b [1]byte
-	for n := 0; n < 30; {
-		rand.Read(b[:])
-		if int(b[0]) >= 256/len(appAlphabet)*len(appAlphabet) {
-			continue
-		}
-		if n > 0 && n%6 == 0 {
-			s.WriteByte('-')
-		}
-		s.WriteByte(appAlphabet[int(b[0])%len(appAlphabet)])
-		n++
-	}
-	return s.String()
-}
+// newAppSecret is 5 groups of 6 characters (about 148 bits), in the style
+// of NewPassword but longer.
+func newAppSecret() string { return readable(5, 6) }
 
 func looksLikeAppSecret(pw string) bool { return len(pw) == 34 && strings.Count(pw, "-") == 4 }

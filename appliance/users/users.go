@@ -624,19 +624,26 @@ func (db *DB) EnsureAdmin() (string, error) {
 // NewPassword makes a password easy to read off a serial console and type:
 // four groups of five characters from an alphabet without look-alikes
 // (about 98 bits).
-func NewPassword() string {
-	const alphabet = "abcdefghjkmnpqrstuvwxyz23456789" // no i, l, o, 0, 1
+func NewPassword() string { return readable(4, 5) }
+
+// readableAlphabet has no look-alikes (no i, l, o, 0, 1), so that what is
+// made from it can be typed from a screen.
+const readableAlphabet = "abcdefghjkmnpqrstuvwxyz23456789"
+
+// readable is groups of size characters drawn evenly from
+// readableAlphabet, joined by dashes.
+func readable(groups, size int) string {
 	var s strings.Builder
 	var b [1]byte
-	for n := 0; n < 20; {
+	for n := 0; n < groups*size; {
 		rand.Read(b[:])
-		if int(b[0]) >= 256/len(alphabet)*len(alphabet) {
+		if int(b[0]) >= 256/len(readableAlphabet)*len(readableAlphabet) {
 			continue // reject, so that every character is equally likely
 		}
-		if n > 0 && n%5 == 0 {
+		if n > 0 && n%size == 0 {
 			s.WriteByte('-')
 		}
-		s.WriteByte(alphabet[int(b[0])%len(alphabet)])
+		s.WriteByte(readableAlphabet[int(b[0])%len(readableAlphabet)])
 		n++
 	}
 	return s.String()

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -181,7 +180,6 @@ type benchRun struct {
 	on    bool
 	lines []string
 	err   string
-	ended time.Time
 }
 
 func (b *benchRun) running() bool {
@@ -215,7 +213,7 @@ func (b *benchRun) start(measure func(context.Context, io.Writer) error, log *sl
 	go func() {
 		err := measure(context.Background(), b)
 		b.mu.Lock()
-		b.on, b.ended = false, time.Now()
+		b.on = false
 		if err != nil {
 			b.err = err.Error()
 		}

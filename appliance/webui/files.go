@@ -103,7 +103,7 @@ func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess *session, tree
 		web.WriteStoreError(w, err)
 		return
 	}
-	d := filesData{Path: strings.TrimSuffix(name, "/") + "/", Trash: u.Trash > 0}
+	d := filesData{Path: strings.TrimSuffix(name, "/") + "/", Trash: u.Store.TrashKeep() > 0}
 	d.DAV = (&url.URL{Path: web.DAVPrefix + d.Path}).EscapedPath()
 	for _, n := range names {
 		if store.IsInternal(n) {
@@ -167,8 +167,8 @@ func sortEntries(rows []entry, by string, desc bool) {
 }
 
 func crumbs(name string) []crumb {
-	out := []crumb{{"Files", "/files/"}}
-	href := "/files/"
+	out := []crumb{{"Files", web.FilesPrefix + "/"}}
+	href := web.FilesPrefix + "/"
 	for _, part := range strings.Split(strings.Trim(name, "/"), "/") {
 		if part == "" {
 			continue
@@ -254,12 +254,12 @@ func (u *UI) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, 
 }
 
 type previewData struct {
-	Name, Path, Raw, Download, Folder string
-	Kind                              string // image, text or ""
-	Text                              string
-	Cut                               bool
-	Size                              int64
-	Modified                          time.Time
+	Name, Raw, Download, Folder string
+	Kind                        string // image, text or ""
+	Text                        string
+	Cut                         bool
+	Size                        int64
+	Modified                    time.Time
 }
 
 // previewText is how much of a text file its preview shows.
@@ -268,7 +268,7 @@ const previewText = 256 << 10
 func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess *session, tree *store.Tree, name string, in store.Info) {
 	base := path.Base(name)
 	esc := url.PathEscape(base)
-	d := previewData{Name: base, Path: name, Raw: esc + "?raw", Download: esc, Folder: "./", Kind: previewKind(base), Size: in.Size(), Modified: in.ModTime()}
+	d := previewData{Name: base, Raw: esc + "?raw", Download: esc, Folder: "./", Kind: previewKind(base), Size: in.Size(), Modified: in.ModTime()}
 	if d.Kind == "text" {
 		f, err := tree.Open(name)
 		if err != nil {

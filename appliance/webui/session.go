@@ -214,7 +214,7 @@ func (u *UI) LoginURL(next string) string {
 // any control character or backslash is refused, and what is kept is
 // rebuilt from the parsed path and query alone.
 func localNext(next string) string {
-	const home = "/files/"
+	const home = web.FilesPrefix + "/"
 	if strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
 		return home
 	}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/store"
@@ -41,13 +42,13 @@ func (u *UI) showTrash(w http.ResponseWriter, r *http.Request, sess *session, co
 		return
 	}
 	defer tree.Close()
-	d := trashData{Of: r.FormValue("path"), Keep: keepFor(u.Trash)}
+	d := trashData{Of: r.FormValue("path"), Keep: keepFor(u.Store.TrashKeep())}
 	var items []store.TrashItem
 	var err error
 	if d.Of != "" {
 		d.Of = "/" + strings.TrimPrefix(d.Of, "/")
 		items, err = tree.Versions(d.Of)
-		d.Folder = (&url.URL{Path: "/files" + path.Dir(d.Of)}).EscapedPath()
+		d.Folder = (&url.URL{Path: web.FilesPrefix + path.Dir(d.Of)}).EscapedPath()
 		d.Folder = strings.TrimSuffix(d.Folder, "/") + "/"
 		p.Title = "Versions of " + path.Base(d.Of)
 	} else {
@@ -143,14 +144,18 @@ func (u *UI) trashItem(w http.ResponseWriter, r *http.Request) {
 	}
 	defer tree.Close()
 	f, err := tree.OpenTrash(r.PathValue("id"))
+	if errors.Is(err, syscall.EISDIR) {
+		http.Error(w, "a folder in the trash is restored, not downloaded", http.StatusBadRequest)
+		return
+	}
 	if err != nil {
 		web.WriteStoreError(w, err)
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || fi.IsDir() {
-		http.Error(w, "a folder in the trash is restored, not downloaded", http.StatusBadRequest)
+	if err != nil {
+		web.WriteStoreError(w, err)
 		return
 	}
 	name := path.Base(r.URL.Query().Get("name"))

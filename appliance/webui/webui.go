@@ -50,8 +50,6 @@ type UI struct {
 	// Measure runs the benchmark again, writing its progress lines to
 	// progress; nil: the admin page offers no "measure again".
 	Measure func(ctx context.Context, progress io.Writer) error
-	// Trash says how long deleted files are kept (0: the trash is off).
-	Trash time.Duration
 
 	sessions Sessions
 	flows    loginFlows
@@ -138,7 +136,7 @@ func (u *UI) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /login", u.loginPost)
 	mux.HandleFunc("POST /logout", u.logout)
 	mux.HandleFunc("GET /files", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/files/", http.StatusMovedPermanently)
+		http.Redirect(w, r, web.FilesPrefix+"/", http.StatusMovedPermanently)
 	})
 	mux.HandleFunc("GET /files/{path...}", u.files)
 	mux.HandleFunc("HEAD /files/{path...}", u.files)

@@ -57,7 +57,7 @@ func newSite(t *testing.T) *site {
 	log := slog.New(slog.DiscardHandler)
 	dav := &web.DAV{Users: db, Store: files, Guard: guard.New(log), Log: log}
 	s := &site{t: t, now: time.Now()}
-	s.ui = &UI{DAV: dav, Users: db, Store: files, Log: log, Trash: 30 * 24 * time.Hour}
+	s.ui = &UI{DAV: dav, Users: db, Store: files, Log: log}
 	s.ui.sessions.Now = func() time.Time { return s.now }
 	dav.Browser = s.ui
 	mux := http.NewServeMux()
