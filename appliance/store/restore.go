@@ -13,16 +13,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Restore puts a trashed item back and returns the path it now has. A
+// Restore puts a trashed item back and returns the path it now has, and
+// whether a file there was displaced (kept as a version in turn). A
 // deleted file or folder goes back to its path, re-creating the folders
 // above it that are gone; if the path is taken, it becomes "NAME
 // (restored).EXT", or "NAME (restored 2).EXT" and so on. A version
 // replaces the file at its path, which is kept as a version in turn (so a
 // restore can be undone). Restoring counts against the quota like any
 // write (ErrQuota), and is synced and tagged like any change.
-func (t *Tree) Restore(id string) (string, error) {
+func (t *Tree) Restore(id string) (to string, displaced bool, err error) {
 	if !validTrashID(id) {
-		return "", badTrashID(id)
+		return "", false, badTrashID(id)
 	}
 	defer t.usageStep()()
 	l := t.s.trashLock(t.user)
@@ -30,27 +31,26 @@ func (t *Tree) Restore(id string) (string, error) {
 	defer l.Unlock()
 	td, err := os.Open(t.s.trashPath(t.user))
 	if err != nil {
-		return "", fmt.Errorf("trash item %s: %w", id, fs.ErrNotExist)
+		return "", false, fmt.Errorf("trash item %s: %w", id, fs.ErrNotExist)
 	}
 	defer td.Close()
 	_, items, records, err := t.s.trashIDs(t.user)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if !items[id] {
-		return "", fmt.Errorf("trash item %s: %w", id, fs.ErrNotExist)
+		return "", false, fmt.Errorf("trash item %s: %w", id, fs.ErrNotExist)
 	}
 	rec, err := t.s.readRecord(t.user, id, records[id])
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	size := itemSize(filepath.Join(td.Name(), id))
-	r := restoring{t: t, td: td, id: id, rec: rec, size: size}
-	to, err := r.run()
+	r := restoring{t: t, td: td, id: id, rec: rec}
+	to, displaced, err = r.run()
 	if err != nil {
-		return "", fmt.Errorf("restore %s: %w", rec.Path, err)
+		return "", false, fmt.Errorf("restore %s: %w", rec.Path, err)
 	}
-	return to, nil
+	return to, displaced, nil
 }
 
 // restoring is one Restore's work, under the user's usage step and trash
@@ -59,43 +59,41 @@ type restoring struct {
 	t    *Tree
 	td   *os.File // the trash folder
 	id   string
-	rec  trashRecord
-	size int64 // what the item takes now
+	rec  trashRecord // its Size is what the item takes: a trashed item does not change
 }
 
-func (r restoring) run() (string, error) {
+func (r restoring) run() (to string, displaced bool, err error) {
 	t := r.t
 	c := r.rec.Path
 	// A version replaces the file at its path (if that is a file); a
 	// deleted item, or a version whose path is now a folder, goes beside.
-	cur, err := t.root.Lstat(c)
-	exists := err == nil
+	cur, lerr := t.root.Lstat(c)
+	exists := lerr == nil
 	replace := r.rec.Kind == KindVersion && !r.rec.Dir && (!exists || cur.Mode().IsRegular())
-	grow := r.size
+	grow := r.rec.Size
 	if replace && exists {
 		grow -= cur.Size()
 	}
 	if err := t.overQuota(grow); err != nil {
-		return "", err
+		return "", false, err
 	}
 	created, err := t.makeParents(parent(c))
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	dir, err := t.root.Open(parent(c))
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	defer dir.Close()
 	base := path.Base(c)
-	var to string
 	if replace {
 		to, err = r.replace(dir, base, exists)
 	} else {
 		to, err = r.beside(dir, base)
 	}
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	t.account(grow)
 	// Back in the tree: the record goes (a cut before that leaves a record
@@ -103,17 +101,17 @@ func (r restoring) run() (string, error) {
 	os.Remove(filepath.Join(r.td.Name(), r.id+recordSuffix))
 	t.touchUp(parent(to))
 	if err := r.td.Sync(); err != nil {
-		return "", err
+		return "", false, err
 	}
 	if err := dir.Sync(); err != nil {
-		return "", err
+		return "", false, err
 	}
 	for _, d := range created { // deepest first: each one's own entry
 		if err := t.syncDir(parent(d)); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
-	return to, nil
+	return to, replace && exists, nil
 }
 
 // replace puts a version in place of the file at base, keeping that file,

@@ -87,7 +87,7 @@ func TestDeleteGoesToTrashAndComesBack(t *testing.T) {
 	if got := readTrash(t, tr, it.ID); got != "keep me" {
 		t.Errorf("OpenTrash = %q, want the deleted content", got)
 	}
-	to, err := tr.Restore(it.ID)
+	to, _, err := tr.Restore(it.ID)
 	if err != nil || to != "sub/doc.txt" {
 		t.Fatalf("Restore = %q, %v; want sub/doc.txt", to, err)
 	}
@@ -127,7 +127,7 @@ func TestDeletedFolderComesBack(t *testing.T) {
 	if _, err := tr.OpenTrash(items[0].ID); err == nil {
 		t.Error("OpenTrash of a folder succeeded")
 	}
-	if to, err := tr.Restore(items[0].ID); err != nil || to != "a" {
+	if to, _, err := tr.Restore(items[0].ID); err != nil || to != "a" {
 		t.Fatalf("Restore = %q, %v", to, err)
 	}
 	if read(t, tr, "a/b/c.txt") != "ccc" || read(t, tr, "a/d.txt") != "dd" {
@@ -159,8 +159,8 @@ func TestRestoreRemakesFolders(t *testing.T) {
 	if err := tr.Remove("x"); err != nil {
 		t.Fatal(err)
 	}
-	if to, err := tr.Restore(id); err != nil || to != "x/y/f.txt" {
-		t.Fatalf("Restore = %q, %v", to, err)
+	if to, displaced, err := tr.Restore(id); err != nil || to != "x/y/f.txt" || displaced {
+		t.Fatalf("Restore = %q, %v, %v; want x/y/f.txt, displacing nothing", to, displaced, err)
 	}
 	if got := read(t, tr, "x/y/f.txt"); got != "f" {
 		t.Errorf("x/y/f.txt = %q", got)
@@ -176,7 +176,7 @@ func TestRestoreOntoTakenPath(t *testing.T) {
 	put(t, tr, "f.txt", "three", time.Time{})
 	items := trashList(t, tr) // newest first
 	for i, want := range []string{"f (restored).txt", "f (restored 2).txt"} {
-		if to, err := tr.Restore(items[1-i].ID); err != nil || to != want {
+		if to, _, err := tr.Restore(items[1-i].ID); err != nil || to != want {
 			t.Fatalf("Restore = %q, %v; want %q", to, err, want)
 		}
 	}
@@ -224,8 +224,8 @@ func TestOverwriteKeepsVersion(t *testing.T) {
 	if got := readTrash(t, tr, vs[0].ID); got != "version one" {
 		t.Errorf("version content = %q", got)
 	}
-	if to, err := tr.Restore(vs[0].ID); err != nil || to != "doc.txt" {
-		t.Fatalf("Restore = %q, %v", to, err)
+	if to, displaced, err := tr.Restore(vs[0].ID); err != nil || to != "doc.txt" || !displaced {
+		t.Fatalf("Restore = %q, %v, %v; want doc.txt, displacing the file there", to, displaced, err)
 	}
 	in := info(t, tr, "doc.txt")
 	if read(t, tr, "doc.txt") != "version one" || !in.ModTime().Equal(old) || in.ETag != first.ETag || in.FileID != first.FileID {
@@ -322,7 +322,7 @@ func TestSymlinkInTrashIsNotFollowed(t *testing.T) {
 		f.Close()
 		t.Errorf("OpenTrash followed a trashed symlink and read %q", b)
 	}
-	if _, err := tr.Restore(items[0].ID); err != nil {
+	if _, _, err := tr.Restore(items[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := tr.Lstat("abs-link"); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
@@ -443,7 +443,7 @@ func TestTrashAfterPowerCut(t *testing.T) {
 			t.Errorf("%s is still there: %v", gone, err)
 		}
 	}
-	if to, err := tr.Restore(stray); err != nil || to != "recovered/"+stray || read(t, tr, to) != "stray" {
+	if to, _, err := tr.Restore(stray); err != nil || to != "recovered/"+stray || read(t, tr, to) != "stray" {
 		t.Errorf("Restore of the adopted item = %q, %v", to, err)
 	}
 }
@@ -457,7 +457,7 @@ func TestBadTrashIDs(t *testing.T) {
 		if _, err := tr.OpenTrash(bad); !errors.Is(err, ErrBadName) {
 			t.Errorf("OpenTrash(%q) = %v, want ErrBadName", bad, err)
 		}
-		if _, err := tr.Restore(bad); !errors.Is(err, ErrBadName) {
+		if _, _, err := tr.Restore(bad); !errors.Is(err, ErrBadName) {
 			t.Errorf("Restore(%q) = %v, want ErrBadName", bad, err)
 		}
 		if err := tr.DeleteTrash(bad); !errors.Is(err, ErrBadName) {
@@ -470,7 +470,7 @@ func TestBadTrashIDs(t *testing.T) {
 	if _, err := bob.OpenTrash(id); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("bob's OpenTrash of alice's item = %v", err)
 	}
-	if _, err := bob.Restore(id); !errors.Is(err, fs.ErrNotExist) {
+	if _, _, err := bob.Restore(id); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("bob's Restore of alice's item = %v", err)
 	}
 }
@@ -505,7 +505,7 @@ func TestRestoreCountsAgainstQuota(t *testing.T) {
 	tr.Remove("big")
 	tr.SetQuota(50)
 	id := trashList(t, tr)[0].ID
-	if _, err := tr.Restore(id); !errors.Is(err, ErrQuota) {
+	if _, _, err := tr.Restore(id); !errors.Is(err, ErrQuota) {
 		t.Errorf("Restore over the quota = %v, want ErrQuota", err)
 	}
 	if len(trashList(t, tr)) != 1 {
@@ -567,7 +567,7 @@ func TestRestoreVersionThatIsTheFile(t *testing.T) {
 	if err != nil || id == "" {
 		t.Fatalf("keepVersion = %q, %v", id, err)
 	}
-	if to, err := tr.Restore(id); err != nil || to != "doc.txt" {
+	if to, _, err := tr.Restore(id); err != nil || to != "doc.txt" {
 		t.Fatalf("Restore = %q, %v", to, err)
 	}
 	if got := read(t, tr, "doc.txt"); got != "same" {

@@ -94,16 +94,7 @@ func (u *UI) trashPost(w http.ResponseWriter, r *http.Request) {
 		// A version takes the place of the file there, which Restore
 		// keeps as a version in turn: the owner is told, so that newer
 		// work (perhaps just synced) is not thought lost.
-		displaced := false
-		if items, err := tree.Trash(); err == nil {
-			for _, it := range items {
-				if it.ID == id && it.Kind == store.KindVersion {
-					fi, err := tree.Stat(it.Path)
-					displaced = err == nil && fi.Mode().IsRegular()
-				}
-			}
-		}
-		to, err := tree.Restore(id)
+		to, displaced, err := tree.Restore(id)
 		if err != nil {
 			u.showTrash(w, r, sess, status(err), "", "Not restored: "+storeMessage(err))
 			return
