@@ -513,10 +513,21 @@ func TestRestoreCountsAgainstQuota(t *testing.T) {
 	}
 }
 
-// Listings and purges while deletes are under way never catch a record
-// before its item: nothing is dropped or adopted as recovered.
+// Listings, and purges, while deletes are under way never catch a record
+// before its item: nothing is dropped or adopted as recovered. With purge,
+// the disk is short, so the purges do remove items (all but 10).
 func TestTrashListedWhileDeleting(t *testing.T) {
+	t.Run("listed", func(t *testing.T) { trashWhileDeleting(t, false) })
+	t.Run("purged", func(t *testing.T) { trashWhileDeleting(t, true) })
+}
+
+func trashWhileDeleting(t *testing.T, purge bool) {
 	tr := trashTree(t)
+	const keep = 10 // bytes of trash the short disk leaves room for
+	if purge {
+		fakeDisk(tr.s, 1<<20)
+		tr.s.SetTrashPolicy(month, 1<<20-keep)
+	}
 	const n = 20
 	for i := range 2 * n {
 		put(t, tr, fmt.Sprintf("f%d", i), "x", time.Time{})
@@ -538,12 +549,32 @@ func TestTrashListedWhileDeleting(t *testing.T) {
 			finished++
 		default:
 			tr.Trash()
-			tr.s.PurgeTrash(time.Now())
+			if purge {
+				if _, _, err := tr.s.PurgeTrash(time.Now()); err != nil {
+					t.Error(err)
+				}
+			}
 		}
 	}
+	if purge {
+		tr.s.PurgeTrash(time.Now())
+	}
 	items := trashList(t, tr)
-	if len(items) != 2*n {
-		t.Errorf("%d items in the trash, want %d", len(items), 2*n)
+	if want := map[bool]int{false: 2 * n, true: keep}[purge]; len(items) != want {
+		t.Errorf("%d items in the trash, want %d", len(items), want)
+	}
+	// Every item has its record, every record its item.
+	entries, _ := os.ReadDir(tr.s.trashPath(tr.user))
+	names := map[string]bool{}
+	for _, e := range entries {
+		names[e.Name()] = true
+	}
+	for name := range names {
+		if id, isRecord := strings.CutSuffix(name, recordSuffix); isRecord && !names[id] {
+			t.Errorf("record %s without its item", name)
+		} else if !isRecord && !names[name+recordSuffix] {
+			t.Errorf("item %s without its record", name)
+		}
 	}
 	for _, it := range items {
 		if strings.HasPrefix(it.Path, "recovered/") {
