@@ -56,10 +56,10 @@ func (t *Tree) Restore(id string) (to string, displaced bool, err error) {
 // restoring is one Restore's work, under the user's usage step and trash
 // lock.
 type restoring struct {
-	t    *Tree
-	td   *os.File // the trash folder
-	id   string
-	rec  trashRecord // its Size is what the item takes: a trashed item does not change
+	t   *Tree
+	td  *os.File // the trash folder
+	id  string
+	rec trashRecord // its Size is what the item takes: a trashed item does not change
 }
 
 func (r restoring) run() (to string, displaced bool, err error) {
