@@ -87,19 +87,16 @@ type lineHandler struct {
 func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
 
 func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
+	// The level once: the journal's priority tag, or a word on a console
+	// and in the recent lines.
+	tag, word := "<6>", ""
 	switch {
-	case h.journal && r.Level >= slog.LevelError:
-		b.WriteString("<3>")
-	case h.journal && r.Level >= slog.LevelWarn:
-		b.WriteString("<4>")
-	case h.journal:
-		b.WriteString("<6>")
 	case r.Level >= slog.LevelError:
-		b.WriteString("error: ")
+		tag, word = "<3>", "error: "
 	case r.Level >= slog.LevelWarn:
-		b.WriteString("warning: ")
+		tag, word = "<4>", "warning: "
 	}
+	var b strings.Builder
 	b.WriteString(strings.ReplaceAll(r.Message, "\n", " "))
 	add := func(a slog.Attr) bool {
 		v := a.Value.Resolve().String()
@@ -113,20 +110,17 @@ func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 		add(a)
 	}
 	r.Attrs(add)
+	text := b.String()
 	if h.recent != nil {
-		line := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(b.String(), "<3>"), "<4>"), "<6>")
-		switch {
-		case h.journal && r.Level >= slog.LevelError:
-			line = "error: " + line
-		case h.journal && r.Level >= slog.LevelWarn:
-			line = "warning: " + line
-		}
-		h.recent.add(r.Time.Format("Jan 02 15:04:05 ") + line)
+		h.recent.add(r.Time.Format("Jan 02 15:04:05 ") + word + text)
 	}
-	b.WriteByte('\n')
+	prefix := word
+	if h.journal {
+		prefix = tag
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	_, err := io.WriteString(h.w, b.String())
+	_, err := io.WriteString(h.w, prefix+text+"\n")
 	return err
 }
 

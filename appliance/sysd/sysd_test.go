@@ -170,4 +170,9 @@ func TestRecentKeepsLastLines(t *testing.T) {
 	if !strings.Contains(out.String(), "line 0\n") {
 		t.Error("the log itself lost a line")
 	}
+	// A message's own text is kept as it is, whatever it starts with.
+	log.Info("<6> is a priority tag's form")
+	if lines := recent.Lines(); !strings.HasSuffix(lines[len(lines)-1], " <6> is a priority tag's form") {
+		t.Errorf("kept %q", lines[len(lines)-1])
+	}
 }
