@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -69,20 +70,30 @@ func (t *Tree) Free() (int64, error) {
 }
 
 // size adds up the regular files at or below c.
-func (t *Tree) size(c string) (int64, error) {
+func (t *Tree) size(c string) (int64, error) { return FilesSize(t.root.FS(), c) }
+
+// FilesSize adds up the regular files at or below name in fsys, not
+// following symlinks. It goes on past what it cannot read, and returns the
+// first such error with the sum of the rest.
+func FilesSize(fsys fs.FS, name string) (int64, error) {
 	var n int64
-	err := fs.WalkDir(t.root.FS(), c, func(p string, d fs.DirEntry, err error) error {
+	var first error
+	fs.WalkDir(fsys, name, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			first = cmp.Or(first, err)
+			return nil
 		}
 		if d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
+			fi, err := d.Info()
+			if err != nil {
+				first = cmp.Or(first, err)
+				return nil
 			}
+			n += fi.Size()
 		}
 		return nil
 	})
-	return n, err
+	return n, first
 }
 
 // usageStep serialises a change's measuring, doing and counting with the

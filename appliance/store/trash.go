@@ -376,25 +376,16 @@ func (s *Store) readRecord(user, id string, hasRecord bool) (trashRecord, error)
 		return rec, fmt.Errorf("trash of %s: %w", user, err)
 	}
 	rec = trashRecord{Path: "recovered/" + id, Kind: KindDeleted, At: trashIDTime(id),
-		Size: itemSize(filepath.Join(dir, id)), Dir: fi.IsDir(), ModTime: fi.ModTime()}
+		Size: itemSize(dir, id), Dir: fi.IsDir(), ModTime: fi.ModTime()}
 	if b, err := json.Marshal(rec); err == nil {
 		writeSynced(filepath.Join(dir, id+recordSuffix), b) // if it fails, it is adopted again next time
 	}
 	return rec, nil
 }
 
-// itemSize adds up the regular files at or below name, not following
-// symlinks.
-func itemSize(name string) int64 {
-	var n int64
-	filepath.WalkDir(name, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
+// itemSize adds up the regular files of trash item id in dir.
+func itemSize(dir, id string) int64 {
+	n, _ := FilesSize(os.DirFS(dir), id)
 	return n
 }
 
@@ -492,5 +483,5 @@ func (s *Store) recordedSize(user, id string, hasRecord bool) int64 {
 			return rec.Size
 		}
 	}
-	return itemSize(filepath.Join(dir, id))
+	return itemSize(dir, id)
 }

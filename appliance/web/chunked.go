@@ -210,15 +210,7 @@ func chunkParts(root *os.Root, transfer string) ([]string, int64, error) {
 
 // chunkBytes is what a user's chunk folder holds.
 func chunkBytes(root *os.Root) int64 {
-	var n int64
-	fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
+	n, _ := store.FilesSize(root.FS(), ".")
 	return n
 }
 
