@@ -65,7 +65,6 @@ type TrashItem struct {
 type trashRecord struct {
 	Path    string    `json:"path"`
 	Kind    string    `json:"kind"`
-	At      time.Time `json:"at"`
 	Size    int64     `json:"size"`
 	Dir     bool      `json:"dir"`
 	ModTime time.Time `json:"mtime"`
@@ -132,7 +131,7 @@ func (s *Store) openTrash(user string) (*os.File, error) {
 // again. It returns the item's ID once the entry is moved, even if the
 // sync then fails. The caller holds the user's trash lock and syncs dir.
 func (t *Tree) trashMove(td, dir *os.File, base string, rec trashRecord, link bool) (string, error) {
-	id := newTrashID(rec.At)
+	id := newTrashID(time.Now()) // the ID holds when it was trashed
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return "", err
@@ -162,7 +161,7 @@ func recordOf(dir *os.File, base, c, kind string, size int64) (trashRecord, uint
 		return trashRecord{}, 0, &fs.PathError{Op: "stat", Path: c, Err: err}
 	}
 	typ := st.Mode & unix.S_IFMT
-	rec := trashRecord{Path: c, Kind: kind, At: time.Now(), Size: size,
+	rec := trashRecord{Path: c, Kind: kind, Size: size,
 		Dir: typ == unix.S_IFDIR, ModTime: time.Unix(st.Mtim.Unix())}
 	if typ == unix.S_IFREG {
 		rec.Size = st.Size
@@ -350,7 +349,7 @@ func (s *Store) loadTrash(user string) ([]TrashItem, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, TrashItem{ID: id, Path: rec.Path, Kind: rec.Kind, At: rec.At,
+		out = append(out, TrashItem{ID: id, Path: rec.Path, Kind: rec.Kind, At: trashIDTime(id),
 			ModTime: rec.ModTime, Size: rec.Size, Dir: rec.Dir})
 	}
 	return out, nil
@@ -375,7 +374,7 @@ func (s *Store) readRecord(user, id string, hasRecord bool) (trashRecord, error)
 	if err != nil {
 		return rec, fmt.Errorf("trash of %s: %w", user, err)
 	}
-	rec = trashRecord{Path: "recovered/" + id, Kind: KindDeleted, At: trashIDTime(id),
+	rec = trashRecord{Path: "recovered/" + id, Kind: KindDeleted,
 		Size: itemSize(dir, id), Dir: fi.IsDir(), ModTime: fi.ModTime()}
 	if b, err := json.Marshal(rec); err == nil {
 		writeSynced(filepath.Join(dir, id+recordSuffix), b) // if it fails, it is adopted again next time
