@@ -19,7 +19,7 @@
 // login is counted with a key, as sshd's is.
 //
 // It prints "tls ADDR ctl ADDR" on stdout. On the control connection, a line
-// "mark N" waits until no HTTPS connection is open (the server is quiescent),
+// "mark N" waits until no connection is open (the server is quiescent),
 // executes the marker syscall 0x7ff0 with label N and answers "ok"; "quit"
 // exits. The plugin prints, for each marker, the instructions executed by the
 // whole process since the previous one, so the count between two markers is
@@ -169,31 +169,23 @@ func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.
 	if authorized != "" && davDir == "" {
 		return errors.New("-authorized needs -dav")
 	}
+	if withSFTP && davDir == "" {
+		return errors.New("-sftp needs -dav")
+	}
 	if davDir != "" {
 		if dav, err = newDAV(davDir, authorized); err != nil {
 			return err
 		}
 	}
-	var open atomic.Int64
+	var open atomic.Int64 // HTTPS and SFTP connections, from accept to close
 	srv := &http.Server{
 		Handler:           web.HTTPS(content{ca}, dav, nil),
 		ReadHeaderTimeout: 20 * time.Second,
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			switch s {
-			case http.StateNew:
-				open.Add(1)
-			case http.StateClosed, http.StateHijacked:
-				open.Add(-1)
-			}
-		},
 	}
-	hl := web.HandshakeListener(ctx, tlsLn, cfg, web.Handshakes{Slots: guard.NewLimiter(4, 10*time.Second), Timeout: 60 * time.Second})
+	hl := web.HandshakeListener(ctx, counted{tlsLn, &open}, cfg, web.Handshakes{Slots: guard.NewLimiter(4, 10*time.Second), Timeout: 60 * time.Second})
 	go srv.Serve(hl)
 	sftpAddr := ""
 	if withSFTP {
-		if dav == nil {
-			return errors.New("-sftp needs -dav")
-		}
 		_, hostKey, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {
 			return err
