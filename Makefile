@@ -93,9 +93,17 @@ test-image: image
 test-boot: image
 	BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img $(GO) test -count=1 -timeout 20m -run 'TestBoot|TestUpdate' -tags vm -v ./image/ 2>&1 | tee $(OUT)/boot-test.log | grep -E '^(=== RUN|--- |\s+(update_)?vm_test|PASS|FAIL|ok)'; test $${PIPESTATUS[0]} -eq 0
 
+# The static checks cover every package, the VM tests' files included:
+# gofmt, go vet, staticcheck (the version scripts/install-test-deps.sh
+# installs) with no findings, and no build output tracked by git.
+STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 test-unit:
-	@test -z "$$(gofmt -l appliance)" || { echo "gofmt needed:"; gofmt -l appliance; exit 1; }
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) vet -tags vm ./image/ ./systemd/
+	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags vm ./image/ ./systemd/
+	scripts/check-tracked.sh
 	$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v -e /image -e /systemd)
 
 # The path-confinement fuzz target, briefly: a count of inputs, not a time,

@@ -13,7 +13,7 @@ import (
 
 // backupCalendars is `bonesync backup USER [FILE]`: FILE (default
 // USER-calendars.zip; - for stdout) written atomically.
-func backupCalendars(f *flags, stdout io.Writer) error {
+func backupCalendars(f *flags, stdout, stderr io.Writer) error {
 	if len(f.args) < 1 || len(f.args) > 2 || users.ValidName(f.args[0]) != nil {
 		return usagef("usage: bonesync backup [-state DIR] USER [FILE]")
 	}
@@ -32,7 +32,7 @@ func backupCalendars(f *flags, stdout io.Writer) error {
 	if out == "-" {
 		n, err := s.Backup(user, stdout)
 		if err == nil {
-			fmt.Fprintf(os.Stderr, "%d objects\n", n)
+			fmt.Fprintf(stderr, "%d objects\n", n)
 		}
 		return err
 	}

@@ -241,7 +241,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "check-config":
 		return checkConfig(f.config, stdout)
 	case "backup":
-		return backupCalendars(f, stdout)
+		return backupCalendars(f, stdout, stderr)
 	case "restore":
 		return restoreCalendars(f, stdout)
 	}

@@ -41,3 +41,10 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
+# staticcheck, pinned: make test wants no findings from this version.
+staticcheck_version=0.8.2
+staticcheck=$(go env GOPATH)/bin/staticcheck
+if ! "$staticcheck" -version 2>/dev/null | grep -qF "($staticcheck_version)"; then
+  echo "installing staticcheck v$staticcheck_version"
+  go install "honnef.co/go/tools/cmd/staticcheck@v$staticcheck_version"
+fi

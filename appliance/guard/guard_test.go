@@ -58,8 +58,10 @@ func TestFailuresOutsideWindowForgotten(t *testing.T) {
 func TestLimiter(t *testing.T) {
 	l := NewLimiter(2, 10*time.Millisecond)
 	ctx := context.Background()
-	if !l.Acquire(ctx) || !l.Acquire(ctx) {
-		t.Fatal("could not take 2 of 2 slots")
+	for i := range 2 {
+		if !l.Acquire(ctx) {
+			t.Fatalf("could not take slot %d of 2", i+1)
+		}
 	}
 	if l.Acquire(ctx) {
 		t.Fatal("took a third slot of 2")

@@ -12,17 +12,17 @@ import (
 
 // Machine is what the benchmark ran on.
 type Machine struct {
-	CPU       string    `json:"cpu"`
-	Board     string    `json:"board,omitempty"`
-	Cores     int       `json:"cores"`
-	Arch      string    `json:"arch"`
-	Kernel    string    `json:"kernel"`
-	Go        string    `json:"go"`
-	Time      time.Time `json:"time"`
-	LoadGen   string    `json:"load_generator"`
-	Emulated  bool      `json:"emulated,omitempty"`
-	Hostname  string    `json:"hostname,omitempty"`
-	GOMAXPROC int       `json:"gomaxprocs"`
+	CPU       string
+	Board     string
+	Cores     int
+	Arch      string
+	Kernel    string
+	Go        string
+	Time      time.Time
+	LoadGen   string
+	Emulated  bool
+	Hostname  string
+	GOMAXPROC int
 }
 
 // ThisMachine describes the machine we are running on; now comes from the

@@ -19,49 +19,49 @@ const (
 
 // Phase is one run of handshakes at one concurrency.
 type Phase struct {
-	Clients int  `json:"clients"`
-	Resumed bool `json:"resumed"`
+	Clients int
+	Resumed bool
 	// Latency is connect plus handshake as the client saw it.
-	Latency Stats `json:"latency"`
+	Latency Stats
 	// ServerCPU is the server's CPU time per handshake. For TLS it is read
 	// from the handshake goroutine's own OS thread clock; for SSH, whose key
 	// exchange runs on x/crypto/ssh's own goroutines, it is the process's CPU
 	// time around each handshake, kept only with one client (with several the
 	// handshakes overlap and ServerProcessCPU is the figure to use).
-	ServerCPU Stats `json:"server_cpu"`
+	ServerCPU Stats
 	// Rate is handshakes completed per second of wall time.
-	Rate float64 `json:"handshakes_per_s"`
+	Rate float64
 	// ServerProcessCPU and ClientProcessCPU are each process's whole CPU time
 	// (user+system, all threads, GC included) divided by the handshakes: the
 	// two sides told apart.
-	ServerProcessCPU float64 `json:"server_process_cpu_ms_per_handshake"`
-	ClientProcessCPU float64 `json:"client_process_cpu_ms_per_handshake,omitempty"`
-	Elapsed          float64 `json:"elapsed_ms"`
-	Errors           int     `json:"errors,omitempty"`
-	FirstError       string  `json:"first_error,omitempty"`
+	ServerProcessCPU float64
+	ClientProcessCPU float64
+	Elapsed          float64
+	Errors           int
+	FirstError       string
 	// NotResumed counts handshakes of a resumed phase that were full ones.
-	NotResumed int `json:"not_resumed,omitempty"`
+	NotResumed int
 	// The raw samples, in milliseconds.
-	LatencySamples []float64 `json:"latency_samples_ms"`
-	CPUSamples     []float64 `json:"server_cpu_samples_ms"`
+	LatencySamples []float64
+	CPUSamples     []float64
 }
 
 // Result is everything measured for one candidate: a key with a key exchange.
 type Result struct {
-	Proto     string    `json:"proto"`
-	Key       keys.Name `json:"key"`
-	Kex       string    `json:"kex"`
-	Strength  int       `json:"strength_bits"`
-	Reference bool      `json:"reference,omitempty"`
-	Full1     *Phase    `json:"full_1,omitempty"`
-	FullN     *Phase    `json:"full_n,omitempty"`
-	Resumed1  *Phase    `json:"resumed_1,omitempty"`
-	ResumedN  *Phase    `json:"resumed_n,omitempty"`
+	Proto     string
+	Key       keys.Name
+	Kex       string
+	Strength  int
+	Reference bool
+	Full1     *Phase
+	FullN     *Phase
+	Resumed1  *Phase
+	ResumedN  *Phase
 	// Dropped says why measuring stopped before every phase ran.
-	Dropped string `json:"dropped,omitempty"`
+	Dropped string
 	// KeygenMs is how long making a real key of this type took, where one was
 	// made (the winner's), 0 otherwise.
-	KeygenMs float64 `json:"keygen_ms,omitempty"`
+	KeygenMs float64
 }
 
 // ServerCPU summarises the server CPU per full handshake over all full phases.

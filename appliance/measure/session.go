@@ -1,4 +1,4 @@
-// Package bench measures what TLS and SSH handshakes cost on this machine.
+// Package measure measures what TLS and SSH handshakes cost on this machine.
 // It returns plain data and never decides: package choose does that.
 //
 // The server side runs in this process, on real TCP over loopback; the load

@@ -9,11 +9,11 @@ import (
 
 // Stats summarises samples in milliseconds.
 type Stats struct {
-	N   int     `json:"n"`
-	P50 float64 `json:"p50_ms"`
-	P95 float64 `json:"p95_ms"`
-	P99 float64 `json:"p99_ms"`
-	Max float64 `json:"max_ms"`
+	N   int
+	P50 float64
+	P95 float64
+	P99 float64
+	Max float64
 }
 
 // Summarise computes Stats over samples (milliseconds), using the

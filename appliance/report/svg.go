@@ -19,10 +19,6 @@ func Chart(title string, rows []*measure.Result, targetMs float64, n int) string
 
 // ChartChosen is Chart with the chosen key's label in bold.
 func ChartChosen(title string, rows []*measure.Result, targetMs float64, n int, chosen string) string {
-	type bar struct {
-		label string
-		v     float64
-	}
 	series := []struct {
 		name  string
 		color string

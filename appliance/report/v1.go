@@ -146,9 +146,8 @@ func (r *Report) toV1() fileV1 {
 		Version: Version,
 		Machine: machineV1{CPU: m.CPU, Board: m.Board, Cores: m.Cores, Arch: m.Arch, Kernel: m.Kernel, Go: m.Go,
 			Time: m.Time, LoadGen: m.LoadGen, Emulated: m.Emulated, Hostname: m.Hostname, GOMAXPROC: m.GOMAXPROC},
-		Policy: policyV1{TargetMs: p.TargetMs, Concurrency: p.Concurrency, BudgetS: p.BudgetS, Quick: p.Quick,
-			PostQuantum: p.PostQuantum, PinTLS: p.PinTLS, PinSSH: p.PinSSH, MinStrength: p.MinStrength},
-		TLS: resultsToV1(r.TLS), TLSKex: resultsToV1(r.TLSKex), SSH: resultsToV1(r.SSH), SSHKex: resultsToV1(r.SSHKex),
+		Policy: policyV1(p),
+		TLS:    resultsToV1(r.TLS), TLSKex: resultsToV1(r.TLSKex), SSH: resultsToV1(r.SSH), SSHKex: resultsToV1(r.SSHKex),
 		Choice:        choiceToV1(r.Choice),
 		CAFingerprint: r.CAFingerprint, URLs: r.URLs, DurationS: r.DurationS, Notes: r.Notes,
 	}
@@ -159,9 +158,8 @@ func (f fileV1) report() *Report {
 	return &Report{
 		Machine: measure.Machine{CPU: m.CPU, Board: m.Board, Cores: m.Cores, Arch: m.Arch, Kernel: m.Kernel, Go: m.Go,
 			Time: m.Time, LoadGen: m.LoadGen, Emulated: m.Emulated, Hostname: m.Hostname, GOMAXPROC: m.GOMAXPROC},
-		Policy: Policy{TargetMs: p.TargetMs, Concurrency: p.Concurrency, BudgetS: p.BudgetS, Quick: p.Quick,
-			PostQuantum: p.PostQuantum, PinTLS: p.PinTLS, PinSSH: p.PinSSH, MinStrength: p.MinStrength},
-		TLS: resultsFromV1(f.TLS), TLSKex: resultsFromV1(f.TLSKex), SSH: resultsFromV1(f.SSH), SSHKex: resultsFromV1(f.SSHKex),
+		Policy: Policy(p),
+		TLS:    resultsFromV1(f.TLS), TLSKex: resultsFromV1(f.TLSKex), SSH: resultsFromV1(f.SSH), SSHKex: resultsFromV1(f.SSHKex),
 		Choice:        f.Choice.choice(),
 		CAFingerprint: f.CAFingerprint, URLs: f.URLs, DurationS: f.DurationS, Notes: f.Notes,
 	}

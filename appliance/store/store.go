@@ -63,8 +63,9 @@ func Open(dir string) (*Store, error) {
 	running := filepath.Join(s.own, "running")
 	_, err = os.Stat(running)
 	unclean := err == nil
-	epoch, err := os.ReadFile(filepath.Join(s.own, "epoch"))
-	if unclean || len(epoch) != len(s.epoch) {
+	// An epoch that cannot be read is made anew, as after an unclean stop.
+	epoch, readErr := os.ReadFile(filepath.Join(s.own, "epoch"))
+	if unclean || readErr != nil || len(epoch) != len(s.epoch) {
 		rand.Read(s.epoch[:])
 		if err := writeSynced(filepath.Join(s.own, "epoch"), s.epoch[:]); err != nil {
 			return nil, fmt.Errorf("file store %s: %w", dir, err)

@@ -91,21 +91,19 @@ func (m *Manager) Env(watchdog time.Duration) []string {
 func (m *Manager) Read() (Message, error) {
 	buf := make([]byte, 4096)
 	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
-	for {
-		n, oobn, _, _, err := m.conn.ReadMsgUnix(buf, oob)
-		if err != nil {
-			return Message{}, err
-		}
-		msg := ParseMessage(buf[:n])
-		if cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-			for _, c := range cmsgs {
-				if cred, err := unix.ParseUnixCredentials(&c); err == nil {
-					msg.Pid = int(cred.Pid)
-				}
+	n, oobn, _, _, err := m.conn.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return Message{}, err
+	}
+	msg := ParseMessage(buf[:n])
+	if cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, c := range cmsgs {
+			if cred, err := unix.ParseUnixCredentials(&c); err == nil {
+				msg.Pid = int(cred.Pid)
 			}
 		}
-		return msg, nil
 	}
+	return msg, nil
 }
 
 // Close stops listening.

@@ -148,7 +148,7 @@ func diff(n int) {
 					ok := err == nil && ecdsa.VerifyASN1(&key.PublicKey, digest[:], sig)
 					digest[0] ^= 1
 					forged := ecdsa.VerifyASN1(&key.PublicKey, digest[:], sig)
-					fmt.Fprintf(sums["p256-ecdsa"], "%x %v %v\n", key.PublicKey.X.Bytes(), ok, forged)
+					fmt.Fprintf(sums["p256-ecdsa"], "%x %v %v\n", pubX(&key.PublicKey), ok, forged)
 				} else {
 					fmt.Fprintf(sums["p256-ecdsa"], "%v\n", err)
 				}
@@ -385,4 +385,13 @@ func growStack(n int) byte {
 		pad[n] = growStack(n - 1)
 	}
 	return pad[n]
+}
+
+// pubX is a P-256 public key's x coordinate, as 32 bytes.
+func pubX(k *ecdsa.PublicKey) []byte {
+	b, err := k.Bytes() // 0x04 || x || y
+	if err != nil {
+		return nil
+	}
+	return b[1:33]
 }
