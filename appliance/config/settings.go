@@ -70,16 +70,16 @@ var settings = []setting{
 		help: []string{
 			"The HTTPS server key: auto (the strongest key that meets target_ms on",
 			"this board, as measured on first boot) or one of",
-			"rsa-2048, rsa-3072, rsa-4096, ecdsa-p256, ecdsa-p384.",
+			keys.List(pinnable(func(t keys.Type) bool { return t.TLS })) + ".",
 		},
-		set: keySetter(func(c *Config) *keys.Name { return &c.TLSKey }, func(i keys.Info) bool { return i.TLS }),
+		set: keySetter(func(c *Config) *keys.Name { return &c.TLSKey }, func(t keys.Type) bool { return t.TLS }),
 	},
 	{
 		name: "ssh_host_key", def: Auto,
 		help: []string{
-			"The SFTP host key: auto or one of ed25519, ecdsa-p256, rsa-2048, rsa-3072, rsa-4096.",
+			"The SFTP host key: auto or one of " + keys.List(pinnable(func(t keys.Type) bool { return t.SSH })) + ".",
 		},
-		set: keySetter(func(c *Config) *keys.Name { return &c.SSHHostKey }, func(i keys.Info) bool { return i.SSH }),
+		set: keySetter(func(c *Config) *keys.Name { return &c.SSHHostKey }, func(t keys.Type) bool { return t.SSH }),
 	},
 	{
 		name: "target_ms", def: "500",
@@ -348,7 +348,13 @@ func lookup(name string) *setting {
 	return nil
 }
 
-func keySetter(field func(*Config) *keys.Name, usable func(keys.Info) bool) func(*Config, string) error {
+// pinnable are the key types a setting may pin: usable for its protocol and
+// strong enough.
+func pinnable(usable func(keys.Type) bool) []keys.Name {
+	return keys.Select(func(t keys.Type) bool { return usable(t) && !t.Reference() })
+}
+
+func keySetter(field func(*Config) *keys.Name, usable func(keys.Type) bool) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		v = strings.ToLower(v)
 		if v == Auto {

@@ -1,6 +1,10 @@
-// Package keys names the key types bonesync can use, says how strong each is,
-// and makes, encodes and identifies them. The names are the ones used
-// everywhere: in the config file, the report and on the command line.
+// Package keys is the table of the key types bonesync knows (Types): for
+// each its name, its strength, whether the benchmark measures it as a TLS
+// server key or an SSH host key, how it is made, recognised and signs over
+// SSH. The chooser, the benchmark, the config, the SFTP server, the report
+// and the tests all read this one table: a new key type is one row here.
+// The names are the ones used everywhere: in the config file, the report
+// and on the command line.
 package keys
 
 import (
@@ -14,6 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
 )
 
 // Name is a key type, e.g. "ecdsa-p256".
@@ -35,101 +42,175 @@ const (
 // no current guidance accepts less today.
 const MinStrength = 112
 
-// Info describes one key type.
-type Info struct {
+// Type is one key type: one row of the table.
+type Type struct {
 	Name Name
 	// Strength is the security strength in bits, by the categories of
 	// NIST SP 800-57 Part 1 Rev. 5, Table 2: RSA 2048 gives 112, 3072 gives
 	// 128, and 4096 falls in the 128 category too (7680 is needed for 192);
 	// ECDSA P-256 and Ed25519 give 128, P-384 gives 192.
 	Strength int
-	TLS, SSH bool // usable as a TLS server key, as an SSH host key
+	// TLS and SSH say whether it may serve as a TLS server key or an SSH
+	// host key: what the config may pin.
+	TLS, SSH bool
+	// BenchTLS and BenchSSH say whether the benchmark measures it for that
+	// protocol, in the table's order. A key weaker than MinStrength is
+	// measured as a reference row only, never chosen.
+	BenchTLS, BenchSSH bool
+	// Family groups the sizes of one algorithm, cheapest first in the
+	// table: the benchmark skips a larger RSA key once a smaller one was
+	// clearly over the target.
+	Family string
+	// SSHSignatures are the signature algorithms offered with it as a
+	// host key, preferred first (RSA: SHA-2 only, never SHA-1 ssh-rsa).
+	// The benchmark measures the first, which OpenSSH clients take.
+	SSHSignatures []string
+
+	generate func(io.Reader) (crypto.Signer, error)
+	is       func(crypto.PublicKey) bool
 }
 
-var all = []Info{
-	{RSA1024, 80, true, false},
-	{RSA2048, 112, true, true},
-	{RSA3072, 128, true, true},
-	{RSA4096, 128, true, true},
-	{ECDSAP256, 128, true, true},
-	{ECDSAP384, 192, true, false},
-	{Ed25519, 128, false, true},
+// Reference says whether the type is too weak to serve with and is
+// measured only to compare.
+func (t Type) Reference() bool { return t.Strength < MinStrength }
+
+// Types are the key types, cheapest first within each family.
+//
+// TLS candidates: ECDSA P-256 and P-384, and RSA from 2048 bits, with
+// rsa-1024 as a reference row. SSH candidates: Ed25519, and RSA from 3072
+// bits for clients without it; ECDSA host keys (NIST curves) and RSA-2048
+// are what hardening guides drop, but the config can still pin ecdsa-p256
+// or rsa-2048 for an old client.
+var Types = []Type{
+	{Name: ECDSAP256, Strength: 128, TLS: true, SSH: true, BenchTLS: true, Family: "ecdsa",
+		SSHSignatures: []string{ssh.KeyAlgoECDSA256}, generate: ecdsaKey(elliptic.P256()), is: onCurve(elliptic.P256())},
+	{Name: ECDSAP384, Strength: 192, TLS: true, BenchTLS: true, Family: "ecdsa",
+		SSHSignatures: []string{ssh.KeyAlgoECDSA384}, generate: ecdsaKey(elliptic.P384()), is: onCurve(elliptic.P384())},
+	{Name: Ed25519, Strength: 128, SSH: true, BenchSSH: true, Family: "ed25519",
+		SSHSignatures: []string{ssh.KeyAlgoED25519}, generate: ed25519Key, is: isEd25519},
+	rsaType(RSA1024, 1024, 80, true, false),
+	rsaType(RSA2048, 2048, 112, true, false),
+	rsaType(RSA3072, 3072, 128, true, true),
+	rsaType(RSA4096, 4096, 128, true, true),
 }
 
-// Lookup returns the Info for name.
-func Lookup(name Name) (Info, bool) {
-	for _, i := range all {
-		if i.Name == name {
-			return i, true
+func rsaType(name Name, bits, strength int, benchTLS, benchSSH bool) Type {
+	return Type{Name: name, Strength: strength, TLS: true, SSH: bits >= 2048, BenchTLS: benchTLS, BenchSSH: benchSSH, Family: "rsa",
+		SSHSignatures: []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256},
+		generate:      func(r io.Reader) (crypto.Signer, error) { return rsa.GenerateKey(r, bits) },
+		is: func(pub crypto.PublicKey) bool {
+			k, ok := pub.(*rsa.PublicKey)
+			return ok && k.N.BitLen() == bits
+		},
+	}
+}
+
+func ecdsaKey(c elliptic.Curve) func(io.Reader) (crypto.Signer, error) {
+	return func(r io.Reader) (crypto.Signer, error) { return ecdsa.GenerateKey(c, r) }
+}
+
+func onCurve(c elliptic.Curve) func(crypto.PublicKey) bool {
+	return func(pub crypto.PublicKey) bool {
+		k, ok := pub.(*ecdsa.PublicKey)
+		return ok && k.Curve == c
+	}
+}
+
+func ed25519Key(r io.Reader) (crypto.Signer, error) {
+	_, k, err := ed25519.GenerateKey(r)
+	return k, err
+}
+
+func isEd25519(pub crypto.PublicKey) bool { _, ok := pub.(ed25519.PublicKey); return ok }
+
+// Lookup returns the row for name.
+func Lookup(name Name) (Type, bool) {
+	for _, t := range Types {
+		if t.Name == name {
+			return t, true
 		}
 	}
-	return Info{}, false
+	return Type{}, false
 }
 
 // Strength returns the security strength of name in bits, 0 if unknown.
 func Strength(name Name) int {
-	i, _ := Lookup(name)
-	return i.Strength
+	t, _ := Lookup(name)
+	return t.Strength
 }
 
-// TLSCandidates are the TLS server keys the benchmark measures, rsa-1024
-// included as a reference row (it is never eligible).
-func TLSCandidates() []Name {
-	return []Name{ECDSAP256, ECDSAP384, RSA1024, RSA2048, RSA3072, RSA4096}
+// Select lists the names of the types for which keep holds, in the
+// table's order: keys.Select(func(t keys.Type) bool { return t.BenchTLS }).
+func Select(keep func(Type) bool) []Name {
+	var out []Name
+	for _, t := range Types {
+		if keep(t) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }
 
-// SSHCandidates are the SSH host keys the benchmark measures: Ed25519, and
-// RSA from 3072 bits for clients without it. ECDSA host keys (NIST curves)
-// and RSA-2048 are what hardening guides drop; the config can still pin
-// ecdsa-p256 or rsa-2048 for an old client.
-func SSHCandidates() []Name {
-	return []Name{Ed25519, RSA3072, RSA4096}
+// TLSCandidates are the TLS server keys the benchmark measures.
+func TLSCandidates() []Name { return Select(func(t Type) bool { return t.BenchTLS }) }
+
+// SSHCandidates are the SSH host keys the benchmark measures.
+func SSHCandidates() []Name { return Select(func(t Type) bool { return t.BenchSSH }) }
+
+// List is names as a config file's help writes them: "a, b or c".
+func List(names []Name) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // Generate makes a new private key of the named type.
 func Generate(name Name, rand io.Reader) (crypto.Signer, error) {
-	switch name {
-	case RSA1024, RSA2048, RSA3072, RSA4096:
-		bits := map[Name]int{RSA1024: 1024, RSA2048: 2048, RSA3072: 3072, RSA4096: 4096}[name]
-		return rsa.GenerateKey(rand, bits)
-	case ECDSAP256:
-		return ecdsa.GenerateKey(elliptic.P256(), rand)
-	case ECDSAP384:
-		return ecdsa.GenerateKey(elliptic.P384(), rand)
-	case Ed25519:
-		_, k, err := ed25519.GenerateKey(rand)
-		return k, err
+	t, ok := Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("generate key: unknown key type %q", name)
 	}
-	return nil, fmt.Errorf("generate key: unknown key type %q", name)
+	return t.generate(rand)
 }
 
 // NameOf identifies the key type of a public key.
 func NameOf(pub crypto.PublicKey) (Name, error) {
+	for _, t := range Types {
+		if t.is(pub) {
+			return t.Name, nil
+		}
+	}
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
-		switch k.N.BitLen() {
-		case 1024:
-			return RSA1024, nil
-		case 2048:
-			return RSA2048, nil
-		case 3072:
-			return RSA3072, nil
-		case 4096:
-			return RSA4096, nil
-		}
 		return "", fmt.Errorf("unsupported RSA size %d", k.N.BitLen())
 	case *ecdsa.PublicKey:
-		switch k.Curve {
-		case elliptic.P256():
-			return ECDSAP256, nil
-		case elliptic.P384():
-			return ECDSAP384, nil
-		}
 		return "", fmt.Errorf("unsupported curve %s", k.Curve.Params().Name)
-	case ed25519.PublicKey:
-		return Ed25519, nil
 	}
 	return "", fmt.Errorf("unsupported key type %T", pub)
+}
+
+// SSHSigner is key as an SSH host key that signs only with its type's
+// SSHSignatures (an RSA key never with SHA-1).
+func SSHSigner(key crypto.Signer) (ssh.Signer, error) {
+	name, err := NameOf(key.Public())
+	if err != nil {
+		return nil, err
+	}
+	t, _ := Lookup(name)
+	s, err := ssh.NewSignerFromSigner(key)
+	if err != nil {
+		return nil, fmt.Errorf("%s as an SSH host key: %w", name, err)
+	}
+	as, ok := s.(ssh.AlgorithmSigner)
+	if !ok {
+		return nil, fmt.Errorf("%s as an SSH host key: it cannot choose its signature algorithm", name)
+	}
+	return ssh.NewSignerWithAlgorithms(as, t.SSHSignatures)
 }
 
 // MarshalPEM encodes a private key as a PKCS#8 "PRIVATE KEY" PEM block.

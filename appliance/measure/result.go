@@ -3,6 +3,7 @@ package measure
 import (
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/choose"
 	"github.com/bonesync/bonesync/appliance/keys"
 )
 
@@ -93,4 +94,17 @@ func (r *Result) Rate() float64 {
 		return r.Full1.Rate
 	}
 	return 0
+}
+
+// Candidates are rows as the chooser reads them: each key's p95 at the
+// configured concurrency and its server CPU per handshake.
+func Candidates(rows []*Result) []choose.Candidate {
+	var cs []choose.Candidate
+	for _, r := range rows {
+		c := choose.Candidate{Name: string(r.Key), Strength: r.Strength, Reference: r.Reference,
+			Cost: Duration(r.ServerCPU().P50)}
+		c.P95, c.Measured = r.P95AtN()
+		cs = append(cs, c)
+	}
+	return cs
 }

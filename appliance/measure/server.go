@@ -184,19 +184,6 @@ func sshServer(key crypto.Signer, algo, kex string) (*server, error) {
 	})
 }
 
-// HostKeyAlgo is the SSH signature algorithm used with a host key type: the
-// SHA-2 RSA signatures, never SHA-1 ssh-rsa.
-func HostKeyAlgo(key crypto.PublicKey) (string, error) {
-	pub, err := ssh.NewPublicKey(key)
-	if err != nil {
-		return "", err
-	}
-	if pub.Type() == ssh.KeyAlgoRSA {
-		return ssh.KeyAlgoRSASHA256, nil
-	}
-	return pub.Type(), nil
-}
-
 var (
 	benchCAOnce sync.Once
 	benchCA     *x509.Certificate

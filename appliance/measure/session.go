@@ -136,9 +136,11 @@ func (s *Session) Measure(ctx context.Context, c Candidate) (*Result, error) {
 	case TLS:
 		srv, err = tlsServer(key, c.Kex)
 	case SSH:
-		if algo, err = HostKeyAlgo(key.Public()); err == nil {
-			srv, err = sshServer(key, algo, c.Kex)
-		}
+		// The signature the box's SFTP server makes with this key type
+		// for a client such as OpenSSH: its first (keys.SSHSigner).
+		kt, _ := keys.Lookup(c.Key)
+		algo = kt.SSHSignatures[0]
+		srv, err = sshServer(key, algo, c.Kex)
 	default:
 		err = fmt.Errorf("unknown protocol %q", c.Proto)
 	}

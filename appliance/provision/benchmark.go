@@ -83,7 +83,7 @@ func measureAll(ctx context.Context, o Options, s *measure.Session, rep *report.
 	if err != nil {
 		return err
 	}
-	if rep.Choice.TLS, err = choose.Key(candidates(rep.TLS), policy(o, pol.PinTLS)); err != nil {
+	if rep.Choice.TLS, err = choose.Key(measure.Candidates(rep.TLS), policy(o, pol.PinTLS)); err != nil {
 		return fmt.Errorf("choose the HTTPS key: %w", err)
 	}
 	rep.TLSKex, rep.Choice.TLSPostQuantum, rep.Choice.TLSPQReason, err =
@@ -96,7 +96,7 @@ func measureAll(ctx context.Context, o Options, s *measure.Session, rep *report.
 	if err != nil {
 		return err
 	}
-	if rep.Choice.SSH, err = choose.Key(candidates(rep.SSH), policy(o, pol.PinSSH)); err != nil {
+	if rep.Choice.SSH, err = choose.Key(measure.Candidates(rep.SSH), policy(o, pol.PinSSH)); err != nil {
 		return fmt.Errorf("choose the SSH host key: %w", err)
 	}
 	rep.SSHKex, rep.Choice.SSHPostQuantum, rep.Choice.SSHPQReason, err =
@@ -110,7 +110,8 @@ func measureKeys(ctx context.Context, s *measure.Session, proto, kex string, nam
 	var rows []*measure.Result
 	overRSA := ""
 	for _, k := range names {
-		isRSA := strings.HasPrefix(string(k), "rsa-")
+		kt, _ := keys.Lookup(k)
+		isRSA := kt.Family == "rsa"
 		if isRSA && overRSA != "" && string(k) != pin {
 			rows = append(rows, &measure.Result{Proto: proto, Key: k, Kex: kex, Strength: keys.Strength(k),
 				Dropped: fmt.Sprintf("not measured: %s was already clearly over the target and %s costs more", overRSA, k)})
@@ -119,7 +120,7 @@ func measureKeys(ctx context.Context, s *measure.Session, proto, kex string, nam
 		}
 		r, err := s.Measure(ctx, measure.Candidate{
 			Proto: proto, Key: k, Kex: kex,
-			Reference: keys.Strength(k) < keys.MinStrength,
+			Reference: kt.Reference(),
 			Resumed:   proto == measure.TLS,
 			Keep:      string(k) == pin,
 		})
@@ -156,17 +157,6 @@ func measureKex(ctx context.Context, s *measure.Session, o Options, proto string
 	in.Hybrid, in.Measured = h.P95AtN()
 	on, why := choose.PostQuantum(in)
 	return []*measure.Result{classic, h}, on, why, nil
-}
-
-func candidates(rows []*measure.Result) []choose.Candidate {
-	var cs []choose.Candidate
-	for _, r := range rows {
-		c := choose.Candidate{Name: string(r.Key), Strength: r.Strength, Reference: r.Reference,
-			Cost: measure.Duration(r.ServerCPU().P50)}
-		c.P95, c.Measured = r.P95AtN()
-		cs = append(cs, c)
-	}
-	return cs
 }
 
 func policy(o Options, pin string) choose.Policy {

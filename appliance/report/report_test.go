@@ -38,18 +38,6 @@ func mkRow(proto string, key keys.Name, kex string, strength int, full1, fullN *
 	return &measure.Result{Proto: proto, Key: key, Kex: kex, Strength: strength, Full1: full1, FullN: fullN}
 }
 
-// mkCandidates turns rows into what the chooser reads, as provisioning does.
-func mkCandidates(rows []*measure.Result) []choose.Candidate {
-	var cs []choose.Candidate
-	for _, r := range rows {
-		c := choose.Candidate{Name: string(r.Key), Strength: r.Strength, Reference: r.Reference,
-			Cost: measure.Duration(r.ServerCPU().P50)}
-		c.P95, c.Measured = r.P95AtN()
-		cs = append(cs, c)
-	}
-	return cs
-}
-
 // mkReport is a board-like report: ECDSA cheap, RSA expensive, a reference
 // rsa-1024 row, rsa-3072 dropped after one client, rsa-4096 never measured,
 // and the SSH host key pinned to one that misses the target (so there is a
@@ -81,11 +69,11 @@ func mkReport(t *testing.T) *Report {
 	target := time.Duration(targetMs) * time.Millisecond
 	var ch choose.Choice
 	var err error
-	ch.TLS, err = choose.Key(mkCandidates(tls), choose.Policy{Target: target, Concurrency: concurrency, MinStrength: keys.MinStrength})
+	ch.TLS, err = choose.Key(measure.Candidates(tls), choose.Policy{Target: target, Concurrency: concurrency, MinStrength: keys.MinStrength})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch.SSH, err = choose.Key(mkCandidates(ssh), choose.Policy{Target: target, Concurrency: concurrency, MinStrength: keys.MinStrength, Pin: string(keys.RSA2048)})
+	ch.SSH, err = choose.Key(measure.Candidates(ssh), choose.Policy{Target: target, Concurrency: concurrency, MinStrength: keys.MinStrength, Pin: string(keys.RSA2048)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,16 +111,3 @@ func (a Algorithms) Validate() error {
 	}
 	return nil
 }
-
-// HostKeySigner restricts an RSA host key to SHA-2 signatures; other keys are
-// returned as they are.
-func HostKeySigner(s ssh.Signer) (ssh.Signer, error) {
-	if s.PublicKey().Type() != ssh.KeyAlgoRSA {
-		return s, nil
-	}
-	as, ok := s.(ssh.AlgorithmSigner)
-	if !ok {
-		return nil, fmt.Errorf("RSA host key cannot choose its signature algorithm")
-	}
-	return ssh.NewSignerWithAlgorithms(as, []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256})
-}

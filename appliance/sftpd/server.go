@@ -22,6 +22,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/keys"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -157,12 +158,9 @@ func (s *Server) config(a *attempt) (*ssh.ServerConfig, error) {
 			return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
 		},
 	}
-	signer, err := ssh.NewSignerFromSigner(s.HostKey())
+	signer, err := keys.SSHSigner(s.HostKey())
 	if err != nil {
 		return nil, fmt.Errorf("host key: %w", err)
-	}
-	if signer, err = HostKeySigner(signer); err != nil {
-		return nil, err
 	}
 	cfg.AddHostKey(signer)
 	return cfg, nil

@@ -16,7 +16,8 @@ import (
 )
 
 func main() {
-	for _, n := range []keys.Name{keys.RSA1024, keys.RSA2048, keys.RSA3072, keys.RSA4096, keys.ECDSAP256, keys.ECDSAP384, keys.Ed25519} {
+	for _, t := range keys.Types {
+		n := t.Name
 		k, err := keys.Generate(n, rand.Reader)
 		if err != nil {
 			log.Fatal(err)
