@@ -370,8 +370,9 @@ func fakeDisk(s *Store, capacity int64) {
 		held := int64(0)
 		filepath.WalkDir(filepath.Join(s.own, "trash"), func(p string, d fs.DirEntry, err error) error {
 			if err == nil && d.Type().IsRegular() && !strings.HasSuffix(p, recordSuffix) {
-				fi, _ := d.Info()
-				held += fi.Size()
+				if fi, err := d.Info(); err == nil { // not purged meanwhile
+					held += fi.Size()
+				}
 			}
 			return nil
 		})
