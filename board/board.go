@@ -5,6 +5,7 @@
 package board
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -48,12 +49,14 @@ type Board struct {
 	// LEDs maps a state (booting, benchmarking, serving, error) to a
 	// /sys/class/leds name.
 	LEDs map[string]string `json:"leds,omitempty"`
-	// NoNTP, if set, says why this board must not ask time servers (QEMU's
-	// user network reaches the build machine's network).
-	NoNTP string `json:"no_ntp,omitempty"`
-	// BenchBudget, if set, replaces the benchmark's default budget on this
-	// board ("quick" for emulators, where crypto runs 20-80x slower).
-	BenchBudget string `json:"bench_budget,omitempty"`
+	// NoTimeServers keeps the board from asking the config's time servers
+	// (QEMU: its user network reaches the build machine's network, and a
+	// test sends nothing outside).
+	NoTimeServers bool `json:"no_time_servers,omitempty"`
+	// QuickBenchmark benchmarks on the quick budget (provision.QuickBudget)
+	// in place of the config's (emulators, where crypto runs 20-80x
+	// slower).
+	QuickBenchmark bool `json:"quick_benchmark,omitempty"`
 }
 
 // BootFile is a file taken from a Debian package onto the boot partition.
@@ -82,8 +85,11 @@ func Load(name string) (*Board, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no board %q (have %v)", name, Names())
 	}
+	// A misspelt field is an error, not a setting silently left out.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
 	var bd Board
-	if err := json.Unmarshal(b, &bd); err != nil {
+	if err := dec.Decode(&bd); err != nil {
 		return nil, fmt.Errorf("board %s: %w", name, err)
 	}
 	return &bd, nil

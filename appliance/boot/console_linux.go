@@ -58,7 +58,7 @@ func (s *System) command(ctx context.Context, f []string) {
 		self(append([]string{"user", "-state", StateDir, "-files", FilesDir}, f[1:]...)...)
 	case "bench":
 		args := []string{"bench", "-state", StateDir, "-config", ConfigFile}
-		if s.Board != nil && s.Board.BenchBudget == "quick" {
+		if s.Board != nil && s.Board.QuickBenchmark {
 			args = append(args, "-quick")
 		}
 		self(args...)

@@ -80,7 +80,7 @@ func bringUpNetwork(ctx context.Context, s *System) error {
 		// The server sees the new address at its next look (within 30 s)
 		// and reissues its certificate for it.
 	})
-	if s.Board.NoNTP == "" && len(s.Config.NTP) > 0 {
+	if !s.Board.NoTimeServers && len(s.Config.NTP) > 0 {
 		go s.keepTime(ctx)
 	}
 	if err != nil {

@@ -72,7 +72,7 @@ func newSupervisor(s *System) *Supervisor {
 func (sv *Supervisor) Args() []string {
 	a := []string{"serve", "-state", StateDir, "-config", ConfigFile, "-files", FilesDir,
 		"-https", ":443", "-http", ":80", "-ssh", ":22", "-hostname", sv.s.Hostname, "-boot", BootMount}
-	if sv.s.Board.BenchBudget == "quick" {
+	if sv.s.Board.QuickBenchmark {
 		a = append(a, "-quick")
 	}
 	return a
