@@ -1,0 +1,181 @@
+// Package davxml is the WebDAV XML the box reads and writes (RFC 4918), for
+// the files protocol (package files) and the calendars and contacts
+// (package calendars) alike: multistatus answers written as they are
+// walked, PROPFIND and PROPPATCH bodies parsed, and one escaping of text.
+//
+// Answers declare a fixed set of prefixes on their root (Prefixes): DAV:
+// is D:, CalDAV's C:, CardDAV's CR:, Apple's calendarserver CS:, and the
+// ownCloud and Nextcloud namespaces oc: and nc:. A value given as XML
+// (Prop.Inner) may use them; a property in any other namespace declares
+// its own.
+package davxml
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// The namespaces the box answers in.
+const (
+	NS     = "DAV:"
+	NSCal  = "urn:ietf:params:xml:ns:caldav"
+	NSCard = "urn:ietf:params:xml:ns:carddav"
+	NSCS   = "http://calendarserver.org/ns/"
+	NSOC   = "http://owncloud.org/ns"
+	NSNC   = "http://nextcloud.org/ns"
+)
+
+// Prefixes are the namespaces every answer declares on its root, and
+// their prefixes.
+var Prefixes = map[string]string{NS: "D", NSCal: "C", NSCard: "CR", NSCS: "CS", NSOC: "oc", NSNC: "nc"}
+
+// rootStart is the multistatus start tag, declaring Prefixes.
+var rootStart = func() string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<D:multistatus`)
+	for _, ns := range []string{NS, NSCal, NSCard, NSCS, NSOC, NSNC} {
+		fmt.Fprintf(&b, ` xmlns:%s="%s"`, Prefixes[ns], ns)
+	}
+	b.WriteString(">")
+	return b.String()
+}()
+
+// Name is the name local in DAV:.
+func Name(local string) xml.Name { return xml.Name{Space: NS, Local: local} }
+
+// Text escapes s for an element's content (quotes are left as they are:
+// ETags stay readable). A character XML 1.0 cannot hold at all (most
+// control characters) is dropped: the answer stays well-formed.
+func Text(s string) string {
+	if !strings.ContainsAny(s, "&<>\r") && !strings.ContainsFunc(s, invalid) {
+		return s
+	}
+	return escaper.Replace(strings.Map(func(r rune) rune {
+		if invalid(r) {
+			return -1
+		}
+		return r
+	}, s))
+}
+
+// Attr escapes s for an attribute value in double quotes.
+func Attr(s string) string { return strings.ReplaceAll(Text(s), `"`, "&#34;") }
+
+var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\r", "&#xD;")
+
+func invalid(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xfffe || r == 0xffff
+}
+
+// Href is a DAV:href element for the URL path p, escaped.
+func Href(p string) string {
+	return "<D:href>" + Text((&url.URL{Path: p}).EscapedPath()) + "</D:href>"
+}
+
+// Props collects one propstat's properties, written as they are added.
+type Props struct{ b bytes.Buffer }
+
+// Add writes the property n with a value given as XML (already escaped:
+// Text, or elements in Prefixes' namespaces); "" writes it empty. lang is
+// its xml:lang, if any.
+func (p *Props) Add(n xml.Name, lang, inner string) {
+	b := &p.b
+	open := n.Local
+	if pre, ok := Prefixes[n.Space]; ok {
+		open = pre + ":" + n.Local
+		b.WriteString("<" + open)
+	} else {
+		b.WriteString("<" + n.Local + ` xmlns="` + Attr(n.Space) + `"`)
+	}
+	if lang != "" {
+		b.WriteString(` xml:lang="` + Attr(lang) + `"`)
+	}
+	if inner == "" {
+		b.WriteString("/>")
+		return
+	}
+	b.WriteString(">" + inner + "</" + open + ">")
+}
+
+// Len is how many bytes the properties take: 0 if none was added.
+func (p *Props) Len() int { return p.b.Len() }
+
+// Propstat is properties with the status they share.
+type Propstat struct {
+	Status int
+	Props  *Props
+	// Error is a DAV:error element's content, as XML.
+	Error string
+}
+
+// Writer writes a 207 Multistatus answer as it goes, through a buffer:
+// Depth infinity over any tree takes the memory of one response.
+type Writer struct {
+	w *bufio.Writer
+}
+
+// NewWriter starts a multistatus answer on w.
+func NewWriter(w http.ResponseWriter) *Writer {
+	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+	w.WriteHeader(http.StatusMultiStatus)
+	m := &Writer{w: bufio.NewWriterSize(w, 32<<10)}
+	m.w.WriteString(rootStart)
+	return m
+}
+
+// Response writes one resource's properties; a propstat with no properties
+// is left out.
+func (m *Writer) Response(href string, stats ...Propstat) {
+	m.w.WriteString("<D:response>" + Href(href))
+	for _, s := range stats {
+		if s.Props == nil || s.Props.Len() == 0 {
+			continue
+		}
+		m.w.WriteString("<D:propstat><D:prop>")
+		m.w.Write(s.Props.b.Bytes())
+		m.w.WriteString("</D:prop>" + statusLine(s.Status))
+		if s.Error != "" {
+			m.w.WriteString("<D:error>" + s.Error + "</D:error>")
+		}
+		m.w.WriteString("</D:propstat>")
+	}
+	m.w.WriteString("</D:response>\n")
+}
+
+// Status writes a response that is a status alone (a member removed since a
+// sync token, RFC 6578).
+func (m *Writer) Status(href string, code int) {
+	m.w.WriteString("<D:response>" + Href(href) + statusLine(code) + "</D:response>\n")
+}
+
+// Raw writes a response element made elsewhere (XML, in Prefixes'
+// namespaces or declaring its own).
+func (m *Writer) Raw(response string) { m.w.WriteString(response) }
+
+// Close ends the answer, with a sync token if one is given.
+func (m *Writer) Close(syncToken string) error {
+	if syncToken != "" {
+		m.w.WriteString("<D:sync-token>" + Text(syncToken) + "</D:sync-token>")
+	}
+	m.w.WriteString("</D:multistatus>\n")
+	return m.w.Flush()
+}
+
+func statusLine(code int) string {
+	return fmt.Sprintf("<D:status>HTTP/1.1 %d %s</D:status>", code, http.StatusText(code))
+}
+
+// Precondition answers with code and an RFC 4918 DAV:error naming the
+// precondition that failed (ns, name), and why.
+func Precondition(w http.ResponseWriter, code int, ns, name, why string) {
+	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+	w.WriteHeader(code)
+	io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
+		`<D:error xmlns:D="DAV:" xmlns:X="`+Attr(ns)+`"><X:`+name+`/><D:responsedescription>`+Text(why)+`</D:responsedescription></D:error>`)
+}
