@@ -124,7 +124,7 @@ func start(t *testing.T, stateDir string, extra ...string) *instance {
 		}
 	}()
 	t.Cleanup(func() { in.stop(); pw.Close() })
-	serving := regexp.MustCompile(`^serving HTTPS on (\S+), HTTP on (\S+), SFTP on (\S+)$`)
+	serving := regexp.MustCompile(`^serving HTTPS, HTTP and SFTP https=(\S+) http=(\S+) sftp=(\S+)$`)
 	deadline := time.After(3 * time.Minute)
 	alive := time.NewTicker(200 * time.Millisecond)
 	defer alive.Stop()
@@ -208,7 +208,7 @@ func TestEndToEnd(t *testing.T) {
 	conf := filepath.Join(dir, "bonesync.conf")
 	os.WriteFile(conf, []byte("# test\nconcurency = 4\n"), 0o644)
 	in := start(t, dir)
-	if want := conf + `:2: unknown setting "concurency" (did you mean "concurrency"?)`; !strings.Contains(in.stderrCapture.String(), want) {
+	if want := "at=" + conf + `:2 problem=unknown setting "concurency" (did you mean "concurrency"?)`; !strings.Contains(in.stderrCapture.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, in.stderrCapture)
 	}
 	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -29,8 +28,11 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/boot"
 	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/measure"
+	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/server"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/sysd"
 )
@@ -79,7 +81,7 @@ var Version string
 
 // subcommands are the commands that take flags, with the flags each takes.
 var subcommands = map[string][]string{
-	"serve":        {"state", "config", "files", "https", "http", "ssh", "quick", "hostname", "refresh", "boot"},
+	"serve":        {"state", "config", "files", "listen", "quick", "hostname", "refresh", "boot", "board"},
 	"bench":        {"state", "config", "quick"},
 	"report":       {"state"},
 	"user":         {"state", "files"},
@@ -91,11 +93,12 @@ var subcommands = map[string][]string{
 // flags are shared by the subcommands.
 type flags struct {
 	state, config, files string
-	https, http, ssh     string
+	addrs                map[string]string // by port name (listen.Ports)
 	quick                bool
 	refresh              time.Duration
 	hostname             string
 	boot                 string   // the card's boot partition (updates)
+	board                string   // the board PID 1 runs on
 	args                 []string // the user command's own arguments
 }
 
@@ -113,7 +116,7 @@ func parse(name string, args []string, stdout io.Writer) (*flags, error) {
 		defState = "/var/lib/bonesync"
 	}
 	takes := func(flag string) bool { return slices.Contains(subcommands[name], flag) }
-	f.https, f.http, f.ssh, f.refresh = ":443", ":80", ":22", 30*time.Second
+	f.refresh = 30 * time.Second
 	if takes("state") {
 		fs.StringVar(&f.state, "state", defState, "state directory: CA, keys, decision, report")
 	} else {
@@ -125,13 +128,14 @@ func parse(name string, args []string, stdout io.Writer) (*flags, error) {
 	if takes("files") {
 		fs.StringVar(&f.files, "files", "", "the users' files (default: files in the state directory)")
 	}
-	if takes("https") {
-		fs.StringVar(&f.https, "https", ":443", "HTTPS listen address")
-		fs.StringVar(&f.http, "http", ":80", "plain-HTTP listen address (CA download and redirect only)")
-		fs.StringVar(&f.ssh, "ssh", ":22", "SFTP listen address")
+	if takes("listen") {
+		f.addrs = map[string]string{}
+		for _, p := range listen.Ports {
+			fs.Func(p.Name, fmt.Sprintf("%s (default %q)", p.Usage, p.Default), func(v string) error { f.addrs[p.Name] = v; return nil })
+		}
 	}
 	if takes("quick") {
-		fs.BoolVar(&f.quick, "quick", false, fmt.Sprintf("benchmark on the small budget (%v)", quickBudget()))
+		fs.BoolVar(&f.quick, "quick", false, fmt.Sprintf("benchmark on the small budget (%v)", provision.QuickBudget))
 	}
 	if takes("hostname") {
 		fs.StringVar(&f.hostname, "hostname", "", "the box's name, in place of the config's (PID 1 passes the name it won on the network)")
@@ -139,6 +143,9 @@ func parse(name string, args []string, stdout io.Writer) (*flags, error) {
 	}
 	if takes("boot") {
 		fs.StringVar(&f.boot, "boot", "", "the card's boot partition, where /admin/update writes (PID 1 passes it)")
+	}
+	if takes("board") {
+		fs.StringVar(&f.board, "board", "", "the board this runs on (PID 1 passes it)")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -228,10 +235,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	switch cmd {
 	case "serve":
-		if serveFails {
-			return errors.New("this build's server exits at start (built with -tags bonesync_failserve, for the update test)")
-		}
-		return serve(ctx, f, stdout, stderr)
+		return server.Run(ctx, server.Options{
+			State: f.state, Config: f.config, Files: f.files, Addrs: f.addrs, Quick: f.quick,
+			Hostname: f.hostname, Refresh: f.refresh, Boot: f.boot, Board: f.board,
+			Version: version(), LoadGenerator: loadGenerator, Stdout: stdout, Stderr: stderr,
+		})
 	case "bench":
 		return rebench(ctx, f, stdout, stderr)
 	case "report":
@@ -316,13 +324,21 @@ const usage = `usage:
   bonesync help [COMMAND]                                    also -h; COMMAND -h lists its flags
 `
 
-// loadConfig reads the config file and reports its problems, never failing.
-func loadConfig(path string, log *slog.Logger) config.Config {
-	c, probs := config.Load(path)
-	for _, p := range probs {
-		log.Warn(fmt.Sprintf("config: %s", p))
+// rebench is `bonesync bench`: measure again, choose again, print the
+// report. The running server takes the new decision at its next look.
+func rebench(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
+	o, err := server.Provisioning(server.Options{State: f.state, Config: f.config, Quick: f.quick, LoadGenerator: loadGenerator},
+		sysd.NewLogger(stderr))
+	if err != nil {
+		return err
 	}
-	return c
+	o.Rebench = true
+	box, err := provision.Ensure(ctx, o)
+	if err != nil {
+		return err
+	}
+	o.Clock.Save()
+	return box.Report.Console(stdout)
 }
 
 func printReport(f *flags, stdout io.Writer) error {
@@ -367,6 +383,3 @@ func version() string {
 	}
 	return v
 }
-
-// serveFails is set only in the update test's broken build (failserve.go).
-var serveFails bool

@@ -281,7 +281,7 @@ func testSSHAlgorithms(t *testing.T, b *box) {
 // A person who gives up at the password prompt (Ctrl-C) has tried nothing:
 // it is no failed login, and six of them ban nobody.
 func testCancelledLogins(t *testing.T, b *box) {
-	failures := func() int { return strings.Count(b.stderrCapture.String(), "login failed: sftp") }
+	failures := func() int { return strings.Count(b.stderrCapture.String(), "login failed proto=sftp") }
 	before := failures()
 	prompt := filepath.Join(b.work, "prompt")
 	os.WriteFile(prompt, []byte("#!/bin/sh\ntouch \"$0.asked\"\nexec sleep 30\n"), 0o700)

@@ -484,7 +484,7 @@ func testBan(t *testing.T, b *box) {
 	if _, ok := b.sftp("admin", "password:"+b.password, "ls"); ok {
 		t.Error("SFTP login from a banned address succeeded")
 	}
-	if !strings.Contains(b.stderrCapture.String(), "banned 127.0.0.1") {
+	if !strings.Contains(b.stderrCapture.String(), "banned addr=127.0.0.1 ") {
 		t.Errorf("the ban was not logged:\n%s", b.stderrCapture)
 	}
 }

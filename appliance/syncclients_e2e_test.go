@@ -592,7 +592,7 @@ func testChunkResume(t *testing.T, b *box) {
 	}
 	conn.Write(bytes.Repeat([]byte("stale"), 20<<10))
 	conn.Close()
-	for end := time.Now().Add(10 * time.Second); !strings.Contains(b.stderrCapture.String(), "PUT /remote.php/dav/uploads/admin/resume1/00002: "); {
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(b.stderrCapture.String(), "method=PUT user=admin path=/remote.php/dav/uploads/admin/resume1/00002 "); {
 		if time.Now().After(end) {
 			t.Fatalf("the cut-off PUT's end was not logged:\n%s", tail(b.stderrCapture.String(), 20))
 		}

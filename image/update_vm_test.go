@@ -166,7 +166,7 @@ func TestUpdate(t *testing.T) {
 		if bundles.good, bundles.err = buildBundle(dirs[0], versionB, "./appliance"); bundles.err != nil {
 			return
 		}
-		if bundles.failServe, bundles.err = buildBundle(dirs[1], versionA+".failserve", "./appliance", "-tags", "bonesync_failserve"); bundles.err != nil {
+		if bundles.failServe, bundles.err = buildBundle(dirs[1], versionA+".failserve", "./image/testdata/failserve"); bundles.err != nil {
 			return
 		}
 		bundles.panicInit, bundles.err = buildBundle(dirs[2], versionA+".panicinit", "./image/testdata/panicinit")

@@ -24,7 +24,7 @@ check install dpkg -i /root/bonesync.deb
 check enabled systemctl is-enabled -q bonesync.service
 check active active 600
 say "info status: $(systemctl show -p StatusText --value bonesync.service)"
-check socket-activated within 30 bash -c 'journalctl -u bonesync.service --no-pager | grep -q "serving HTTPS on \[::\]:443"'
+check socket-activated within 30 bash -c 'journalctl -u bonesync.service --no-pager | grep -q "serving HTTPS, HTTP and SFTP https=\[::\]:443 "'
 check https bash -c 'curl -sf http://localhost/ca.crt > /tmp/ca.crt && curl -sf --cacert /tmp/ca.crt https://localhost/report.json | grep -q "\"decision\""'
 check sandboxed bash -c '[ "$(ps -o user= -p "$(systemctl show -p MainPID --value bonesync.service)")" != root ]'
 # Priorities reach the journal as priorities: no "<6>" prefix left in the text.
@@ -32,7 +32,7 @@ check journal-priority within 30 bash -c 'journalctl -u bonesync.service -p info
 # The level is the log line's own (slog), not guessed from its words: a
 # failed login is a warning, "serving HTTPS" is not.
 curl -s -o /dev/null --cacert /tmp/ca.crt -u admin:not-the-password https://localhost/dav/
-check journal-levels within 30 bash -c 'journalctl -u bonesync.service -p warning --no-pager | grep -q "login failed: webdav" && ! journalctl -u bonesync.service -p warning --no-pager | grep -q "serving HTTPS"'
+check journal-levels within 30 bash -c 'journalctl -u bonesync.service -p warning --no-pager | grep -q "login failed proto=https" && ! journalctl -u bonesync.service -p warning --no-pager | grep -q "serving HTTPS"'
 
 pid=$(mainpid); r=$(restarts)
 kill -9 "$pid"

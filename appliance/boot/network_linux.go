@@ -3,6 +3,7 @@ package boot
 import (
 	"context"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/listen"
 	"net"
 	"sync"
 
@@ -38,13 +39,17 @@ func (n *netInfo) Stop() {
 	}
 }
 
-// services are what the box announces over mDNS.
-var services = []mdns.Service{
-	{Type: "_https._tcp", Port: 443, Text: []string{"path=/"}},
-	// _webdavs: WebDAV over TLS (RFC 6763's registry). Clients that find
-	// _webdav try plain HTTP, which answers nothing but a redirect.
-	{Type: "_webdavs._tcp", Port: 443, Text: []string{"path=/dav/"}},
-	{Type: "_sftp-ssh._tcp", Port: 22},
+// services are what the box announces over mDNS: each port's services
+// (listen.Ports), at the port the server listens on (the default, on the
+// board).
+func services() []mdns.Service {
+	var out []mdns.Service
+	for _, p := range listen.Ports {
+		for _, a := range p.Announce {
+			out = append(out, mdns.Service{Type: a.Type, Port: p.DefaultPort(), Text: a.Text})
+		}
+	}
+	return out
 }
 
 // bringUpNetwork brings up Ethernet, sets the hostname and announces the box
@@ -134,7 +139,7 @@ func (n *netInfo) announce(ctx context.Context, host string, st *netup.State) er
 		ips = append(ips, a.IP)
 	}
 	iface, _ := net.InterfaceByName(st.Interface)
-	stop, err := mdns.Announce(ctx, host, ips, iface, services)
+	stop, err := mdns.Announce(ctx, host, ips, iface, services())
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package boot
 import (
 	"context"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/listen"
 	"io"
 	"os"
 	"os/exec"
@@ -71,7 +72,10 @@ func newSupervisor(s *System) *Supervisor {
 // Args are the server's command line on the board.
 func (sv *Supervisor) Args() []string {
 	a := []string{"serve", "-state", StateDir, "-config", ConfigFile, "-files", FilesDir,
-		"-https", ":443", "-http", ":80", "-ssh", ":22", "-hostname", sv.s.Hostname, "-boot", BootMount}
+		"-hostname", sv.s.Hostname, "-boot", BootMount, "-board", sv.s.Board.Name}
+	for _, p := range listen.Ports {
+		a = append(a, "-"+p.Name, p.Default)
+	}
 	if sv.s.Board.QuickBenchmark {
 		a = append(a, "-quick")
 	}
@@ -162,7 +166,6 @@ func (sv *Supervisor) once(mgr *sysd.Manager) (unix.WaitStatus, error) {
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, "BONESYNC_BOARD="+sv.s.Board.Name)
 	if mgr != nil {
 		cmd.Env = append(cmd.Env, mgr.Env(sv.watchdog)...)
 	}

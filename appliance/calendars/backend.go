@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/emersion/go-ical"
@@ -74,9 +73,6 @@ func parse(p string) (target, bool) {
 }
 
 func (t target) collPath() string { return HomePath(t.kind, t.user) + t.coll + "/" }
-
-// escapePath percent-encodes a path as go-webdav writes its hrefs.
-func escapePath(p string) string { return (&url.URL{Path: p}).EscapedPath() }
 
 type userKey struct{}
 

@@ -10,21 +10,27 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/emersion/go-ical"
 	"github.com/emersion/go-vcard"
 	"github.com/emersion/go-webdav/caldav"
 	"github.com/emersion/go-webdav/carddav"
 )
 
+// Door is the login door as CalDAV and CardDAV ask it (package auth).
+type Door interface {
+	Authenticate(w http.ResponseWriter, r *http.Request) (string, bool)
+}
+
 // Handler serves CalDAV and CardDAV for the logged-in user: discovery
 // (/.well-known/, the principal), and each home and collection through
 // go-webdav, with this package's additions in front of it.
 type Handler struct {
 	Store *Store
-	// Login checks the request's credentials as WebDAV does (bans, the
-	// shared guard) and answers it itself when they fail.
-	Login func(w http.ResponseWriter, r *http.Request) (string, bool)
-	Log   *slog.Logger
+	// Door checks the request's credentials, as for every protocol, and
+	// answers the request itself when they fail.
+	Door Door
+	Log  *slog.Logger
 }
 
 // Routes adds the handler's paths to mux.
@@ -35,14 +41,14 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 }
 
 const (
-	nsDAV  = "DAV:"
-	nsCal  = "urn:ietf:params:xml:ns:caldav"
-	nsCard = "urn:ietf:params:xml:ns:carddav"
-	nsCS   = "http://calendarserver.org/ns/"
+	nsDAV  = davxml.NS
+	nsCal  = davxml.NSCal
+	nsCard = davxml.NSCard
+	nsCS   = davxml.NSCS
 )
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	user, ok := h.Login(w, r)
+	user, ok := h.Door.Authenticate(w, r)
 	if !ok {
 		return
 	}
@@ -69,7 +75,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// These bodies are XML whatever a client calls them (curl --data
 		// says a form); go-webdav wants it named, and an empty one not
 		// named (RFC 4918: no body is allprop).
-		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		body, err := davxml.ReadBody(r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -96,12 +102,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mkcalendar(w, r, t)
 		return
 	case r.Method == "REPORT" && t.coll != "" && t.name == "":
-		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		body, err := davxml.ReadBody(r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if rootIs(body, nsDAV, "sync-collection") {
+		if davxml.RootIs(body, nsDAV, "sync-collection") {
 			h.syncCollection(w, r, t, body)
 			return
 		}
@@ -135,13 +141,6 @@ func unquote(s string) string {
 	return strings.Trim(s, `"`)
 }
 
-// precondition answers with an RFC 4791/6352 precondition element.
-func precondition(w http.ResponseWriter, code int, ns, name, why string) {
-	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
-	w.WriteHeader(code)
-	fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?>`+"\n"+`<D:error xmlns:D="DAV:" xmlns:X="%s"><X:%s/><D:responsedescription>%s</D:responsedescription></D:error>`, ns, name, xmlText(why))
-}
-
 // checkPut validates an object before go-webdav sees it, so that a bad one
 // gets the precondition the RFCs name (go-webdav answers 400) and nothing
 // is stored: size, syntax, one kind of component and one UID per
@@ -157,7 +156,7 @@ func (h *Handler) checkPut(w http.ResponseWriter, r *http.Request, t target) boo
 		return false
 	}
 	if int64(len(body)) > h.Store.Limits.Object {
-		precondition(w, http.StatusForbidden, ns, "max-resource-size", fmt.Sprintf("larger than %d bytes", h.Store.Limits.Object))
+		davxml.Precondition(w, http.StatusForbidden, ns, "max-resource-size", fmt.Sprintf("larger than %d bytes", h.Store.Limits.Object))
 		return false
 	}
 	if t.kind == Calendars {
@@ -166,7 +165,7 @@ func (h *Handler) checkPut(w http.ResponseWriter, r *http.Request, t target) boo
 			_, _, err = caldav.ValidateCalendarObject(cal)
 		}
 		if err != nil {
-			precondition(w, http.StatusForbidden, ns, valid, err.Error())
+			davxml.Precondition(w, http.StatusForbidden, ns, valid, err.Error())
 			return false
 		}
 	} else {
@@ -175,7 +174,7 @@ func (h *Handler) checkPut(w http.ResponseWriter, r *http.Request, t target) boo
 			err = validCard(card)
 		}
 		if err != nil {
-			precondition(w, http.StatusForbidden, ns, valid, err.Error())
+			davxml.Precondition(w, http.StatusForbidden, ns, valid, err.Error())
 			return false
 		}
 	}
@@ -186,12 +185,6 @@ func (h *Handler) checkPut(w http.ResponseWriter, r *http.Request, t target) boo
 // The request bodies this package reads itself.
 type propNames struct {
 	Names []struct{ XMLName xml.Name } `xml:",any"`
-}
-
-type propfindBody struct {
-	XMLName xml.Name   `xml:"DAV: propfind"`
-	AllProp *struct{}  `xml:"DAV: allprop"`
-	Prop    *propNames `xml:"DAV: prop"`
 }
 
 type syncBody struct {
@@ -243,18 +236,4 @@ func (h *Handler) mkcalendar(w http.ResponseWriter, r *http.Request, t target) {
 		return
 	}
 	w.WriteHeader(http.StatusCreated)
-}
-
-// rootIs says whether an XML body's root element is space:local.
-func rootIs(body []byte, space, local string) bool {
-	d := xml.NewDecoder(bytes.NewReader(body))
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			return false
-		}
-		if se, ok := tok.(xml.StartElement); ok {
-			return se.Name.Space == space && se.Name.Local == local
-		}
-	}
 }

@@ -21,20 +21,25 @@ func server(t *testing.T) (*httptest.Server, *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Handler{Store: s, Log: slog.New(slog.DiscardHandler), Login: func(w http.ResponseWriter, r *http.Request) (string, bool) {
-		u, p, ok := r.BasicAuth()
-		if !ok || p != "pw" {
-			w.Header().Set("WWW-Authenticate", `Basic realm="x"`)
-			http.Error(w, "login", http.StatusUnauthorized)
-			return "", false
-		}
-		return u, true
-	}}
+	h := &Handler{Store: s, Log: slog.New(slog.DiscardHandler), Door: testDoor{}}
 	mux := http.NewServeMux()
 	h.Routes(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv, s
+}
+
+// testDoor lets in any user with the password "pw".
+type testDoor struct{}
+
+func (testDoor) Authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	u, p, ok := r.BasicAuth()
+	if !ok || p != "pw" {
+		w.Header().Set("WWW-Authenticate", `Basic realm="x"`)
+		http.Error(w, "login", http.StatusUnauthorized)
+		return "", false
+	}
+	return u, true
 }
 
 type client struct {

@@ -3,127 +3,59 @@ package calendars
 import (
 	"bytes"
 	"encoding/xml"
-	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bonesync/bonesync/appliance/davxml"
 )
 
 // What go-webdav does not answer, answered here: the principal (one for
 // CalDAV and CardDAV), a collection's own properties (getctag, sync-token,
 // supported-report-set, privileges) and the sync-collection REPORT.
 
-// xmlText escapes text and attribute values (always written in double
-// quotes, so those are escaped too, but not in text: ETags stay readable).
-func xmlText(s string) string {
-	return textEscaper.Replace(strings.Map(func(r rune) rune {
-		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xfffe || r == 0xffff {
-			return -1 // not allowed in XML 1.0 at all
-		}
-		return r
-	}, s))
-}
-
-var textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\r", "&#13;")
-
-// multistatus writes a 207 body from responses.
-type multistatus struct{ b strings.Builder }
-
-func (m *multistatus) start() {
-	m.b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n" +
-		`<D:multistatus xmlns:D="DAV:" xmlns:C="` + nsCal + `" xmlns:CR="` + nsCard + `" xmlns:CS="` + nsCS + `">`)
-}
-
-// response writes one resource: the properties found (name -> inner XML,
-// prefixed D:, C:, CR: or CS:), and those asked for but not found.
-func (m *multistatus) response(href string, found map[string]string, order []string, missing []xml.Name) {
-	fmt.Fprintf(&m.b, "<D:response><D:href>%s</D:href>", xmlText(escapePath(href)))
-	if len(order) > 0 {
-		m.b.WriteString("<D:propstat><D:prop>")
-		for _, n := range order {
-			if v := found[n]; v == "" {
-				fmt.Fprintf(&m.b, "<%s/>", n)
-			} else {
-				fmt.Fprintf(&m.b, "<%s>%s</%s>", n, v, n)
+// answer writes a resource's response: the properties asked for that it
+// has (have: name to value as XML), then those it has not; all of them for
+// allprop, their names for propname.
+func answer(m *davxml.Writer, href string, req davxml.Propfind, have map[xml.Name]string) {
+	var found, missing davxml.Props
+	if req.AllProp || req.PropName {
+		names := slices.SortedFunc(maps.Keys(have), func(a, b xml.Name) int {
+			return strings.Compare(a.Space+" "+a.Local, b.Space+" "+b.Local)
+		})
+		for _, n := range names {
+			v := have[n]
+			if req.PropName {
+				v = ""
 			}
+			found.Add(n, "", v)
 		}
-		m.b.WriteString("</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>")
 	}
-	if len(missing) > 0 {
-		m.b.WriteString("<D:propstat><D:prop>")
-		for _, n := range missing {
-			if n.Space == "" {
-				fmt.Fprintf(&m.b, `<%s xmlns=""/>`, n.Local)
-				continue
-			}
-			fmt.Fprintf(&m.b, `<X:%s xmlns:X="%s"/>`, n.Local, strings.ReplaceAll(xmlText(n.Space), `"`, "&quot;"))
+	for _, n := range req.Names { // prop, or allprop's include
+		if v, ok := have[n]; ok && !req.AllProp {
+			found.Add(n, "", v)
+		} else if !ok {
+			missing.Add(n, "", "")
 		}
-		m.b.WriteString("</D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>")
 	}
-	m.b.WriteString("</D:response>")
+	m.Response(href, davxml.Propstat{Status: http.StatusOK, Props: &found}, davxml.Propstat{Status: http.StatusNotFound, Props: &missing})
 }
 
-func (m *multistatus) send(w http.ResponseWriter, token string) {
-	if token != "" {
-		fmt.Fprintf(&m.b, "<D:sync-token>%s</D:sync-token>", xmlText(token))
-	}
-	m.b.WriteString("</D:multistatus>\n")
-	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
-	w.WriteHeader(http.StatusMultiStatus)
-	io.WriteString(w, m.b.String())
-}
-
-var prefixes = map[string]string{nsDAV: "D:", nsCal: "C:", nsCard: "CR:", nsCS: "CS:"}
-
-// answer picks, from the properties a resource has (keyed by namespace
-// and name), those asked for: all of them for allprop or an empty body.
-func answer(asked *propNames, have map[xml.Name]string) (map[string]string, []string, []xml.Name) {
-	found := map[string]string{}
-	var order []string
-	var missing []xml.Name
-	add := func(n xml.Name, v string) {
-		key := prefixes[n.Space] + n.Local
-		found[key] = v
-		order = append(order, key)
-	}
-	if asked == nil {
-		for n, v := range have {
-			add(n, v)
-		}
-		return found, order, nil
-	}
-	for _, a := range asked.Names {
-		if v, ok := have[a.XMLName]; ok && prefixes[a.XMLName.Space] != "" {
-			add(a.XMLName, v)
-		} else {
-			missing = append(missing, a.XMLName)
-		}
-	}
-	return found, order, missing
-}
-
-func readPropfind(r *http.Request) (*propNames, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+// readPropfind reads a PROPFIND body.
+func readPropfind(r *http.Request) (davxml.Propfind, error) {
+	body, err := davxml.ReadBody(r.Body)
 	if err != nil {
-		return nil, err
+		return davxml.Propfind{}, err
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, nil // allprop
-	}
-	var pf propfindBody
-	if err := xml.Unmarshal(body, &pf); err != nil {
-		return nil, err
-	}
-	if pf.AllProp != nil || pf.Prop == nil {
-		return nil, nil
-	}
-	return pf.Prop, nil
+	return davxml.ParsePropfind(body)
 }
 
-func href(p string) string { return "<D:href>" + xmlText(escapePath(p)) + "</D:href>" }
+func href(p string) string { return davxml.Href(p) }
 
 // principal answers PROPFIND on the principal (and on the DAV root, which
 // clients that start from the bare host name ask first).
@@ -146,7 +78,7 @@ func (h *Handler) principal(w http.ResponseWriter, r *http.Request, user, self s
 	have := map[xml.Name]string{
 		{Space: nsDAV, Local: "current-user-principal"}:    href(pr),
 		{Space: nsDAV, Local: "resourcetype"}:              "<D:collection/>",
-		{Space: nsDAV, Local: "displayname"}:               xmlText(user),
+		{Space: nsDAV, Local: "displayname"}:               davxml.Text(user),
 		{Space: nsCal, Local: "calendar-home-set"}:         href(HomePath(Calendars, user)),
 		{Space: nsCard, Local: "addressbook-home-set"}:     href(HomePath(AddressBooks, user)),
 		{Space: nsDAV, Local: "principal-URL"}:             href(pr),
@@ -155,11 +87,9 @@ func (h *Handler) principal(w http.ResponseWriter, r *http.Request, user, self s
 	if self == pr {
 		have[xml.Name{Space: nsDAV, Local: "resourcetype"}] = "<D:collection/><D:principal/>"
 	}
-	var m multistatus
-	m.start()
-	found, order, missing := answer(asked, have)
-	m.response(self, found, order, missing)
-	m.send(w, "")
+	m := davxml.NewWriter(w)
+	answer(m, self, asked, have)
+	m.Close("")
 }
 
 var privileges = "<D:privilege><D:read/></D:privilege><D:privilege><D:write/></D:privilege><D:privilege><D:write-content/></D:privilege>" +
@@ -169,10 +99,10 @@ var privileges = "<D:privilege><D:read/></D:privilege><D:privilege><D:write/></D
 func (h *Handler) collectionProps(c *Collection) map[xml.Name]string {
 	reports := "<D:supported-report><D:report><D:sync-collection/></D:report></D:supported-report>"
 	have := map[xml.Name]string{
-		{Space: nsDAV, Local: "displayname"}:                xmlText(c.DisplayName),
-		{Space: nsCS, Local: "getctag"}:                     xmlText(c.Tag()),
-		{Space: nsDAV, Local: "sync-token"}:                 xmlText(c.Token(c.Seq)),
-		{Space: nsDAV, Local: "getetag"}:                    xmlText(`"` + c.Tag() + `"`),
+		{Space: nsDAV, Local: "displayname"}:                davxml.Text(c.DisplayName),
+		{Space: nsCS, Local: "getctag"}:                     davxml.Text(c.Tag()),
+		{Space: nsDAV, Local: "sync-token"}:                 davxml.Text(c.Token(c.Seq)),
+		{Space: nsDAV, Local: "getetag"}:                    davxml.Text(`"` + c.Tag() + `"`),
 		{Space: nsDAV, Local: "owner"}:                      href(PrincipalPath(c.User)),
 		{Space: nsDAV, Local: "current-user-principal"}:     href(PrincipalPath(c.User)),
 		{Space: nsDAV, Local: "current-user-privilege-set"}: privileges,
@@ -180,10 +110,10 @@ func (h *Handler) collectionProps(c *Collection) map[xml.Name]string {
 	}
 	if c.Kind == Calendars {
 		have[xml.Name{Space: nsDAV, Local: "resourcetype"}] = "<D:collection/><C:calendar/>"
-		have[xml.Name{Space: nsCal, Local: "calendar-description"}] = xmlText(c.Description)
+		have[xml.Name{Space: nsCal, Local: "calendar-description"}] = davxml.Text(c.Description)
 		comps := ""
 		for _, comp := range c.Components {
-			comps += fmt.Sprintf(`<C:comp name="%s"/>`, strings.ReplaceAll(xmlText(comp), `"`, "&quot;"))
+			comps += `<C:comp name="` + davxml.Attr(comp) + `"/>`
 		}
 		have[xml.Name{Space: nsCal, Local: "supported-calendar-component-set"}] = comps
 		have[xml.Name{Space: nsCal, Local: "max-resource-size"}] = strconv.FormatInt(h.Store.Limits.Object, 10)
@@ -191,7 +121,7 @@ func (h *Handler) collectionProps(c *Collection) map[xml.Name]string {
 			"<D:supported-report><D:report><C:calendar-query/></D:report></D:supported-report>"
 	} else {
 		have[xml.Name{Space: nsDAV, Local: "resourcetype"}] = "<D:collection/><CR:addressbook/>"
-		have[xml.Name{Space: nsCard, Local: "addressbook-description"}] = xmlText(c.Description)
+		have[xml.Name{Space: nsCard, Local: "addressbook-description"}] = davxml.Text(c.Description)
 		have[xml.Name{Space: nsCard, Local: "supported-address-data"}] = `<CR:address-data-type content-type="text/vcard" version="3.0"/><CR:address-data-type content-type="text/vcard" version="4.0"/>`
 		have[xml.Name{Space: nsCard, Local: "max-resource-size"}] = strconv.FormatInt(h.Store.Limits.Object, 10)
 		reports += "<D:supported-report><D:report><CR:addressbook-multiget/></D:report></D:supported-report>" +
@@ -213,21 +143,19 @@ func (h *Handler) propfindCollection(w http.ResponseWriter, r *http.Request, t t
 		http.NotFound(w, r)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	body, err := davxml.ReadBody(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	asked, err := readPropfind(r)
+	asked, err := davxml.ParsePropfind(body)
 	if err != nil {
 		http.Error(w, "PROPFIND: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	var m multistatus
-	m.start()
-	found, order, missing := answer(asked, h.collectionProps(c))
-	m.response(t.collPath(), found, order, missing)
+	// The members first, as go-webdav describes them: a failure is then
+	// answered before the multistatus has begun.
+	var members []string
 	if r.Header.Get("Depth") != "0" {
 		// The members, as go-webdav describes them, without the
 		// collection's own response.
@@ -253,10 +181,15 @@ func (h *Handler) propfindCollection(w http.ResponseWriter, r *http.Request, t t
 			if p, err := url.PathUnescape(resp.Href); err == nil && strings.TrimSuffix(p, "/") == strings.TrimSuffix(t.collPath(), "/") {
 				continue
 			}
-			fmt.Fprintf(&m.b, `<response xmlns="DAV:">%s</response>`, resp.Inner)
+			members = append(members, `<D:response xmlns="DAV:">`+resp.Inner+"</D:response>\n")
 		}
 	}
-	m.send(w, "")
+	m := davxml.NewWriter(w)
+	answer(m, t.collPath(), asked, h.collectionProps(c))
+	for _, resp := range members {
+		m.Raw(resp)
+	}
+	m.Close("")
 }
 
 // syncCollection is RFC 6578's REPORT: what changed since the client's
@@ -269,7 +202,7 @@ func (h *Handler) syncCollection(w http.ResponseWriter, r *http.Request, t targe
 		return
 	}
 	if l := strings.TrimSpace(sb.Level); l != "" && l != "1" && l != "infinite" {
-		precondition(w, http.StatusForbidden, nsDAV, "sync-traversal-supported", "only sync-level 1: calendars and address books hold no collections")
+		davxml.Precondition(w, http.StatusForbidden, nsDAV, "sync-traversal-supported", "only sync-level 1: calendars and address books hold no collections")
 		return
 	}
 	c, err := h.Store.Collection(t.kind, t.user, t.coll)
@@ -284,20 +217,21 @@ func (h *Handler) syncCollection(w http.ResponseWriter, r *http.Request, t targe
 		return
 	}
 	if !ok || err == ErrBadToken {
-		precondition(w, http.StatusForbidden, nsDAV, "valid-sync-token", "not a token of this collection: sync from scratch")
+		davxml.Precondition(w, http.StatusForbidden, nsDAV, "valid-sync-token", "not a token of this collection: sync from scratch")
 		return
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	asked := sb.Prop
-	if asked == nil { // no prop element: the ETags
-		asked = &propNames{}
-		asked.Names = append(asked.Names, struct{ XMLName xml.Name }{xml.Name{Space: nsDAV, Local: "getetag"}})
+	asked := davxml.Propfind{Names: []xml.Name{davxml.Name("getetag")}} // no prop element: the ETags
+	if sb.Prop != nil {
+		asked.Names = asked.Names[:0]
+		for _, n := range sb.Prop.Names {
+			asked.Names = append(asked.Names, n.XMLName)
+		}
 	}
-	var m multistatus
-	m.start()
+	m := davxml.NewWriter(w)
 	dataName := xml.Name{Space: nsCal, Local: "calendar-data"}
 	ctype := "text/calendar; charset=utf-8"
 	if t.kind == AddressBooks {
@@ -310,19 +244,18 @@ func (h *Handler) syncCollection(w http.ResponseWriter, r *http.Request, t targe
 			continue
 		}
 		have := map[xml.Name]string{
-			{Space: nsDAV, Local: "getetag"}:         xmlText(`"` + o.ETag + `"`),
+			{Space: nsDAV, Local: "getetag"}:         davxml.Text(`"` + o.ETag + `"`),
 			{Space: nsDAV, Local: "getcontenttype"}:  ctype,
 			{Space: nsDAV, Local: "getlastmodified"}: o.ModTime.UTC().Format(http.TimeFormat),
 			{Space: nsDAV, Local: "resourcetype"}:    "",
-			dataName:                                 xmlText(string(o.Data)),
+			dataName:                                 davxml.Text(string(o.Data)),
 		}
-		found, order, missing := answer(asked, have)
-		m.response(t.collPath()+name, found, order, missing)
+		answer(m, t.collPath()+name, asked, have)
 	}
 	for _, name := range deleted {
-		fmt.Fprintf(&m.b, "<D:response><D:href>%s</D:href><D:status>HTTP/1.1 404 Not Found</D:status></D:response>", xmlText(escapePath(t.collPath()+name)))
+		m.Status(t.collPath()+name, http.StatusNotFound)
 	}
-	m.send(w, c.Token(now))
+	m.Close(c.Token(now))
 }
 
 // propfindHome answers PROPFIND on a calendar or address-book home: the
@@ -337,25 +270,22 @@ func (h *Handler) propfindHome(w http.ResponseWriter, r *http.Request, t target)
 	home := HomePath(t.kind, t.user)
 	have := map[xml.Name]string{
 		{Space: nsDAV, Local: "resourcetype"}:               "<D:collection/>",
-		{Space: nsDAV, Local: "displayname"}:                xmlText(t.user),
+		{Space: nsDAV, Local: "displayname"}:                davxml.Text(t.user),
 		{Space: nsDAV, Local: "owner"}:                      href(PrincipalPath(t.user)),
 		{Space: nsDAV, Local: "current-user-principal"}:     href(PrincipalPath(t.user)),
 		{Space: nsDAV, Local: "current-user-privilege-set"}: privileges,
 	}
-	var m multistatus
-	m.start()
-	found, order, missing := answer(asked, have)
-	m.response(home, found, order, missing)
+	var colls []Collection
 	if r.Header.Get("Depth") != "0" {
-		colls, err := h.Store.Collections(t.kind, t.user)
-		if err != nil {
+		if colls, err = h.Store.Collections(t.kind, t.user); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		for i := range colls {
-			found, order, missing := answer(asked, h.collectionProps(&colls[i]))
-			m.response(home+colls[i].Name+"/", found, order, missing)
-		}
 	}
-	m.send(w, "")
+	m := davxml.NewWriter(w)
+	answer(m, home, asked, have)
+	for i := range colls {
+		answer(m, home+colls[i].Name+"/", asked, h.collectionProps(&colls[i]))
+	}
+	m.Close("")
 }

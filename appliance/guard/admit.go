@@ -1,8 +1,16 @@
+// Package guard protects the ports from being taken by a few clients:
+// connections are admitted per source address (Admission: so many open,
+// so many still in their handshake), and the TLS and SSH handshakes in
+// flight are capped box-wide (Limiter), a connection holding a slot only
+// while the server works on a complete handshake message (Gate). On a
+// one-core board a handshake flood is the easiest way to take the box
+// down. Failed logins and bans are the login door's (package auth).
 package guard
 
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 )
@@ -158,4 +166,13 @@ func (n *Notices) Printf(key, format string, args ...any) {
 	}
 	n.last[key] = now
 	n.log.Warn(fmt.Sprintf(format, args...))
+}
+
+// Host is the address part of a "host:port" remote address: what the
+// limits and the login bans count by.
+func Host(remote string) string {
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		return h
+	}
+	return remote
 }

@@ -21,18 +21,34 @@ import (
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/keys"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
-	"github.com/bonesync/bonesync/appliance/users"
 )
+
+// Door is the login door as SSH asks it (package auth).
+type Door interface {
+	// Password checks a password; a wrong one counts towards a ban.
+	Password(addr, proto, user, pw string) auth.Result
+	// PublicKey checks one key a client offers.
+	PublicKey(addr, user string, key ssh.PublicKey) auth.Result
+	// KeysRefused counts a connection whose keys were all refused.
+	KeysRefused(addr, user string)
+	Banned(addr string) (bool, time.Duration)
+}
+
+// Quotas are the users' quotas in bytes (users.DB), 0 for none.
+type Quotas interface {
+	Quota(user string) int64
+}
 
 // Server serves SFTP.
 type Server struct {
-	Users *users.DB
-	Store *store.Store
-	Guard *guard.Guard
+	Door   Door
+	Quotas Quotas
+	Store  *store.Store
 	// Locks are WebDAV's: a locked path is not changed over SFTP either.
 	Locks *locks.Table
 	// Handshakes is the box's handshake limiter, shared with HTTPS: a
@@ -122,40 +138,31 @@ func (s *Server) config(a *attempt) (*ssh.ServerConfig, error) {
 		ServerVersion:           "SSH-2.0-bonesync",
 		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
 			addr := guard.Host(c.RemoteAddr().String())
-			done, allowed := s.Guard.Begin(addr, "sftp", c.User())
-			if !allowed {
-				return nil, fmt.Errorf("%s: too many failed logins", addr)
-			}
-			ok, err := s.Users.CheckPassword(c.User(), string(pw), s.Guard.Suspect(addr))
-			if err != nil {
-				done(guard.ServerFault)
-				a.fault.Store(true)
-				s.Log.Error(fmt.Sprintf("sftp: login of %q from %s not checked: %v", c.User(), addr, err))
-				return nil, err
-			}
-			if !ok {
-				done(guard.WrongPassword)
+			switch s.Door.Password(addr, "sftp", c.User(), string(pw)) {
+			case auth.OK:
+				return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
+			case auth.Wrong:
 				a.passwordFailed.Store(true)
 				return nil, errors.New("wrong user or password")
+			case auth.Fault:
+				a.fault.Store(true)
+				return nil, errors.New("the server cannot check passwords now")
 			}
-			done(guard.LoggedIn)
-			return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
+			return nil, fmt.Errorf("%s: too many failed logins", addr)
 		},
 		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
 			a.user.Store(c.User())
 			a.keyOffered.Store(true)
 			// Called for every key a client offers; only the final outcome
 			// of a connection counts as a failure (see serveConn).
-			ok, err := s.Users.CheckKey(c.User(), key)
-			if err != nil {
+			switch s.Door.PublicKey(guard.Host(c.RemoteAddr().String()), c.User(), key) {
+			case auth.OK:
+				return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
+			case auth.Fault:
 				a.fault.Store(true)
-				s.Log.Error(fmt.Sprintf("sftp: key of %q from %s not checked: %v", c.User(), c.RemoteAddr(), err))
-				return nil, err
+				return nil, errors.New("the server cannot check keys now")
 			}
-			if !ok {
-				return nil, errors.New("key not authorized")
-			}
-			return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
+			return nil, errors.New("key not authorized")
 		},
 	}
 	signer, err := keys.SSHSigner(s.HostKey())
@@ -210,7 +217,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	}
 	defer s.untrack(c)
 	addr := guard.Host(c.RemoteAddr().String())
-	if banned, _ := s.Guard.Banned(addr); banned {
+	if banned, _ := s.Door.Banned(addr); banned {
 		return
 	}
 	ticket := s.Admission.Admit(addr)
@@ -243,7 +250,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		var authErr *ssh.ServerAuthError
 		if errors.As(err, &authErr) && !a.passwordFailed.Load() && a.keyOffered.Load() && !a.fault.Load() {
 			user, _ := a.user.Load().(string)
-			s.Guard.Failed(addr, "sftp", user+" (no key accepted)")
+			s.Door.KeysRefused(addr, user)
 		}
 		return
 	}
@@ -394,7 +401,7 @@ func (s *Server) sftp(user string, ch ssh.Channel) uint32 {
 		return 1
 	}
 	defer tree.Close()
-	tree.SetQuota(s.Users.Quota(user)) // read at each session's start
+	tree.SetQuota(s.Quotas.Quota(user)) // read at each session's start
 	var locked func(...locks.Change) error
 	if s.Locks != nil {
 		locked = func(c ...locks.Change) error { return s.Locks.Check(user, nil, c...) }

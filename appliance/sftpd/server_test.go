@@ -16,6 +16,7 @@ import (
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -32,7 +33,8 @@ func testServer(t *testing.T, lim *guard.Limiter) *Server {
 	}
 	files, _ := store.Open(t.TempDir())
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	return &Server{Users: db, Store: files, Guard: guard.New(nil), Handshakes: lim,
+	log := slog.New(slog.DiscardHandler)
+	return &Server{Door: auth.New(db, log), Quotas: db, Store: files, Handshakes: lim,
 		HostKey: func() crypto.Signer { return key }, PostQuantum: func() bool { return false }, Log: slog.New(slog.DiscardHandler)}
 }
 

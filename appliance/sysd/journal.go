@@ -99,8 +99,11 @@ func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
 	b.WriteString(strings.ReplaceAll(r.Message, "\n", " "))
 	add := func(a slog.Attr) bool {
+		// A value is quoted only where it would be misread: empty, or
+		// holding a line break or an "=". Words and quotes stay as
+		// they are, for the person reading the console.
 		v := a.Value.Resolve().String()
-		if strings.ContainsAny(v, " \"=\n") || v == "" {
+		if strings.ContainsAny(v, "=\n") || v == "" {
 			v = strconv.Quote(v)
 		}
 		fmt.Fprintf(&b, " %s=%s", a.Key, v)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,11 +52,11 @@ func Dirs() (state, config string) {
 	return first(os.Getenv("STATE_DIRECTORY")), first(os.Getenv("CONFIGURATION_DIRECTORY"))
 }
 
-// Listeners returns the sockets systemd passed (LISTEN_FDS), by role: "https",
-// "http" and "ssh". A socket unit names them with FileDescriptorName=; if it
-// gives them no distinct names, they are taken in the order of its
-// ListenStream= lines: HTTPS, HTTP, SSH. Nil without socket activation.
-func Listeners() (map[string]net.Listener, error) {
+// Listeners returns the sockets systemd passed (LISTEN_FDS), by role: the
+// names a socket unit gives them with FileDescriptorName=, or, if it gives
+// them no distinct names, roles in the order of its ListenStream= lines.
+// Nil without socket activation.
+func Listeners(roles []string) (map[string]net.Listener, error) {
 	// activation.Files keeps the descriptors' order; ListenersWithNames
 	// returns a map, whose order is random when the sockets are unnamed.
 	var passed []namedListener
@@ -70,7 +71,7 @@ func Listeners() (map[string]net.Listener, error) {
 	if len(passed) == 0 {
 		return nil, nil
 	}
-	return assign(passed)
+	return assign(passed, roles)
 }
 
 type namedListener struct {
@@ -79,22 +80,21 @@ type namedListener struct {
 }
 
 // assign gives each passed socket its role: by name, else in order.
-func assign(passed []namedListener) (map[string]net.Listener, error) {
+func assign(passed []namedListener, roles []string) (map[string]net.Listener, error) {
 	out := map[string]net.Listener{}
 	var unnamed []net.Listener
 	for _, p := range passed {
-		switch p.name {
-		case "https", "http", "ssh":
-			if out[p.name] != nil {
-				return nil, fmt.Errorf("socket activation: more than one socket named %s", p.name)
-			}
-			out[p.name] = p.ln
-		default:
+		if !slices.Contains(roles, p.name) {
 			unnamed = append(unnamed, p.ln)
+			continue
 		}
+		if out[p.name] != nil {
+			return nil, fmt.Errorf("socket activation: more than one socket named %s", p.name)
+		}
+		out[p.name] = p.ln
 	}
 	for _, ln := range unnamed {
-		for _, role := range []string{"https", "http", "ssh"} {
+		for _, role := range roles {
 			if out[role] == nil {
 				out[role] = ln
 				break

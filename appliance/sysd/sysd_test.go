@@ -56,7 +56,7 @@ func TestNotifySequence(t *testing.T) {
 func TestNoSystemdIsQuiet(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", "")
 	Ready() // must not panic or block
-	if ln, err := Listeners(); ln != nil || err != nil {
+	if ln, err := Listeners(roles); ln != nil || err != nil {
 		t.Errorf("Listeners() without LISTEN_FDS = %v, %v", ln, err)
 	}
 	if stop := Watchdog(func() bool { return true }); stop == nil {
@@ -110,9 +110,9 @@ func TestLoggerLevels(t *testing.T) {
 	}
 	b.Reset()
 	console := slog.New(&lineHandler{w: &b, mu: &sync.Mutex{}})
-	console.With("user", "bob smith").Warn("banned")
-	console.Info("plain")
-	if want := "warning: banned user=\"bob smith\"\nplain\n"; b.String() != want {
+	console.With("user", "bob smith").Warn("banned", "why", `said "x=1"`, "none", "")
+	console.Info("plain", "err", "two\nlines")
+	if want := "warning: banned user=bob smith why=\"said \\\"x=1\\\"\" none=\"\"\nplain err=\"two\\nlines\"\n"; b.String() != want {
 		t.Errorf("console lines %q, want %q", b.String(), want)
 	}
 }
@@ -132,7 +132,7 @@ func TestAssignUnnamedInOrder(t *testing.T) {
 		passed = append(passed, namedListener{fmt.Sprintf("LISTEN_FD_%d", 3+i), ln})
 	}
 	for run := 0; run < 20; run++ {
-		got, err := assign(passed)
+		got, err := assign(passed, roles)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,11 +143,11 @@ func TestAssignUnnamedInOrder(t *testing.T) {
 		}
 	}
 	// Named ones keep their names whatever the order; the rest fill in.
-	got, _ := assign([]namedListener{{"ssh", lns[0]}, {"LISTEN_FD_4", lns[1]}, {"LISTEN_FD_5", lns[2]}})
+	got, _ := assign([]namedListener{{"ssh", lns[0]}, {"LISTEN_FD_4", lns[1]}, {"LISTEN_FD_5", lns[2]}}, roles)
 	if got["ssh"] != lns[0] || got["https"] != lns[1] || got["http"] != lns[2] {
 		t.Errorf("named ssh first: %v", got)
 	}
-	if _, err := assign([]namedListener{{"https", lns[0]}, {"https", lns[1]}}); err == nil {
+	if _, err := assign([]namedListener{{"https", lns[0]}, {"https", lns[1]}}, roles); err == nil {
 		t.Error("two sockets named https were accepted")
 	}
 }
@@ -176,3 +176,6 @@ func TestRecentKeepsLastLines(t *testing.T) {
 		t.Errorf("kept %q", lines[len(lines)-1])
 	}
 }
+
+// roles are the box's ports as package listen names them, in order.
+var roles = []string{"https", "http", "ssh"}

@@ -98,7 +98,7 @@ type DB struct {
 	users map[string]*User
 	stamp string // size and mtime of the file last read
 
-	hashing  hashSlots
+	turns    Turns // nil: each hash at once
 	cacheKey [32]byte
 	cache    map[string]time.Time // name + HMAC(password) + hash -> expiry
 }
@@ -557,6 +557,32 @@ func (db *DB) CheckKey(name string, key ssh.PublicKey) (bool, error) {
 	return false, nil
 }
 
+// Turns schedules the Argon2id hashes the database makes: Take waits for
+// a hash's turn (a suspect one, from an address with failed logins, after
+// the others) and returns the function that ends it. The login door's
+// hash slots are one (package auth): one hash at a time, so that the
+// memory ceiling holds.
+type Turns interface {
+	Take(suspect bool) (release func())
+}
+
+// HashWith makes every hash of the database wait for its turn in t.
+func (db *DB) HashWith(t Turns) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.turns = t
+}
+
+func (db *DB) turn(suspect bool) (release func()) {
+	db.mu.Lock()
+	t := db.turns
+	db.mu.Unlock()
+	if t == nil {
+		return func() {}
+	}
+	return t.Take(suspect)
+}
+
 // hash makes an Argon2id hash in the PHC string format.
 func (db *DB) hash(password string) (string, error) {
 	if len(password) < MinPassword {
@@ -564,9 +590,9 @@ func (db *DB) hash(password string) (string, error) {
 	}
 	salt := make([]byte, 16)
 	rand.Read(salt)
-	db.hashing.acquire(false)
+	release := db.turn(false)
 	sum := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
-	db.hashing.release()
+	release()
 	enc := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
 		enc.EncodeToString(salt), enc.EncodeToString(sum)), nil
@@ -590,9 +616,9 @@ func (db *DB) verify(phc, password string, suspect bool) bool {
 	if err1 != nil || err2 != nil || len(want) == 0 {
 		return false
 	}
-	db.hashing.acquire(suspect)
+	release := db.turn(suspect)
 	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
-	db.hashing.release()
+	release()
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 

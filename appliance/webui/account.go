@@ -4,11 +4,17 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/users"
-	"github.com/bonesync/bonesync/appliance/web"
 )
+
+// loginCookie holds the login form's CSRF token, before there is a
+// session (a login posted from another site's page has none).
+const loginCookie = "__Host-bonesync-login"
 
 type loginData struct {
 	Next     string
@@ -22,7 +28,7 @@ func (u *UI) loginPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := localNext(r.URL.Query().Get("next"))
-	if _, ok := u.sessions.get(r); ok {
+	if _, ok := u.Door.Sessions().Get(r); ok {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
@@ -32,7 +38,7 @@ func (u *UI) loginPage(w http.ResponseWriter, r *http.Request) {
 // loginForm shows the form with a fresh token in a cookie and a field:
 // a login posted from another site's page has neither (login CSRF).
 func (u *UI) loginForm(w http.ResponseWriter, code int, next, name, problem string) {
-	tok := randomToken()
+	tok := auth.RandomToken()
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: "/", Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	u.render(w, code, "login", page{Title: "Log in", Problem: problem, Data: loginData{Next: next, Username: name, Token: tok}})
 }
@@ -46,18 +52,18 @@ func (u *UI) loginPost(w http.ResponseWriter, r *http.Request) {
 	next := localNext(r.PostFormValue("next"))
 	name := strings.TrimSpace(r.PostFormValue("username"))
 	c, err := r.Cookie(loginCookie)
-	if err != nil || web.CrossSite(r) || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
+	if err != nil || auth.CrossSite(r) || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
 		u.loginForm(w, http.StatusForbidden, next, name, "The form had expired or came from another page: log in again.")
 		return
 	}
-	res := u.DAV.CheckAccountPassword(r, "web", name, r.PostFormValue("password"))
-	if res != web.LoginOK {
-		code := map[web.LoginResult]int{web.LoginWrong: http.StatusUnauthorized, web.LoginBanned: http.StatusTooManyRequests, web.LoginFault: http.StatusServiceUnavailable}[res]
+	res := u.Door.AccountPassword(guard.Host(r.RemoteAddr), "web", name, r.PostFormValue("password"))
+	if res != auth.OK {
+		code := map[auth.Result]int{auth.Wrong: http.StatusUnauthorized, auth.Banned: http.StatusTooManyRequests, auth.Fault: http.StatusServiceUnavailable}[res]
 		u.loginForm(w, code, next, name, res.Message())
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	u.sessions.start(w, name)
+	u.Door.Sessions().Start(w, name)
 	u.Log.Info("web: " + name + " logged in from " + r.RemoteAddr)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
@@ -66,8 +72,8 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 	if _, ok := u.change(w, r); !ok {
 		return
 	}
-	u.sessions.end(w, r)
-	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	u.Door.Sessions().End(w, r)
+	http.Redirect(w, r, LoginPage, http.StatusSeeOther)
 }
 
 type accountData struct {
@@ -84,10 +90,10 @@ func (u *UI) accountPage(w http.ResponseWriter, r *http.Request) {
 	u.showAccount(w, sess, http.StatusOK, "", "", accountData{})
 }
 
-func (u *UI) showAccount(w http.ResponseWriter, sess *session, code int, flash, problem string, d accountData) {
+func (u *UI) showAccount(w http.ResponseWriter, sess *auth.Session, code int, flash, problem string, d accountData) {
 	p := u.base(sess, "Account", "account")
 	p.Flash, p.Problem = flash, problem
-	apps, err := u.Users.AppPasswords(sess.user)
+	apps, err := u.Users.AppPasswords(sess.User)
 	if err != nil && p.Problem == "" {
 		p.Problem = err.Error()
 	}
@@ -104,7 +110,7 @@ func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
 	switch r.PostFormValue("action") {
 	case "password":
 		cur, pw, again := r.PostFormValue("current"), r.PostFormValue("new"), r.PostFormValue("again")
-		if u.DAV.CheckAccountPassword(r, "web", sess.user, cur) != web.LoginOK {
+		if u.Door.AccountPassword(guard.Host(r.RemoteAddr), "web", sess.User, cur) != auth.OK {
 			u.showAccount(w, sess, http.StatusForbidden, "", "The current password is not right.", accountData{})
 			return
 		}
@@ -112,23 +118,23 @@ func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
 			u.showAccount(w, sess, http.StatusBadRequest, "", "The new password and its repetition differ.", accountData{})
 			return
 		}
-		if err := u.Users.SetPassword(sess.user, pw); err != nil {
+		if err := u.Users.SetPassword(sess.User, pw); err != nil {
 			u.showAccount(w, sess, http.StatusBadRequest, "", "Password not changed: "+err.Error(), accountData{})
 			return
 		}
-		u.sessions.renew(r, sess.user)
-		u.Log.Info("web: " + sess.user + " changed their password")
+		u.Door.Sessions().Renew(r, sess.User)
+		u.Log.Info("web: " + sess.User + " changed their password")
 		u.showAccount(w, sess, http.StatusOK, "Password changed. Your other browsers are logged out; app passwords keep working.", "", accountData{})
 	case "app-new":
 		label := r.PostFormValue("label")
-		pw, ap, err := u.Users.NewAppPassword(sess.user, label)
+		pw, ap, err := u.Users.NewAppPassword(sess.User, label)
 		if err != nil {
 			u.showAccount(w, sess, http.StatusBadRequest, "", err.Error(), accountData{})
 			return
 		}
 		u.showAccount(w, sess, http.StatusOK, "", "", accountData{New: pw, NewName: ap.Label})
 	case "app-revoke":
-		err := u.Users.RevokeAppPassword(sess.user, r.PostFormValue("id"))
+		err := u.Users.RevokeAppPassword(sess.User, r.PostFormValue("id"))
 		if err != nil {
 			code := http.StatusInternalServerError
 			if errors.Is(err, users.ErrNoAppPassword) {
@@ -141,4 +147,23 @@ func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, "unknown action", http.StatusBadRequest)
 	}
+}
+
+// localNext keeps a "next" that stays on the box: a path, not a URL or a
+// scheme-relative "//host". Browsers drop tabs and newlines from a URL
+// and read "\" as "/", so "/\t/evil.example" would be "//evil.example":
+// any control character or backslash is refused, and what is kept is
+// rebuilt from the parsed path and query alone.
+func localNext(next string) string {
+	const home = FilesPrefix + "/"
+	if strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
+		return home
+	}
+	p, err := url.Parse(next)
+	if err != nil || p.Scheme != "" || p.Host != "" || p.User != nil || p.Opaque != "" ||
+		!strings.HasPrefix(p.Path, "/") || strings.HasPrefix(p.Path, "//") {
+		return home
+	}
+	kept := url.URL{Path: p.Path, RawPath: p.RawPath, RawQuery: p.RawQuery}
+	return kept.String()
 }

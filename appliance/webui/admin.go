@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -36,7 +37,7 @@ type adminData struct {
 }
 
 // admin is session for the admin's pages: anyone else gets 403.
-func (u *UI) admin(w http.ResponseWriter, r *http.Request, changing bool) (*session, bool) {
+func (u *UI) admin(w http.ResponseWriter, r *http.Request, changing bool) (*auth.Session, bool) {
 	get := u.session
 	if changing {
 		get = u.change
@@ -45,7 +46,7 @@ func (u *UI) admin(w http.ResponseWriter, r *http.Request, changing bool) (*sess
 	if !ok {
 		return nil, false
 	}
-	if sess.user != users.Admin {
+	if sess.User != users.Admin {
 		p := u.base(sess, "Admin", "admin")
 		p.Problem = "Only the admin account administers the box."
 		u.render(w, http.StatusForbidden, "message", p)
@@ -62,7 +63,7 @@ func (u *UI) adminPage(w http.ResponseWriter, r *http.Request) {
 	u.showAdmin(w, sess, http.StatusOK, "", "", adminData{})
 }
 
-func (u *UI) showAdmin(w http.ResponseWriter, sess *session, code int, flash, problem string, d adminData) {
+func (u *UI) showAdmin(w http.ResponseWriter, sess *auth.Session, code int, flash, problem string, d adminData) {
 	p := u.base(sess, "Admin", "admin")
 	p.Flash, p.Problem = flash, problem
 	list, err := u.Users.List()
@@ -130,8 +131,8 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "Password not reset: "+err.Error())
 			return
 		}
-		if name == sess.user {
-			u.sessions.renew(r, name)
+		if name == sess.User {
+			u.Door.Sessions().Renew(r, name)
 		}
 		u.Log.Info(fmt.Sprintf("web: admin reset the password of %s", name))
 		u.showAdmin(w, sess, http.StatusOK, "Password of "+name+" reset; their browsers are logged out.", "", adminData{NewUser: name, NewPass: pw})

@@ -15,8 +15,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/store"
-	"github.com/bonesync/bonesync/appliance/web"
 )
 
 // entry is one row of a folder's listing.
@@ -65,7 +66,7 @@ func (u *UI) files(w http.ResponseWriter, r *http.Request) {
 			u.render(w, http.StatusNotFound, "message", p)
 			return
 		}
-		web.WriteStoreError(w, err)
+		files.WriteStoreError(w, err)
 		return
 	}
 	q := r.URL.Query()
@@ -91,20 +92,20 @@ func (u *UI) files(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess *session, tree *store.Tree, name string) {
+func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess *auth.Session, tree *store.Tree, name string) {
 	dir, err := tree.OpenDir(name)
 	if err != nil {
-		web.WriteStoreError(w, err)
+		files.WriteStoreError(w, err)
 		return
 	}
 	defer dir.Close()
 	names, err := dir.Readdirnames(-1)
 	if err != nil {
-		web.WriteStoreError(w, err)
+		files.WriteStoreError(w, err)
 		return
 	}
 	d := filesData{Path: strings.TrimSuffix(name, "/") + "/", Trash: u.Store.TrashKeep() > 0}
-	d.DAV = (&url.URL{Path: web.DAVPrefix + d.Path}).EscapedPath()
+	d.DAV = (&url.URL{Path: files.Prefix + d.Path}).EscapedPath()
 	for _, n := range names {
 		if store.IsInternal(n) {
 			continue
@@ -119,7 +120,7 @@ func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess *session, tree
 		e := entry{Name: n, Href: url.PathEscape(n), Dir: in.IsDir(), Size: in.Size(), Modified: in.ModTime()}
 		if e.Dir {
 			e.Href += "/"
-			e.Size = u.sizes.get(tree, sess.user, path.Join(name, n), in.ETag)
+			e.Size = u.sizes.get(tree, sess.User, path.Join(name, n), in.ETag)
 		} else {
 			e.Preview = previewKind(n) != ""
 		}
@@ -167,8 +168,8 @@ func sortEntries(rows []entry, by string, desc bool) {
 }
 
 func crumbs(name string) []crumb {
-	out := []crumb{{"Files", web.FilesPrefix + "/"}}
-	href := web.FilesPrefix + "/"
+	out := []crumb{{"Files", FilesPrefix + "/"}}
+	href := FilesPrefix + "/"
 	for _, part := range strings.Split(strings.Trim(name, "/"), "/") {
 		if part == "" {
 			continue
@@ -227,7 +228,7 @@ func previewKind(name string) string {
 func (u *UI) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string, in store.Info, raw bool) {
 	f, err := tree.Open(name)
 	if err != nil {
-		web.WriteStoreError(w, err)
+		files.WriteStoreError(w, err)
 		return
 	}
 	defer f.Close()
@@ -265,14 +266,14 @@ type previewData struct {
 // previewText is how much of a text file its preview shows.
 const previewText = 256 << 10
 
-func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess *session, tree *store.Tree, name string, in store.Info) {
+func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess *auth.Session, tree *store.Tree, name string, in store.Info) {
 	base := path.Base(name)
 	esc := url.PathEscape(base)
 	d := previewData{Name: base, Raw: esc + "?raw", Download: esc, Folder: "./", Kind: previewKind(base), Size: in.Size(), Modified: in.ModTime()}
 	if d.Kind == "text" {
 		f, err := tree.Open(name)
 		if err != nil {
-			web.WriteStoreError(w, err)
+			files.WriteStoreError(w, err)
 			return
 		}
 		b, _ := io.ReadAll(io.LimitReader(f, previewText+1))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/auth"
 )
 
 // The Nextcloud login flow v2 (Nextcloud's developer manual, "Login flow
@@ -74,7 +76,7 @@ func (u *UI) flowStart(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "over HTTPS only", http.StatusForbidden)
 		return
 	}
-	id, poll := randomToken(), randomToken()
+	id, poll := auth.RandomToken(), auth.RandomToken()
 	client := strings.TrimSpace(r.UserAgent())
 	if len(client) > 200 {
 		client = client[:200]
@@ -142,7 +144,7 @@ type flowData struct {
 
 // pending is the flow the login link names; if it has gone, the owner is
 // told so and ok is false.
-func (u *UI) pending(w http.ResponseWriter, r *http.Request, sess *session) (*flow, page, bool) {
+func (u *UI) pending(w http.ResponseWriter, r *http.Request, sess *auth.Session) (*flow, page, bool) {
 	u.flows.mu.Lock()
 	u.flows.sweep(time.Now())
 	f, ok := u.flows.m[r.PathValue("id")]
@@ -181,7 +183,7 @@ func (u *UI) flowGrant(w http.ResponseWriter, r *http.Request) {
 	u.flows.mu.Lock()
 	claimed := f.user == ""
 	if claimed {
-		f.user = sess.user
+		f.user = sess.User
 	}
 	u.flows.mu.Unlock()
 	if !claimed {
@@ -189,7 +191,7 @@ func (u *UI) flowGrant(w http.ResponseWriter, r *http.Request) {
 		u.render(w, http.StatusConflict, "message", p)
 		return
 	}
-	pw, _, err := u.Users.NewAppPassword(sess.user, appLabel(f.client))
+	pw, _, err := u.Users.NewAppPassword(sess.User, appLabel(f.client))
 	if err != nil {
 		u.flows.mu.Lock()
 		f.user = ""
@@ -199,9 +201,9 @@ func (u *UI) flowGrant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.flows.mu.Lock()
-	f.user, f.pass = sess.user, pw
+	f.user, f.pass = sess.User, pw
 	u.flows.mu.Unlock()
-	u.Log.Info("web: " + sess.user + " connected " + appLabel(f.client) + " (login flow)")
+	u.Log.Info("web: " + sess.User + " connected " + appLabel(f.client) + " (login flow)")
 	p.Data = flowData{Client: f.client, Done: true}
 	u.render(w, http.StatusOK, "flow", p)
 }

@@ -12,8 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/store"
-	"github.com/bonesync/bonesync/appliance/web"
 )
 
 type trashData struct {
@@ -34,7 +35,7 @@ func (u *UI) trashPage(w http.ResponseWriter, r *http.Request) {
 	u.showTrash(w, r, sess, http.StatusOK, "", "")
 }
 
-func (u *UI) showTrash(w http.ResponseWriter, r *http.Request, sess *session, code int, flash, problem string) {
+func (u *UI) showTrash(w http.ResponseWriter, r *http.Request, sess *auth.Session, code int, flash, problem string) {
 	p := u.base(sess, "Trash", "trash")
 	p.Flash, p.Problem = flash, problem
 	tree, ok := u.tree(w, sess)
@@ -48,7 +49,7 @@ func (u *UI) showTrash(w http.ResponseWriter, r *http.Request, sess *session, co
 	if d.Of != "" {
 		d.Of = "/" + strings.TrimPrefix(d.Of, "/")
 		items, err = tree.Versions(d.Of)
-		d.Folder = (&url.URL{Path: web.FilesPrefix + path.Dir(d.Of)}).EscapedPath()
+		d.Folder = (&url.URL{Path: FilesPrefix + path.Dir(d.Of)}).EscapedPath()
 		d.Folder = strings.TrimSuffix(d.Folder, "/") + "/"
 		p.Title = "Versions of " + path.Base(d.Of)
 	} else {
@@ -100,7 +101,7 @@ func (u *UI) trashPost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		to = "/" + strings.TrimPrefix(to, "/")
-		u.Log.Info("web: " + sess.user + " restored " + to + " from the trash")
+		u.Log.Info("web: " + sess.User + " restored " + to + " from the trash")
 		msg := "Restored to " + to + "."
 		if displaced {
 			msg += " The file that was there is now in the trash as an earlier version."
@@ -140,13 +141,13 @@ func (u *UI) trashItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		web.WriteStoreError(w, err)
+		files.WriteStoreError(w, err)
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		web.WriteStoreError(w, err)
+		files.WriteStoreError(w, err)
 		return
 	}
 	name := path.Base(r.URL.Query().Get("name"))
@@ -161,7 +162,7 @@ func (u *UI) trashItem(w http.ResponseWriter, r *http.Request) {
 }
 
 func status(err error) int {
-	code, _ := web.StoreStatus(err)
+	code, _ := files.StoreStatus(err)
 	return code
 }
 

@@ -4,9 +4,10 @@
 // Nextcloud login flow that lets the Nextcloud apps connect through a
 // browser. Pages are server-side templates with a little plain JavaScript,
 // every asset embedded in the binary. Changes to files go through WebDAV
-// (package web) with the session standing for Basic credentials, so the
-// pages and the sync clients share one implementation of every change:
-// the same store, names, quotas, checksums and locks.
+// (package files) with the session standing for Basic credentials (the
+// login door, package auth, takes either), so the pages and the sync
+// clients share one implementation of every change: the same store,
+// names, quotas, checksums and locks.
 package webui
 
 import (
@@ -21,43 +22,62 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
-	"github.com/bonesync/bonesync/appliance/web"
 )
 
 //go:embed assets
 var assets embed.FS
 
+// FilesPrefix is where the pages show the files.
+const FilesPrefix = "/files"
+
+// LoginPage is the login form.
+const LoginPage = "/login"
+
+// FolderURL is the page that shows the folder p of the user's files.
+func FolderURL(p string) string {
+	return (&url.URL{Path: FilesPrefix + strings.TrimSuffix(path.Clean("/"+p), "/") + "/"}).EscapedPath()
+}
+
+// Door is the login door as the pages ask it (package auth): the login
+// form's and the account page's password check, and the sessions.
+type Door interface {
+	AccountPassword(addr, proto, user, pw string) auth.Result
+	Sessions() *auth.Sessions
+}
+
 // UI serves the pages. Set its fields, then call Routes.
 type UI struct {
-	DAV   *web.DAV // its Users, Store, Guard and Log; its CheckPassword
+	Door  Door
 	Users *users.DB
 	Store *store.Store
 	Log   *slog.Logger
 	// Report is the benchmark report as it is now.
 	Report func() *report.Report
 	// System is the version and the card's slots (updates).
-	System *web.System
+	System *admin.System
 	// Recent returns the log's last lines, oldest first.
 	Recent func() []string
 	// Measure runs the benchmark again, writing its progress lines to
 	// progress; nil: the admin page offers no "measure again".
 	Measure func(ctx context.Context, progress io.Writer) error
 
-	sessions Sessions
-	flows    loginFlows
-	bench    benchRun
-	sizes    sizeCache
-	once     sync.Once
-	pages    map[string]*template.Template
-	static   map[string]staticFile
+	flows  loginFlows
+	bench  benchRun
+	sizes  sizeCache
+	once   sync.Once
+	pages  map[string]*template.Template
+	static map[string]staticFile
 }
 
 type staticFile struct {
@@ -68,7 +88,6 @@ type staticFile struct {
 
 func (u *UI) init() {
 	u.once.Do(func() {
-		u.sessions.Stamp = u.Users.Stamp
 		funcs := template.FuncMap{
 			"size":  humanSize,
 			"when":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
@@ -132,11 +151,11 @@ func (u *UI) Routes(mux *http.ServeMux) {
 		}
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
 	})
-	mux.HandleFunc("GET /login", u.loginPage)
-	mux.HandleFunc("POST /login", u.loginPost)
+	mux.HandleFunc("GET "+LoginPage, u.loginPage)
+	mux.HandleFunc("POST "+LoginPage, u.loginPost)
 	mux.HandleFunc("POST /logout", u.logout)
 	mux.HandleFunc("GET /files", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, web.FilesPrefix+"/", http.StatusMovedPermanently)
+		http.Redirect(w, r, FilesPrefix+"/", http.StatusMovedPermanently)
 	})
 	mux.HandleFunc("GET /files/{path...}", u.files)
 	mux.HandleFunc("HEAD /files/{path...}", u.files)
@@ -184,15 +203,15 @@ func (u *UI) render(w http.ResponseWriter, code int, name string, p page) {
 
 // session returns the logged-in user's session, or sends the browser to
 // the login page (a script's request gets 401) and returns false.
-func (u *UI) session(w http.ResponseWriter, r *http.Request) (*session, bool) {
+func (u *UI) session(w http.ResponseWriter, r *http.Request) (*auth.Session, bool) {
 	if r.TLS == nil {
 		http.Error(w, "the pages are served over HTTPS only", http.StatusForbidden)
 		return nil, false
 	}
-	sess, ok := u.sessions.get(r)
+	sess, ok := u.Door.Sessions().Get(r)
 	if !ok {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			http.Redirect(w, r, u.LoginURL(r.URL.RequestURI()), http.StatusSeeOther)
+			http.Redirect(w, r, LoginPage+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		} else {
 			http.Error(w, "log in first", http.StatusUnauthorized)
 		}
@@ -203,13 +222,13 @@ func (u *UI) session(w http.ResponseWriter, r *http.Request) (*session, bool) {
 
 // change is session for a request that changes something: it must come
 // from the box's own page, with the session's CSRF token.
-func (u *UI) change(w http.ResponseWriter, r *http.Request) (*session, bool) {
+func (u *UI) change(w http.ResponseWriter, r *http.Request) (*auth.Session, bool) {
 	sess, ok := u.session(w, r)
 	if !ok {
 		return nil, false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if !csrfOK(r, sess) {
+	if !sess.Allows(r) {
 		http.Error(w, "refused: the request did not come from this box's page (no valid CSRF token)", http.StatusForbidden)
 		return nil, false
 	}
@@ -217,19 +236,19 @@ func (u *UI) change(w http.ResponseWriter, r *http.Request) (*session, bool) {
 }
 
 // tree opens the session user's files with their quota, or answers 500.
-func (u *UI) tree(w http.ResponseWriter, sess *session) (*store.Tree, bool) {
-	tree, err := u.Store.Tree(sess.user)
+func (u *UI) tree(w http.ResponseWriter, sess *auth.Session) (*store.Tree, bool) {
+	tree, err := u.Store.Tree(sess.User)
 	if err != nil {
 		u.Log.Error("web: " + err.Error())
 		http.Error(w, "cannot open your files; the log says why", http.StatusInternalServerError)
 		return nil, false
 	}
-	tree.SetQuota(u.Users.Quota(sess.user))
+	tree.SetQuota(u.Users.Quota(sess.User))
 	return tree, true
 }
 
-func (u *UI) base(sess *session, title, nav string) page {
-	return page{Title: title, User: sess.user, Admin: sess.user == users.Admin, CSRF: sess.csrf, Nav: nav}
+func (u *UI) base(sess *auth.Session, title, nav string) page {
+	return page{Title: title, User: sess.User, Admin: sess.User == users.Admin, CSRF: sess.CSRF, Nav: nav}
 }
 
 func humanSize(n int64) string {

@@ -16,14 +16,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/auth"
+	filesdav "github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
-	"github.com/bonesync/bonesync/appliance/web"
 )
 
-// site is the pages and WebDAV, wired as web.HTTPS wires them, on a TLS
+// site is the pages and WebDAV, wired as the server wires them, on a TLS
 // test server, with the users admin, ann and bob.
 type site struct {
 	t   *testing.T
@@ -55,13 +56,14 @@ func newSite(t *testing.T) *site {
 	}
 	files.SetTrashPolicy(30*24*time.Hour, 0)
 	log := slog.New(slog.DiscardHandler)
-	dav := &web.DAV{Users: db, Store: files, Guard: guard.New(log), Log: log}
+	door := auth.New(db, log)
+	door.LoginPage = LoginPage
+	dav := &filesdav.Handler{Store: files, Quotas: db, Door: door, Locks: locks.New(), Log: log, FolderPage: FolderURL}
 	s := &site{t: t, now: time.Now()}
-	s.ui = &UI{DAV: dav, Users: db, Store: files, Log: log}
-	s.ui.sessions.Now = func() time.Time { return s.now }
-	dav.Browser = s.ui
+	s.ui = &UI{Door: door, Users: db, Store: files, Log: log}
+	door.Sessions().Now = func() time.Time { return s.now }
 	mux := http.NewServeMux()
-	mux.Handle(web.DAVPrefix+"/", dav)
+	dav.Routes(mux)
 	s.ui.Routes(mux)
 	s.srv = httptest.NewTLSServer(mux)
 	t.Cleanup(s.srv.Close)
@@ -120,11 +122,11 @@ func (s *site) login(user, pw string) (string, string) {
 		s.t.Fatalf("login page without its token: %s", page)
 	}
 	resp, page = s.do("POST", "/login", loginCookie+"="+lc.Value, url.Values{"csrf": {m[1]}, "username": {user}, "password": {pw}, "next": {"/files/"}})
-	sc := cookieOf(resp, sessionCookie)
+	sc := cookieOf(resp, auth.SessionCookie)
 	if resp.StatusCode != http.StatusSeeOther || sc == nil {
 		s.t.Fatalf("login of %s: %s %s", user, resp.Status, page)
 	}
-	cookie := sessionCookie + "=" + sc.Value
+	cookie := auth.SessionCookie + "=" + sc.Value
 	_, page = s.do("GET", "/files/", cookie, nil)
 	m = csrfMeta.FindStringSubmatch(page)
 	if m == nil {
@@ -147,14 +149,14 @@ func TestLoginSessionCookie(t *testing.T) {
 			url.Values{"csrf": {tokens[tokenFrom]}, "username": {"ann"}, "password": {pw}})
 		return resp
 	}
-	if resp := post(0, 1, "ann-password"); resp.StatusCode != http.StatusForbidden || cookieOf(resp, sessionCookie) != nil {
+	if resp := post(0, 1, "ann-password"); resp.StatusCode != http.StatusForbidden || cookieOf(resp, auth.SessionCookie) != nil {
 		t.Errorf("a login whose token is not its form's: %s, want 403 and no session", resp.Status)
 	}
-	if resp := post(0, 0, "wrong-password"); resp.StatusCode != http.StatusUnauthorized || cookieOf(resp, sessionCookie) != nil {
+	if resp := post(0, 0, "wrong-password"); resp.StatusCode != http.StatusUnauthorized || cookieOf(resp, auth.SessionCookie) != nil {
 		t.Errorf("a wrong password: %s, want 401 and no session", resp.Status)
 	}
 	resp := post(1, 1, "ann-password")
-	sc := cookieOf(resp, sessionCookie)
+	sc := cookieOf(resp, auth.SessionCookie)
 	if resp.StatusCode != http.StatusSeeOther || sc == nil || !sc.Secure || !sc.HttpOnly || sc.SameSite != http.SameSiteStrictMode || sc.MaxAge <= 0 || sc.Path != "/" || sc.Domain != "" {
 		t.Errorf("login: %s, session cookie %+v: want Secure, HttpOnly, SameSite=Strict, expiring, host-only", resp.Status, sc)
 	}
@@ -253,7 +255,7 @@ func TestSessionEnds(t *testing.T) {
 		t.Fatal("the session does not open /files/")
 	}
 	resp, _ := s.do("POST", "/logout", cookie, url.Values{"csrf": {tok}})
-	if resp.StatusCode != http.StatusSeeOther || cookieOf(resp, sessionCookie) == nil || cookieOf(resp, sessionCookie).MaxAge >= 0 {
+	if resp.StatusCode != http.StatusSeeOther || cookieOf(resp, auth.SessionCookie) == nil || cookieOf(resp, auth.SessionCookie).MaxAge >= 0 {
 		t.Errorf("logout: %s, want 303 clearing the cookie", resp.Status)
 	}
 	if open(cookie) {
@@ -264,24 +266,24 @@ func TestSessionEnds(t *testing.T) {
 	}
 
 	cookie, _ = s.login("ann", "ann-password")
-	s.now = s.now.Add(IdleFor - time.Minute)
+	s.now = s.now.Add(auth.IdleFor - time.Minute)
 	if !open(cookie) {
-		t.Error("a session used within IdleFor ended")
+		t.Error("a session used within auth.IdleFor ended")
 	}
-	s.now = s.now.Add(IdleFor + time.Minute)
+	s.now = s.now.Add(auth.IdleFor + time.Minute)
 	if open(cookie) {
-		t.Error("a session idle for longer than IdleFor still works")
+		t.Error("a session idle for longer than auth.IdleFor still works")
 	}
 
 	cookie, _ = s.login("ann", "ann-password")
-	for end := s.now.Add(MaxFor); s.now.Before(end); s.now = s.now.Add(IdleFor / 2) {
+	for end := s.now.Add(auth.MaxFor); s.now.Before(end); s.now = s.now.Add(auth.IdleFor / 2) {
 		if !open(cookie) {
-			t.Fatalf("a session in use ended after %v", s.now.Sub(end.Add(-MaxFor)))
+			t.Fatalf("a session in use ended after %v", s.now.Sub(end.Add(-auth.MaxFor)))
 		}
 	}
 	s.now = s.now.Add(time.Minute)
 	if open(cookie) {
-		t.Error("a session older than MaxFor still works")
+		t.Error("a session older than auth.MaxFor still works")
 	}
 
 	cookie, _ = s.login("ann", "ann-password")
@@ -347,7 +349,7 @@ func TestAppPasswordForWebDAVUntilRevoked(t *testing.T) {
 	resp, page := s.do("GET", "/login", "", nil)
 	lc, lm := cookieOf(resp, loginCookie), csrfField.FindStringSubmatch(page)
 	resp, _ = s.do("POST", "/login", loginCookie+"="+lc.Value, url.Values{"csrf": {lm[1]}, "username": {"ann"}, "password": {m[1]}})
-	if resp.StatusCode != http.StatusUnauthorized || cookieOf(resp, sessionCookie) != nil {
+	if resp.StatusCode != http.StatusUnauthorized || cookieOf(resp, auth.SessionCookie) != nil {
 		t.Errorf("login form with an app password: %s, want 401 and no session", resp.Status)
 	}
 	resp, _ = s.do("POST", "/account", cookie, url.Values{"action": {"password"}, "current": {m[1]}, "new": {"taken-over-1"}, "again": {"taken-over-1"}, "csrf": {tok}})

@@ -1,5 +1,5 @@
-// Command armcost serves bonesync's own HTTPS stack (web.TLSConfig,
-// web.HandshakeListener, web.HTTPS) on loopback so that the armcost plugin
+// Command armcost serves bonesync's own HTTPS stack (front.TLSConfig,
+// front.HandshakeListener, front.HTTPS) on loopback so that the armcost plugin
 // (../shared/tools/armcost) can count the ARM instructions the server side
 // spends per handshake. It is built GOARM=7 and run by `go run ./bench` under
 // qemu-arm; the load comes from the bench program, a separate native
@@ -7,7 +7,7 @@
 //
 //	armcost -chain CHAIN.pem -key KEY.pem [-dav DIR [-sftp [-authorized FILE]]]
 //
-// With -dav it also serves WebDAV (web.DAV) on a store in DIR with the user
+// With -dav it also serves WebDAV (files.Handler) on a store in DIR with the user
 // "bench" (password "bench-password"), so uploads can be counted: the
 // bench's upload count compares this with the build without digests (tag
 // benchnohash).
@@ -50,15 +50,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/locks"
-	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/sftpd"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/sysd"
 	"github.com/bonesync/bonesync/appliance/users"
-	"github.com/bonesync/bonesync/appliance/web"
 )
 
 // markSyscall is the syscall number the armcost plugin treats as a marker
@@ -78,15 +79,21 @@ func main() {
 	}
 }
 
-// content is what web.HTTPS serves: here only /ca.crt is asked for.
+// content is the CA front.HTTPS serves: here only /ca.crt is asked for.
 type content struct{ ca []byte }
 
-func (c content) CAPEM() []byte          { return c.ca }
-func (c content) Report() *report.Report { return &report.Report{} }
+func (c content) CAPEM() []byte { return c.ca }
+
+// dav is the files protocol and what SFTP shares with it.
+type dav struct {
+	*files.Handler
+	db   *users.DB
+	door *auth.Door
+}
 
 // newDAV is WebDAV on a store in dir, with the user bench and, if
 // authorized is set, the public keys in that file.
-func newDAV(dir, authorized string) (*web.DAV, error) {
+func newDAV(dir, authorized string) (*dav, error) {
 	st, err := state.Open(filepath.Join(dir, "state"))
 	if err != nil {
 		return nil, err
@@ -109,11 +116,14 @@ func newDAV(dir, authorized string) (*web.DAV, error) {
 			return nil, fmt.Errorf("%s: %w", authorized, err)
 		}
 	}
-	files, err := store.Open(filepath.Join(dir, "files"))
+	fs, err := store.Open(filepath.Join(dir, "files"))
 	if err != nil {
 		return nil, err
 	}
-	return &web.DAV{Users: db, Store: files, Guard: guard.New(nil), Log: sysd.NewLogger(os.Stderr)}, nil
+	log := sysd.NewLogger(os.Stderr)
+	door := auth.New(db, log)
+	h := &files.Handler{Store: fs, Quotas: db, Door: door, Locks: locks.New(), Log: log}
+	return &dav{Handler: h, db: db, door: door}, nil
 }
 
 // counted counts a listener's open connections into open, for the
@@ -163,9 +173,10 @@ func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.
 		return err
 	}
 	// The same configuration, handshake listener and handler as `bonesync
-	// serve` (serve.go), with post-quantum off as in the host comparison.
-	cfg := web.TLSConfig(func() *tls.Certificate { return &cert }, func() bool { return false }, time.Now)
-	var dav *web.DAV
+	// serve` (package server), with post-quantum off as in the host
+	// comparison.
+	cfg := front.TLSConfig(func() *tls.Certificate { return &cert }, func() bool { return false }, time.Now)
+	var d *dav
 	if authorized != "" && davDir == "" {
 		return errors.New("-authorized needs -dav")
 	}
@@ -173,16 +184,20 @@ func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.
 		return errors.New("-sftp needs -dav")
 	}
 	if davDir != "" {
-		if dav, err = newDAV(davDir, authorized); err != nil {
+		if d, err = newDAV(davDir, authorized); err != nil {
 			return err
 		}
 	}
+	var mounts []front.Mount
+	if d != nil {
+		mounts = append(mounts, d.Handler)
+	}
 	var open atomic.Int64 // HTTPS and SFTP connections, from accept to close
 	srv := &http.Server{
-		Handler:           web.HTTPS(content{ca}, dav, nil),
+		Handler:           front.HTTPS(content{ca}, mounts...),
 		ReadHeaderTimeout: 20 * time.Second,
 	}
-	hl := web.HandshakeListener(ctx, counted{tlsLn, &open}, cfg, web.Handshakes{Slots: guard.NewLimiter(4, 10*time.Second), Timeout: 60 * time.Second})
+	hl := front.HandshakeListener(ctx, counted{tlsLn, &open}, cfg, front.Handshakes{Slots: guard.NewLimiter(4, 10*time.Second), Timeout: 60 * time.Second})
 	go srv.Serve(hl)
 	sftpAddr := ""
 	if withSFTP {
@@ -191,7 +206,7 @@ func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.
 			return err
 		}
 		log := sysd.NewLogger(os.Stderr)
-		ss := &sftpd.Server{Users: dav.Users, Store: dav.Store, Guard: dav.Guard, Locks: locks.New(),
+		ss := &sftpd.Server{Door: d.door, Quotas: d.db, Store: d.Store, Locks: d.Locks,
 			Handshakes:  guard.NewLimiter(4, 10*time.Second),
 			Admission:   guard.NewAdmission("sftp", guard.Limits{PerAddress: 16, Waiting: 8}, log),
 			HostKey:     func() crypto.Signer { return hostKey },

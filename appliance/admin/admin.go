@@ -1,0 +1,192 @@
+// Package admin is what the box says about itself and the one change an
+// admin makes from outside the pages: the public status page and its
+// report (GET /, /report.json), /status.json for any logged-in user (the
+// version, the system slots), and PUT /admin/update, the admin's way to
+// apply an update bundle with curl. The web pages' admin page is webui's.
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/update"
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// System is what /status.json reports and /admin/update changes: the
+// running version and, on a card, its system slots.
+type System struct {
+	Version string
+	Board   string       // board.json's name; "" off the board
+	Card    *update.Card // nil when not booted from a card's slots
+	Started time.Time
+	// Reboot asks PID 1 to reboot into the armed update; nil where no
+	// bonesync PID 1 is there to ask.
+	Reboot func(why string)
+}
+
+// Door is the login door as the admin routes ask it (package auth).
+type Door interface {
+	Authenticate(w http.ResponseWriter, r *http.Request) (string, bool)
+}
+
+// Handler serves the routes.
+type Handler struct {
+	Door   Door
+	System *System
+	// Report is the benchmark report as it is now.
+	Report func() *report.Report
+	Log    *slog.Logger
+}
+
+// Routes mounts the routes on the HTTPS server's mux.
+func (h *Handler) Routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /{$}", h.page)
+	mux.HandleFunc("GET /report.json", h.reportJSON)
+	mux.HandleFunc("GET /status.json", h.status)
+	// PUT only (curl -T): a form cannot send it across sites.
+	mux.HandleFunc("PUT /admin/update", h.update)
+}
+
+// page is the status page: the report, as anyone may see it (no software
+// versions).
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'")
+	h.Report().Public().Page(w)
+}
+
+// reportJSON is the report: the public one to anyone, the full one to a
+// logged-in user (Basic credentials, checked as every login is).
+func (h *Handler) reportJSON(w http.ResponseWriter, r *http.Request) {
+	rep := h.Report().Public()
+	if _, _, hasAuth := r.BasicAuth(); hasAuth {
+		if _, ok := h.Door.Authenticate(w, r); !ok {
+			return
+		}
+		rep = h.Report()
+	}
+	b, err := rep.JSON()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+// status is /status.json: the running version, the board and the system
+// slots, for a logged-in user.
+func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
+	if _, ok := h.Door.Authenticate(w, r); !ok {
+		return
+	}
+	sys := h.System
+	st := struct {
+		Version string         `json:"version"`
+		Board   string         `json:"board,omitempty"`
+		Uptime  int64          `json:"uptime_seconds"`
+		System  *update.Status `json:"system,omitempty"`
+		Problem string         `json:"system_problem,omitempty"`
+	}{Version: sys.Version, Board: sys.Board, Uptime: int64(time.Since(sys.Started).Seconds())}
+	if sys.Card != nil {
+		s, err := sys.Card.Status()
+		st.System = &s
+		if err != nil {
+			st.Problem = err.Error()
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(st)
+}
+
+// update applies an update bundle sent by the admin (curl -T
+// bonesync-bbb.update https://BOX/admin/update) and, on the board, asks
+// PID 1 to reboot into it.
+func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
+	// A browser sends saved Basic credentials with a cross-site request
+	// too: refuse one that says it is (no CORS preflight is ever
+	// answered, so a cross-origin PUT does not get here either).
+	if auth.CrossSite(r) {
+		http.Error(w, "updates are not taken from another site's page", http.StatusForbidden)
+		return
+	}
+	user, ok := h.Door.Authenticate(w, r)
+	if !ok {
+		return
+	}
+	if user != users.Admin {
+		http.Error(w, "only admin applies updates", http.StatusForbidden)
+		return
+	}
+	sys := h.System
+	if sys.Card == nil {
+		http.Error(w, update.ErrNotCard.Error(), http.StatusNotImplemented)
+		return
+	}
+	progress := &logLines{log: h.Log}
+	m, err := sys.Card.Apply(http.MaxBytesReader(w, r.Body, maxBundle), sys.Board, progress)
+	if err != nil {
+		h.refused(w, r, err)
+		return
+	}
+	h.Log.Info("update armed", "version", m.Version, "user", user, "addr", r.RemoteAddr)
+	when := "the box reboots now into"
+	if sys.Reboot == nil {
+		when = "reboot the box (the console's reboot) to try"
+	}
+	fmt.Fprintf(w, "%s%s version %s, on trial: it becomes the default once it serves, else the box comes back to version %s by itself\n",
+		progress.all.String(), when, m.Version, sys.Version)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	if sys.Reboot != nil {
+		sys.Reboot("update to version " + m.Version)
+	}
+}
+
+// refused answers an update the card refused: 400 for a bad bundle, 413
+// for one too large, 500 for the card; and says what still boots.
+func (h *Handler) refused(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusInternalServerError // the card
+	var bad *update.BadBundle
+	var maxErr *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxErr):
+		code = http.StatusRequestEntityTooLarge
+	case errors.As(err, &bad):
+		code = http.StatusBadRequest
+	}
+	after := "nothing changed"
+	if errors.Is(err, update.ErrTouched) {
+		after = "the other slot holds no bootable system until an update succeeds"
+	}
+	h.Log.Error("update refused", "addr", r.RemoteAddr, "err", err)
+	http.Error(w, fmt.Sprintf("update refused: %v\n%s; slot %s, running now, still boots\n", err, after, h.System.Card.Running.Slot), code)
+}
+
+// maxBundle is more than a whole slot: a larger body is not a bundle.
+const maxBundle = update.KernelCapacity + update.InitrdCapacity + update.DTBCapacity + 1<<20
+
+// logLines logs each line written to it as it comes, and keeps them all.
+type logLines struct {
+	log *slog.Logger
+	all strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.all.Write(p)
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if line != "" {
+			l.log.Info(line)
+		}
+	}
+	return len(p), nil
+}

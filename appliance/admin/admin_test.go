@@ -1,0 +1,157 @@
+package admin
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/choose"
+	"github.com/bonesync/bonesync/appliance/keys"
+	"github.com/bonesync/bonesync/appliance/measure"
+	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// newHandler is the admin routes with the users u and admin, a report as
+// a board measures it, and sys.
+func newHandler(t *testing.T, sys *System) (*Handler, *report.Report) {
+	t.Helper()
+	st, err := state.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := users.Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, pw := range map[string]string{"u": "password", users.Admin: "adminpass"} {
+		if err := db.Add(n, pw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	phase := func(p50, p95 float64) *measure.Phase {
+		return &measure.Phase{Latency: measure.Stats{N: 10, P50: p50, P95: p95, P99: p95, Max: p95}, Rate: 20, CPUSamples: []float64{14.5}}
+	}
+	rep := &report.Report{
+		Machine: measure.Machine{CPU: "ARMv7 Processor rev 2 (v7l)", Cores: 1, Arch: "arm7", Kernel: "Linux 5.10.168-ti-r72",
+			Go: "go1.26.8", Time: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), LoadGen: "by a separate process", Hostname: "bonesync"},
+		Policy: report.Policy{TargetMs: 500, Concurrency: 8, BudgetS: 600, PostQuantum: "auto", MinStrength: keys.MinStrength},
+		TLS: []*measure.Result{
+			{Proto: measure.TLS, Key: keys.ECDSAP256, Kex: measure.X25519, Strength: 128, Full1: phase(38.2, 41.7), FullN: phase(201.4, 240.4)},
+		},
+		SSH: []*measure.Result{
+			{Proto: measure.SSH, Key: keys.Ed25519, Kex: measure.Curve25519SHA, Strength: 128, Full1: phase(55.3, 60.2), FullN: phase(280, 310)},
+		},
+		Choice: choose.Choice{
+			TLS: choose.Decision{Key: string(keys.ECDSAP256), MetTarget: true, Reasons: []string{"it meets the target"},
+				Verdicts: map[string]string{string(keys.ECDSAP256): choose.Chosen}},
+			SSH: choose.Decision{Key: string(keys.Ed25519), MetTarget: true, Reasons: []string{"it meets the target"},
+				Verdicts: map[string]string{string(keys.Ed25519): choose.Chosen}},
+			Target: "500ms", Concurrency: 8,
+		},
+		CAFingerprint: "AA:BB",
+		URLs:          []string{"https://bonesync.local/"},
+		DurationS:     100,
+	}
+	log := slog.New(slog.DiscardHandler)
+	return &Handler{Door: auth.New(db, log), System: sys, Report: func() *report.Report { return rep }, Log: log}, rep
+}
+
+func serve(h *Handler, method, path, user, pw, body string, hdr ...string) *httptest.ResponseRecorder {
+	mux := http.NewServeMux()
+	h.Routes(mux)
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	r.TLS = &tls.ConnectionState{}
+	if user != "" {
+		r.SetBasicAuth(user, pw)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, r)
+	return w
+}
+
+// /status.json needs a login and reports the version; /admin/update is
+// the admin's, and off a card it says so instead of pretending.
+func TestSystemRoutes(t *testing.T) {
+	rebooted := ""
+	h, _ := newHandler(t, &System{Version: "9.8.7", Started: time.Now(), Reboot: func(why string) { rebooted = why }})
+	if w := serve(h, "GET", "/status.json", "", "", ""); w.Code != 401 {
+		t.Errorf("GET /status.json without a login = %d", w.Code)
+	}
+	w := serve(h, "GET", "/status.json", "u", "password", "")
+	var st struct {
+		Version string
+		System  any
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &st); w.Code != 200 || err != nil || st.Version != "9.8.7" || st.System != nil {
+		t.Errorf("GET /status.json = %d %s", w.Code, w.Body)
+	}
+	if w := serve(h, "PUT", "/admin/update", "u", "password", "x"); w.Code != 403 {
+		t.Errorf("an update by a user who is not admin = %d", w.Code)
+	}
+	if w := serve(h, "PUT", "/admin/update", users.Admin, "adminpass", "x"); w.Code != 501 || !strings.Contains(w.Body.String(), "not booted from a bonesync card") {
+		t.Errorf("an update off a card = %d %s", w.Code, w.Body)
+	}
+	if w := serve(h, "POST", "/admin/update", users.Admin, "adminpass", "x"); w.Code != 405 {
+		t.Errorf("POST /admin/update = %d; only PUT is taken", w.Code)
+	}
+	if w := serve(h, "PUT", "/admin/update", users.Admin, "adminpass", "x", "Origin", "https://evil.example"); w.Code != 403 {
+		t.Errorf("a cross-site PUT = %d", w.Code)
+	}
+	if rebooted != "" {
+		t.Errorf("a refused update asked for a reboot (%s)", rebooted)
+	}
+}
+
+// The status page and /report.json show the benchmark, not the software
+// versions, to anyone; a logged-in user gets the full report.
+func TestReportHidesVersions(t *testing.T) {
+	h, rep := newHandler(t, &System{})
+	w := serve(h, "GET", "/", "", "", "")
+	if ct := w.Header().Get("Content-Type"); w.Code != 200 || ct != "text/html; charset=utf-8" {
+		t.Errorf("GET / = %d %q", w.Code, ct)
+	}
+	for _, want := range []string{"<svg", rep.CAFingerprint, rep.Choice.TLS.Key} {
+		if !strings.Contains(w.Body.String(), want) {
+			t.Errorf("GET / does not contain %q", want)
+		}
+	}
+	for _, p := range []string{"/", "/report.json"} {
+		if body := serve(h, "GET", p, "", "", "").Body.String(); strings.Contains(body, "5.10.168") || strings.Contains(body, "go1.26.8") || !strings.Contains(body, "ARMv7") {
+			t.Errorf("GET %s without login shows versions (or no benchmark):\n%.400s", p, body)
+		}
+	}
+	if body := serve(h, "GET", "/report.json", "u", "password", "").Body.String(); !strings.Contains(body, "5.10.168") || !strings.Contains(body, "go1.26.8") {
+		t.Errorf("GET /report.json logged in lacks the machine details:\n%.400s", body)
+	}
+	if w := serve(h, "GET", "/report.json", "u", "wrong", ""); w.Code != 401 {
+		t.Errorf("GET /report.json with a wrong password = %d, want 401", w.Code)
+	}
+}
+
+// The report is read per request: a new one shows at once.
+func TestReportReadPerRequest(t *testing.T) {
+	h, rep := newHandler(t, &System{})
+	for _, fp := range []string{"AA:BB", "CC:DD"} {
+		rep.CAFingerprint = fp
+		w := serve(h, "GET", "/report.json", "", "", "")
+		r, err := report.Parse(w.Body.Bytes())
+		if err != nil {
+			t.Fatalf("report.Parse(GET /report.json) error = %v, want nil", err)
+		}
+		if r.CAFingerprint != fp || !bytes.Contains(w.Body.Bytes(), []byte(fp)) {
+			t.Errorf("GET /report.json fingerprint = %s, want %s", r.CAFingerprint, fp)
+		}
+	}
+}

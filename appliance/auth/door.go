@@ -1,0 +1,140 @@
+// Package auth is the box's one login door. Every way in asks a Door: HTTP
+// Basic (WebDAV, CalDAV, CardDAV, the Nextcloud protocol, the admin routes),
+// the web pages' session and login form, app passwords, and SSH passwords
+// and keys. The door checks the account (package users) under one policy:
+//
+//   - failed logins are counted per source address across every protocol,
+//     and an address that fails MaxFailures times within Window is banned,
+//     for a time that doubles with each ban (bans.go);
+//   - one Argon2id hash runs at a time, the hashes of addresses with
+//     failures last (hashslots.go);
+//   - a server that cannot check (its users file unreadable) is a Fault,
+//     logged and told apart from a wrong password: it is no one's failure.
+//
+// Protocol packages take the door as a small interface of their own and
+// know nothing of each other.
+package auth
+
+import (
+	"log/slog"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// Result is what a login came to.
+type Result int
+
+const (
+	OK     Result = iota
+	Wrong         // a wrong name, password or key
+	Banned        // too many failures from the address: try later
+	Fault         // the server could not check (its log says why)
+)
+
+// Message is a result's words for a person at a login form.
+func (res Result) Message() string {
+	switch res {
+	case Wrong:
+		return "Wrong user name or password."
+	case Banned:
+		return "Too many failed logins from your address: try again in a few minutes."
+	case Fault:
+		return "The box cannot check passwords now; its log says why."
+	}
+	return ""
+}
+
+// Door checks every login of the box.
+type Door struct {
+	// LoginPage is the web pages' login form, where a browser that asks
+	// for a page with neither credentials nor a session is sent; "" gives
+	// it a Basic challenge like any client.
+	LoginPage string
+
+	accounts *users.DB
+	bans     *bans
+	slots    hashSlots
+	sessions Sessions
+	log      *slog.Logger
+}
+
+// New returns the door to accounts, logging failures, bans and faults to
+// log. It makes accounts hash through the door's slots (users.Turns), so
+// that a password change and a flood of guesses never hash at once.
+func New(accounts *users.DB, log *slog.Logger) *Door {
+	d := &Door{accounts: accounts, bans: newBans(time.Now, log), log: log}
+	d.sessions.stamp = accounts.Stamp
+	accounts.HashWith(&d.slots)
+	return d
+}
+
+// Sessions are the web pages' sessions.
+func (d *Door) Sessions() *Sessions { return &d.sessions }
+
+// Banned reports whether addr (a host, no port) may not try to log in now,
+// and for how long.
+func (d *Door) Banned(addr string) (bool, time.Duration) { return d.bans.Banned(addr) }
+
+// Password checks user's password or one of its app passwords, tried from
+// addr over proto ("webdav", "sftp"...).
+func (d *Door) Password(addr, proto, user, pw string) Result {
+	return d.check(addr, proto, user, func(suspect bool) (bool, error) {
+		return d.accounts.CheckPassword(user, pw, suspect)
+	})
+}
+
+// AccountPassword is Password for the account's own password only, never
+// an app password: the web pages' login form and the account page take
+// it, so that an app password (given to a sync client, perhaps on a phone
+// that is lost) cannot make more of them or change the password.
+func (d *Door) AccountPassword(addr, proto, user, pw string) Result {
+	return d.check(addr, proto, user, func(suspect bool) (bool, error) {
+		return d.accounts.CheckAccountPassword(user, pw, suspect)
+	})
+}
+
+func (d *Door) check(addr, proto, user string, verify func(suspect bool) (bool, error)) Result {
+	if banned, _ := d.bans.Banned(addr); banned {
+		return Banned
+	}
+	done, allowed := d.bans.Begin(addr, proto, user)
+	if !allowed {
+		return Banned
+	}
+	ok, err := verify(d.bans.Suspect(addr))
+	switch {
+	case err != nil:
+		done(serverFault)
+		d.log.Error("login not checked", "proto", proto, "user", user, "addr", addr, "err", err)
+		return Fault
+	case !ok:
+		done(wrongPassword)
+		return Wrong
+	}
+	done(loggedIn)
+	return OK
+}
+
+// PublicKey checks one key an SSH client offers for user. A refused key is
+// no failure by itself (a client offers the keys it has, one after
+// another): KeysRefused counts a connection that ends with none taken.
+func (d *Door) PublicKey(addr, user string, key ssh.PublicKey) Result {
+	ok, err := d.accounts.CheckKey(user, key)
+	switch {
+	case err != nil:
+		d.log.Error("key not checked", "proto", "sftp", "user", user, "addr", addr, "err", err)
+		return Fault
+	case !ok:
+		return Wrong
+	}
+	return OK
+}
+
+// KeysRefused counts, as one failed login, an SSH connection from addr
+// that offered only keys user does not have.
+func (d *Door) KeysRefused(addr, user string) {
+	d.bans.Failed(addr, "sftp", user+" (no key accepted)")
+}

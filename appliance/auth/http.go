@@ -1,0 +1,80 @@
+package auth
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/bonesync/bonesync/appliance/guard"
+)
+
+// Authenticate checks an HTTP request's credentials and returns its user;
+// when they fail it answers the request itself and returns false:
+//
+//   - over plain HTTP, 401 without a challenge: a password is never taken
+//     in clear, nor invited;
+//   - from a banned address, 429 with Retry-After;
+//   - Basic credentials (a password or an app password), checked under
+//     the bans: 401 with a challenge when wrong, 503 when the box cannot
+//     check;
+//   - without them, the web pages' session cookie, which must also carry
+//     its CSRF token on a request that may change something (any method
+//     but GET, HEAD, OPTIONS and PROPFIND);
+//   - a browser asking for a page with neither is sent to LoginPage (a
+//     Basic dialog could never be logged out of); any other client gets a
+//     Basic challenge.
+func (d *Door) Authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if r.TLS == nil {
+		http.Error(w, "WebDAV is served over HTTPS only", http.StatusUnauthorized)
+		return "", false
+	}
+	addr := guard.Host(r.RemoteAddr)
+	if banned, left := d.bans.Banned(addr); banned {
+		w.Header().Set("Retry-After", fmt.Sprint(int(left.Seconds())+1))
+		http.Error(w, "too many failed logins from your address; try again later", http.StatusTooManyRequests)
+		return "", false
+	}
+	user, pw, ok := r.BasicAuth()
+	if !ok {
+		if sess, ok := d.sessions.Get(r); ok && (SafeMethod(r.Method) || sess.Allows(r)) {
+			return sess.User, true
+		}
+		if d.LoginPage != "" && wantsPage(r) {
+			http.Redirect(w, r, d.LoginPage+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return "", false
+		}
+		challenge(w)
+		return "", false
+	}
+	res := d.Password(addr, "https", user, pw)
+	if res == OK {
+		return user, true
+	}
+	Answer(w, res)
+	return "", false
+}
+
+// Answer tells an HTTP client that its login failed, and why.
+func Answer(w http.ResponseWriter, res Result) {
+	switch res {
+	case Wrong:
+		challenge(w)
+	case Banned:
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, "too many failed logins from your address; try again later", http.StatusTooManyRequests)
+	case Fault:
+		http.Error(w, "the server cannot check passwords now; its log says why", http.StatusServiceUnavailable)
+	}
+}
+
+func challenge(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="bonesync", charset="UTF-8"`)
+	http.Error(w, "log in with your bonesync user name and password", http.StatusUnauthorized)
+}
+
+// wantsPage says whether r is a browser navigating (rather than a WebDAV
+// or sync client): a GET or HEAD that accepts HTML.
+func wantsPage(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.Contains(r.Header.Get("Accept"), "text/html")
+}

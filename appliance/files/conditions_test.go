@@ -1,0 +1,81 @@
+package files
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestPreconditions(t *testing.T) {
+	mtime := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		hdr    map[string]string
+		exists bool
+		want   bool
+	}{
+		{map[string]string{}, true, true},
+		{map[string]string{"If-Match": `"e1"`}, true, true},
+		{map[string]string{"If-Match": `"x", "e1"`}, true, true},
+		{map[string]string{"If-Match": `W/"e1"`}, true, false},
+		{map[string]string{"If-Match": `"x"`}, true, false},
+		{map[string]string{"If-Match": `*`}, true, true},
+		{map[string]string{"If-Match": `*`}, false, false},
+		{map[string]string{"If-None-Match": `*`}, true, false},
+		{map[string]string{"If-None-Match": `*`}, false, true},
+		{map[string]string{"If-None-Match": `"e1"`}, true, false},
+		{map[string]string{"If-None-Match": `W/"e1"`}, true, true},
+		{map[string]string{"If-Unmodified-Since": "Tue, 02 Jan 2024 03:04:05 GMT"}, true, true},
+		{map[string]string{"If-Unmodified-Since": "Tue, 02 Jan 2024 03:04:04 GMT"}, true, false},
+		// If-Match present: If-Unmodified-Since is not looked at (RFC 9110 13.2.2).
+		{map[string]string{"If-Match": `"e1"`, "If-Unmodified-Since": "Sat, 01 Jan 2000 00:00:00 GMT"}, true, true},
+	} {
+		h := http.Header{}
+		for k, v := range tc.hdr {
+			h.Set(k, v)
+		}
+		if got := preconditionsHold(h, tc.exists, "e1", mtime); got != tc.want {
+			t.Errorf("preconditionsHold(%v, exists=%v) = %v, want %v", tc.hdr, tc.exists, got, tc.want)
+		}
+	}
+}
+
+func TestParseIf(t *testing.T) {
+	lists, ok := parseIf(`<https://h/dav/a> (<opaquelocktoken:1> ["e"]) (Not <DAV:no-lock> [W/"e"])`)
+	if !ok || len(lists) != 2 {
+		t.Fatalf("parseIf = %+v, %v", lists, ok)
+	}
+	if lists[1].resource != "https://h/dav/a" || !lists[1].conds[0].not || lists[1].conds[0].token != "DAV:no-lock" || lists[1].conds[1].etag != "e" {
+		t.Errorf("second list = %+v", lists[1])
+	}
+	for _, bad := range []string{"", "(", "(<a>", "<x>", "(Not)", "([x)", "junk"} {
+		if _, ok := parseIf(bad); ok {
+			t.Errorf("parseIf(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseOCChecksum(t *testing.T) {
+	for in, ok := range map[string]bool{
+		"SHA1:" + "a9993e364706816aba3e25717850c26c9cd0d89d": true,
+		"sha1:" + "a9993e364706816aba3e25717850c26c9cd0d89d": true,
+		"MD5:900150983cd24fb0d6963f7d28e17f72":               true,
+		"Adler32:024d0127":                                   true,
+		"SHA1:abc":                                           false,
+		"SHA256:00":                                          false,
+		"nonsense":                                           false,
+	} {
+		if _, err := parseOCChecksum(in); (err == nil) != ok {
+			t.Errorf("parseOCChecksum(%q) = %v", in, err)
+		}
+	}
+	for in, want := range map[string]int64{"1500000000": 1500000000, "1500000000.5": 1500000000} {
+		if got, err := parseUnixTime(in); err != nil || got.Unix() != want {
+			t.Errorf("parseUnixTime(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"-1", "abc", "1e20", ""} {
+		if _, err := parseUnixTime(bad); err == nil {
+			t.Errorf("parseUnixTime(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package files
+
+// Dead properties (RFC 4918 section 4): what clients store with PROPPATCH,
+// kept in an extended attribute of the file, so that they move with it,
+// are copied with it and vanish with it.
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"net/http"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bonesync/bonesync/appliance/davxml"
+)
+
+// propsAttr is the extended attribute holding a file's dead properties.
+const propsAttr = "user.bonesync.davprops"
+
+// storedProp is one dead property as the attribute holds it (JSON).
+type storedProp struct {
+	Space, Local string
+	Lang         string `json:",omitempty"`
+	XML          []byte
+}
+
+// deadProp is a dead property's value.
+type deadProp struct {
+	Lang  string
+	Inner string // XML that declares every namespace it uses
+}
+
+// readXattr reads an attribute through get (getxattr on a descriptor or a
+// path), asking with a small buffer first: most files have no dead
+// properties, and a PROPFIND asks for every file. nil, nil when there is
+// none, or the file system keeps none.
+func readXattr(get func(buf []byte) (int, error)) ([]byte, error) {
+	var small [512]byte
+	buf := small[:]
+	n, err := get(buf)
+	if errors.Is(err, unix.ERANGE) {
+		if n, err = get(nil); err == nil {
+			buf = make([]byte, n)
+			n, err = get(buf)
+		}
+	}
+	if errors.Is(err, unix.ENODATA) || errors.Is(err, unix.ENOTSUP) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), buf[:n]...), nil
+}
+
+// deadProps reads the dead properties through get (see readXattr).
+func deadProps(get func(buf []byte) (int, error)) (map[xml.Name]deadProp, error) {
+	b, err := readXattr(get)
+	if err != nil {
+		return nil, err
+	}
+	m := map[xml.Name]deadProp{}
+	var stored []storedProp
+	if len(b) == 0 || json.Unmarshal(b, &stored) != nil {
+		return m, nil
+	}
+	for _, s := range stored {
+		m[xml.Name{Space: s.Space, Local: s.Local}] = deadProp{Lang: s.Lang, Inner: string(s.XML)}
+	}
+	return m, nil
+}
+
+// fdProps reads the dead properties of an open file.
+func fdProps(f *os.File) (map[xml.Name]deadProp, error) {
+	fd := int(f.Fd())
+	return deadProps(func(buf []byte) (int, error) { return unix.Fgetxattr(fd, propsAttr, buf) })
+}
+
+// proppatch answers PROPPATCH: the properties set or removed, all or none,
+// but {DAV:}lastmodified, which sets the file's date (as ownCloud,
+// Nextcloud and rclone use it).
+func (q *request) proppatch() {
+	if _, err := q.tree.Stat(q.name); err != nil {
+		WriteStoreError(q.w, err)
+		return
+	}
+	body, err := davxml.ReadBody(q.r.Body)
+	var patches []davxml.Patch
+	if err == nil {
+		patches, err = davxml.ParseProppatch(body)
+	}
+	if err != nil {
+		http.Error(q.w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f, err := q.tree.Open(q.name)
+	if err != nil {
+		WriteStoreError(q.w, err)
+		return
+	}
+	defer f.Close()
+	stats, err := q.patch(f, patches)
+	if err != nil {
+		q.refused("PROPPATCH", err)
+		return
+	}
+	m := davxml.NewWriter(q.w)
+	m.Response(q.r.URL.Path, stats...)
+	m.Close("")
+}
+
+// patch applies patches to the file f. A property that cannot be set (a
+// live one, the ownCloud and Nextcloud ones, a date that is none) fails
+// them all: it is answered with its status, the others with 424.
+func (q *request) patch(f *os.File, patches []davxml.Patch) ([]davxml.Propstat, error) {
+	m, err := fdProps(f)
+	if err != nil {
+		return nil, err
+	}
+	for name := range m {
+		if liveProps[name] {
+			delete(m, name)
+		}
+	}
+	var mtime time.Time
+	for _, p := range patches {
+		code, why := http.StatusOK, ""
+		switch {
+		case p.Name == lastModifiedProp && !p.Remove:
+			if mtime, err = parseModTime(string(p.Inner)); err != nil {
+				code = http.StatusConflict
+			}
+		case liveProps[p.Name] || p.Name.Space == davxml.NSOC || p.Name.Space == davxml.NSNC:
+			code, why = http.StatusForbidden, "<D:cannot-modify-protected-property/>"
+		case p.Remove:
+			delete(m, p.Name)
+		default:
+			m[p.Name] = deadProp{Lang: p.Lang, Inner: string(p.Inner)}
+		}
+		if code != http.StatusOK {
+			return failedPatch(patches, p.Name, code, why), nil
+		}
+	}
+	if !mtime.IsZero() {
+		if err := q.tree.SetModTime(q.name, mtime); err != nil {
+			return nil, err
+		}
+	}
+	var ok davxml.Props
+	for _, p := range patches {
+		ok.Add(p.Name, "", "")
+	}
+	if err := storeProps(int(f.Fd()), m); err != nil {
+		// The file system cannot hold them (no extended attributes, or full).
+		return []davxml.Propstat{{Status: http.StatusInsufficientStorage, Props: &ok}}, nil
+	}
+	return []davxml.Propstat{{Status: http.StatusOK, Props: &ok}}, nil
+}
+
+// failedPatch is the answer to a PROPPATCH that failed at bad: its status
+// for it, 424 Failed Dependency for the others (RFC 4918 section 9.2).
+func failedPatch(patches []davxml.Patch, bad xml.Name, code int, why string) []davxml.Propstat {
+	var failed, others davxml.Props
+	failed.Add(bad, "", "")
+	for _, p := range patches {
+		if p.Name != bad {
+			others.Add(p.Name, "", "")
+		}
+	}
+	return []davxml.Propstat{{Status: code, Props: &failed, Error: why}, {Status: http.StatusFailedDependency, Props: &others}}
+}
+
+// storeProps writes m as the file's dead properties (none: the attribute
+// goes).
+func storeProps(fd int, m map[xml.Name]deadProp) error {
+	if len(m) == 0 {
+		if err := unix.Fremovexattr(fd, propsAttr); err != nil && !errors.Is(err, unix.ENODATA) {
+			return err
+		}
+		return nil
+	}
+	stored := make([]storedProp, 0, len(m))
+	for name, p := range m {
+		stored = append(stored, storedProp{Space: name.Space, Local: name.Local, Lang: p.Lang, XML: []byte(p.Inner)})
+	}
+	b, _ := json.Marshal(stored)
+	return unix.Fsetxattr(fd, propsAttr, b, 0)
+}

@@ -1,0 +1,229 @@
+// Package files serves each user's files (package store) over WebDAV (RFC
+// 4918, classes 1 and 2) at Prefix, and over the part of the ownCloud and
+// Nextcloud protocol their sync clients and rclone's vendors use
+// (nextcloud.go, chunked.go). Every method is answered here, on the store:
+//
+//   - PROPFIND walks the tree from open folders, writing as it goes
+//     (propfind.go); PROPPATCH keeps dead properties in an extended
+//     attribute of the file, and {DAV:}lastmodified sets its date
+//     (proppatch.go, deadprops.go);
+//   - GET, HEAD, PUT, DELETE, MKCOL, COPY and MOVE (methods.go, copy.go):
+//     every write is a store Upload, committed whole or not at all;
+//   - LOCK and UNLOCK on the box's lock table, which SFTP honours too
+//     (lock.go), the If header (ifheader.go) and the conditional headers
+//     (conditions.go), checked under a per-path lock so that a check and
+//     its change are one step (pathlock.go).
+//
+// What sync clients need on top of RFC 4918 is here too: the client's
+// modification time (X-OC-Mtime, PROPPATCH lastmodified), checksums
+// (OC-Checksum, Content-MD5), strong ETags for files and folders, file
+// ids and the oc: properties (props.go).
+package files
+
+import (
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/bonesync/bonesync/appliance/locks"
+	"github.com/bonesync/bonesync/appliance/store"
+)
+
+// Prefix is where WebDAV lives on the HTTPS server.
+const Prefix = "/dav"
+
+// Door is the login door as the files protocol asks it (package auth).
+type Door interface {
+	// Authenticate returns the request's user, or answers the request
+	// itself (401, 429...) and returns false.
+	Authenticate(w http.ResponseWriter, r *http.Request) (string, bool)
+}
+
+// Quotas are the users' quotas in bytes (users.DB), 0 for none.
+type Quotas interface {
+	Quota(user string) int64
+}
+
+// Handler serves the files.
+type Handler struct {
+	Store  *store.Store
+	Quotas Quotas
+	Door   Door
+	// Locks are the WebDAV locks, which SFTP honours too.
+	Locks *locks.Table
+	Log   *slog.Logger
+	// FolderPage, if set, is the web page that shows a folder (p: its
+	// path in the user's tree): where a GET of a folder is sent.
+	FolderPage func(p string) string
+
+	paths pathLocks
+}
+
+// Routes mounts WebDAV at Prefix, and the ownCloud and Nextcloud roots
+// and endpoints.
+func (h *Handler) Routes(mux *http.ServeMux) {
+	for _, p := range []string{Prefix, Prefix + "/", ocWebDAV, ocWebDAV + "/", ncFiles} {
+		mux.Handle(p, h)
+	}
+	mux.Handle(ncUploads, http.HandlerFunc(h.serveUploads))
+	mux.HandleFunc("/status.php", status)
+	for _, v := range []string{"/ocs/v1.php", "/ocs/v2.php"} {
+		mux.Handle(v+"/cloud/capabilities", h.ocs(capabilities))
+		mux.Handle(v+"/cloud/user", h.ocs(h.userInfo))
+	}
+}
+
+// PlainRoutes answers the protocol's paths on the plain-HTTP port with
+// the door's refusal (401: passwords are taken over TLS only), rather than
+// the redirect to HTTPS a client might follow with its password.
+func (h *Handler) PlainRoutes(mux *http.ServeMux) {
+	for _, p := range []string{Prefix, Prefix + "/", "/remote.php/", "/ocs/"} {
+		mux.Handle(p, h)
+	}
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	user, ok := h.Door.Authenticate(w, r)
+	if !ok {
+		return
+	}
+	prefix, ok := davRoot(r.URL.Path, user)
+	if !ok {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	h.serve(w, r, user, prefix)
+}
+
+// request is one WebDAV request on a user's tree, reached under prefix;
+// name is the path in the tree (in NFC, as the store names files).
+type request struct {
+	h            *Handler
+	w            http.ResponseWriter
+	r            *http.Request
+	tree         *store.Tree
+	user, prefix string
+	name         string
+}
+
+// serve answers a WebDAV request on user's tree, reached under prefix.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, user, prefix string) {
+	tree, err := h.Store.Tree(user)
+	if err != nil {
+		h.Log.Error("cannot open the files", "user", user, "err", err)
+		http.Error(w, "cannot open your files", http.StatusInternalServerError)
+		return
+	}
+	defer tree.Close()
+	tree.SetQuota(h.Quotas.Quota(user))
+	q := &request{h: h, w: w, r: r, tree: tree, user: user, prefix: prefix,
+		name: norm.NFC.String(strings.TrimPrefix(r.URL.Path, prefix))}
+	switch r.Method {
+	case http.MethodOptions:
+		q.options()
+	case http.MethodGet, http.MethodHead:
+		q.get()
+	case "PROPFIND":
+		q.propfind()
+	case "LOCK":
+		defer h.paths.lock(user, q.name)()
+		q.lock()
+	case "UNLOCK":
+		q.unlock()
+	case http.MethodPut, http.MethodDelete, "MKCOL", "PROPPATCH", "COPY", "MOVE":
+		q.change()
+	default:
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// change answers a request that changes the store: its paths locked, the
+// locks in its way and its conditional headers checked, then done.
+func (q *request) change() {
+	r := q.r
+	paths := []string{q.name}
+	dst, hasDst := destination(r, q.prefix)
+	if hasDst {
+		paths = append(paths, dst)
+	} else if r.Method == "MOVE" || r.Method == "COPY" {
+		http.Error(q.w, "the Destination must be in your files, under "+q.prefix+"/", http.StatusBadRequest)
+		return
+	}
+	defer q.h.paths.lock(q.user, paths...)()
+	_, statErr := q.tree.Stat(q.name)
+	var changes []locks.Change
+	switch r.Method {
+	case http.MethodPut:
+		changes = []locks.Change{{Path: q.name, Member: statErr != nil}}
+	case http.MethodDelete, "MOVE":
+		changes = []locks.Change{{Path: q.name, Tree: true, Member: true}}
+	case "MKCOL":
+		changes = []locks.Change{{Path: q.name, Member: true}}
+	case "PROPPATCH":
+		changes = []locks.Change{{Path: q.name}}
+	}
+	if hasDst {
+		changes = append(changes, locks.Change{Path: dst, Tree: true, Member: true})
+	}
+	if !q.conditions(changes...) {
+		return
+	}
+	switch r.Method {
+	case http.MethodPut:
+		q.put()
+	case http.MethodDelete:
+		q.delete()
+	case "MKCOL":
+		q.mkcol()
+	case "PROPPATCH":
+		q.proppatch()
+	case "COPY", "MOVE":
+		q.copyMove(dst)
+	}
+}
+
+// options answers OPTIONS: the methods the path takes, and the WebDAV
+// classes.
+func (q *request) options() {
+	allow := "OPTIONS, LOCK, PUT, MKCOL"
+	if fi, err := q.tree.Stat(q.name); err == nil {
+		if fi.IsDir() {
+			allow = "OPTIONS, LOCK, DELETE, PROPPATCH, COPY, MOVE, UNLOCK, PROPFIND"
+		} else {
+			allow = "OPTIONS, LOCK, GET, HEAD, DELETE, PROPPATCH, COPY, MOVE, UNLOCK, PROPFIND, PUT"
+		}
+	}
+	h := q.w.Header()
+	h.Set("Allow", allow)
+	h.Set("DAV", "1, 2")
+	h.Set("MS-Author-Via", "DAV") // Windows' WebDAV client looks for it
+}
+
+// destination is the Destination header's path inside the user's tree,
+// cleaned and in NFC. Its host is not compared with the request's: behind
+// a proxy the two may differ, and the path alone says where.
+func destination(r *http.Request, prefix string) (string, bool) {
+	u, err := url.Parse(r.Header.Get("Destination"))
+	if err != nil || u.Path == "" {
+		return "", false
+	}
+	p, ok := underPrefix(u.Path, prefix)
+	if !ok {
+		return "", false
+	}
+	return path.Clean("/" + norm.NFC.String(p)), true
+}
+
+// underPrefix is p's part below prefix: "/dav/a" under "/dav" is "/a", but
+// "/remote.php/dav/files/alice/x" is not under ".../files/al".
+func underPrefix(p, prefix string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, prefix)
+	if !ok || rest != "" && rest[0] != '/' {
+		return "", false
+	}
+	return rest, true
+}

@@ -1,0 +1,162 @@
+package files
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/locks"
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// newDAV is the files protocol on a fresh state directory with the user
+// "u" (password "password") whose tree holds files/ with n files.
+func newDAV(t testing.TB, n int) *Handler {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := state.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := users.Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Add("u", "password"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(filepath.Join(dir, "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := s.Tree("u")
+	tr.Mkdir("files")
+	for i := 0; i < n; i++ {
+		u, _ := tr.Create(fmt.Sprintf("files/f%05d.txt", i), false)
+		fmt.Fprintf(u, "file %d\n", i)
+		if err := u.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr.Close()
+	log := slog.New(slog.DiscardHandler)
+	return &Handler{Store: s, Quotas: db, Door: auth.New(db, log), Locks: locks.New(), Log: log}
+}
+
+func davRequest(method, target, body string, hdr ...string) *http.Request {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	r.TLS = &tls.ConnectionState{}
+	r.SetBasicAuth("u", "password")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	return r
+}
+
+const propfindBody = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/><d:getlastmodified/><d:getcontentlength/><d:getetag/></d:prop></d:propfind>`
+
+func TestPropfindListsEveryFileWithETag(t *testing.T) {
+	d := newDAV(t, 50)
+	w := httptest.NewRecorder()
+	d.ServeHTTP(w, davRequest("PROPFIND", "/dav/files/", propfindBody, "Depth", "1"))
+	if w.Code != 207 {
+		t.Fatalf("PROPFIND = %d", w.Code)
+	}
+	if n := strings.Count(w.Body.String(), "<D:getetag>"); n != 51 {
+		t.Errorf("%d getetag properties, want 51 (the folder and 50 files)", n)
+	}
+}
+
+// BenchmarkPropfind1000 is a Depth 1 PROPFIND of a folder of 1,000 files.
+func BenchmarkPropfind1000(b *testing.B) {
+	d := newDAV(b, 1000)
+	time.Sleep(0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w := httptest.NewRecorder()
+		d.ServeHTTP(w, davRequest("PROPFIND", "/dav/files/", propfindBody, "Depth", "1"))
+		if w.Code != 207 {
+			b.Fatal(w.Code)
+		}
+	}
+}
+
+func serveDAV(d *Handler, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	d.ServeHTTP(w, r)
+	return w
+}
+
+// NFC and NFD spellings of one name are one file for locks and for the
+// check that a MOVE's destination is not its source.
+func TestSpellingsAreOnePath(t *testing.T) {
+	d := newDAV(t, 0)
+	nfc, nfd := "/dav/caf%C3%A9", "/dav/cafe%CC%81"
+	if w := serveDAV(d, davRequest("MKCOL", nfc, "")); w.Code != 201 {
+		t.Fatalf("MKCOL = %d", w.Code)
+	}
+	serveDAV(d, davRequest("PUT", nfc+"/inside.txt", "keep me"))
+	if w := serveDAV(d, davRequest("MOVE", nfd, "", "Destination", "https://example"+nfc, "Overwrite", "T")); w.Code != 403 {
+		t.Errorf("MOVE of a folder onto its other spelling = %d, want 403", w.Code)
+	}
+	if w := serveDAV(d, davRequest("GET", nfc+"/inside.txt", "")); w.Code != 200 || w.Body.String() != "keep me" {
+		t.Fatalf("after the MOVE the folder's file is %d %q", w.Code, w.Body.String())
+	}
+	lock := `<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>`
+	if w := serveDAV(d, davRequest("LOCK", nfc+"/inside.txt", lock)); w.Code != 200 {
+		t.Fatalf("LOCK = %d", w.Code)
+	}
+	if w := serveDAV(d, davRequest("PUT", nfd+"/inside.txt", "overwritten")); w.Code != 423 {
+		t.Errorf("PUT to the other spelling of a locked file = %d, want 423", w.Code)
+	}
+}
+
+// A shared lock on each of two files: deleting their folder needs a token
+// for each.
+func TestDeleteNeedsEveryLockedMember(t *testing.T) {
+	d := newDAV(t, 2)
+	shared := `<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>`
+	w := serveDAV(d, davRequest("LOCK", "/dav/files/f00000.txt", shared))
+	serveDAV(d, davRequest("LOCK", "/dav/files/f00001.txt", shared))
+	tok := w.Header().Get("Lock-Token")
+	if w := serveDAV(d, davRequest("DELETE", "/dav/files", "", "If", "</dav/files/f00000.txt> ("+tok+")")); w.Code != 423 {
+		t.Errorf("DELETE with one of two files' tokens = %d, want 423", w.Code)
+	}
+}
+
+func TestPropfindProperties(t *testing.T) {
+	d := newDAV(t, 1)
+	patch := `<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:z"><D:set><D:prop><Z:color>blue &amp; green</Z:color></D:prop></D:set></D:propertyupdate>`
+	if w := serveDAV(d, davRequest("PROPPATCH", "/dav/files/f00000.txt", patch)); w.Code != 207 {
+		t.Fatalf("PROPPATCH = %d", w.Code)
+	}
+	w := serveDAV(d, davRequest("PROPFIND", "/dav/files/f00000.txt", "", "Depth", "0"))
+	for _, want := range []string{`<color xmlns="urn:z">blue &amp; green</color>`, "<D:getcontentlength>7</D:getcontentlength>", "<D:getetag>\""} {
+		if !strings.Contains(w.Body.String(), want) {
+			t.Errorf("allprop lacks %s:\n%s", want, w.Body.String())
+		}
+	}
+	w = serveDAV(d, davRequest("PROPFIND", "/dav/files/", `<propfind xmlns="DAV:" xmlns:oc="http://owncloud.org/ns"><prop><getetag/><oc:checksums/><oc:permissions/><quota-used-bytes/><nothing xmlns="urn:n"/></prop></propfind>`, "Depth", "1"))
+	body := w.Body.String()
+	if w.Code != 207 || strings.Count(body, "<D:response>") != 2 || !strings.Contains(body, "<D:getetag>\"") ||
+		!strings.Contains(body, `<oc:checksums><oc:checksum>SHA1:`) ||
+		!strings.Contains(body, `<oc:permissions>RGDNVCK</oc:permissions>`) ||
+		!strings.Contains(body, "<D:quota-used-bytes>") || !strings.Contains(body, `<nothing xmlns="urn:n"/></D:prop><D:status>HTTP/1.1 404 Not Found`) {
+		t.Errorf("PROPFIND Depth 1 = %d:\n%s", w.Code, body)
+	}
+	if w := serveDAV(d, davRequest("PROPFIND", "/dav/missing", "")); w.Code != 404 {
+		t.Errorf("PROPFIND of a missing path = %d", w.Code)
+	}
+	if w := serveDAV(d, davRequest("PROPFIND", "/dav/files/", "", "Depth", "2")); w.Code != 400 {
+		t.Errorf("PROPFIND Depth 2 = %d", w.Code)
+	}
+}

@@ -1,0 +1,174 @@
+package files
+
+// LOCK and UNLOCK, on the box's lock table (package locks), which has
+// shared locks and which SFTP honours too. Every request that changes
+// something has its If header and the locks in its way checked first
+// (request.conditions).
+
+import (
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/locks"
+)
+
+// lockInfo is a LOCK request's body.
+type lockInfo struct {
+	XMLName   xml.Name  `xml:"lockinfo"`
+	Exclusive *struct{} `xml:"lockscope>exclusive"`
+	Shared    *struct{} `xml:"lockscope>shared"`
+	Write     *struct{} `xml:"locktype>write"`
+	Owner     *struct {
+		Inner string `xml:",innerxml"`
+	} `xml:"owner"`
+}
+
+// lock answers LOCK: a new lock (exclusive or shared, depth 0 or infinity;
+// on a name that does not exist it makes an empty file, RFC 4918 section
+// 9.10.4), or with no body a refresh of a lock the If header names.
+func (q *request) lock() {
+	w, r, name := q.w, q.r, q.name
+	timeout := parseTimeout(r.Header.Get("Timeout"))
+	body, err := davxml.ReadBody(r.Body)
+	if err != nil {
+		http.Error(w, "bad LOCK body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		holds, submitted, ok := q.ifHeader()
+		for _, tok := range submitted {
+			if !ok || !holds {
+				break
+			}
+			if l, err := q.h.Locks.Refresh(q.user, name, tok, timeout); err == nil {
+				writeLockDiscovery(w, http.StatusOK, q.prefix, l)
+				return
+			}
+		}
+		http.Error(w, "no lock of yours to refresh here", http.StatusPreconditionFailed)
+		return
+	}
+	var li lockInfo
+	if err := xml.Unmarshal(body, &li); err != nil || (li.Exclusive == nil) == (li.Shared == nil) || li.Write == nil {
+		http.Error(w, "LOCK wants a lockinfo with an exclusive or shared write lock", http.StatusBadRequest)
+		return
+	}
+	depth := locks.Infinity
+	switch r.Header.Get("Depth") {
+	case "", "infinity", "Infinity":
+	case "0":
+		depth = 0
+	default:
+		http.Error(w, "LOCK takes Depth 0 or infinity", http.StatusBadRequest)
+		return
+	}
+	// Locking an existing file needs no other lock's token (a conflict is
+	// Create's to find); making a new one in a locked folder does.
+	_, statErr := q.tree.Stat(name)
+	var changes []locks.Change
+	if statErr != nil {
+		changes = append(changes, locks.Change{Path: name, Member: true})
+	}
+	if !q.conditions(changes...) {
+		return
+	}
+	owner := ""
+	if li.Owner != nil {
+		owner = li.Owner.Inner
+	}
+	created := false
+	if errors.Is(statErr, os.ErrNotExist) {
+		if _, err := q.tree.Stat(path.Dir(path.Clean("/" + name))); err != nil {
+			http.Error(w, "the folder does not exist", http.StatusConflict)
+			return
+		}
+		created = true
+	}
+	l, err := q.h.Locks.Create(q.user, name, depth, li.Shared != nil, owner, timeout)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusLocked)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		u, err := q.tree.Create(name, false)
+		if err == nil {
+			err = u.Close()
+		}
+		if err != nil {
+			q.h.Locks.Unlock(q.user, name, l.Token)
+			WriteStoreError(w, err)
+			return
+		}
+		status = http.StatusCreated
+	}
+	w.Header().Set("Lock-Token", "<"+l.Token+">")
+	writeLockDiscovery(w, status, q.prefix, l)
+}
+
+// unlock answers UNLOCK: the Lock-Token must name a lock covering the path.
+func (q *request) unlock() {
+	w := q.w
+	tok := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(q.r.Header.Get("Lock-Token")), "<"), ">")
+	if tok == "" {
+		http.Error(w, "UNLOCK needs a Lock-Token", http.StatusBadRequest)
+		return
+	}
+	if err := q.h.Locks.Unlock(q.user, q.name, tok); err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// parseTimeout reads a Timeout header ("Second-600", "Infinite", maybe a
+// list); the table caps what it gets.
+func parseTimeout(h string) time.Duration {
+	for _, v := range strings.Split(h, ",") {
+		v = strings.TrimSpace(v)
+		if n, ok := strings.CutPrefix(v, "Second-"); ok {
+			if s, err := strconv.ParseInt(n, 10, 64); err == nil && s > 0 {
+				return time.Duration(min(s, int64(locks.MaxTimeout/time.Second))) * time.Second
+			}
+		}
+	}
+	return locks.MaxTimeout
+}
+
+func writeLockDiscovery(w http.ResponseWriter, status int, prefix string, l locks.Lock) {
+	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?><D:prop xmlns:D="DAV:"><D:lockdiscovery>%s</D:lockdiscovery></D:prop>`,
+		activeLock(prefix, l))
+}
+
+// activeLock is a lock as a DAV:activelock element.
+func activeLock(prefix string, l locks.Lock) string {
+	scope, depth := "exclusive", "infinity"
+	if l.Shared {
+		scope = "shared"
+	}
+	if l.Depth == 0 {
+		depth = "0"
+	}
+	owner := ""
+	if l.Owner != "" {
+		owner = "<owner>" + l.Owner + "</owner>"
+	}
+	return fmt.Sprintf(`<activelock xmlns="DAV:"><locktype><write/></locktype><lockscope><%s/></lockscope><depth>%s</depth>%s`+
+		`<timeout>Second-%d</timeout><locktoken><href>%s</href></locktoken><lockroot><href>%s</href></lockroot></activelock>`,
+		scope, depth, owner, int(l.Timeout.Seconds()), l.Token, davxml.Text((&url.URL{Path: prefix + l.Root}).EscapedPath()))
+}
+
+// supportedLock is DAV:supportedlock's value: exclusive and shared write locks.
+const supportedLock = `<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>` +
+	`<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>`

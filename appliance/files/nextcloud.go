@@ -1,0 +1,118 @@
+package files
+
+// The part of the ownCloud/Nextcloud server protocol that their sync
+// clients (and rclone's owncloud and nextcloud vendors) need: status.php,
+// the OCS capabilities and user endpoints, the WebDAV roots under
+// remote.php, and chunked uploads (chunked.go). All of it sits on the same
+// store and the same login as /dav/.
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// The WebDAV roots the clients use, besides Prefix.
+const (
+	ocWebDAV     = "/remote.php/webdav"
+	ncFiles      = "/remote.php/dav/files/"   // + USER
+	ncUploads    = "/remote.php/dav/uploads/" // + USER
+	serverPretty = "bonesync"
+)
+
+// davRoot is the prefix under which urlPath reaches user's files: /dav,
+// /remote.php/webdav, or /remote.php/dav/files/USER (another user's is
+// refused).
+func davRoot(urlPath, user string) (string, bool) {
+	for _, p := range []string{Prefix, ocWebDAV} {
+		if urlPath == p || strings.HasPrefix(urlPath, p+"/") {
+			return p, true
+		}
+	}
+	if rest, ok := strings.CutPrefix(urlPath, ncFiles); ok {
+		name, _, _ := strings.Cut(rest, "/")
+		if name == user {
+			return ncFiles + user, true
+		}
+	}
+	return "", false
+}
+
+// serverVersion is the Nextcloud release whose protocol this follows: the
+// clients check it to decide what the server can do.
+const serverVersion = "25.0.0.0"
+
+func status(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]any{
+		"installed": true, "maintenance": false, "needsDbUpgrade": false,
+		"version": serverVersion, "versionstring": "25.0.0", "edition": "",
+		"productname": serverPretty, "extendedSupport": false,
+	})
+}
+
+func capabilities(string) any {
+	return map[string]any{
+		"version": map[string]any{"major": 25, "minor": 0, "micro": 0, "string": "25.0.0", "edition": "", "extendedSupport": false},
+		"capabilities": map[string]any{
+			"core": map[string]any{"pollinterval": 60, "webdav-root": "remote.php/webdav"},
+			"dav":  map[string]any{"chunking": "1.0"},
+			"checksums": map[string]any{
+				"supportedTypes":      []string{"SHA1", "MD5", "ADLER32"},
+				"preferredUploadType": "SHA1",
+			},
+			"files": map[string]any{"bigfilechunking": true, "undelete": false, "versioning": false},
+		},
+	}
+}
+
+// ocs answers an OCS API call, as JSON (format=json) for the logged-in user;
+// v1 says status code 100 in its envelope, v2 200.
+func (h *Handler) ocs(data func(user string) any) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, ok := h.Door.Authenticate(w, r)
+		if !ok {
+			return
+		}
+		code := 100
+		if strings.HasPrefix(r.URL.Path, "/ocs/v2.php") {
+			code = 200
+		}
+		writeJSON(w, map[string]any{"ocs": map[string]any{
+			"meta": map[string]any{"status": "ok", "statuscode": code, "message": "OK"},
+			"data": data(user),
+		}})
+	})
+}
+
+// userInfo is the OCS user record, with the quota as Nextcloud reports it
+// (-3: no quota but the disk).
+func (h *Handler) userInfo(user string) any {
+	info := map[string]any{"id": user, "display-name": user, "displayname": user, "email": nil, "enabled": true}
+	tree, err := h.Store.Tree(user)
+	if err != nil {
+		return info
+	}
+	defer tree.Close()
+	q := h.Quotas.Quota(user)
+	tree.SetQuota(q)
+	used, err1 := tree.Usage()
+	free, err2 := tree.Free()
+	if err1 != nil || err2 != nil {
+		return info
+	}
+	quota := map[string]any{"used": used, "free": free, "total": used + free, "quota": -3}
+	if q > 0 {
+		quota["free"] = max(0, min(free, q-used))
+		quota["total"], quota["quota"] = q, q
+	}
+	if total := quota["total"].(int64); total > 0 {
+		quota["relative"] = float64(used) * 100 / float64(total)
+	}
+	info["quota"] = quota
+	return info
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	json.NewEncoder(w).Encode(v)
+}

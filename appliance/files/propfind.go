@@ -1,0 +1,296 @@
+package files
+
+// PROPFIND: what sync clients send most, over folders of thousands of
+// files, and on the board every system call counts. Each entry of a folder
+// is described from the open folder (store.Tree.InfoIn: an fstatat and a
+// getxattr, the file never opened), its dead properties are read only when
+// the request may want them, and the answer is written as it is walked
+// (davxml.Writer), so Depth infinity over any tree takes the memory of one
+// folder's names.
+
+import (
+	"encoding/xml"
+	"fmt"
+	"mime"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/store"
+)
+
+// wantsDead says whether a PROPFIND may ask for dead properties: allprop,
+// propname, or a name that is not a live property. The ownCloud and
+// Nextcloud namespaces are the server's: no dead property is there, so
+// asking for one (oc:share-types...) reads none.
+func wantsDead(req davxml.Propfind) bool {
+	if req.AllProp || req.PropName {
+		return true
+	}
+	for _, name := range req.Names {
+		if !liveProps[name] && name.Space != davxml.NSOC && name.Space != davxml.NSNC {
+			return true
+		}
+	}
+	return false
+}
+
+// propfind answers a PROPFIND.
+func (q *request) propfind() {
+	body, err := davxml.ReadBody(q.r.Body)
+	var req davxml.Propfind
+	if err == nil {
+		req, err = davxml.ParsePropfind(body)
+	}
+	if err != nil {
+		http.Error(q.w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	depth := -1
+	switch q.r.Header.Get("Depth") {
+	case "0":
+		depth = 0
+	case "1":
+		depth = 1
+	case "", "infinity", "Infinity":
+	default:
+		http.Error(q.w, "Depth must be 0, 1 or infinity", http.StatusBadRequest)
+		return
+	}
+	top, err := q.tree.Info(q.name)
+	if err != nil {
+		WriteStoreError(q.w, err)
+		return
+	}
+	pw := &propWriter{q: q, m: davxml.NewWriter(q.w), req: req, wantDead: wantsDead(req)}
+	clean := path.Clean("/" + q.name)
+	pw.entry(clean, top, func() (map[xml.Name]deadProp, error) {
+		f, err := q.tree.Open(q.name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return fdProps(f)
+	})
+	if top.IsDir() && depth != 0 {
+		pw.folder(clean, depth)
+	}
+	pw.m.Close("")
+}
+
+// propWriter writes a multistatus answer as it walks.
+type propWriter struct {
+	q        *request
+	m        *davxml.Writer
+	req      davxml.Propfind
+	wantDead bool
+	quota    *[2]int64 // used, available; read once
+}
+
+// folder writes the entries of the folder p, and at depth infinity theirs.
+func (pw *propWriter) folder(p string, depth int) {
+	tree := pw.q.tree
+	dir, err := tree.OpenDir(p)
+	if err != nil {
+		return
+	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return
+	}
+	var sub []string
+	for _, n := range names {
+		if store.IsInternal(n) { // an upload's temporary file from before the staging folder
+			continue
+		}
+		child := path.Join(p, n)
+		in, ok, err := tree.InfoIn(dir, n)
+		if !ok {
+			in, err = tree.Info(child) // a symlink: followed, inside the tree
+		}
+		if err != nil {
+			continue // gone since the listing, or a link that leads out
+		}
+		pw.entry(child, in, func() (map[xml.Name]deadProp, error) {
+			if ok {
+				return deadProps(func(buf []byte) (int, error) { return tree.XattrIn(dir, n, propsAttr, buf) })
+			}
+			f, err := tree.Open(child)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			return fdProps(f)
+		})
+		if in.IsDir() && depth < 0 {
+			sub = append(sub, child)
+		}
+	}
+	for _, s := range sub {
+		pw.folder(s, depth)
+	}
+}
+
+// entry writes one response.
+func (pw *propWriter) entry(p string, in store.Info, dead func() (map[xml.Name]deadProp, error)) {
+	var deadMap map[xml.Name]deadProp
+	if pw.wantDead {
+		if m, err := dead(); err == nil {
+			deadMap = m
+		}
+	}
+	href := pw.q.prefix + p
+	if in.IsDir() && !strings.HasSuffix(href, "/") {
+		href += "/"
+	}
+	var found, missing davxml.Props
+	switch {
+	case pw.req.PropName:
+		for _, n := range allLive {
+			if !in.IsDir() || n != davxml.Name("getcontentlength") && n != davxml.Name("getcontenttype") {
+				found.Add(n, "", "")
+			}
+		}
+		for n := range deadMap {
+			found.Add(n, "", "")
+		}
+	case pw.req.AllProp:
+		for _, n := range allLive {
+			pw.live(&found, n, p, in)
+		}
+		for n, prop := range deadMap {
+			found.Add(n, prop.Lang, prop.Inner)
+		}
+		for _, n := range pw.req.Names { // include
+			if !slices.Contains(allLive, n) {
+				pw.one(&found, &missing, n, p, in, deadMap)
+			}
+		}
+	default:
+		for _, n := range pw.req.Names {
+			pw.one(&found, &missing, n, p, in, deadMap)
+		}
+	}
+	pw.m.Response(href, davxml.Propstat{Status: http.StatusOK, Props: &found}, davxml.Propstat{Status: http.StatusNotFound, Props: &missing})
+}
+
+// one writes the property n to found, or its name to missing.
+func (pw *propWriter) one(found, missing *davxml.Props, n xml.Name, p string, in store.Info, dead map[xml.Name]deadProp) {
+	if liveProps[n] {
+		if pw.live(found, n, p, in) {
+			return
+		}
+	} else if prop, ok := dead[n]; ok {
+		found.Add(n, prop.Lang, prop.Inner)
+		return
+	}
+	missing.Add(n, "", "")
+}
+
+// live writes the live property n if the entry has it, and reports whether
+// it did.
+func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.Info) bool {
+	dir := in.IsDir()
+	put := func(v string) bool { found.Add(n, "", v); return true }
+	switch n {
+	case davxml.Name("resourcetype"):
+		if dir {
+			return put("<D:collection/>")
+		}
+		return put("")
+	case davxml.Name("displayname"):
+		if p == "/" {
+			return put("")
+		}
+		return put(davxml.Text(path.Base(p)))
+	case davxml.Name("getcontentlength"):
+		if !dir {
+			return put(fmt.Sprint(in.Size()))
+		}
+	case davxml.Name("getlastmodified"):
+		return put(in.ModTime().UTC().Format(http.TimeFormat))
+	case davxml.Name("getcontenttype"):
+		if !dir {
+			return put(davxml.Text(contentType(p)))
+		}
+	case davxml.Name("getetag"):
+		return put(davxml.Text(quote(in.ETag)))
+	case davxml.Name("supportedlock"):
+		return put(supportedLock)
+	case davxml.Name("lockdiscovery"):
+		var b strings.Builder
+		for _, l := range pw.q.h.Locks.On(pw.q.user, p) {
+			b.WriteString(activeLock(pw.q.prefix, l))
+		}
+		return put(b.String())
+	case quotaUsed, quotaAvailable:
+		if !dir {
+			return false
+		}
+		if q := pw.quotas(); q != nil {
+			if n == quotaUsed {
+				return put(fmt.Sprint(q[0]))
+			}
+			return put(fmt.Sprint(q[1]))
+		}
+	case ocFileID:
+		return put(fmt.Sprint(in.FileID))
+	case ocID:
+		return put(ocIDOf(in.FileID))
+	case ocPermissions:
+		// Read, delete, rename, move, write or add files and folders; no sharing.
+		if dir {
+			return put("RGDNVCK")
+		}
+		return put("RGDNVW")
+	case ocSize:
+		if !dir {
+			return put(fmt.Sprint(in.Size()))
+		}
+	case ocChecksums:
+		if !dir && in.Sums != nil {
+			return put("<oc:checksum>" + checksumsText(in.Sums) + "</oc:checksum>")
+		}
+	case ocDownloadURL, ocDDC:
+		return put("")
+	}
+	return false
+}
+
+// contentType is a file's type by its name's extension (a PROPFIND never
+// opens the files it lists to sniff them).
+func contentType(name string) string {
+	if t := mime.TypeByExtension(path.Ext(name)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// quotas are the user's used and available bytes, read once per request.
+func (pw *propWriter) quotas() *[2]int64 {
+	if pw.quota == nil {
+		tree := pw.q.tree
+		used, err1 := tree.Usage()
+		avail, err2 := tree.Free()
+		if err1 != nil || err2 != nil {
+			return nil
+		}
+		if q := tree.Quota(); q > 0 {
+			avail = max(0, min(avail, q-used))
+		}
+		pw.quota = &[2]int64{used, avail}
+	}
+	return pw.quota
+}
+
+// checksumsText is oc:checksum's text: "SHA1:hex[ MD5:hex]".
+func checksumsText(s *store.Sums) string {
+	t := "SHA1:" + fmt.Sprintf("%x", s.SHA1)
+	if s.HasMD5 {
+		t += " MD5:" + fmt.Sprintf("%x", s.MD5)
+	}
+	return t
+}

@@ -1,0 +1,167 @@
+// Package front is the box's web front: the HTTPS server, which mounts the
+// routes of each protocol handed to it (files, calendars, the web pages,
+// admin...) behind the headers every answer carries, and the plain-HTTP
+// server, which offers the CA in the forms devices take and redirects
+// everything else to HTTPS. Around them: the TLS configuration (tls.go),
+// listeners that finish TLS handshakes off the accept path and cap
+// connections per address (listener.go), the CA downloads (trust.go), and
+// one shutdown (Server.Run). It knows no protocol.
+package front
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/guard"
+)
+
+// CA is the box's CA as it is now: read per request, so that a reissued
+// one is served at once.
+type CA interface {
+	CAPEM() []byte
+}
+
+// Mount is one protocol's part of the HTTPS server.
+type Mount interface {
+	Routes(mux *http.ServeMux)
+}
+
+// PlainMount is a Mount that answers some of its paths on the plain-HTTP
+// port too (a refusal, rather than a redirect a client might follow with
+// its password).
+type PlainMount interface {
+	PlainRoutes(mux *http.ServeMux)
+}
+
+// HTTPS is the handler of the HTTPS port: the CA downloads and every
+// mount's routes, each answer with the headers HTTPS answers carry.
+func HTTPS(ca CA, mounts ...Mount) http.Handler {
+	mux := http.NewServeMux()
+	trustRoutes(mux, ca, "")
+	for _, m := range mounts {
+		m.Routes(mux)
+	}
+	return secure(mux)
+}
+
+// secure adds the headers every HTTPS response should carry.
+func secure(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Strict-Transport-Security", "max-age=31536000")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// HTTP is the handler of the plain-HTTP port: the CA certificate (it is
+// public, and a phone needs it before it can trust HTTPS), the plain
+// routes of the mounts that have them, and a redirect to HTTPS for
+// everything else. httpsPort is the HTTPS listener's port ("443" is left
+// out of the URL).
+func HTTP(ca CA, httpsPort string, mounts ...Mount) http.Handler {
+	mux := http.NewServeMux()
+	for _, m := range mounts {
+		if p, ok := m.(PlainMount); ok {
+			p.PlainRoutes(mux)
+		}
+	}
+	trustRoutes(mux, ca, httpsPort)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		} else {
+			host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]") // "[::1]" without a port
+		}
+		if host == "" || strings.ContainsAny(host, "/\\@ ") {
+			http.Error(w, "bad Host header", http.StatusBadRequest)
+			return
+		}
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		if httpsPort != "443" {
+			host += ":" + httpsPort
+		}
+		code := http.StatusMovedPermanently
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			code = http.StatusPermanentRedirect
+		}
+		http.Redirect(w, r, "https://"+host+r.URL.RequestURI(), code)
+	})
+	return mux
+}
+
+// Grace is how long a stop waits for the requests still running.
+const Grace = 5 * time.Second
+
+// ErrCut is Run's answer when requests were still running Grace after the
+// stop and were cut: a change may have been cut between its steps.
+var ErrCut = errors.New("requests still running at the stop were cut")
+
+// Server is the two web servers on their listeners.
+type Server struct {
+	// HTTPS is served with TLS on Handshakes' terms.
+	HTTPS      net.Listener
+	TLS        *tls.Config
+	Handshakes Handshakes
+	Handler    http.Handler
+	// HTTP is served in clear, with at most PlainLimits' connections
+	// per address.
+	HTTP        net.Listener
+	PlainLimits guard.Limits
+	Plain       http.Handler
+	Log         *slog.Logger
+}
+
+// Run serves until ctx ends or a server fails. Then both stop taking
+// connections and wait up to Grace for the requests running; ErrCut says
+// some had to be cut.
+func (s *Server) Run(ctx context.Context) error {
+	timeouts := func(h http.Handler, name string) *http.Server {
+		return &http.Server{Handler: h, ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute,
+			ErrorLog: slog.NewLogLogger(s.Log.With("listener", name).Handler(), slog.LevelWarn)}
+	}
+	servers := []*http.Server{timeouts(s.Handler, "https"), timeouts(s.Plain, "http")}
+	hctx, stopHandshakes := context.WithCancel(ctx)
+	defer stopHandshakes()
+	lns := []net.Listener{
+		HandshakeListener(hctx, s.HTTPS, s.TLS, s.Handshakes),
+		AdmitListener(s.HTTP, guard.NewAdmission("http", s.PlainLimits, s.Log)),
+	}
+	failed := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() {
+			if err := srv.Serve(lns[i]); !errors.Is(err, http.ErrServerClosed) {
+				failed <- fmt.Errorf("%s: %w", []string{"https", "http"}[i], err)
+			}
+		}()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-failed:
+	}
+	stopHandshakes()
+	sctx, cancel := context.WithTimeout(context.Background(), Grace)
+	defer cancel()
+	for _, srv := range servers {
+		if serr := srv.Shutdown(sctx); serr != nil {
+			// Requests still running after the grace: cut them, so that
+			// the stop finishes, and say so.
+			s.Log.Warn("requests still running at the stop are cut", "err", serr)
+			srv.Close()
+			if err == nil {
+				err = ErrCut
+			}
+		}
+	}
+	return err
+}

@@ -1,0 +1,39 @@
+package server
+
+import (
+	"crypto/tls"
+	"sync"
+
+	"github.com/bonesync/bonesync/appliance/provision"
+	"github.com/bonesync/bonesync/appliance/report"
+)
+
+// current holds what is being served: the CA, keys, certificate and
+// report, swapped whole when the watcher or "measure again" brings new
+// ones. Every reader asks it per use, so the next handshake or page has the
+// new ones.
+type current struct {
+	mu  sync.RWMutex
+	box *provision.Box
+}
+
+func (c *current) get() *provision.Box {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.box
+}
+
+func (c *current) set(b *provision.Box) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.box = b
+}
+
+func (c *current) certificate() *tls.Certificate {
+	b := c.get()
+	return b.Server.TLSCertificate(b.CA)
+}
+
+func (c *current) postQuantum() bool      { return c.get().Choice.TLSPostQuantum }
+func (c *current) CAPEM() []byte          { return c.get().CA.PEM() }
+func (c *current) Report() *report.Report { return c.get().Report }

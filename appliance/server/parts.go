@@ -1,0 +1,155 @@
+package server
+
+import (
+	"context"
+	"crypto"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/calendars"
+	"github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/front"
+	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/listen"
+	"github.com/bonesync/bonesync/appliance/provision"
+	"github.com/bonesync/bonesync/appliance/sftpd"
+	"github.com/bonesync/bonesync/appliance/sysd"
+	"github.com/bonesync/bonesync/appliance/webui"
+)
+
+// part is one thing the server runs until its context ends: a protocol's
+// server or a background job.
+type part struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// parts are the protocols on their listeners and the background jobs.
+func (s *services) parts(lns *listen.Listeners) ([]part, error) {
+	sftp, err := s.sftp()
+	if err != nil {
+		return nil, err
+	}
+	web := s.web(lns)
+	return []part{
+		{"https", web.Run},
+		{"sftp", func(ctx context.Context) error { return sftp.Serve(ctx, lns.SSH) }},
+		{"trash", func(ctx context.Context) error {
+			s.files.PurgeTrashEvery(ctx, purgeTrashEvery, s.trashPurged)
+			return nil
+		}},
+		{"refresh", func(ctx context.Context) error { s.watcher().Run(ctx); return nil }},
+		{"clock", s.keepClock},
+		{"first-login", s.tidyFirstLogin},
+		{"watchdog", s.watchdog(lns.HTTP.Addr())},
+	}, nil
+}
+
+// web is the HTTPS and plain-HTTP front with every protocol mounted.
+func (s *services) web(lns *listen.Listeners) *front.Server {
+	cfg := s.cfg
+	dav := &files.Handler{Store: s.files, Quotas: s.accounts, Door: s.door, Locks: s.locks, Log: s.log, FolderPage: webui.FolderURL}
+	sys := s.system()
+	mounts := []front.Mount{
+		dav,
+		&calendars.Handler{Store: s.pim, Door: s.door, Log: s.log},
+		&webui.UI{Door: s.door, Users: s.accounts, Store: s.files, Log: s.log, System: sys,
+			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure},
+		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, Log: s.log},
+	}
+	return &front.Server{
+		HTTPS: lns.HTTPS, TLS: front.TLSConfig(s.box.certificate, s.box.postQuantum, s.prov.Clock.Now),
+		Handshakes: front.Handshakes{
+			Slots:     s.handshakes,
+			Admission: guard.NewAdmission("https", guard.Limits{PerAddress: cfg.HTTPSPerAddress, Waiting: cfg.WaitingPerAddress}, s.log),
+			Timeout:   10 * time.Second,
+			Log:       s.log,
+		},
+		Handler: front.HTTPS(s.box, mounts...),
+		// Plain HTTP serves the CA and redirects: waiting_per_address
+		// connections per address are plenty.
+		HTTP: lns.HTTP, PlainLimits: guard.Limits{PerAddress: cfg.WaitingPerAddress, Waiting: cfg.WaitingPerAddress},
+		Plain: front.HTTP(s.box, strconv.Itoa(listen.PortOf(lns.HTTPS)), dav),
+		Log:   s.log,
+	}
+}
+
+// sftp is the SFTP server, its algorithm lists checked before it starts.
+func (s *services) sftp() (*sftpd.Server, error) {
+	cfg := s.cfg
+	srv := &sftpd.Server{
+		Door: s.door, Quotas: s.accounts, Store: s.files, Locks: s.locks, Handshakes: s.handshakes,
+		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, s.log),
+		SessionsPerConn: cfg.SSHSessionsPerConn, SessionsPerUser: cfg.SSHSessionsPerUser,
+		HostKey:     func() crypto.Signer { return s.box.get().SSHKey },
+		PostQuantum: func() bool { return s.box.get().Choice.SSHPostQuantum },
+		Algorithms:  sftpd.Overrides{KeyExchanges: cfg.SSHKeyExchanges, Ciphers: cfg.SSHCiphers, MACs: cfg.SSHMACs},
+		IdleTimeout: cfg.SSHIdleTimeout,
+		Log:         s.log,
+	}
+	if err := srv.Check(); err != nil {
+		return nil, fmt.Errorf("SFTP: %w", err)
+	}
+	return srv, nil
+}
+
+// system is the running version and the card's slots, for /status.json,
+// updates and the admin page.
+func (s *services) system() *admin.System {
+	sys := &admin.System{Version: s.o.Version, Board: s.o.Board, Card: s.card, Started: time.Now()}
+	if onBoardWithPID1(s.o) {
+		sys.Reboot = func(why string) { sysd.RequestReboot(why) }
+	}
+	return sys
+}
+
+// measure is the admin page's "measure again": `bonesync bench`, as at the
+// console, in its own process (this one's memory limit must not change the
+// figures), then the new keys and report at once rather than at the
+// watcher's next look.
+func (s *services) measure(ctx context.Context, progress io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	args := []string{"bench", "-state", s.o.State, "-config", s.o.Config}
+	if s.o.Quick {
+		args = append(args, "-quick")
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Stdout, cmd.Stderr = progress, progress
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("bonesync bench: %w", err)
+	}
+	now := s.prov
+	now.NoWait = true
+	b, err := provision.Ensure(ctx, now)
+	if err == nil {
+		s.box.set(b)
+	}
+	return err
+}
+
+// watcher applies a new decision from `bonesync bench`, a new address or
+// a certificate near expiry within Refresh (provision.Watcher).
+func (s *services) watcher() *provision.Watcher {
+	w := &provision.Watcher{Options: s.prov, Every: s.o.Refresh, Apply: s.box.set}
+	w.Options.Rebench = false
+	w.Started()
+	return w
+}
+
+// watchdogAddr is where the watchdog's health check asks: the plain-HTTP
+// listener, on loopback when it listens on every address.
+func watchdogAddr(a net.Addr) string {
+	if tcp, ok := a.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	}
+	return a.String()
+}

@@ -1,0 +1,177 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/calendars"
+	"github.com/bonesync/bonesync/appliance/clock"
+	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/dnsname"
+	"github.com/bonesync/bonesync/appliance/firstlogin"
+	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/listen"
+	"github.com/bonesync/bonesync/appliance/locks"
+	"github.com/bonesync/bonesync/appliance/provision"
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/sysd"
+	"github.com/bonesync/bonesync/appliance/update"
+	"github.com/bonesync/bonesync/appliance/users"
+	"github.com/bonesync/bonesync/appliance/webui"
+)
+
+// services are what the protocols share, each built once.
+type services struct {
+	o      Options
+	log    *slog.Logger
+	recent *sysd.Recent
+	prov   provision.Options
+	cfg    config.Config
+	box    *current
+
+	accounts *users.DB
+	door     *auth.Door
+	files    *store.Store
+	pim      *calendars.Store
+	locks    *locks.Table // WebDAV's locks, which SFTP honours too
+	// handshakes caps the TLS and SSH handshakes in flight together:
+	// enough to keep every core busy, few enough that established
+	// sessions still get CPU.
+	handshakes *guard.Limiter
+	card       *update.Card // nil off a card
+	first      *firstlogin.Setup
+}
+
+// Provisioning reads the config and opens the state directory and the
+// clock floor: what provision.Ensure works from.
+func Provisioning(o Options, log *slog.Logger) (provision.Options, error) {
+	cfg, probs := config.Load(o.Config)
+	for _, p := range probs {
+		log.Warn("config problem", "at", fmt.Sprintf("%s:%d", p.File, p.Line), "problem", p.Msg)
+	}
+	if o.Hostname != "" {
+		if !dnsname.ValidLabel(o.Hostname) {
+			return provision.Options{}, fmt.Errorf("-hostname %q is not a host name (one DNS label)", o.Hostname)
+		}
+		cfg.Hostname = strings.ToLower(o.Hostname)
+	}
+	dir, err := state.Open(o.State)
+	if err != nil {
+		return provision.Options{}, err
+	}
+	clk, err := clock.New(clock.BuildTime(), state.TimeFile{Dir: dir})
+	if err != nil {
+		log.Warn("clock floor", "err", err)
+	}
+	if behind, by := clk.Behind(); behind {
+		log.Warn("clock: the system clock is behind the last known time; using the floor until it is set",
+			"behind", by.Round(time.Second), "floor", clk.Now().Format(time.RFC3339))
+	}
+	return provision.Options{
+		State: dir, Config: cfg, Clock: clk, Quick: o.Quick,
+		Client: o.LoadGenerator, Log: log,
+		Status: sysd.Status, Phase: sysd.Phase,
+	}, nil
+}
+
+// open builds the shared services.
+func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listeners, log *slog.Logger, recent *sysd.Recent) (*services, error) {
+	s := &services{o: o, log: log, recent: recent, prov: p, cfg: p.Config, box: &current{box: box},
+		locks: locks.New(), handshakes: guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second)}
+	var err error
+	if s.accounts, err = users.Open(p.State); err != nil {
+		return nil, err
+	}
+	s.door = auth.New(s.accounts, log)
+	s.door.LoginPage = webui.LoginPage
+	// The card's system slots: updates, and the boot partition that
+	// admin_password and FIRST-LOGIN.txt are on.
+	if s.card, err = update.Open(o.Boot); err != nil && !errors.Is(err, update.ErrNotCard) {
+		log.Error("system slots unreadable: updates are off", "err", err)
+	}
+	s.first = &firstlogin.Setup{ConfigPath: o.Config, Config: p.Config, Users: s.accounts, Card: s.card, Log: log,
+		URLs: p.URLs, Change: passwdHint(o)}
+	if s.files, err = openStore(o.Files, p.Config, log); err != nil {
+		return nil, err
+	}
+	if s.pim, err = calendars.Open(s.files.Dir()); err != nil {
+		return nil, err
+	}
+	cfg := p.Config
+	s.pim.Limits = calendars.Limits{Object: int64(cfg.CalendarObjectKB) << 10, Objects: cfg.CalendarObjects, Collections: cfg.CalendarsPerUser}
+	return s, nil
+}
+
+// openStore opens the users' files, tidied after an unclean stop.
+func openStore(dir string, cfg config.Config, log *slog.Logger) (*store.Store, error) {
+	files, err := store.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := files.RemoveStaleUploads(); err != nil {
+		return nil, fmt.Errorf("clean interrupted uploads: %w", err)
+	}
+	if n, problems := files.NormaliseNames(); n > 0 || len(problems) > 0 {
+		log.Info("files: names put in Unicode NFC", "renamed", n)
+		for _, p := range problems {
+			log.Warn("files: a name not put in NFC", "problem", p)
+		}
+	}
+	files.SetTrashPolicy(time.Duration(cfg.TrashDays)*24*time.Hour, int64(cfg.TrashReserveMB)<<20)
+	return files, nil
+}
+
+// firstLogin takes admin_password and admin_ssh_key from the config, or
+// makes the first start's password and shows it once.
+func (s *services) firstLogin() error {
+	pw, err := s.first.Take()
+	if err != nil || pw == "" {
+		return err
+	}
+	out := s.o.Stdout
+	fmt.Fprintf(out, "\nFirst start: user %q, password %s\n", users.Admin, pw)
+	if s.card != nil {
+		fmt.Fprintf(out, "It is also in %s on the card's boot partition until it is changed; change it with: %s\n", firstlogin.NoteFile, passwdHint(s.o))
+	} else {
+		fmt.Fprintf(out, "It is shown only this once; change it with: %s\n", passwdHint(s.o))
+	}
+	return nil
+}
+
+// stop ends the serving: the store is closed cleanly only if every part
+// ended in time (else a change may have been cut between its rename and
+// its folder tags, and the store's next start renews its folder ETags),
+// and the clock floor is saved.
+func (s *services) stop(clean bool, err error) error {
+	if clean {
+		if cerr := s.files.Close(); cerr != nil {
+			s.log.Error("files: close the store", "err", cerr)
+		}
+	} else {
+		s.log.Warn("files: stopped with transfers still running; sync clients will check their folders again after the next start")
+	}
+	if err != nil {
+		return fmt.Errorf("server stopped: %w", err)
+	}
+	return nil
+}
+
+// close saves the clock floor, whatever ended the serving.
+func (s *services) close() { saveClock(s.prov.Clock, s.log) }
+
+func saveClock(c *clock.Floor, log *slog.Logger) {
+	if err := c.Save(); err != nil {
+		log.Error("clock: save the floor", "err", err)
+	}
+}
+
+// onBoardWithPID1 says whether bonesync's PID 1 supervises this server: it
+// reboots the board on request.
+func onBoardWithPID1(o Options) bool { return o.Board != "" && os.Getenv("NOTIFY_SOCKET") != "" }
