@@ -246,7 +246,7 @@ func TestBoot(t *testing.T) {
 			t.Errorf("first boot's serial log lacks %q", want)
 		}
 	}
-	for _, bad := range []string{"mount /dev/vda1 on /boot", "load kernel modules:", "config:"} {
+	for _, bad := range []string{"mount /dev/vda1 on /boot", "load kernel modules:", "config:", "config problem"} {
 		if strings.Contains(first, bad) {
 			t.Errorf("first boot's serial log reports a problem (%q):\n%s", bad, tail(first))
 		}

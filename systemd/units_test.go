@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bonesync/bonesync/appliance/listen"
 )
 
 var units = []string{"bonesync.service", "bonesync.socket", "bonesync-bench.service"}
@@ -114,6 +116,37 @@ func TestDebPackages(t *testing.T) {
 		want := map[string]string{"amd64": "x86-64", "armhf": "ARM, EABI5"}[arch]
 		if !strings.Contains(string(desc), want) || !strings.Contains(string(desc), "statically linked") {
 			t.Errorf("%s binary is %s, want static %s", filepath.Base(d), desc, want)
+		}
+	}
+}
+
+// The socket unit listens on the box's ports (listen.Ports), in their
+// order: systemd passes the sockets unnamed, so the server assigns them by
+// it. A new port in the table needs its ListenStream line here.
+func TestUnitsSocketPorts(t *testing.T) {
+	b, err := os.ReadFile("bonesync.socket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streams []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "ListenStream="); ok {
+			streams = append(streams, v)
+		}
+	}
+	// Where the unit moves a port off its default, and why: port 22 is
+	// the system's own OpenSSH on a Debian install.
+	moved := map[string]string{listen.SSH.Name: "2222"}
+	if len(streams) != len(listen.Ports) {
+		t.Fatalf("bonesync.socket listens on %v, want one line per port of %d (listen.Ports)", streams, len(listen.Ports))
+	}
+	for i, p := range listen.Ports {
+		want := strconv.Itoa(p.DefaultPort())
+		if m, ok := moved[p.Name]; ok {
+			want = m
+		}
+		if streams[i] != want {
+			t.Errorf("ListenStream line %d = %s, want %s (%s)", i+1, streams[i], want, p.Name)
 		}
 	}
 }
