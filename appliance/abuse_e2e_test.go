@@ -109,7 +109,7 @@ func testAbuse(t *testing.T, b *box) {
 	}
 	log := b.stderrCapture.String()
 	for _, port := range []string{"https", "sftp"} {
-		if n := strings.Count(log, port+": refusing connections from 127.0.0.2"); n < 1 || n > 2 {
+		if n := strings.Count(log, "service="+port+" addr=127.0.0.2 "); n < 1 || n > 2 {
 			t.Errorf("%s: the refusals were logged %d times, want once per limit:\n%s", port, n, tail(log, 20))
 		}
 	}

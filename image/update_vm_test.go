@@ -234,8 +234,8 @@ func TestUpdate(t *testing.T) {
 		t.Fatalf("PUT /admin/update = %d:\n%s", code, body)
 	}
 	v.waitAfter(t, mark, `bonesync: slot b on trial, once`, 3*time.Minute)
-	v.waitAfter(t, mark, `bonesync: version `+regexp.QuoteMeta(versionB)+`, slot b\r?\n`, 3*time.Minute)
-	v.waitAfter(t, mark, `slot b is now the default`, 5*time.Minute)
+	v.waitAfter(t, mark, `bonesync: running version=`+regexp.QuoteMeta(versionB)+` slot=b\r?\n`, 3*time.Minute)
+	v.waitAfter(t, mark, `its slot is now the default version=\S+ slot=b`, 5*time.Minute)
 	st := v.statusJSON(t, password)
 	if st.Version != versionB || st.System.Slot != "b" || st.System.Default != "b" || st.System.OtherVersion != versionA {
 		t.Errorf("after the update, /status.json = %+v", st)
@@ -255,7 +255,7 @@ func TestUpdate(t *testing.T) {
 
 	// Broken updates: each is tried once and the box comes back to B.
 	for _, broken := range []struct{ name, bundle, sign string }{
-		{"a server that exits at start", bundles.failServe, `did not serve: its server exited with status 1 \(3 times\); rebooting into the previous version`},
+		{"a server that exits at start", bundles.failServe, `did not serve: rebooting into the previous version version=\S+ why=its server exited with status 1 \(3 times\)`},
 		{"a PID 1 that panics", bundles.panicInit, `Kernel panic - not syncing: Attempted to kill init`},
 	} {
 		t0 := time.Now()
@@ -265,8 +265,8 @@ func TestUpdate(t *testing.T) {
 		}
 		v.waitAfter(t, mark, `bonesync: slot a on trial, once`, 3*time.Minute)
 		v.waitAfter(t, mark, broken.sign, 5*time.Minute)
-		v.waitAfter(t, mark, `(?s)`+broken.sign+`.*bonesync: version `+regexp.QuoteMeta(versionB)+`, slot b\r?\n`, 5*time.Minute)
-		v.waitAfter(t, mark, `(?s)`+broken.sign+`.*the update to version \S+ \(slot a\) did not start; the box came back`, 5*time.Minute)
+		v.waitAfter(t, mark, `(?s)`+broken.sign+`.*bonesync: running version=`+regexp.QuoteMeta(versionB)+` slot=b\r?\n`, 5*time.Minute)
+		v.waitAfter(t, mark, `(?s)`+broken.sign+`.*the update did not start; the box came back to this version by itself update=version \S+ \(slot a\)`, 5*time.Minute)
 		v.waitAfter(t, mark, `(?s)`+broken.sign+`.*serving HTTPS`, 5*time.Minute)
 		if st := v.statusJSON(t, password); st.Version != versionB || st.System.Slot != "b" || st.System.Default != "b" || st.System.FailedTrial == "" {
 			t.Errorf("after %s, /status.json = %+v", broken.name, st)
@@ -288,9 +288,9 @@ func TestUpdate(t *testing.T) {
 	// The box never writes the FAT's tables or directories: still clean.
 	checkFAT(t, card, "after a power cut in the middle of an update")
 	v = startVM(t, card, true)
-	v.waitFor(t, `bonesync: version `+regexp.QuoteMeta(versionB)+`, slot b\r?\n`, 3*time.Minute)
+	v.waitFor(t, `bonesync: running version=`+regexp.QuoteMeta(versionB)+` slot=b\r?\n`, 3*time.Minute)
 	v.waitFor(t, `serving HTTPS`, 5*time.Minute)
-	v.waitFor(t, `slot a holds no bootable system: an update into it did not finish`, time.Minute)
+	v.waitFor(t, `the other slot holds no bootable system: an update into it did not finish \(nothing else changed\) other=a`, time.Minute)
 	if st := v.statusJSON(t, password); st.Version != versionB || st.System.OtherVersion != "" || !st.System.OtherIncomplete {
 		t.Errorf("after a power cut mid-update, /status.json = %+v (slot a half-written must not count as bootable)", st)
 	}

@@ -30,11 +30,13 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/sysd"
 	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/bonesync/bonesync/board"
 )
@@ -50,10 +52,13 @@ const (
 
 // System is what the steps find and share.
 type System struct {
+	// Console is the serial console: the admin prompt's input and
+	// answers, and the server's output.
 	Console io.ReadWriter
-	Log     io.Writer
-	Board   *board.Board
-	Config  config.Config
+	// Log is PID 1's logger, on the console after "bonesync: ".
+	Log    *slog.Logger
+	Board  *board.Board
+	Config config.Config
 	// Hostname is the name the box won on the network (claimName): the
 	// config's, or NAME-2... if another device had it first.
 	Hostname string
@@ -98,7 +103,8 @@ var steps = []step{
 // Main is PID 1. It never returns: it ends in reboot or poweroff.
 func Main() {
 	console := os.Stdout
-	s := &System{Console: readWriter{os.Stdin, console}, Log: console, started: time.Now(), Config: config.Default()}
+	s := &System{Console: readWriter{os.Stdin, console}, Log: sysd.NewConsoleLogger(console, "bonesync: "),
+		started: time.Now(), Config: config.Default()}
 	s.Hostname = s.Config.Hostname
 	// Made first: the watchdog feeder (step 4) asks it whether all is well.
 	s.Server = newSupervisor(s)
@@ -106,25 +112,26 @@ func Main() {
 	// u-root's dhclient logs whole packets through the standard logger;
 	// the console is for people.
 	log.SetOutput(io.Discard)
-	fmt.Fprintf(s.Log, "\nbonesync: starting as PID 1\n")
+	fmt.Fprintln(s.Console)
+	s.Log.Info("starting as PID 1", "version", Version)
 	for _, st := range steps {
 		t0 := time.Now()
 		err := st.run(ctx, s)
 		if err != nil {
-			fmt.Fprintf(s.Log, "bonesync: %s: %v\n", st.name, err)
+			s.Log.Error("boot step failed", "step", st.name, "err", err)
 			if st.fatal {
 				s.LEDs.Set(LEDError)
-				fmt.Fprintf(s.Log, "bonesync: cannot go on; the admin prompt still works (Enter)\n")
+				s.Log.Error("cannot go on; the admin prompt still works (Enter)")
 				s.prompt(ctx)
 			}
 			continue
 		}
 		if d := time.Since(t0); d > time.Second {
-			fmt.Fprintf(s.Log, "bonesync: %s took %.1f s\n", st.name, d.Seconds())
+			s.Log.Info("boot step done", "step", st.name, "took", d.Round(100*time.Millisecond))
 		}
 	}
 	go s.Server.Run(ctx)
-	fmt.Fprintf(s.Log, "bonesync: press Enter on this console for the admin prompt\n")
+	s.Log.Info("press Enter on this console for the admin prompt")
 	s.prompt(ctx)
 }
 

@@ -23,7 +23,7 @@ func setClock(_ context.Context, s *System) error {
 	dir := &state.Dir{Path: StateDir}
 	floor, err := clock.New(clock.BuildTime(), state.TimeFile{Dir: dir})
 	if err != nil {
-		fmt.Fprintf(s.Log, "bonesync: %v\n", err)
+		s.Log.Warn("clock floor unreadable", "err", err)
 	}
 	behind, by := floor.Behind()
 	if !behind {
@@ -33,7 +33,7 @@ func setClock(_ context.Context, s *System) error {
 	if err := setSystemClock(t); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Log, "bonesync: clock was %v behind; set to %s (the last known time) until NTP answers\n", by.Round(time.Second), t.Format(time.RFC3339))
+	s.Log.Info("clock set to the last known time until NTP answers", "was_behind", by.Round(time.Second), "now", t.Format(time.RFC3339))
 	return nil
 }
 
@@ -47,7 +47,7 @@ func setClock(_ context.Context, s *System) error {
 func (s *System) keepTime(ctx context.Context) {
 	floor, err := clock.New(clock.BuildTime(), state.TimeFile{Dir: &state.Dir{Path: StateDir}})
 	if err != nil {
-		fmt.Fprintf(s.Log, "bonesync: %v\n", err)
+		s.Log.Warn("clock floor unreadable", "err", err)
 	}
 	const firstRetry, maxRetry, every = 30 * time.Second, 10 * time.Minute, time.Hour
 	retry, lastErr := firstRetry, ""
@@ -59,27 +59,27 @@ func (s *System) keepTime(ctx context.Context) {
 		}
 		if err != nil {
 			if msg := err.Error(); msg != lastErr {
-				fmt.Fprintf(s.Log, "bonesync: NTP: %v; keeping the clock floor, trying again\n", err)
+				s.Log.Warn("NTP: keeping the clock floor, trying again", "err", err)
 				lastErr = msg
 			}
 			wait, retry = retry, min(2*retry, maxRetry)
 		} else {
 			save := func() {
 				if _, err := floor.Synced(v); err != nil {
-					fmt.Fprintf(s.Log, "bonesync: clock: %v\n", err)
+					s.Log.Error("clock: the floor not saved", "err", err)
 				}
 			}
 			if back := floor.WouldMoveBack(v); back > time.Minute {
 				// The server holds the wrong floor too, and saves it when it
 				// stops: the corrected one is saved between its stop and the
 				// next start.
-				fmt.Fprintf(s.Log, "bonesync: the clock floor was %v ahead (two time servers agree); restarting the server with the right time\n", back.Round(time.Second))
+				s.Log.Warn("the clock floor was ahead (two time servers agree); restarting the server with the right time", "ahead", back.Round(time.Second))
 				s.Server.Restart(save)
 			} else {
 				save()
 			}
 			if lastErr != "" || !s.timeSet {
-				fmt.Fprintf(s.Log, "bonesync: clock set from %s\n", v.Server)
+				s.Log.Info("clock set by NTP", "server", v.Server)
 			}
 			s.timeSet, lastErr, retry = true, "", firstRetry
 		}

@@ -30,7 +30,7 @@ func (s *System) prompt(ctx context.Context) {
 		if line != "" {
 			s.command(ctx, strings.Fields(line))
 		}
-		fmt.Fprint(s.Log, "bonesync> ")
+		fmt.Fprint(s.Console, "bonesync> ")
 	}
 	// The console closed (no serial cable is fine): keep PID 1 alive.
 	select {}
@@ -41,7 +41,7 @@ func (s *System) command(ctx context.Context, f []string) {
 		cmd := exec.Command("/proc/self/exe", args...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stdout
 		if _, err := reap.run(cmd); err != nil {
-			fmt.Fprintf(s.Log, "%v\n", err)
+			fmt.Fprintf(s.Console, "%v\n", err)
 		}
 	}
 	if f[0] == "bonesync" && len(f) > 1 {
@@ -49,7 +49,7 @@ func (s *System) command(ctx context.Context, f []string) {
 	}
 	switch f[0] {
 	case "help", "?":
-		fmt.Fprint(s.Log, promptHelp)
+		fmt.Fprint(s.Console, promptHelp)
 	case "report":
 		self("report", "-state", StateDir)
 	case "status":
@@ -71,7 +71,7 @@ func (s *System) command(ctx context.Context, f []string) {
 	case "poweroff", "halt":
 		s.shutdown(true)
 	default:
-		fmt.Fprintf(s.Log, "unknown command %q\n%s", f[0], promptHelp)
+		fmt.Fprintf(s.Console, "unknown command %q\n%s", f[0], promptHelp)
 	}
 }
 
@@ -79,26 +79,26 @@ func (s *System) command(ctx context.Context, f []string) {
 // when a step fails, maybe before the board was identified.
 func (s *System) status() {
 	if s.Board != nil {
-		fmt.Fprintf(s.Log, "board:   %s\n", s.Board.Model)
+		fmt.Fprintf(s.Console, "board:   %s\n", s.Board.Model)
 	} else {
-		fmt.Fprintf(s.Log, "board:   not identified (the boot stopped before)\n")
+		fmt.Fprintf(s.Console, "board:   not identified (the boot stopped before)\n")
 	}
-	fmt.Fprintf(s.Log, "system:  %s\n", s.slotStatus())
-	fmt.Fprintf(s.Log, "uptime:  %v\n", time.Since(s.started).Round(time.Second))
+	fmt.Fprintf(s.Console, "system:  %s\n", s.slotStatus())
+	fmt.Fprintf(s.Console, "uptime:  %v\n", time.Since(s.started).Round(time.Second))
 	if st := s.net.State(); st != nil {
 		for _, a := range st.Addrs {
-			fmt.Fprintf(s.Log, "address: %s on %s (%s)\n", a.String(), st.Interface, st.Method)
+			fmt.Fprintf(s.Console, "address: %s on %s (%s)\n", a.String(), st.Interface, st.Method)
 		}
 	}
-	fmt.Fprintf(s.Log, "name:    %s.local\n", s.Hostname)
+	fmt.Fprintf(s.Console, "name:    %s.local\n", s.Hostname)
 	if s.Server != nil {
-		fmt.Fprintf(s.Log, "%s\n", s.Server.Status())
+		fmt.Fprintf(s.Console, "%s\n", s.Server.Status())
 	}
-	fmt.Fprintf(s.Log, "LEDs:    %s%s\n", s.LEDs.State(), s.LEDs.Sysfs())
-	fmt.Fprintf(s.Log, "watchdog: %s%s\n", s.dog.String(), watchdogSysfs())
+	fmt.Fprintf(s.Console, "LEDs:    %s%s\n", s.LEDs.State(), s.LEDs.Sysfs())
+	fmt.Fprintf(s.Console, "watchdog: %s%s\n", s.dog.String(), watchdogSysfs())
 	if s.disk != nil {
 		if w, err := s.disk.Writes(); err == nil {
-			fmt.Fprintf(s.Log, "card:    %d writes, %d sectors written since boot\n", w.Writes, w.Sectors)
+			fmt.Fprintf(s.Console, "card:    %d writes, %d sectors written since boot\n", w.Writes, w.Sectors)
 		}
 	}
 }
@@ -108,10 +108,10 @@ func (s *System) status() {
 func (s *System) signalServer(args []string) {
 	sigs := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}
 	if len(args) != 1 || sigs[strings.TrimPrefix(strings.TrimPrefix(args[0], "-"), "SIG")] == 0 {
-		fmt.Fprintf(s.Log, "usage: kill -STOP|-CONT|-TERM|-KILL\n")
+		fmt.Fprintf(s.Console, "usage: kill -STOP|-CONT|-TERM|-KILL\n")
 		return
 	}
 	if err := s.Server.Signal(sigs[strings.TrimPrefix(strings.TrimPrefix(args[0], "-"), "SIG")]); err != nil {
-		fmt.Fprintf(s.Log, "kill: %v\n", err)
+		fmt.Fprintf(s.Console, "kill: %v\n", err)
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bonesync/bonesync/appliance/sysd"
 	"github.com/bonesync/bonesync/board"
 )
 
 func TestConsoleCommands(t *testing.T) {
 	log := &safeBuf{}
-	s := &System{Log: log, Board: &board.Board{Name: "test", Model: "Test Board"}}
-	s.LEDs = newLEDs(nil, log)
+	s := &System{Console: readWriter{Writer: log}, Log: sysd.NewConsoleLogger(log, "bonesync: "), Board: &board.Board{Name: "test", Model: "Test Board"}}
+	s.LEDs = newLEDs(nil, s.Log)
 	s.LEDs.Set(LEDServing)
 	s.Hostname = "nas" // the name won on the network
 	s.command(context.Background(), []string{"help"})
@@ -29,7 +30,7 @@ func TestConsoleCommands(t *testing.T) {
 // status must not crash PID 1 (a reboot loop with panic=10).
 func TestConsoleBeforeTheBoardIsKnown(t *testing.T) {
 	log := &safeBuf{}
-	s := &System{Log: log}
+	s := &System{Console: readWriter{Writer: log}, Log: sysd.NewConsoleLogger(log, "bonesync: ")}
 	s.command(context.Background(), []string{"status"})
 	if !strings.Contains(log.String(), "board:   not identified") {
 		t.Errorf("status without a board:\n%s", log)

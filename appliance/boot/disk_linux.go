@@ -49,24 +49,24 @@ func mountCard(_ context.Context, s *System) error {
 	}
 	s.disk = d
 	if err := unix.Mount(d.BootPart, BootMount, "vfat", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "iocharset=iso8859-1,codepage=437"); err != nil {
-		fmt.Fprintf(s.Log, "bonesync: mount %s on %s: %v (going on with the default config)\n", d.BootPart, BootMount, err)
+		s.Log.Error("cannot mount the boot partition: going on with the default config", "part", d.BootPart, "on", BootMount, "err", err)
 	} else {
 		s.loadConfig()
 	}
 	grew, err := growPartition(d)
 	if err != nil {
-		fmt.Fprintf(s.Log, "bonesync: grow the data partition: %v\n", err)
+		s.Log.Error("cannot grow the data partition", "err", err)
 	}
 	if err := unix.Mount(d.DataPart, PermMount, "ext4", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOATIME, "errors=remount-ro"); err != nil {
 		return fmt.Errorf("mount %s on %s: %w", d.DataPart, PermMount, err)
 	}
 	if err := growFS(d, s); err != nil {
-		fmt.Fprintf(s.Log, "bonesync: grow the data file system: %v\n", err)
+		s.Log.Error("cannot grow the data file system", "err", err)
 	}
 	d.Grown = grew
 	var st unix.Statfs_t
 	if unix.Statfs(PermMount, &st) == nil {
-		fmt.Fprintf(s.Log, "bonesync: %s on %s, %.1f GiB free\n", d.DataPart, PermMount, float64(st.Bavail*uint64(st.Bsize))/(1<<30))
+		s.Log.Info("data partition mounted", "part", d.DataPart, "on", PermMount, "free_gib", fmt.Sprintf("%.1f", float64(st.Bavail*uint64(st.Bsize))/(1<<30)))
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ func mountCard(_ context.Context, s *System) error {
 func (s *System) loadConfig() {
 	c, probs := configLoad(ConfigFile)
 	for _, p := range probs {
-		fmt.Fprintf(s.Log, "config: %s\n", p)
+		s.Log.Warn("config problem", "at", fmt.Sprintf("%s:%d", p.File, p.Line), "problem", p.Msg)
 	}
 	s.Config = c
 	s.Hostname = c.Hostname
@@ -238,7 +238,7 @@ func growFS(d *Disk, s *System) error {
 	if want <= blocks {
 		return nil
 	}
-	fmt.Fprintf(s.Log, "bonesync: growing %s from %d MiB to %d MiB\n", d.DataPart, blocks*blockSize>>20, want*blockSize>>20)
+	s.Log.Info("growing the data partition to fill the card", "part", d.DataPart, "from_mib", blocks*blockSize>>20, "to_mib", want*blockSize>>20)
 	dir, err := os.Open(PermMount)
 	if err != nil {
 		return err

@@ -1,8 +1,7 @@
 package boot
 
 import (
-	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,12 +21,12 @@ const (
 // LED is lit. A board without LEDs (QEMU) makes this a no-op.
 type LEDs struct {
 	names map[string]string
-	log   io.Writer
+	log   *slog.Logger
 	mu    sync.Mutex
 	state string
 }
 
-func newLEDs(names map[string]string, log io.Writer) *LEDs {
+func newLEDs(names map[string]string, log *slog.Logger) *LEDs {
 	l := &LEDs{names: names, log: log}
 	for _, n := range names {
 		// Take the LEDs from their default kernel triggers (heartbeat,
@@ -54,7 +53,7 @@ func (l *LEDs) Set(state string) {
 			v = "1"
 		}
 		if err := os.WriteFile(filepath.Join("/sys/class/leds", n, "brightness"), []byte(v), 0o644); err != nil && st == state {
-			fmt.Fprintf(l.log, "bonesync: LED %s: %v\n", n, err)
+			l.log.Warn("LED not set", "led", n, "err", err)
 		}
 	}
 }

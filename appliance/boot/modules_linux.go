@@ -24,7 +24,7 @@ func loadModules(_ context.Context, s *System) error {
 		}
 	}
 	loaded = append(loaded, l.Coldplug()...)
-	fmt.Fprintf(s.Log, "bonesync: loaded %d modules: %s\n", len(loaded), strings.Join(loaded, " "))
+	s.Log.Info("modules loaded", "count", len(loaded), "modules", strings.Join(loaded, " "))
 	if len(failed) > 0 {
 		return fmt.Errorf("%s", strings.Join(failed, "; "))
 	}

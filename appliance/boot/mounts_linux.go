@@ -76,6 +76,6 @@ func identify(_ context.Context, s *System) error {
 	}
 	s.LEDs = newLEDs(s.Board.LEDs, s.Log)
 	s.LEDs.Set(LEDBooting)
-	fmt.Fprintf(s.Log, "bonesync: board %s\n", s.Board.Model)
+	s.Log.Info("board identified", "board", s.Board.Model)
 	return nil
 }

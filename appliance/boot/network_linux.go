@@ -3,9 +3,10 @@ package boot
 import (
 	"context"
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/listen"
 	"net"
 	"sync"
+
+	"github.com/bonesync/bonesync/appliance/listen"
 
 	"golang.org/x/sys/unix"
 
@@ -69,18 +70,18 @@ func bringUpNetwork(ctx context.Context, s *System) error {
 		return err
 	}
 	for _, a := range st.Addrs {
-		fmt.Fprintf(s.Log, "bonesync: %s %s (%s)\n", st.Interface, a.String(), st.Method)
+		s.Log.Info("address", "iface", st.Interface, "addr", a.String(), "method", st.Method)
 	}
 	iface, _ := net.InterfaceByName(st.Interface)
 	s.Hostname = s.claimName(ctx, iface)
 	err = s.net.announce(ctx, s.Hostname, st)
 	if err == nil {
-		fmt.Fprintf(s.Log, "bonesync: announced as %s.local\n", s.Hostname)
+		s.Log.Info("announced over mDNS", "name", s.Hostname+".local")
 	}
 	go netup.Keep(ctx, c, st, func(st *netup.State) {
-		fmt.Fprintf(s.Log, "bonesync: %s now %s (%s)\n", st.Interface, st.Addrs[0].String(), st.Method)
+		s.Log.Info("address changed", "iface", st.Interface, "addr", st.Addrs[0].String(), "method", st.Method)
 		if err := s.net.announce(ctx, s.Hostname, st); err != nil {
-			fmt.Fprintf(s.Log, "bonesync: mDNS: %v\n", err)
+			s.Log.Error("mDNS: not announced", "err", err)
 		}
 		// The server sees the new address at its next look (within 30 s)
 		// and reissues its certificate for it.
@@ -104,7 +105,7 @@ func (s *System) claimName(ctx context.Context, iface *net.Interface) string {
 	if ca, err := pki.LoadCA(&state.Dir{Path: StateDir}); err == nil {
 		if h := ca.Hostname(); h == want || mdns.ClaimedFor(h, want) {
 			if taken, _ := mdns.Taken(ctx, h, iface); taken {
-				fmt.Fprintf(s.Log, "bonesync: WARNING: another device on this network answers for %s.local; this box keeps the name its CA was made for\n", h)
+				s.Log.Warn("another device on this network answers for this box's name; the box keeps the name its CA was made for", "name", h+".local")
 			}
 			return h
 		}
@@ -112,13 +113,13 @@ func (s *System) claimName(ctx context.Context, iface *net.Interface) string {
 	}
 	name, err := mdns.Claim(ctx, want, iface)
 	if err != nil {
-		fmt.Fprintf(s.Log, "bonesync: %v; keeping %s\n", err, want)
+		s.Log.Warn("the name could not be claimed: keeping it", "name", want, "err", err)
 		return want
 	}
 	if name != want {
-		fmt.Fprintf(s.Log, "bonesync: another device on this network is %s.local; this box is %s.local\n", want, name)
+		s.Log.Warn("another device on this network has the name: this box takes another", "taken", want+".local", "name", name+".local")
 		if err := unix.Sethostname([]byte(name)); err != nil {
-			fmt.Fprintf(s.Log, "bonesync: set hostname %s: %v\n", name, err)
+			s.Log.Error("hostname not set", "name", name, "err", err)
 		}
 	}
 	return name

@@ -1,7 +1,6 @@
 package boot
 
 import (
-	"fmt"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -11,7 +10,7 @@ import (
 // partitions and reboots or powers off. Nothing acknowledged is lost.
 func (s *System) shutdown(powerOff bool) {
 	s.downMu.Lock() // the first caller shuts down; any other waits forever
-	fmt.Fprintf(s.Log, "bonesync: stopping the server\n")
+	s.Log.Info("stopping the server")
 	if s.Server != nil {
 		s.Server.Stop(15 * time.Second)
 	}
@@ -19,7 +18,7 @@ func (s *System) shutdown(powerOff bool) {
 	unix.Sync()
 	for _, m := range []string{PermMount, BootMount} {
 		if err := unix.Unmount(m, 0); err != nil && err != unix.EINVAL {
-			fmt.Fprintf(s.Log, "bonesync: unmount %s: %v; remounting read-only\n", m, err)
+			s.Log.Warn("cannot unmount: remounting read-only", "mount", m, "err", err)
 			unix.Mount("", m, "", unix.MS_REMOUNT|unix.MS_RDONLY, "")
 		}
 	}
@@ -28,9 +27,9 @@ func (s *System) shutdown(powerOff bool) {
 	if powerOff {
 		how, what = unix.LINUX_REBOOT_CMD_POWER_OFF, "powering off"
 	}
-	fmt.Fprintf(s.Log, "bonesync: %s\n", what)
+	s.Log.Info(what)
 	if err := unix.Reboot(how); err != nil {
-		fmt.Fprintf(s.Log, "bonesync: %s: %v\n", what, err)
+		s.Log.Error(what+" failed", "err", err)
 	}
 	select {}
 }

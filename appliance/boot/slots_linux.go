@@ -29,14 +29,14 @@ func openSlots(_ context.Context, s *System) error {
 	if err != nil {
 		return fmt.Errorf("boot.env: %w", err)
 	}
-	fmt.Fprintf(s.Log, "bonesync: version %s, slot %s\n", Version, st.Slot)
+	s.Log.Info("running", "version", Version, "slot", st.Slot)
 	switch {
 	case st.Trial:
-		fmt.Fprintf(s.Log, "bonesync: this version is on trial: it becomes the default once it serves; if it does not, the next boot runs slot %s\n", st.Other)
+		s.Log.Info("this version is on trial: it becomes the default once it serves; if it does not, the next boot runs the other slot", "other", st.Other)
 	case st.FailedTrial != "":
-		fmt.Fprintf(s.Log, "bonesync: the update to %s did not start; the box came back to this version by itself\n", st.FailedTrial)
+		s.Log.Warn("the update did not start; the box came back to this version by itself", "update", st.FailedTrial)
 	case st.OtherIncomplete:
-		fmt.Fprintf(s.Log, "bonesync: slot %s holds no bootable system: an update into it did not finish (nothing else changed)\n", st.Other)
+		s.Log.Warn("the other slot holds no bootable system: an update into it did not finish (nothing else changed)", "other", st.Other)
 	}
 	return nil
 }
@@ -58,47 +58,47 @@ func (s *System) commitTrial() {
 	}
 	done, err := s.card.Commit()
 	if err != nil {
-		fmt.Fprintf(s.Log, "bonesync: cannot make slot %s the default: %v (the next boot runs the previous version)\n", s.card.Running.Slot, err)
+		s.Log.Error("cannot make this slot the default: the next boot runs the previous version", "slot", s.card.Running.Slot, "err", err)
 		return
 	}
 	s.committed = true
 	if done {
-		fmt.Fprintf(s.Log, "bonesync: version %s serves: slot %s is now the default\n", Version, s.card.Running.Slot)
+		s.Log.Info("this version serves: its slot is now the default", "version", Version, "slot", s.card.Running.Slot)
 	}
 }
 
 // giveUpTrial reboots into the previous version.
 func (s *System) giveUpTrial(why string) {
-	fmt.Fprintf(s.Log, "bonesync: version %s on trial %s; rebooting into the previous version\n", Version, why)
+	s.Log.Error("the version on trial did not serve: rebooting into the previous version", "version", Version, "why", why)
 	s.shutdown(false)
 }
 
 // applyUpdate is the console's `update FILE`: the same as /admin/update.
 func (s *System) applyUpdate(args []string) {
 	if len(args) != 1 {
-		fmt.Fprintf(s.Log, "usage: update FILE (a bonesync-bbb.update, e.g. copied to /boot or uploaded to your files: %s/USER/...)\n", FilesDir)
+		fmt.Fprintf(s.Console, "usage: update FILE (a bonesync-bbb.update, e.g. copied to /boot or uploaded to your files: %s/USER/...)\n", FilesDir)
 		return
 	}
 	if s.card == nil {
-		fmt.Fprintf(s.Log, "update: %v\n", update.ErrNotCard)
+		fmt.Fprintf(s.Console, "update: %v\n", update.ErrNotCard)
 		return
 	}
 	f, err := os.Open(args[0])
 	if err != nil {
-		fmt.Fprintf(s.Log, "update: %v\n", err)
+		fmt.Fprintf(s.Console, "update: %v\n", err)
 		return
 	}
 	defer f.Close()
-	m, err := s.card.Apply(f, s.Board.Name, s.Log)
+	m, err := s.card.Apply(f, s.Board.Name, s.Console)
 	if err != nil {
 		after := "nothing changed"
 		if errors.Is(err, update.ErrTouched) {
 			after = "the other slot holds no bootable system until an update succeeds"
 		}
-		fmt.Fprintf(s.Log, "update: %v\nupdate: %s; slot %s, running now, still boots\n", err, after, s.card.Running.Slot)
+		fmt.Fprintf(s.Console, "update: %v\nupdate: %s; slot %s, running now, still boots\n", err, after, s.card.Running.Slot)
 		return
 	}
-	fmt.Fprintf(s.Log, "update: rebooting into version %s\n", m.Version)
+	fmt.Fprintf(s.Console, "update: rebooting into version %s\n", m.Version)
 	s.shutdown(false)
 }
 

@@ -3,13 +3,14 @@ package boot
 import (
 	"context"
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/listen"
 	"io"
 	"os"
 	"os/exec"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/listen"
 
 	"golang.org/x/sys/unix"
 
@@ -31,10 +32,11 @@ type Supervisor struct {
 	// notifyPath is the notify socket; watchdog the longest silence of a
 	// ready server; startLimit how long it may take to be ready (a first
 	// boot's benchmark included); killGrace how long a killed server may
-	// take to go before Healthy says no.
-	notifyPath                      string
-	watchdog, startLimit, killGrace time.Duration
-	kill                            func(pid int, sig syscall.Signal) error
+	// take to go before Healthy says no; restartDelay the first wait
+	// before a restart (doubling to 30 s).
+	notifyPath                                    string
+	watchdog, startLimit, killGrace, restartDelay time.Duration
+	kill                                          func(pid int, sig syscall.Signal) error
 
 	mu       sync.Mutex
 	pid      int
@@ -57,15 +59,16 @@ type Supervisor struct {
 
 func newSupervisor(s *System) *Supervisor {
 	return &Supervisor{
-		s:          s,
-		command:    func(args []string) *exec.Cmd { return exec.Command("/proc/self/exe", args...) },
-		notifyPath: "/run/bonesync.notify",
-		watchdog:   30 * time.Second, // as the systemd unit's WatchdogSec
-		startLimit: 40 * time.Minute, // bench_budget is at most 30 min
-		killGrace:  30 * time.Second,
-		kill:       syscall.Kill,
-		exited:     make(chan struct{}),
-		stop:       make(chan struct{}),
+		s:            s,
+		command:      func(args []string) *exec.Cmd { return exec.Command("/proc/self/exe", args...) },
+		notifyPath:   "/run/bonesync.notify",
+		watchdog:     30 * time.Second, // as the systemd unit's WatchdogSec
+		startLimit:   40 * time.Minute, // bench_budget is at most 30 min
+		killGrace:    30 * time.Second,
+		restartDelay: time.Second,
+		kill:         syscall.Kill,
+		exited:       make(chan struct{}),
+		stop:         make(chan struct{}),
 	}
 }
 
@@ -89,7 +92,7 @@ func (sv *Supervisor) Run(ctx context.Context) {
 	if err != nil {
 		// Without notifications the server is only restarted when it
 		// exits, and the LEDs stay at booting until then.
-		fmt.Fprintf(sv.s.Log, "bonesync: %v; the server's heartbeats will not be followed\n", err)
+		sv.s.Log.Error("the server's heartbeats will not be followed", "err", err)
 	} else {
 		defer mgr.Close()
 		sv.mu.Lock()
@@ -137,13 +140,13 @@ func (sv *Supervisor) Run(ctx context.Context) {
 		sv.mu.Unlock()
 		if !served && failed >= trialFailures && sv.s.onTrial() {
 			// A new version whose server never serves: back to the old.
-			go sv.s.giveUpTrial(fmt.Sprintf("did not serve: its server %s (%d times)", msg, failed))
+			go sv.s.giveUpTrial(fmt.Sprintf("its server %s (%d times)", msg, failed))
 		}
 		sv.s.LEDs.Set(LEDError)
 		if time.Since(start) > 5*time.Minute {
 			backoff = sv.firstBackoff()
 		}
-		fmt.Fprintf(sv.s.Log, "bonesync: the server %s; starting it again in %v\n", msg, backoff)
+		sv.s.Log.Warn("the server stopped: starting it again", "why", msg, "in", backoff)
 		select {
 		case <-time.After(backoff):
 		case <-sv.stop:
@@ -198,7 +201,7 @@ func (sv *Supervisor) once(mgr *sysd.Manager) (unix.WaitStatus, error) {
 // its notifications (listen), not from its words.
 func (sv *Supervisor) watch(r *os.File) {
 	defer r.Close()
-	io.Copy(sv.s.Log, r)
+	io.Copy(sv.s.Console, r)
 }
 
 // listen follows the server's notifications.
@@ -230,7 +233,7 @@ func (sv *Supervisor) notified(msg sysd.Message, now time.Time) {
 		go sv.s.commitTrial()
 	}
 	if msg.Reboot != "" {
-		fmt.Fprintf(sv.s.Log, "bonesync: the server asks for a reboot: %s\n", msg.Reboot)
+		sv.s.Log.Info("the server asks for a reboot", "why", msg.Reboot)
 		go sv.s.shutdown(false)
 	}
 	if msg.Watchdog {
@@ -278,7 +281,7 @@ func (sv *Supervisor) check(now time.Time) {
 	default:
 		return
 	}
-	fmt.Fprintf(sv.s.Log, "bonesync: the server %s; killing it\n", why)
+	sv.s.Log.Error("the server is wedged: killing it", "why", why)
 	sv.s.LEDs.Set(LEDError)
 	sv.killed = now
 	sv.kill(sv.pid, syscall.SIGKILL)
@@ -300,10 +303,7 @@ func (sv *Supervisor) Healthy(now time.Time) bool {
 // without looking before Healthy says no: PID 1 itself is stuck.
 const monitorStale = 15 * time.Second
 
-// restartDelay is the first wait before a restart; tests shorten it.
-var restartDelay = time.Second
-
-func (sv *Supervisor) firstBackoff() time.Duration { return restartDelay }
+func (sv *Supervisor) firstBackoff() time.Duration { return sv.restartDelay }
 
 // Stop asks the server to stop (SIGTERM: it saves the clock and closes its
 // listeners) and waits up to timeout before killing it.

@@ -55,12 +55,11 @@ func (s *safeBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 // supervised is a Supervisor whose server is this test binary, behaving as
 // modes says run after run (the last mode for all further runs).
 func supervised(t *testing.T, modes ...string) (*Supervisor, *safeBuf) {
-	restartDelay = 10 * time.Millisecond
-	t.Cleanup(func() { restartDelay = time.Second })
 	log := &safeBuf{}
-	s := &System{Log: log, Board: &board.Board{Name: "test"}}
-	s.LEDs = newLEDs(nil, log)
+	s := &System{Console: readWriter{Writer: log}, Log: sysd.NewConsoleLogger(log, "bonesync: "), Board: &board.Board{Name: "test"}}
+	s.LEDs = newLEDs(nil, s.Log)
 	sv := newSupervisor(s)
+	sv.restartDelay = 10 * time.Millisecond
 	sv.notifyPath = filepath.Join(t.TempDir(), "notify")
 	sv.watchdog = time.Second
 	var mu sync.Mutex
@@ -100,7 +99,7 @@ func TestSupervisorRestarts(t *testing.T) {
 	if !strings.Contains(sv.Status(), "2 restarts") {
 		t.Errorf("Status() = %q, want 2 restarts", sv.Status())
 	}
-	if !strings.Contains(log.String(), "the server exited with status 3; starting it again") {
+	if !strings.Contains(log.String(), "the server stopped: starting it again why=exited with status 3 ") {
 		t.Errorf("the console does not say the server died:\n%s", log)
 	}
 	// Heartbeats keep it alive past several watchdog intervals.
@@ -126,7 +125,7 @@ func TestSupervisorKillsWedgedServer(t *testing.T) {
 		unhealthy = unhealthy || !sv.Healthy(time.Now())
 		return strings.Contains(sv.Status(), "1 restarts") && strings.Contains(sv.Status(), "ready")
 	})
-	if !strings.Contains(log.String(), "sent no heartbeat for") {
+	if !strings.Contains(log.String(), "the server is wedged: killing it why=sent no heartbeat for") {
 		t.Errorf("the console does not say why the server was killed:\n%s", log)
 	}
 	if unhealthy {
@@ -158,7 +157,7 @@ func TestSupervisorUnhealthyWhenKillFails(t *testing.T) {
 // Stopping during a restart's backoff starts no new server.
 func TestSupervisorStopDuringBackoff(t *testing.T) {
 	sv, log := supervised(t, "exit")
-	restartDelay = 2 * time.Second
+	sv.restartDelay = 2 * time.Second
 	runs := 0
 	inner := sv.command
 	sv.command = func(a []string) *exec.Cmd { runs++; return inner(a) }

@@ -45,7 +45,7 @@ func startWatchdog(ctx context.Context, s *System) error {
 		return fmt.Errorf("no hardware watchdog (%v); going on without", err)
 	}
 	if err := w.SetTimeout(watchdogTimeout); err != nil {
-		fmt.Fprintf(s.Log, "bonesync: watchdog timeout: %v\n", err)
+		s.Log.Warn("the watchdog's timeout not set", "err", err)
 	}
 	timeout, err := w.Timeout()
 	if err != nil || timeout <= 0 {
@@ -67,12 +67,12 @@ func startWatchdog(ctx context.Context, s *System) error {
 				s.dog.fed, s.dog.holding = now, ""
 			} else if s.dog.holding == "" {
 				s.dog.holding = "the server is wedged and could not be killed"
-				fmt.Fprintf(s.Log, "bonesync: %s; no longer feeding the watchdog, the board resets within %v\n", s.dog.holding, timeout)
+				s.Log.Error("no longer feeding the watchdog: the board resets", "why", s.dog.holding, "within", timeout)
 			}
 			s.dog.mu.Unlock()
 		}
 	}()
-	fmt.Fprintf(s.Log, "bonesync: watchdog armed, %v\n", timeout)
+	s.Log.Info("watchdog armed", "timeout", timeout)
 	return nil
 }
 

@@ -95,7 +95,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.Store.EnsureDefault(t.kind, user); err != nil {
-		h.Log.Error(fmt.Sprintf("calendars: default %s of %s: %v", t.kind, user, err))
+		h.Log.Error("calendars: cannot make the default collection", "kind", t.kind, "user", user, "err", err)
 	}
 	switch {
 	case r.Method == "MKCALENDAR" && t.kind == Calendars && t.coll != "" && t.name == "":

@@ -48,15 +48,15 @@ func (s *Setup) Take() (string, error) {
 		// box still starts, with the first start's password if it has
 		// none, so the owner is never locked out by a typo.
 		if err := s.Users.SetPasswordAny(users.Admin, pw); err != nil {
-			s.Log.Error(fmt.Sprintf("first login: admin_password in %s not taken: %v", s.ConfigPath, err))
+			s.Log.Error("first login: admin_password not taken", "config", s.ConfigPath, "err", err)
 		} else {
-			s.Log.Info(fmt.Sprintf("first login: admin's password set from admin_password in %s", s.ConfigPath))
+			s.Log.Info("first login: admin's password set from admin_password", "config", s.ConfigPath)
 		}
 	}
 	// Blanked whether taken or not (the config may have refused the line
 	// too): a password is not left on the card in clear.
 	if err := s.blank(); err != nil {
-		s.Log.Warn(fmt.Sprintf("first login: cannot blank admin_password in %s: %v; delete it there yourself", s.ConfigPath, err))
+		s.Log.Warn("first login: cannot blank admin_password; delete it there yourself", "config", s.ConfigPath, "err", err)
 	}
 	made, err := s.Users.EnsureAdmin()
 	if err != nil {
@@ -65,17 +65,17 @@ func (s *Setup) Take() (string, error) {
 	if key := s.Config.AdminSSHKey; key != "" {
 		n, err := s.Users.AddKeys(users.Admin, []byte(key))
 		if err != nil {
-			s.Log.Error(fmt.Sprintf("first login: admin_ssh_key in %s not taken: %v", s.ConfigPath, err))
+			s.Log.Error("first login: admin_ssh_key not taken", "config", s.ConfigPath, "err", err)
 		}
 		if n > 0 {
-			s.Log.Info(fmt.Sprintf("first login: admin_ssh_key from %s added to admin's keys", s.ConfigPath))
+			s.Log.Info("first login: admin_ssh_key added to admin's keys", "config", s.ConfigPath)
 		}
 	}
 	if made != "" && s.Card != nil {
 		if err := s.Card.CreateFile(s.noteName(), []byte(s.note(made))); err != nil {
-			s.Log.Warn(fmt.Sprintf("first login: cannot write %s: %v", NoteFile, err))
+			s.Log.Warn("first login: cannot write the note", "note", NoteFile, "err", err)
 		} else {
-			s.Log.Info(fmt.Sprintf("first login: the password is in %s on the card's boot partition until it is changed", NoteFile))
+			s.Log.Info("first login: the password is on the card's boot partition until it is changed", "note", NoteFile)
 		}
 	}
 	return made, nil
@@ -95,10 +95,10 @@ func (s *Setup) Tidy() {
 		return
 	}
 	if err := s.Card.RemoveFile(s.noteName()); err != nil {
-		s.Log.Warn(fmt.Sprintf("first login: cannot delete %s: %v", NoteFile, err))
+		s.Log.Warn("first login: cannot delete the note", "note", NoteFile, "err", err)
 		return
 	}
-	s.Log.Info(fmt.Sprintf("first login: admin's password was changed: %s deleted", NoteFile))
+	s.Log.Info("first login: admin's password was changed: FIRST-LOGIN.txt deleted", "note", NoteFile)
 }
 
 // noteName is the note's name relative to the card's root: beside the

@@ -107,14 +107,14 @@ func (l *handshakeListener) failed(c net.Conn, addr string, err error) {
 		return
 	}
 	why := err.Error()
-	hint := ""
+	attrs := []any{"addr", addr, "err", err}
 	switch {
 	case errors.Is(err, guard.ErrNoSlot):
-		hint = " (the box is busy with other handshakes)"
+		attrs = append(attrs, "hint", "the box is busy with other handshakes")
 	case strings.Contains(why, "unknown certificate authority"), strings.Contains(why, "bad certificate"):
-		hint = " (the client does not trust the box's CA yet: it is at /ca.crt)"
+		attrs = append(attrs, "hint", "the client does not trust the box's CA yet: it is at /ca.crt")
 	}
-	l.notices.Printf(addr+" "+why, "https: TLS handshake with %s failed: %v%s", addr, err, hint)
+	l.notices.Warn(addr+" "+why, "TLS handshake failed (logged once an hour per address and error)", attrs...)
 }
 
 func looksLikeHTTP(hdr []byte) bool {

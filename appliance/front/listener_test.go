@@ -162,10 +162,10 @@ func TestHandshakeFailures(t *testing.T) {
 		c.Close()
 		t.Fatal("a client that does not trust the CA completed a handshake")
 	}
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && !strings.Contains(l.log.String(), "TLS handshake with 127.0.0.1 failed"); {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && !strings.Contains(l.log.String(), "TLS handshake failed (logged once an hour per address and error) addr=127.0.0.1 "); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if log := l.log.String(); !strings.Contains(log, "TLS handshake with 127.0.0.1 failed") || !strings.Contains(log, "/ca.crt") {
+	if log := l.log.String(); !strings.Contains(log, "TLS handshake failed (logged once an hour per address and error) addr=127.0.0.1 ") || !strings.Contains(log, "/ca.crt") {
 		t.Errorf("the failed handshake was not logged with its hint:\n%s", log)
 	}
 	c := dialFrom(t, "127.0.0.1", l.addr)

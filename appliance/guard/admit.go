@@ -8,7 +8,6 @@
 package guard
 
 import (
-	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -72,16 +71,16 @@ func (a *Admission) Admit(addr string) *Ticket {
 	}
 	switch {
 	case c.open >= a.limits.PerAddress:
-		a.notices.Printf(addr+" open", "%s: refusing connections from %s: %d already open (the limit per address; logged once an hour)",
-			a.name, addr, c.open)
+		a.notices.Warn(addr+" open", "refusing connections: the limit of open ones per address (logged once an hour)",
+			"service", a.name, "addr", addr, "open", c.open)
 		return nil
 	case c.waiting >= a.limits.Waiting:
-		a.notices.Printf(addr+" waiting", "%s: refusing connections from %s: %d already waiting in their handshake or login (waiting_per_address; logged once an hour)",
-			a.name, addr, c.waiting)
+		a.notices.Warn(addr+" waiting", "refusing connections: waiting_per_address are in their handshake or login (logged once an hour)",
+			"service", a.name, "addr", addr, "waiting", c.waiting)
 		return nil
 	case a.waiting >= MaxWaiting:
-		a.notices.Printf("all waiting", "%s: refusing new connections: %d from all addresses are waiting in their handshake (logged once an hour)",
-			a.name, a.waiting)
+		a.notices.Warn("all waiting", "refusing new connections: too many from all addresses are in their handshake (logged once an hour)",
+			"service", a.name, "waiting", a.waiting)
 		return nil
 	}
 	c.open++
@@ -145,9 +144,9 @@ func NewNotices(log *slog.Logger) *Notices {
 	return &Notices{log: log, every: time.Hour, last: map[string]time.Time{}}
 }
 
-// Printf logs the message as a warning unless key was logged within the
-// hour.
-func (n *Notices) Printf(key, format string, args ...any) {
+// Warn logs msg and its attributes as a warning unless key was logged
+// within the hour.
+func (n *Notices) Warn(key, msg string, attrs ...any) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := time.Now()
@@ -165,7 +164,7 @@ func (n *Notices) Printf(key, format string, args ...any) {
 		}
 	}
 	n.last[key] = now
-	n.log.Warn(fmt.Sprintf(format, args...))
+	n.log.Warn(msg, attrs...)
 }
 
 // Host is the address part of a "host:port" remote address: what the

@@ -3,8 +3,8 @@ package kmod
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,11 +19,11 @@ type Loader struct {
 	mods   *Modules
 	loaded map[string]bool // by module name
 	failed map[string]bool
-	log    io.Writer
+	log    *slog.Logger
 }
 
 // NewLoader reads the running kernel's module metadata.
-func NewLoader(log io.Writer) (*Loader, error) {
+func NewLoader(log *slog.Logger) (*Loader, error) {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (l *Loader) Coldplug() []string {
 					continue
 				}
 				if err := l.Load(m); err != nil {
-					fmt.Fprintf(l.log, "modules: %v\n", err)
+					l.log.Warn("module not loaded", "module", m, "err", err)
 					l.failed[m] = true // do not retry a broken module forever
 					continue
 				}

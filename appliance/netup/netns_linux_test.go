@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -54,7 +55,7 @@ func helper(cfg string) int {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 2
 	}
-	c.Log = os.Stderr
+	c.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var r helperResult

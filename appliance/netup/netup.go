@@ -7,7 +7,7 @@ package netup
 
 import (
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
 	"time"
 
@@ -57,7 +57,7 @@ type Config struct {
 	RetryEvery time.Duration
 
 	// Log receives one line per step; nil discards them.
-	Log io.Writer
+	Log *slog.Logger
 }
 
 func (c Config) retryEvery() time.Duration {
@@ -105,10 +105,10 @@ func (c Config) resolvConf() string {
 	return DefaultResolvConf
 }
 
-// logf writes one line to Log, if any.
-func (c Config) logf(format string, args ...any) {
+// log writes one line to Log, if any.
+func (c Config) log(msg string, attrs ...any) {
 	if c.Log != nil {
-		fmt.Fprintf(c.Log, "netup: "+format+"\n", args...)
+		c.Log.Info("netup: "+msg, attrs...)
 	}
 }
 

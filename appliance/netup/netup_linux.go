@@ -60,7 +60,7 @@ func Up(ctx context.Context, c Config) (*State, error) {
 		if err := unix.Sethostname([]byte(c.Hostname)); err != nil {
 			return nil, fmt.Errorf("netup: set hostname %q: %w", c.Hostname, err)
 		}
-		c.logf("hostname %s", c.Hostname)
+		c.log("hostname set", "hostname", c.Hostname)
 	}
 	if err := netlink.LinkSetUp(l); err != nil {
 		return nil, fmt.Errorf("netup: %s up: %w", name, err)
@@ -103,16 +103,16 @@ func upDHCP(ctx context.Context, l netlink.Link, c Config) (*State, error) {
 	// a carrier, for Ethernet.
 	l, err := dhclient.IfUp(name, c.dhcpTimeout())
 	if err != nil {
-		c.logf("%s: no carrier, no DHCP: %v", name, err)
+		c.log("no carrier, no DHCP", "iface", name, "err", err)
 		return nil, nil
 	}
-	c.logf("%s: DHCP for up to %s", name, c.dhcpTimeout())
+	c.log("asking DHCP", "iface", name, "for_up_to", c.dhcpTimeout())
 	lease, err := requestLease(ctx, l, c, c.dhcpTimeout())
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("netup: DHCP on %s: %w", name, ctx.Err())
 	}
 	if lease == nil {
-		c.logf("%s: no DHCP lease: %v", name, err)
+		c.log("no DHCP lease", "iface", name, "err", err)
 		return nil, nil
 	}
 	return applyLease(l, lease, c)
@@ -184,7 +184,7 @@ func applyLease(l netlink.Link, lease dhclient.Lease, c Config) (*State, error) 
 	}
 	ns, search, domain := p.GatherDNSSettings()
 	writeDNS(c, ns, search, domain)
-	c.logf("%s: DHCP lease %s, gateway %v, DNS %v", a.Name, addr, s.Gateway, ns)
+	c.log("DHCP lease", "iface", a.Name, "addr", addr, "gateway", s.Gateway, "dns", ns)
 	return s, nil
 }
 
@@ -200,7 +200,7 @@ func upStatic(l netlink.Link, st static, c Config) (*State, error) {
 		}
 	}
 	writeDNS(c, st.dns, nil, "")
-	c.logf("%s: static %s, gateway %v, DNS %v", a.Name, st.addr, st.gateway, st.dns)
+	c.log("static address", "iface", a.Name, "addr", st.addr, "gateway", st.gateway, "dns", st.dns)
 	return &State{Interface: a.Name, Addrs: []net.IPNet{*st.addr}, Method: MethodStatic, Gateway: st.gateway}, nil
 }
 
@@ -219,7 +219,7 @@ func upLinkLocal(l netlink.Link, c Config) (*State, error) {
 	if err := netlink.AddrReplace(l, &netlink.Addr{IPNet: addr, Scope: int(netlink.SCOPE_LINK)}); err != nil {
 		return nil, fmt.Errorf("netup: %s: add %s: %w", a.Name, addr, err)
 	}
-	c.logf("%s: link-local %s", a.Name, addr)
+	c.log("link-local address", "iface", a.Name, "addr", addr)
 	return &State{Interface: a.Name, Addrs: []net.IPNet{*addr}, Method: MethodLinkLocal}, nil
 }
 
@@ -232,7 +232,7 @@ func writeDNS(c Config, ns []net.IP, search []string, domain string) {
 		return
 	}
 	if err := dhclient.WriteDNSSettings(ns, search, domain, c.resolvConf()); err != nil {
-		c.logf("DNS settings not written: %v", err)
+		c.log("DNS settings not written", "err", err)
 	}
 }
 
@@ -266,7 +266,7 @@ func Keep(ctx context.Context, c Config, st *State, changed func(*State)) {
 		}
 		l, err := netlink.LinkByName(cur.Interface)
 		if err != nil {
-			c.logf("%s: %v", cur.Interface, err)
+			c.log("interface gone", "iface", cur.Interface, "err", err)
 			continue
 		}
 		lease, _ := requestLease(ctx, l, c, c.dhcpTimeout())
@@ -283,9 +283,9 @@ func Keep(ctx context.Context, c Config, st *State, changed func(*State)) {
 			}
 			if next, err = applyLease(l, lease, c); err != nil {
 				// The old address may be gone: never stay without one.
-				c.logf("%v; falling back, asking again in %v", err, c.retryEvery())
+				c.log("lease not applied: falling back", "err", err, "retry_in", c.retryEvery())
 				if next, err = fallBack(l, c); err != nil {
-					c.logf("%v", err)
+					c.log("no fall-back address", "err", err)
 					continue
 				}
 				retry = c.retryEvery()
@@ -300,20 +300,20 @@ func Keep(ctx context.Context, c Config, st *State, changed func(*State)) {
 			// 4.4.5), at least a minute later.
 			left := time.Until(expires)
 			cur.Renew = min(max(left/2, time.Minute), left)
-			c.logf("%s: lease not renewed; %v left", cur.Interface, time.Until(expires).Round(time.Second))
+			c.log("lease not renewed", "iface", cur.Interface, "left", time.Until(expires).Round(time.Second))
 			continue
 		default:
-			c.logf("%s: DHCP lease expired", cur.Interface)
+			c.log("DHCP lease expired", "iface", cur.Interface)
 			removeAddrs(l, &cur)
 			if next, err = fallBack(l, c); err != nil {
-				c.logf("%v", err)
+				c.log("no fall-back address", "err", err)
 				continue
 			}
 		}
 		was := cur
 		cur = *next
 		if !sameAddrs(&was, next) {
-			c.logf("%s: address now %s (%s), was %s (%s)", cur.Interface, cur.Addrs[0].String(), cur.Method, was.Addrs[0].String(), was.Method)
+			c.log("address changed", "iface", cur.Interface, "addr", cur.Addrs[0].String(), "method", cur.Method, "was", was.Addrs[0].String(), "was_method", was.Method)
 			changed(next)
 		}
 	}

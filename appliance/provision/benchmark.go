@@ -35,7 +35,7 @@ func runBenchmark(ctx context.Context, o Options) *report.Report {
 		Planned: len(tlsKeys) + len(sshKeys) + 2,
 		Client:  o.Client,
 		Progress: func(p measure.Progress) {
-			o.Log.Info("  " + p.String())
+			o.Log.Info("benchmarking", "proto", p.Proto, "key", p.Key, "kex", p.Kex, "candidate", fmt.Sprintf("%d/%d", p.Index, p.Total), "phase", p.Phase)
 			if o.Status != nil {
 				o.Status(p.String())
 			}
@@ -49,7 +49,7 @@ func runBenchmark(ctx context.Context, o Options) *report.Report {
 		rep.Machine.LoadGen = s.LoadGenerator
 	}
 	if err != nil {
-		o.Log.Error(fmt.Sprintf("benchmark failed: %v", err))
+		o.Log.Error("benchmark failed", "err", err)
 		rep.Machine = measure.ThisMachine(o.Clock.Now())
 		rep.Choice = choose.Choice{
 			TLS:              choose.Decision{Key: string(pinOr(pol.PinTLS, fallbackTLS)), Reasons: []string{"benchmark failed; safe default"}},

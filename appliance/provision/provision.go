@@ -116,7 +116,7 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNeedsBenchmark, why)
 	}
 	if why != "" {
-		o.Log.Info("benchmark: " + why)
+		o.Log.Info("benchmark", "why", why)
 		if o.Phase != nil {
 			o.Phase("benchmarking")
 		}
@@ -158,7 +158,7 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 func ensureCA(o Options, now time.Time) (*pki.CA, error) {
 	ca, err := pki.LoadCA(o.State)
 	if errors.Is(err, fs.ErrNotExist) {
-		o.Log.Info(fmt.Sprintf("making the certificate authority for %v", pki.BoxDNSNames(o.Config.Hostname, o.Config.ExtraDomains)))
+		o.Log.Info("making the certificate authority", "names", pki.BoxDNSNames(o.Config.Hostname, o.Config.ExtraDomains))
 		if ca, err = pki.NewCA(o.Config.Hostname, o.Config.ExtraDomains, now, rand.Reader); err != nil {
 			return nil, err
 		}
@@ -171,8 +171,8 @@ func ensureCA(o Options, now time.Time) (*pki.CA, error) {
 		return nil, err
 	}
 	if !ca.Permits(o.Config.Hostname) {
-		o.Log.Warn(fmt.Sprintf("the CA was made for %v and cannot vouch for the hostname %q; "+
-			"set hostname back, or delete ca.crt and ca.key to make a new CA", ca.Cert.PermittedDNSDomains, o.Config.Hostname))
+		o.Log.Warn("the CA cannot vouch for the hostname: set hostname back, or delete ca.crt and ca.key to make a new CA",
+			"hostname", o.Config.Hostname, "ca_names", ca.Cert.PermittedDNSDomains)
 	}
 	return ca, nil
 }
@@ -261,9 +261,9 @@ func ensureKey(o Options, file string, want keys.Name) (crypto.Signer, time.Dura
 			return k, 0, nil
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		o.Log.Warn(fmt.Sprintf("%v; making a new key", err))
+		o.Log.Warn("the key cannot be read: making a new one", "file", file, "err", err)
 	}
-	o.Log.Info(fmt.Sprintf("generating the %s key (%s)", want, file))
+	o.Log.Info("generating a key", "key", want, "file", file)
 	t0 := time.Now()
 	if k, err = keys.Generate(want, rand.Reader); err != nil {
 		return nil, 0, err
@@ -295,13 +295,13 @@ func ensureLeaf(o Options, ca *pki.CA, key crypto.Signer, now time.Time) (*x509.
 	names.DNS = slices.DeleteFunc(names.DNS, func(n string) bool { return !ca.Permits(n) })
 	leaf, err := pki.LoadLeaf(o.State)
 	if err != nil {
-		o.Log.Warn(err.Error())
+		o.Log.Warn("the server certificate cannot be read: issuing a new one", "err", err)
 	}
 	need, why := pki.NeedsReissue(leaf, ca, key.Public(), names, now)
 	if !need {
 		return leaf, nil
 	}
-	o.Log.Info(fmt.Sprintf("issuing the server certificate for %s (%s)", names, why))
+	o.Log.Info("issuing the server certificate", "names", names, "why", why)
 	leaf, err = ca.Issue(key.Public(), names, now, rand.Reader)
 	if err != nil {
 		return nil, err

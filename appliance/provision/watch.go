@@ -3,7 +3,6 @@ package provision
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"syscall"
@@ -105,11 +104,11 @@ func (w *Watcher) Check(ctx context.Context) bool {
 	case errors.Is(err, state.ErrBusy):
 		return false // a `bonesync bench` is at work; look again next time
 	case errors.Is(err, ErrNeedsBenchmark):
-		w.warn(fmt.Sprintf("refresh: %v; still serving the previous choice", err))
+		w.warn("refresh: still serving the previous choice", err)
 		w.last = now // looking again changes nothing until an input does
 		return false
 	case err != nil:
-		w.warn(fmt.Sprintf("refresh: %v (still serving the previous certificate)", err))
+		w.warn("refresh: still serving the previous certificate", err)
 		return false
 	}
 	w.warns = ""
@@ -118,9 +117,11 @@ func (w *Watcher) Check(ctx context.Context) bool {
 	return true
 }
 
-func (w *Watcher) warn(msg string) {
-	if msg != w.warns && w.Options.Log != nil {
-		w.Options.Log.Warn(msg)
+// warn logs msg and err, once until they change.
+func (w *Watcher) warn(msg string, err error) {
+	key := msg + ": " + err.Error()
+	if key != w.warns && w.Options.Log != nil {
+		w.Options.Log.Warn(msg, "err", err)
 	}
-	w.warns = msg
+	w.warns = key
 }

@@ -122,7 +122,7 @@ func (s *Server) Check() error {
 		return err
 	}
 	for _, why := range Discouraged(alg) {
-		s.Log.Warn(fmt.Sprintf("sftp: the config offers %s", why))
+		s.Log.Warn("sftp: the config offers a discouraged algorithm", "why", why)
 	}
 	_, err := s.config(&attempt{})
 	return err
@@ -242,7 +242,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		sc, chans, reqs, err = ssh.NewServerConn(ic, cfg)
 	}
 	if errors.Is(err, guard.ErrNoSlot) {
-		s.notices.Printf(addr+" slots", "sftp: dropped a connection from %s: too many handshakes in flight (logged once an hour)", addr)
+		s.notices.Warn(addr+" slots", "sftp: dropped a connection: too many handshakes in flight (logged once an hour)", "addr", addr)
 	}
 	if err != nil {
 		// A connection that ends without a login counts once: its wrong
@@ -264,7 +264,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	defer sc.Close()
 	go ssh.DiscardRequests(reqs)
 	user := sc.Permissions.Extensions["user"]
-	s.Log.Info(fmt.Sprintf("sftp: %s logged in from %s", user, c.RemoteAddr()))
+	s.Log.Info("sftp: logged in", "user", user, "addr", c.RemoteAddr())
 	perConn, perUser := s.sessionCaps()
 	var open atomic.Int32 // this connection's sessions
 	for nc := range chans {
@@ -273,12 +273,12 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			continue
 		}
 		if open.Load() >= int32(perConn) {
-			s.notices.Printf(user+" conn", "sftp: %s from %s: refusing a session beyond %d on one connection (ssh_sessions_per_connection; logged once an hour)", user, addr, perConn)
+			s.notices.Warn(user+" conn", "sftp: refusing a session beyond ssh_sessions_per_connection (logged once an hour)", "user", user, "addr", addr, "limit", perConn)
 			nc.Reject(ssh.ResourceShortage, "too many sessions on this connection")
 			continue
 		}
 		if !s.sessions.take(user, perUser) {
-			s.notices.Printf(user+" user", "sftp: %s: refusing a session beyond %d for the user (ssh_sessions_per_user; logged once an hour)", user, perUser)
+			s.notices.Warn(user+" user", "sftp: refusing a session beyond ssh_sessions_per_user (logged once an hour)", "user", user, "limit", perUser)
 			nc.Reject(ssh.ResourceShortage, "too many sessions for this user")
 			continue
 		}
@@ -397,7 +397,7 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 func (s *Server) sftp(user string, ch ssh.Channel) uint32 {
 	tree, err := s.Store.Tree(user)
 	if err != nil {
-		s.Log.Error(fmt.Sprintf("sftp: %v", err))
+		s.Log.Error("sftp: cannot open the files", "user", user, "err", err)
 		return 1
 	}
 	defer tree.Close()
@@ -411,7 +411,7 @@ func (s *Server) sftp(user string, ch ssh.Channel) uint32 {
 	// which would close it).
 	rs := sftp.NewRequestServer(ch, Handlers(tree, locked))
 	if err := rs.Serve(); err != nil && !errors.Is(err, io.EOF) {
-		s.Log.Error(fmt.Sprintf("sftp: %s: %v", user, err))
+		s.Log.Error("sftp: session ended with an error", "user", user, "err", err)
 		return 1
 	}
 	return 0

@@ -40,6 +40,13 @@ func NewLogger(w io.Writer) *slog.Logger {
 	return slog.New(&lineHandler{w: w, journal: journal, mu: &sync.Mutex{}})
 }
 
+// NewConsoleLogger is PID 1's logger on the board's serial console: the
+// lines of NewLogger, each after prefix ("bonesync: "), so that they stand
+// apart from the kernel's and the server's on the same console.
+func NewConsoleLogger(w io.Writer, prefix string) *slog.Logger {
+	return slog.New(&lineHandler{w: w, prefix: prefix, mu: &sync.Mutex{}})
+}
+
 // NewLoggerKeeping is NewLogger that also keeps the last lines in recent,
 // for the admin page.
 func NewLoggerKeeping(w io.Writer, recent *Recent) *slog.Logger {
@@ -78,6 +85,7 @@ func (r *Recent) Lines() []string {
 
 type lineHandler struct {
 	w       io.Writer
+	prefix  string // before every line (PID 1's "bonesync: ")
 	journal bool
 	mu      *sync.Mutex
 	attrs   []slog.Attr
@@ -117,7 +125,7 @@ func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 	if h.recent != nil {
 		h.recent.add(r.Time.Format("Jan 02 15:04:05 ") + word + text)
 	}
-	prefix := word
+	prefix := h.prefix + word
 	if h.journal {
 		prefix = tag
 	}

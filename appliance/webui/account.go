@@ -64,7 +64,7 @@ func (u *UI) loginPost(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	u.Door.Sessions().Start(w, name)
-	u.Log.Info("web: " + name + " logged in from " + r.RemoteAddr)
+	u.Log.Info("web: logged in", "user", name, "addr", r.RemoteAddr)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -123,7 +123,7 @@ func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		u.Door.Sessions().Renew(r, sess.User)
-		u.Log.Info("web: " + sess.User + " changed their password")
+		u.Log.Info("web: password changed", "user", sess.User)
 		u.showAccount(w, sess, http.StatusOK, "Password changed. Your other browsers are logged out; app passwords keep working.", "", accountData{})
 	case "app-new":
 		label := r.PostFormValue("label")

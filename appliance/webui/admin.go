@@ -3,7 +3,6 @@ package webui
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -119,7 +118,7 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "User not added: "+err.Error())
 			return
 		}
-		u.Log.Info(fmt.Sprintf("web: admin added user %s", name))
+		u.Log.Info("web: admin added a user", "user", name)
 		d := adminData{}
 		if made {
 			d.NewUser, d.NewPass = name, pw
@@ -134,7 +133,7 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 		if name == sess.User {
 			u.Door.Sessions().Renew(r, name)
 		}
-		u.Log.Info(fmt.Sprintf("web: admin reset the password of %s", name))
+		u.Log.Info("web: admin reset a password", "user", name)
 		u.showAdmin(w, sess, http.StatusOK, "Password of "+name+" reset; their browsers are logged out.", "", adminData{NewUser: name, NewPass: pw})
 	case "quota":
 		mb, err := strconv.ParseInt(strings.TrimSpace(r.PostFormValue("quota_mb")), 10, 64)
@@ -156,7 +155,7 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "User not deleted: "+err.Error())
 			return
 		}
-		u.Log.Info(fmt.Sprintf("web: admin deleted user %s (the files stay)", name))
+		u.Log.Info("web: admin deleted a user (the files stay)", "user", name)
 		u.showAdmin(w, sess, http.StatusOK, "User "+name+" deleted. Their files stay on the disk.", "", adminData{})
 	case "measure":
 		if u.Measure == nil {
@@ -220,7 +219,7 @@ func (b *benchRun) start(measure func(context.Context, io.Writer) error, log *sl
 		}
 		b.mu.Unlock()
 		if err != nil {
-			log.Error("web: the benchmark the admin started failed: " + err.Error())
+			log.Error("web: the benchmark the admin started failed", "err", err)
 		}
 	}()
 	return true

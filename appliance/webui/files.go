@@ -320,7 +320,7 @@ func (u *UI) zipFolder(w http.ResponseWriter, r *http.Request, tree *store.Tree,
 	if err != nil {
 		// The status is sent: all that can be done is to cut the
 		// archive short, which every unzip reports as damaged.
-		u.Log.Warn("web: zip of " + name + ": " + err.Error())
+		u.Log.Warn("web: zip cut short", "path", name, "err", err)
 		if c, ok := w.(interface{ Abort() }); ok {
 			c.Abort()
 		}

@@ -203,7 +203,7 @@ func (u *UI) flowGrant(w http.ResponseWriter, r *http.Request) {
 	u.flows.mu.Lock()
 	f.user, f.pass = sess.User, pw
 	u.flows.mu.Unlock()
-	u.Log.Info("web: " + sess.User + " connected " + appLabel(f.client) + " (login flow)")
+	u.Log.Info("web: an app connected by the login flow", "user", sess.User, "app", appLabel(f.client))
 	p.Data = flowData{Client: f.client, Done: true}
 	u.render(w, http.StatusOK, "flow", p)
 }

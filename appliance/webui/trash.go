@@ -101,7 +101,7 @@ func (u *UI) trashPost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		to = "/" + strings.TrimPrefix(to, "/")
-		u.Log.Info("web: " + sess.User + " restored " + to + " from the trash")
+		u.Log.Info("web: restored from the trash", "user", sess.User, "path", to)
 		msg := "Restored to " + to + "."
 		if displaced {
 			msg += " The file that was there is now in the trash as an earlier version."

@@ -187,7 +187,7 @@ type page struct {
 func (u *UI) render(w http.ResponseWriter, code int, name string, p page) {
 	var b bytes.Buffer
 	if err := u.pages[name].ExecuteTemplate(&b, "layout.html", p); err != nil {
-		u.Log.Error(fmt.Sprintf("web page %s: %v", name, err))
+		u.Log.Error("web page not made", "page", name, "err", err)
 		http.Error(w, "the page could not be made; the log says why", http.StatusInternalServerError)
 		return
 	}
@@ -239,7 +239,7 @@ func (u *UI) change(w http.ResponseWriter, r *http.Request) (*auth.Session, bool
 func (u *UI) tree(w http.ResponseWriter, sess *auth.Session) (*store.Tree, bool) {
 	tree, err := u.Store.Tree(sess.User)
 	if err != nil {
-		u.Log.Error("web: " + err.Error())
+		u.Log.Error("web: cannot open the files", "user", sess.User, "err", err)
 		http.Error(w, "cannot open your files; the log says why", http.StatusInternalServerError)
 		return nil, false
 	}
