@@ -38,6 +38,16 @@ func reorderUserArgs(args []string) []string {
 // userCmd manages accounts in the state directory. A running server sees the
 // change at the next login.
 func userCmd(f *flags, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(f.args) == 0 {
+		return usagef("usage: bonesync user add|passwd|del|list|quota|key add ...")
+	}
+	c, ok := userCommands[f.args[0]]
+	if !ok {
+		return usagef("unknown user command %q (want add, passwd, del, list, quota or key add)", f.args[0])
+	}
+	if len(f.args) != c.words {
+		return usagef("usage: bonesync user %s", c.form)
+	}
 	dir, err := state.Open(f.state)
 	if err != nil {
 		return err
@@ -46,107 +56,127 @@ func userCmd(f *flags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	a := f.args
-	need := func(n int, form string) error {
-		if len(a) != n {
-			return usagef("usage: bonesync user %s", form)
-		}
-		return nil
+	return c.run(&userRun{db: db, f: f, a: f.args, stdin: stdin, stdout: stdout, stderr: stderr})
+}
+
+// userRun is one `bonesync user` command: its words (a) and where it reads
+// and writes.
+type userRun struct {
+	db             *users.DB
+	f              *flags
+	a              []string
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// userCommands are the `bonesync user` commands: how many words each
+// takes (its own included), its usage, and what it does.
+var userCommands = map[string]struct {
+	words int
+	form  string
+	run   func(u *userRun) error
+}{
+	"add":    {2, "add NAME", (*userRun).add},
+	"passwd": {2, "passwd NAME", (*userRun).passwd},
+	"del":    {2, "del NAME", (*userRun).del},
+	"list":   {1, "list", (*userRun).list},
+	"quota":  {3, "quota NAME SIZE (like 50G, 500M, or none)", (*userRun).quota},
+	"key":    {4, "key add NAME FILE", (*userRun).keyAdd},
+}
+
+func (u *userRun) add() error {
+	name := u.a[1]
+	if err := users.ValidName(name); err != nil {
+		return err
 	}
-	if len(a) == 0 {
-		return usagef("usage: bonesync user add|passwd|del|list|quota|key add ...")
+	if u.db.Exists(name) {
+		return fmt.Errorf("user %s already exists", name)
 	}
-	switch a[0] {
-	case "add":
-		if err := need(2, "add NAME"); err != nil {
-			return err
-		}
-		if err := users.ValidName(a[1]); err != nil {
-			return err
-		}
-		if db.Exists(a[1]) {
-			return fmt.Errorf("user %s already exists", a[1])
-		}
-		pw, err := readPassword(stdin, stderr, a[1])
-		if err != nil {
-			return err
-		}
-		if err := db.Add(a[1], pw); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "added user %s\n", a[1])
-	case "passwd":
-		if err := need(2, "passwd NAME"); err != nil {
-			return err
-		}
-		if !db.Exists(a[1]) {
-			return fmt.Errorf("no user %s", a[1])
-		}
-		pw, err := readPassword(stdin, stderr, a[1])
-		if err != nil {
-			return err
-		}
-		if err := db.SetPassword(a[1], pw); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "changed the password of %s\n", a[1])
-	case "del":
-		if err := need(2, "del NAME"); err != nil {
-			return err
-		}
-		if err := db.Delete(a[1]); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "removed user %s (their files stay in %s)\n", a[1], f.files)
-	case "list":
-		list, err := db.List()
-		if err != nil {
-			return err
-		}
-		for _, u := range list {
-			quota := ""
-			if q := db.Quota(u.Name); q > 0 {
-				quota = "  quota " + formatSize(q)
-			}
-			fmt.Fprintf(stdout, "%-32s %d key(s)  since %s%s\n", u.Name, u.Keys, u.Created.Format("2006-01-02"), quota)
-		}
-	case "quota":
-		if err := need(3, "quota NAME SIZE (like 50G, 500M, or none)"); err != nil {
-			return err
-		}
-		size, err := parseSize(a[2])
-		if err != nil {
-			return err
-		}
-		if err := db.SetQuota(a[1], size); err != nil {
-			return err
-		}
-		if size == 0 {
-			fmt.Fprintf(stdout, "%s has no quota now\n", a[1])
-		} else {
-			fmt.Fprintf(stdout, "%s may now store %s\n", a[1], formatSize(size))
-		}
-	case "key":
-		if err := need(4, "key add NAME FILE"); err != nil || a[1] != "add" {
-			return errors.New("usage: bonesync user key add NAME FILE")
-		}
-		var b []byte
-		if a[3] == "-" {
-			b, err = io.ReadAll(stdin)
-		} else {
-			b, err = os.ReadFile(a[3])
-		}
-		if err != nil {
-			return err
-		}
-		n, err := db.AddKeys(a[2], b)
-		if err != nil {
-			return fmt.Errorf("%s: %w", a[3], err)
-		}
-		fmt.Fprintf(stdout, "added %d key(s) to %s\n", n, a[2])
-	default:
-		return usagef("unknown user command %q (want add, passwd, del, list, quota or key add)", a[0])
+	pw, err := readPassword(u.stdin, u.stderr, name)
+	if err != nil {
+		return err
 	}
+	if err := u.db.Add(name, pw); err != nil {
+		return err
+	}
+	fmt.Fprintf(u.stdout, "added user %s\n", name)
+	return nil
+}
+
+func (u *userRun) passwd() error {
+	name := u.a[1]
+	if !u.db.Exists(name) {
+		return fmt.Errorf("no user %s", name)
+	}
+	pw, err := readPassword(u.stdin, u.stderr, name)
+	if err != nil {
+		return err
+	}
+	if err := u.db.SetPassword(name, pw); err != nil {
+		return err
+	}
+	fmt.Fprintf(u.stdout, "changed the password of %s\n", name)
+	return nil
+}
+
+func (u *userRun) del() error {
+	if err := u.db.Delete(u.a[1]); err != nil {
+		return err
+	}
+	fmt.Fprintf(u.stdout, "removed user %s (their files stay in %s)\n", u.a[1], u.f.files)
+	return nil
+}
+
+func (u *userRun) list() error {
+	list, err := u.db.List()
+	if err != nil {
+		return err
+	}
+	for _, in := range list {
+		quota := ""
+		if q := u.db.Quota(in.Name); q > 0 {
+			quota = "  quota " + formatSize(q)
+		}
+		fmt.Fprintf(u.stdout, "%-32s %d key(s)  since %s%s\n", in.Name, in.Keys, in.Created.Format("2006-01-02"), quota)
+	}
+	return nil
+}
+
+func (u *userRun) quota() error {
+	size, err := parseSize(u.a[2])
+	if err != nil {
+		return err
+	}
+	if err := u.db.SetQuota(u.a[1], size); err != nil {
+		return err
+	}
+	if size == 0 {
+		fmt.Fprintf(u.stdout, "%s has no quota now\n", u.a[1])
+	} else {
+		fmt.Fprintf(u.stdout, "%s may now store %s\n", u.a[1], formatSize(size))
+	}
+	return nil
+}
+
+func (u *userRun) keyAdd() error {
+	if u.a[1] != "add" {
+		return usagef("usage: bonesync user key add NAME FILE")
+	}
+	var b []byte
+	var err error
+	if u.a[3] == "-" {
+		b, err = io.ReadAll(u.stdin)
+	} else {
+		b, err = os.ReadFile(u.a[3])
+	}
+	if err != nil {
+		return err
+	}
+	n, err := u.db.AddKeys(u.a[2], b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", u.a[3], err)
+	}
+	fmt.Fprintf(u.stdout, "added %d key(s) to %s\n", n, u.a[2])
 	return nil
 }
 

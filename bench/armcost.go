@@ -77,7 +77,7 @@ func armBlock(ctx context.Context, o *options) armResult {
 		bin     string
 		overlay bool
 	}{{bin, true}, {binStd, false}} {
-		if err := buildArmcost(ctx, o, b.bin, b.overlay, ""); err != nil {
+		if err := buildArmcost(ctx, o, b.bin, b.overlay, false); err != nil {
 			res.Err = err.Error()
 			return res
 		}
@@ -156,11 +156,8 @@ func armBlock(ctx context.Context, o *options) armResult {
 // buildArmcost builds bench/armcost for GOARM=7, as the board's binary is
 // built: with the armcrypto overlay (make build-arm), or with Go's crypto
 // as it is (make build-arm-std) for the comparison.
-func buildArmcost(ctx context.Context, o *options, bin string, overlay bool, tags string) error {
+func buildArmcost(ctx context.Context, o *options, bin string, overlay, nohash bool) error {
 	args := []string{"build", "-trimpath", "-o", bin}
-	if tags != "" {
-		args = append(args, "-tags", tags)
-	}
 	if overlay {
 		// Written once per run (o.work is new each time), for every build
 		// that takes it.
@@ -170,12 +167,26 @@ func buildArmcost(ctx context.Context, o *options, bin string, overlay bool, tag
 				return fmt.Errorf("the ARM crypto overlay: %v %s", err, out)
 			}
 		}
-		args = append(args, "-modfile="+filepath.Join(dir, "go.mod"), "-overlay="+filepath.Join(dir, "overlay.json"))
+		args = append(args, "-modfile="+filepath.Join(dir, "go.mod"))
+	}
+	switch {
+	case nohash:
+		base := ""
+		if overlay {
+			base = filepath.Join(o.work, "armcrypto", "overlay.json")
+		}
+		file, err := nohashOverlay(o.work, base)
+		if err != nil {
+			return err
+		}
+		args = append(args, "-overlay="+file)
+	case overlay:
+		args = append(args, "-overlay="+filepath.Join(o.work, "armcrypto", "overlay.json"))
 	}
 	build := exec.CommandContext(ctx, "go", append(args, "./bench/armcost")...)
 	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build bench/armcost for GOARM=7 (overlay %v, tags %q): %v %s", overlay, tags, err, out)
+		return fmt.Errorf("build bench/armcost for GOARM=7 (overlay %v, without digests %v): %v %s", overlay, nohash, err, out)
 	}
 	return nil
 }

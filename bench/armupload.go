@@ -2,7 +2,7 @@ package main
 
 // The upload count: ARM instructions per MiB a WebDAV PUT costs bonesync's
 // HTTPS stack (TLS, HTTP, the store, the digests), built GOARM=7 as on the
-// board, against the same build without digests (tag benchnohash). On x86
+// board, against the same build without digests (bench/nohash.go). On x86
 // the digest is a large share of a cheap upload; on the board's core TLS is
 // dear and the share is what matters.
 
@@ -27,14 +27,14 @@ const (
 // handshakes already), and the same built without digests; it returns
 // million instructions per MiB, with digests and without.
 func armUploads(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string) (hashed, plain float64, err error) {
-	nohash := filepath.Join(o.work, "armcost-benchnohash")
-	if err := buildArmcost(ctx, o, nohash, true, "benchnohash"); err != nil {
+	nohash := filepath.Join(o.work, "armcost-nohash")
+	if err := buildArmcost(ctx, o, nohash, true, true); err != nil {
 		return 0, 0, err
 	}
 	for _, b := range []struct {
 		tags, bin string
 		into      *float64
-	}{{"", bin, &hashed}, {"benchnohash", nohash, &plain}} {
+	}{{"", bin, &hashed}, {"nohash", nohash, &plain}} {
 		o.logf("arm: uploads, %d × %d MiB, %s", armUploadPuts, armUploadMiB, map[bool]string{true: "with digests", false: "without digests"}[b.tags == ""])
 		if *b.into, err = countUploads(ctx, o, plugin, b.bin, chainFile, keyFile); err != nil {
 			return 0, 0, err

@@ -302,7 +302,7 @@ func (a *armResult) markdown(w io.Writer) {
 	}
 	if a.UploadHashed > 0 {
 		fmt.Fprintf(w, "WebDAV upload (PUT of %d MiB over TLS 1.3, one connection each, into the store) per MiB, million instructions: "+
-			"%.1f with the SHA-1 computed as the bytes stream, %.1f in the build without digests (tag benchnohash): **%s** (target: at most 1.15×).\n\n",
+			"%.1f with the SHA-1 computed as the bytes stream, %.1f in the build without digests (bench/nohash.go): **%s** (target: at most 1.15×).\n\n",
 			armUploadMiB, a.UploadHashed, a.UploadPlain, ratio(a.UploadHashed, a.UploadPlain))
 	}
 	writeNotes(w, a.Notes)

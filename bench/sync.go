@@ -155,7 +155,11 @@ func syncRun(ctx context.Context, o *options, dir string, res *syncResult) error
 	}
 	bs.stop()
 	plain := filepath.Join(o.work, "bonesync-nohash")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "benchnohash", "-o", plain, "./appliance")
+	overlay, err := nohashOverlay(o.work, "")
+	if err != nil {
+		return err
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-overlay="+overlay, "-o", plain, "./appliance")
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("build without digests: %v %s", err, out)
 	}

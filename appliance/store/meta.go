@@ -339,16 +339,7 @@ type hasher struct {
 	broken bool        // a write out of order: hash again at commit
 }
 
-// digests is false only in the build that make bench compares upload CPU
-// with (hash_off.go).
-var digests = true
-
-func newHasher() *hasher {
-	if !digests {
-		return &hasher{sha1: nopHash{sha1.Size}}
-	}
-	return &hasher{sha1: sha1.New()}
-}
+func newHasher() *hasher { return &hasher{sha1: newSHA1()} }
 
 // like is a new hasher that computes what h does.
 func (h *hasher) like() *hasher {
@@ -361,15 +352,6 @@ func (h *hasher) like() *hasher {
 	}
 	return n
 }
-
-// nopHash hashes nothing: the comparison build's stand-in.
-type nopHash struct{ size int }
-
-func (nopHash) Write(b []byte) (int, error) { return len(b), nil }
-func (h nopHash) Sum(b []byte) []byte       { return append(b, make([]byte, h.size)...) }
-func (nopHash) Reset()                      {}
-func (h nopHash) Size() int                 { return h.size }
-func (nopHash) BlockSize() int              { return 64 }
 
 func (h *hasher) Write(b []byte) (int, error) {
 	h.sha1.Write(b)

@@ -17,7 +17,7 @@ import (
 // SetTrashPolicy keeps deleted files and old versions for keep, and never
 // lets the trash hold on to the last reserve bytes of the disk. keep 0
 // turns the trash off: deletes are final and no versions are kept (what
-// is in the trash goes at the next PurgeTrash). Off until it is called.
+// is in the trash goes at the next purge). Off until it is called.
 func (s *Store) SetTrashPolicy(keep time.Duration, reserve int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -134,12 +134,12 @@ func (s *Store) remove(it trashed) (int64, error) {
 	return s.removeItem(it.user, it.id)
 }
 
-// PurgeTrash removes the trash items older than the policy's keep (all of
+// purgeTrash removes the trash items older than the policy's keep (all of
 // them if the trash is off), then, while the disk has less free space than
 // the reserve, the oldest of what is left, of all users. It goes on past
 // an item it cannot remove, and returns what it removed, the bytes those
 // held, and the errors it met.
-func (s *Store) PurgeTrash(now time.Time) (removed int, freed int64, err error) {
+func (s *Store) purgeTrash(now time.Time) (removed int, freed int64, err error) {
 	s.purgeMu.Lock()
 	defer s.purgeMu.Unlock()
 	keep, reserve := s.policy()
@@ -196,7 +196,7 @@ func (s *Store) makeRoom(n int64) bool {
 	}
 	s.purgeMu.Lock()
 	defer s.purgeMu.Unlock()
-	all, _ := s.allTrash() // what could be listed gives way; the rest waits for PurgeTrash
+	all, _ := s.allTrash() // what could be listed gives way; the rest waits for the next purge
 	removed, _, _ := s.giveWay(all, reserve+n)
 	return removed > 0
 }
@@ -210,13 +210,13 @@ func (s *Store) keepReserve() {
 	}
 }
 
-// PurgeTrashEvery runs PurgeTrash now and then every interval until ctx
+// PurgeTrashEvery runs purgeTrash now and then every interval until ctx
 // ends, calling report after each run that removed something or failed.
 func (s *Store) PurgeTrashEvery(ctx context.Context, every time.Duration, report func(removed int, freed int64, err error)) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		if n, freed, err := s.PurgeTrash(time.Now()); n > 0 || err != nil {
+		if n, freed, err := s.purgeTrash(time.Now()); n > 0 || err != nil {
 			report(n, freed, err)
 		}
 		select {

@@ -383,7 +383,7 @@ func (t *Tree) ReadDir(p string) ([]fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Visible(entries), nil
+	return visible(entries), nil
 }
 
 // IsInternal reports whether a name in a user's folder is the store's own
@@ -391,8 +391,8 @@ func (t *Tree) ReadDir(p string) ([]fs.FileInfo, error) {
 // them), never to be listed.
 func IsInternal(name string) bool { return isUploadTemp(name) }
 
-// Visible drops the temporary files of uploads in progress from a listing.
-func Visible(entries []fs.FileInfo) []fs.FileInfo {
+// visible drops the temporary files of uploads in progress from a listing.
+func visible(entries []fs.FileInfo) []fs.FileInfo {
 	out := entries[:0]
 	for _, e := range entries {
 		if !isUploadTemp(e.Name()) {

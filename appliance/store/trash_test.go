@@ -303,7 +303,7 @@ func TestTrashOffDeletesForGood(t *testing.T) {
 	tr.s.SetTrashPolicy(month, 0)
 	tr.Remove("hello.txt")
 	tr.s.SetTrashPolicy(0, 0)
-	if n, _, err := tr.s.PurgeTrash(time.Now()); n != 1 || err != nil {
+	if n, _, err := tr.s.purgeTrash(time.Now()); n != 1 || err != nil {
 		t.Errorf("PurgeTrash with the trash off = %d, %v; want 1 removed", n, err)
 	}
 }
@@ -351,14 +351,14 @@ func TestPurgeByAge(t *testing.T) {
 	tr.Remove("old.txt")
 	age(t, tr.s, "alice", trashList(t, tr)[0].ID, 40*24*time.Hour)
 	tr.Remove("new.txt")
-	n, freed, err := tr.s.PurgeTrash(time.Now())
+	n, freed, err := tr.s.purgeTrash(time.Now())
 	if n != 1 || freed != 3 || err != nil {
 		t.Errorf("PurgeTrash = %d, %d, %v; want 1 item of 3 bytes", n, freed, err)
 	}
 	if items := trashList(t, tr); len(items) != 1 || items[0].Path != "new.txt" {
 		t.Errorf("after purge, Trash() = %+v; want new.txt only", items)
 	}
-	if n, _, _ := tr.s.PurgeTrash(time.Now().Add(month + time.Hour)); n != 1 {
+	if n, _, _ := tr.s.purgeTrash(time.Now().Add(month + time.Hour)); n != 1 {
 		t.Errorf("a month later PurgeTrash removed %d, want 1", n)
 	}
 }
@@ -398,7 +398,7 @@ func TestPurgeByReserveOldestFirst(t *testing.T) {
 	}
 	fakeDisk(tr.s, 1000) // 600 free with 400 in the trash
 	tr.s.SetTrashPolicy(month, 750)
-	n, freed, err := tr.s.PurgeTrash(time.Now())
+	n, freed, err := tr.s.purgeTrash(time.Now())
 	if n != 2 || freed != 200 || err != nil {
 		t.Errorf("PurgeTrash = %d, %d, %v; want the 2 oldest, 200 bytes", n, freed, err)
 	}
@@ -551,14 +551,14 @@ func trashWhileDeleting(t *testing.T, purge bool) {
 		default:
 			tr.Trash()
 			if purge {
-				if _, _, err := tr.s.PurgeTrash(time.Now()); err != nil {
+				if _, _, err := tr.s.purgeTrash(time.Now()); err != nil {
 					t.Error(err)
 				}
 			}
 		}
 	}
 	if purge {
-		tr.s.PurgeTrash(time.Now())
+		tr.s.purgeTrash(time.Now())
 	}
 	items := trashList(t, tr)
 	if want := map[bool]int{false: 2 * n, true: keep}[purge]; len(items) != want {

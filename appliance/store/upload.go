@@ -306,30 +306,11 @@ func (u *Upload) Close() error {
 	return u.Commit()
 }
 
-// commitStep names the steps of Commit, for the crash tests: a crash
-// simulated after any of them must leave old file or new, each whole.
-type commitStep int
-
-const (
-	stepHashed commitStep = iota
-	stepDated
-	stepRecorded
-	stepSynced
-	stepRenamed
-	stepTagged
-	stepDirSynced
-)
-
-// crashAfter, in tests, stops Commit after a step as a power cut would.
-var crashAfter = func(commitStep) bool { return false }
-
-var errCrash = errors.New("simulated crash")
-
 // Commit checks the content against the client's checksums, dates it,
 // records its digests and id on it, makes it durable (fsync), renames it over
 // the final name, gives the folders above a new tag and makes the rename
-// durable (fsync of the folder). Only when it returns nil is the upload
-// acknowledged.
+// durable (fsync of the folder): commitSteps, in order. Only when it returns
+// nil is the upload acknowledged.
 func (u *Upload) Commit() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -337,12 +318,9 @@ func (u *Upload) Commit() error {
 		return errors.New("upload already closed")
 	}
 	u.closed = true
-	err := u.commit()
-	if err != nil {
-		if !errors.Is(err, errCrash) {
-			u.f.Close()
-			unix.Unlinkat(int(u.t.s.staging.Fd()), u.tmp, 0)
-		}
+	if err := u.commit(len(commitSteps)); err != nil {
+		u.f.Close()
+		unix.Unlinkat(int(u.t.s.staging.Fd()), u.tmp, 0)
 		return err
 	}
 	// The new file, or the old one kept as a version, may have taken the
@@ -351,11 +329,51 @@ func (u *Upload) Commit() error {
 	return nil
 }
 
-func (u *Upload) commit() error {
+// commitSteps are a commit's steps. A power cut after any of them leaves,
+// after the next start, the old file or the new one, each whole and with
+// its own digests (the crash test stops after each in turn).
+var commitSteps = []func(c *committing) error{
+	(*committing).hash,
+	(*committing).date,
+	(*committing).record,
+	(*committing).sync,
+	(*committing).rename,
+	(*committing).tag,
+	(*committing).syncDir,
+}
+
+// committing is a commit under way.
+type committing struct {
+	u    *Upload
+	size int64
+	dir  *os.File // the final name's folder, from rename on
+}
+
+// commit runs the first n of commitSteps.
+func (u *Upload) commit(n int) error {
+	c := &committing{u: u}
+	defer func() {
+		if c.dir != nil {
+			c.dir.Close()
+		}
+	}()
+	for _, step := range commitSteps[:n] {
+		if err := step(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hash makes sure the digests are of the content as it is, and checks the
+// client's checksums.
+func (c *committing) hash() error {
+	u := c.u
 	size, err := u.f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return err
 	}
+	c.size = size
 	if u.h.broken || u.h.n != size {
 		// Written out of order (SFTP's pipelined writes), or truncated:
 		// hash what is there.
@@ -370,10 +388,12 @@ func (u *Upload) commit() error {
 			return fmt.Errorf("%s: %w", u.name, err)
 		}
 	}
-	if crashAfter(stepHashed) {
-		return errCrash
-	}
-	fd := int(u.f.Fd())
+	return nil
+}
+
+// date gives the file the client's times and permissions.
+func (c *committing) date() error {
+	u := c.u
 	if !u.mtime.IsZero() {
 		ts := unix.NsecToTimespec(u.mtime.UnixNano())
 		at := unix.Timespec{Nsec: unix.UTIME_OMIT}
@@ -389,48 +409,56 @@ func (u *Upload) commit() error {
 			return fmt.Errorf("set the permissions of %s: %w", u.name, err)
 		}
 	}
-	if crashAfter(stepDated) {
-		return errCrash
-	}
-	m := meta{FileID: newFileID(), Size: size, Sums: u.h.sums()}
+	return nil
+}
+
+// record writes the file's id (the replaced file's, for a new version of
+// it) and digests on it.
+func (c *committing) record() error {
+	u := c.u
+	m := meta{FileID: newFileID(), Size: c.size, Sums: u.h.sums()}
 	if old, err := u.t.root.Open(u.name); err == nil {
 		if om, ok := readMeta(fdXattrs(old.Fd())); ok {
 			m.FileID = om.FileID // a new version of the same file
 		}
 		old.Close()
 	}
-	if err := unix.Fsetxattr(fd, metaAttr, m.encode(), 0); err != nil && !errors.Is(err, unix.ENOTSUP) {
+	if err := unix.Fsetxattr(int(u.f.Fd()), metaAttr, m.encode(), 0); err != nil && !errors.Is(err, unix.ENOTSUP) {
 		return noSpace(fmt.Errorf("record the checksums of %s: %w", u.name, err))
 	}
-	if crashAfter(stepRecorded) {
-		return errCrash
-	}
+	return nil
+}
+
+// sync makes the file durable, and describes it for the answer.
+func (c *committing) sync() error {
+	u := c.u
 	if err := u.f.Sync(); err != nil {
 		return noSpace(err)
 	}
+	var err error
 	if u.result, err = u.t.s.info(u.f); err != nil {
 		return err
 	}
 	u.result.FileInfo = Named(u.result.FileInfo, path.Base(u.name))
-	if err := u.f.Close(); err != nil {
-		return noSpace(err)
-	}
-	if crashAfter(stepSynced) {
-		return errCrash
-	}
+	return noSpace(u.f.Close())
+}
+
+// rename puts the file in place, the quota checked again with what it
+// replaces (one step for the user's usage), the replaced file kept as a
+// version if the trash is on.
+func (c *committing) rename() error {
+	u := c.u
 	dir, err := u.t.root.Open(parent(u.name))
 	if err != nil {
 		return err
 	}
-	defer dir.Close()
-	// The quota, checked again with what the file replaces now, and the
-	// rename are one step for the user's usage.
+	c.dir = dir
 	defer u.t.usageStep()()
 	var old int64
 	if fi, err := u.t.root.Stat(u.name); err == nil {
 		old = fi.Size()
 	}
-	if err := u.t.overQuota(size - old); err != nil {
+	if err := u.t.overQuota(c.size - old); err != nil {
 		return err
 	}
 	if u.guard != nil {
@@ -438,22 +466,23 @@ func (u *Upload) commit() error {
 			return err
 		}
 	}
-	// The file replaced, if any, is kept as a version (if the trash is on).
 	version := u.t.versionBeforeReplace(dir, u.name)
 	if err := unix.Renameat(int(u.t.s.staging.Fd()), u.tmp, int(dir.Fd()), path.Base(u.name)); err != nil {
 		u.t.dropVersion(version)
 		return fmt.Errorf("put %s in place: %w", u.name, err)
 	}
-	u.t.account(size - old)
-	if crashAfter(stepRenamed) {
-		return errCrash
-	}
-	u.t.touchUp(parent(u.name))
-	if crashAfter(stepTagged) {
-		return errCrash
-	}
-	return dir.Sync()
+	u.t.account(c.size - old)
+	return nil
 }
+
+// tag gives the folders above new ETags.
+func (c *committing) tag() error {
+	c.u.t.touchUp(parent(c.u.name))
+	return nil
+}
+
+// syncDir makes the rename durable.
+func (c *committing) syncDir() error { return c.dir.Sync() }
 
 // Abort throws the upload away; the old file, if any, is untouched.
 func (u *Upload) Abort() {

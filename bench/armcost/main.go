@@ -9,8 +9,8 @@
 //
 // With -dav it also serves WebDAV (files.Handler) on a store in DIR with the user
 // "bench" (password "bench-password"), so uploads can be counted: the
-// bench's upload count compares this with the build without digests (tag
-// benchnohash).
+// bench's upload count compares this with the build without digests
+// (bench/nohash.go).
 //
 // With -sftp it also serves SFTP (sftpd.Server, a throwaway ed25519 host
 // key) on the same store and user, and prints " sftp ADDR" after the

@@ -1,0 +1,147 @@
+package main
+
+// The house rules of appliance/ that a reader cannot check at a glance,
+// held by a test (docs/design.md says why each holds):
+//   - no function longer than 100 lines;
+//   - no package exporting more than 60 names (functions, types, values,
+//     and the methods of exported types), but where docs/design.md says
+//     why, up to the number written here;
+//   - no build constraint in shipped code but an OS or an architecture:
+//     test and bench switches live in tests and in bench/.
+
+import (
+	"go/ast"
+	"go/build/constraint"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	maxFuncLines = 100
+	maxExports   = 60
+)
+
+// moreExports are the packages docs/design.md ("Why the store is large")
+// lets export more than maxExports names, and how many at most.
+var moreExports = map[string]int{"store": 90}
+
+func TestHouseRules(t *testing.T) {
+	fset := token.NewFileSet()
+	exports := map[string]int{}
+	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		if generator(f) {
+			return nil // a go:generate program, never built into the binary
+		}
+		checkConstraints(t, p, f)
+		pkg := filepath.Dir(p)
+		for _, decl := range f.Decls {
+			exports[pkg] += exported(decl)
+			if fn, ok := decl.(*ast.FuncDecl); ok {
+				if n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1; n > maxFuncLines {
+					t.Errorf("%s: %s is %d lines long, more than %d: split it", p, fn.Name.Name, n, maxFuncLines)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg, n := range exports {
+		limit := maxExports
+		if m, ok := moreExports[filepath.Base(pkg)]; ok {
+			limit = m
+		}
+		if n > limit {
+			t.Errorf("package %s exports %d names, more than %d: docs/design.md says when that is right", pkg, n, limit)
+		}
+	}
+	if exports["store"] == 0 || exports["server"] == 0 {
+		t.Fatalf("the walk missed packages: %v", exports)
+	}
+}
+
+// exported counts the names decl exports.
+func exported(decl ast.Decl) int {
+	n := 0
+	switch d := decl.(type) {
+	case *ast.FuncDecl:
+		if d.Name.IsExported() && (d.Recv == nil || exportedType(d.Recv.List[0].Type)) {
+			n++
+		}
+	case *ast.GenDecl:
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				if s.Name.IsExported() {
+					n++
+				}
+			case *ast.ValueSpec:
+				for _, name := range s.Names {
+					if name.IsExported() {
+						n++
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+func exportedType(e ast.Expr) bool {
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	id, ok := e.(*ast.Ident)
+	return ok && id.IsExported()
+}
+
+// checkConstraints refuses a build constraint that is not a GOOS or
+// GOARCH: a tag that switches behaviour on in some build of the shipped
+// code.
+func checkConstraints(t *testing.T, p string, f *ast.File) {
+	for _, g := range f.Comments {
+		for _, c := range g.List {
+			if !constraint.IsGoBuild(c.Text) {
+				continue
+			}
+			expr, err := constraint.Parse(c.Text)
+			if err != nil {
+				t.Errorf("%s: %v", p, err)
+				continue
+			}
+			expr.Eval(func(tag string) bool {
+				if !platform[tag] {
+					t.Errorf("%s: build tag %q: test and bench switches do not belong in shipped code", p, tag)
+				}
+				return true
+			})
+		}
+	}
+}
+
+// generator says whether f is a go:generate program (//go:build ignore).
+func generator(f *ast.File) bool {
+	for _, g := range f.Comments {
+		for _, c := range g.List {
+			if strings.TrimSpace(c.Text) == "//go:build ignore" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// platform are the tags a shipped file may be built for.
+var platform = map[string]bool{"linux": true, "arm": true, "amd64": true, "arm64": true, "unix": true, "windows": true, "darwin": true}
