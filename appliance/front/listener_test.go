@@ -132,7 +132,7 @@ func TestWaitingPerAddress(t *testing.T) {
 	if err := l.get(); err != nil {
 		t.Errorf("another address was refused: %v", err)
 	}
-	if n := strings.Count(l.log.String(), "refusing connections from 127.0.0.2"); n != 1 {
+	if n := strings.Count(l.log.String(), "service=https addr=127.0.0.2 "); n != 1 {
 		t.Errorf("the refusal was logged %d times, want once:\n%s", n, l.log)
 	}
 }
