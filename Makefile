@@ -1,5 +1,5 @@
 # bonesync: `make run` starts the appliance on this machine; `make test` runs
-# every test. See README.md.
+# every test. See README.md, and docs/ for the rest.
 
 GO        ?= go
 SHELL     := /bin/bash
@@ -10,7 +10,7 @@ VERSION   ?= 0.1.0+$(shell git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/n
 LDFLAGS   := -s -w -X github.com/bonesync/bonesync/appliance/clock.BuildUnix=$(BUILD_UNIX) -X main.Version=$(VERSION)
 GOFLAGS_B := -trimpath -ldflags '$(LDFLAGS)'
 
-.PHONY: all build build-arm build-arm-std fuzz-arm run bench image qemu qemu-fresh deb install test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
+.PHONY: all build build-arm build-arm-std fuzz-arm run bench image qemu qemu-fresh deb install docs test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
 
 all: build build-arm
 
@@ -35,6 +35,10 @@ build-arm-std:
 # benchmark budget on first start.
 run: build
 	$(OUT)/bonesync serve -state ./var -https :8443 -http :8080 -ssh :2222 -quick
+
+# The generated part of the docs: the config reference (a test checks it).
+docs: build
+	scripts/config-doc.sh $(OUT)/bonesync docs/config.md
 
 test: test-unit test-fuzz test-cross test-systemd test-image test-boot test-systemd-vm
 
@@ -62,6 +66,8 @@ install: build
 	install -m 0644 systemd/*.service systemd/*.socket $(DESTDIR)/lib/systemd/system/
 	test -e $(DESTDIR)/etc/bonesync/bonesync.conf || $(OUT)/bonesync config-example > $(DESTDIR)/etc/bonesync/bonesync.conf
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/bonesync/README.md
+	install -d $(DESTDIR)$(PREFIX)/share/doc/bonesync/docs
+	install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/bonesync/docs/
 
 # Under a real systemd: Debian bookworm (debootstrap, cached) booted in QEMU,
 # the .deb installed, the service killed and wedged.

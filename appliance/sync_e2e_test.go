@@ -77,9 +77,18 @@ func (b *box) admin() string { return "admin:" + b.password }
 // "key:FILE". It returns the output and whether every command succeeded.
 func (b *box) sftp(user, auth string, commands ...string) (string, bool) {
 	b.t.Helper()
+	return b.sftpFrom("", user, auth, commands...)
+}
+
+// sftpFrom is sftp from the local address src ("" for any).
+func (b *box) sftpFrom(src, user, auth string, commands ...string) (string, bool) {
+	b.t.Helper()
 	batch := filepath.Join(b.work, "batch")
 	os.WriteFile(batch, []byte(strings.Join(commands, "\n")+"\n"), 0o600)
 	args := []string{"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-P", b.port(b.ssh)}
+	if src != "" {
+		args = append(args, "-o", "BindAddress="+src)
+	}
 	env := os.Environ()
 	kind, val, _ := strings.Cut(auth, ":")
 	if kind == "password" {
@@ -169,6 +178,7 @@ func TestSync(t *testing.T) {
 	t.Run("idle-writes", func(t *testing.T) { testIdleWritesNothing(t, b) })
 	t.Run("abuse", func(t *testing.T) { testAbuse(t, b) })
 	t.Run("memory", func(t *testing.T) { testMemoryCeiling(t, b) })
+	t.Run("one-ban", func(t *testing.T) { testOneBan(t, b) })
 	t.Run("ban", func(t *testing.T) { testBan(t, b) }) // last: it bans 127.0.0.1
 }
 
@@ -472,6 +482,78 @@ func testFullDisk(t *testing.T, b *box) {
 		t.Errorf("a full disk left partial files: %v", left)
 	}
 	full.stop()
+}
+
+// One login door: the same wrong password over WebDAV, the web form,
+// CalDAV and SFTP, from one address, counts towards one ban, which then
+// holds for every way in (and for no other address).
+func testOneBan(t *testing.T, b *box) {
+	const from = "127.0.0.77"
+	base := "https://localhost:" + b.port(b.https)
+	wrong := "admin:not-the-password"
+	curl := func(args ...string) int {
+		code, _ := b.curl(append([]string{"--interface", from}, args...)...)
+		return code
+	}
+	webdav := func(auth string) int { return curl("-u", auth, "-X", "PROPFIND", "-H", "Depth: 0", b.url("")) }
+	caldav := func(auth string) int {
+		return curl("-u", auth, "-X", "PROPFIND", "-H", "Depth: 0", base+"/remote.php/dav/calendars/admin/")
+	}
+	form := func(pw string) int {
+		jar := filepath.Join(b.work, "one-ban-cookies")
+		os.Remove(jar)
+		_, page := b.curl("--interface", from, "-c", jar, base+"/login")
+		m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("the login page has no CSRF field:\n%s", page)
+		}
+		return curl("-b", jar, "-c", jar, "--data-urlencode", "csrf="+m[1], "--data-urlencode", "username=admin",
+			"--data-urlencode", "password="+pw, "--data-urlencode", "next=/files/", base+"/login")
+	}
+	for i, step := range []struct {
+		way  string
+		code int
+	}{
+		{"webdav", webdav(wrong)},
+		{"web form", form("not-the-password")},
+		{"caldav", caldav(wrong)},
+	} {
+		if step.code != 401 {
+			t.Errorf("wrong password %d over %s = %d, want 401", i+1, step.way, step.code)
+		}
+	}
+	if _, ok := b.sftpFrom(from, "admin", "password:not-the-password", "ls"); ok {
+		t.Error("SFTP with a wrong password logged in")
+	}
+	if code := webdav(wrong); code != 401 {
+		t.Errorf("the fifth wrong password (WebDAV) = %d, want 401", code)
+	}
+	// Banned now, for every way in, even with the right password.
+	right := b.admin()
+	if code := webdav(right); code != 429 {
+		t.Errorf("WebDAV after the ban = %d, want 429", code)
+	}
+	if code := caldav(right); code != 429 {
+		t.Errorf("CalDAV after the ban = %d, want 429", code)
+	}
+	if code := form(b.password); code != 429 {
+		t.Errorf("the web form after the ban = %d, want 429", code)
+	}
+	if _, ok := b.sftpFrom(from, "admin", "password:"+b.password, "ls"); ok {
+		t.Error("SFTP logged in from the banned address")
+	}
+	if code, _ := b.curl("-u", right, "-X", "PROPFIND", "-H", "Depth: 0", b.url("")); code != 207 {
+		t.Errorf("another address after the ban = %d, want 207", code)
+	}
+	log := b.stderrCapture.String()
+	if n := strings.Count(log, "banned addr="+from+" "); n != 1 {
+		t.Errorf("%d bans of %s logged, want one:\n%s", n, from, tail(log, 20))
+	}
+	for _, proto := range []string{"https", "web", "sftp"} {
+		if !strings.Contains(log, "login failed proto="+proto+" user=admin addr="+from+" ") {
+			t.Errorf("no failed %s login of admin from %s logged:\n%s", proto, from, tail(log, 20))
+		}
+	}
 }
 
 func testBan(t *testing.T, b *box) {

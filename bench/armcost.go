@@ -45,7 +45,8 @@ type armResult struct {
 	SFTP, SFTPStd, SFTPSshd map[string]float64
 }
 
-// armReference are the figures printed in ../shared/tools/armcost/README.md
+// armReference are the figures the armcost tool's README prints (the tool
+// -armcost names)
 // (Go 1.26; Debian 12 armhf OpenSSL 3.0), million instructions per handshake
 // with a tiny HTTP request. Shown beside this run's counts, never as them.
 var armReference = map[string][2]float64{

@@ -232,7 +232,7 @@ func (a *armResult) markdown(w io.Writer) {
 		"bonesync's HTTPS stack (`web.TLSConfig`, `web.HandshakeListener`, `web.HTTPS`) in `bench/armcost`, built GOARM=7, between "+
 		"markers it executes when no connection is open; Debian's armhf nginx (one process, `master_process off`) by difference of "+
 		"two whole runs. The client is this program, natively, one connection at a time. Same key and throwaway certificate chain on both sides. "+
-		"The README columns are the figures printed in ../shared/tools/armcost/README.md, **not measured by this run**.")
+		"The README columns are the reference figures the armcost tool's README prints (the tool -armcost names), **not measured by this run**.")
 	fmt.Fprintln(w)
 	if a.Err != "" {
 		fmt.Fprintf(w, "- **failed: %s**\n\n", strings.ReplaceAll(a.Err, "\n", " "))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the bonesync .deb for one Debian architecture with dpkg-deb: the
 # binary, the systemd units, a commented config in /etc/bonesync (a conffile:
-# edits survive upgrades), the README; enabled and started on install; the
+# edits survive upgrades), the README and docs/; enabled and started on install; the
 # user's data (/var/lib/bonesync) kept on remove and on purge.
 #   scripts/build-deb.sh ARCH BINARY VERSION OUTDIR     ARCH: amd64 or armhf
 set -euo pipefail
@@ -18,6 +18,8 @@ install -d -m 0755 "$root/etc/bonesync"
 go run ./appliance config-example > "$root/etc/bonesync/bonesync.conf"
 chmod 0644 "$root/etc/bonesync/bonesync.conf"
 install -D -m 0644 README.md "$root/usr/share/doc/bonesync/README.md"
+install -d -m 0755 "$root/usr/share/doc/bonesync/docs"
+install -m 0644 docs/*.md "$root/usr/share/doc/bonesync/docs/"
 mkdir -p "$root/DEBIAN"
 size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
 cat > "$root/DEBIAN/control" <<CONTROL

@@ -84,7 +84,7 @@ func TestDebPackages(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"./usr/bin/bonesync", "./lib/systemd/system/bonesync.service", "./lib/systemd/system/bonesync.socket",
-			"./lib/systemd/system/bonesync-bench.service", "./etc/bonesync/bonesync.conf", "./usr/share/doc/bonesync/README.md"} {
+			"./lib/systemd/system/bonesync-bench.service", "./etc/bonesync/bonesync.conf", "./usr/share/doc/bonesync/README.md", "./usr/share/doc/bonesync/docs/debian.md"} {
 			if !strings.Contains(string(contents), want+"\n") {
 				t.Errorf("%s lacks %s", filepath.Base(d), want)
 			}

@@ -73,7 +73,7 @@ type Config struct {
 }
 
 // Default returns the configuration used when the file sets nothing.
-// The target and concurrency are justified in the README.
+// The target and concurrency are justified in docs/keys.md.
 func Default() Config {
 	return Config{
 		Hostname:    "bonesync",

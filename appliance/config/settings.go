@@ -85,7 +85,7 @@ var settings = []setting{
 		name: "target_ms", def: "500",
 		help: []string{
 			"Latency target in milliseconds for a new connection's handshake (p95,",
-			"with `concurrency` clients connecting at once). See the README for why 500.",
+			"with `concurrency` clients connecting at once). docs/keys.md says why 500.",
 		},
 		set: func(c *Config, v string) error {
 			n, err := parseInt(v, 1, 60000)
@@ -190,7 +190,7 @@ func algorithmSetting(name, what string, field func(*Config) *[]string, supporte
 		name: name, def: "",
 		help: []string{
 			fmt.Sprintf("SFTP %s, comma-separated in order of preference; empty for the", what),
-			"defaults (modern only; see the README). Any of: " + strings.Join(modern(supported(ssh.SupportedAlgorithms())), ", "),
+			"defaults (modern only; docs/files.md says which). Any of: " + strings.Join(modern(supported(ssh.SupportedAlgorithms())), ", "),
 		},
 		set: func(c *Config, v string) error {
 			if strings.TrimSpace(v) == "" {

@@ -59,7 +59,10 @@ type Options struct {
 	// Addrs returns the box's current addresses; nil means the
 	// interfaces' permitted addresses (pki.InterfaceAddrs).
 	Addrs func() []net.IP
-	// URLs the box can be reached at, for the report.
+	// URLs the box can be reached at, for the report: a server sets them
+	// at its start, from the ports it got; nil (a refresh, `bonesync
+	// bench`) keeps those of the report on disk, so that no other process
+	// rewrites them with its own.
 	URLs []string
 	// Log receives progress lines and warnings; Status (optional) one-line
 	// state, e.g. for systemd.
@@ -120,7 +123,9 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 		if o.Phase != nil {
 			o.Phase("benchmarking")
 		}
+		kept := storedURLs(o.State)
 		rep = runBenchmark(ctx, o)
+		rep.URLs = kept
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("benchmark interrupted: %w", ctx.Err())
 		}
@@ -151,6 +156,19 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// storedURLs are the URLs of the report on disk, if it can be read.
+func storedURLs(dir *state.Dir) []string {
+	b, err := dir.Read(state.Report)
+	if err != nil {
+		return nil
+	}
+	r, err := report.Parse(b)
+	if err != nil {
+		return nil
+	}
+	return r.URLs
 }
 
 // ensureCA loads the CA or, on the very first start, makes it. A damaged CA is

@@ -15,6 +15,9 @@ import (
 type current struct {
 	mu  sync.RWMutex
 	box *provision.Box
+	// urls are this server's, from the ports it got: the report it
+	// shows carries them, whatever the report on disk says.
+	urls []string
 }
 
 func (c *current) get() *provision.Box {
@@ -34,6 +37,12 @@ func (c *current) certificate() *tls.Certificate {
 	return b.Server.TLSCertificate(b.CA)
 }
 
-func (c *current) postQuantum() bool      { return c.get().Choice.TLSPostQuantum }
-func (c *current) CAPEM() []byte          { return c.get().CA.PEM() }
-func (c *current) Report() *report.Report { return c.get().Report }
+func (c *current) postQuantum() bool { return c.get().Choice.TLSPostQuantum }
+func (c *current) CAPEM() []byte     { return c.get().CA.PEM() }
+
+// Report is the report as this server shows it: with its own URLs.
+func (c *current) Report() *report.Report {
+	r := *c.get().Report
+	r.URLs = c.urls
+	return &r
+}

@@ -128,7 +128,7 @@ func (s *services) measure(ctx context.Context, progress io.Writer) error {
 		return fmt.Errorf("bonesync bench: %w", err)
 	}
 	now := s.prov
-	now.NoWait = true
+	now.NoWait, now.URLs = true, nil
 	b, err := provision.Ensure(ctx, now)
 	if err == nil {
 		s.box.set(b)
@@ -140,7 +140,10 @@ func (s *services) measure(ctx context.Context, progress io.Writer) error {
 // a certificate near expiry within Refresh (provision.Watcher).
 func (s *services) watcher() *provision.Watcher {
 	w := &provision.Watcher{Options: s.prov, Every: s.o.Refresh, Apply: s.box.set}
-	w.Options.Rebench = false
+	// A refresh keeps the URLs on disk: the server shows its own
+	// (current.Report), and two processes on one state directory do not
+	// rewrite the report in turn with theirs.
+	w.Options.Rebench, w.Options.URLs = false, nil
 	w.Started()
 	return w
 }

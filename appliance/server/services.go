@@ -83,7 +83,7 @@ func Provisioning(o Options, log *slog.Logger) (provision.Options, error) {
 
 // open builds the shared services.
 func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listeners, log *slog.Logger, recent *sysd.Recent) (*services, error) {
-	s := &services{o: o, log: log, recent: recent, prov: p, cfg: p.Config, box: &current{box: box},
+	s := &services{o: o, log: log, recent: recent, prov: p, cfg: p.Config, box: &current{box: box, urls: p.URLs},
 		locks: locks.New(), handshakes: guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second)}
 	var err error
 	if s.accounts, err = users.Open(p.State); err != nil {
