@@ -46,15 +46,6 @@ func answer(m *davxml.Writer, href string, req davxml.Propfind, have map[xml.Nam
 	m.Response(href, davxml.Propstat{Status: http.StatusOK, Props: &found}, davxml.Propstat{Status: http.StatusNotFound, Props: &missing})
 }
 
-// readPropfind reads a PROPFIND body.
-func readPropfind(r *http.Request) (davxml.Propfind, error) {
-	body, err := davxml.ReadBody(r.Body)
-	if err != nil {
-		return davxml.Propfind{}, err
-	}
-	return davxml.ParsePropfind(body)
-}
-
 func href(p string) string { return davxml.Href(p) }
 
 // principal answers PROPFIND on the principal (and on the DAV root, which
@@ -69,7 +60,7 @@ func (h *Handler) principal(w http.ResponseWriter, r *http.Request, user, self s
 		http.Error(w, "only PROPFIND here", http.StatusMethodNotAllowed)
 		return
 	}
-	asked, err := readPropfind(r)
+	asked, err := davxml.ReadPropfind(r.Body)
 	if err != nil {
 		http.Error(w, "PROPFIND: "+err.Error(), http.StatusBadRequest)
 		return
@@ -262,7 +253,7 @@ func (h *Handler) syncCollection(w http.ResponseWriter, r *http.Request, t targe
 // home, and at Depth 1 each collection with its own properties (getctag
 // included: clients that poll the home see every change).
 func (h *Handler) propfindHome(w http.ResponseWriter, r *http.Request, t target) {
-	asked, err := readPropfind(r)
+	asked, err := davxml.ReadPropfind(r.Body)
 	if err != nil {
 		http.Error(w, "PROPFIND: "+err.Error(), http.StatusBadRequest)
 		return

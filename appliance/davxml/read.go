@@ -23,6 +23,24 @@ func ReadBody(r io.Reader) ([]byte, error) {
 	return b, nil
 }
 
+// ReadPropfind reads and parses a PROPFIND body.
+func ReadPropfind(r io.Reader) (Propfind, error) {
+	body, err := ReadBody(r)
+	if err != nil {
+		return Propfind{}, err
+	}
+	return ParsePropfind(body)
+}
+
+// ReadProppatch reads and parses a PROPPATCH body.
+func ReadProppatch(r io.Reader) ([]Patch, error) {
+	body, err := ReadBody(r)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProppatch(body)
+}
+
 // Propfind is a PROPFIND body (RFC 4918 section 14.20).
 type Propfind struct {
 	AllProp, PropName bool
@@ -40,13 +58,9 @@ func ParsePropfind(body []byte) (Propfind, error) {
 		req.AllProp = true
 		return req, nil
 	}
-	if err := checkNamespaces(body); err != nil {
+	dec, _, err := open(body, "propfind", ErrBadPropfind)
+	if err != nil {
 		return req, err
-	}
-	dec := xml.NewDecoder(bytes.NewReader(body))
-	root, err := nextStart(dec)
-	if err != nil || root.Name != Name("propfind") {
-		return req, ErrBadPropfind
 	}
 	var prop, include bool
 	for {
@@ -138,13 +152,9 @@ var ErrBadProppatch = errors.New("invalid PROPPATCH body: a propertyupdate of se
 // ParseProppatch reads a PROPPATCH body (RFC 4918 section 14.19): the
 // properties in document order, as they are to be applied.
 func ParseProppatch(body []byte) ([]Patch, error) {
-	if err := checkNamespaces(body); err != nil {
+	dec, root, err := open(body, "propertyupdate", ErrBadProppatch)
+	if err != nil {
 		return nil, err
-	}
-	dec := xml.NewDecoder(bytes.NewReader(body))
-	root, err := nextStart(dec)
-	if err != nil || root.Name != Name("propertyupdate") {
-		return nil, ErrBadProppatch
 	}
 	var out []Patch
 	for {
@@ -270,6 +280,20 @@ func langOf(se xml.StartElement, def string) string {
 		}
 	}
 	return def
+}
+
+// open checks body's namespace declarations and reads its root element,
+// which must be DAV:name (else bad).
+func open(body []byte, name string, bad error) (*xml.Decoder, xml.StartElement, error) {
+	if err := checkNamespaces(body); err != nil {
+		return nil, xml.StartElement{}, err
+	}
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	root, err := nextStart(dec)
+	if err != nil || root.Name != Name(name) {
+		return nil, root, bad
+	}
+	return dec, root, nil
 }
 
 // RootIs says whether an XML body's root element is space:local.

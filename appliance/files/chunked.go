@@ -177,11 +177,7 @@ func (c *chunks) fits() bool {
 // comes back after a dropped connection sends again what is not there
 // whole (parts still being written are not listed).
 func (c *chunks) propfind() {
-	body, err := davxml.ReadBody(c.r.Body)
-	var req davxml.Propfind
-	if err == nil {
-		req, err = davxml.ParsePropfind(body)
-	}
+	req, err := davxml.ReadPropfind(c.r.Body)
 	if err != nil {
 		http.Error(c.w, err.Error(), http.StatusBadRequest)
 		return
@@ -320,16 +316,7 @@ func (c *chunks) assemble(transfer string) {
 		return
 	}
 	c.root.RemoveAll(transfer)
-	fileHeaders(w.Header(), in)
-	w.Header().Set("ETag", quote(in.ETag))
-	if !up.mtime.IsZero() {
-		w.Header().Set("X-OC-MTime", "accepted")
-	}
-	if statErr == nil {
-		w.WriteHeader(http.StatusNoContent)
-	} else {
-		w.WriteHeader(http.StatusCreated)
-	}
+	written(w, in, up, statErr == nil)
 }
 
 // join writes the parts, in order, as the file dst of tree.

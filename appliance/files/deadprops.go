@@ -87,11 +87,7 @@ func (q *request) proppatch() {
 		WriteStoreError(q.w, err)
 		return
 	}
-	body, err := davxml.ReadBody(q.r.Body)
-	var patches []davxml.Patch
-	if err == nil {
-		patches, err = davxml.ParseProppatch(body)
-	}
+	patches, err := davxml.ReadProppatch(q.r.Body)
 	if err != nil {
 		http.Error(q.w, err.Error(), http.StatusBadRequest)
 		return

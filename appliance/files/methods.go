@@ -100,13 +100,19 @@ func (q *request) put() {
 		q.refused("PUT", err)
 		return
 	}
-	in := u.Result()
+	written(w, u.Result(), up, statErr == nil)
+}
+
+// written answers an upload committed as in: with the headers sync clients
+// read (ETag, file id, digests, whether the date was kept), 204 if it
+// replaced a file, 201 if it is new.
+func written(w http.ResponseWriter, in store.Info, up *putInfo, replaced bool) {
 	fileHeaders(w.Header(), in)
 	w.Header().Set("ETag", quote(in.ETag))
 	if !up.mtime.IsZero() {
 		w.Header().Set("X-OC-MTime", "accepted")
 	}
-	if statErr == nil {
+	if replaced {
 		w.WriteHeader(http.StatusNoContent)
 	} else {
 		w.WriteHeader(http.StatusCreated)

@@ -39,11 +39,7 @@ func wantsDead(req davxml.Propfind) bool {
 
 // propfind answers a PROPFIND.
 func (q *request) propfind() {
-	body, err := davxml.ReadBody(q.r.Body)
-	var req davxml.Propfind
-	if err == nil {
-		req, err = davxml.ParsePropfind(body)
-	}
+	req, err := davxml.ReadPropfind(q.r.Body)
 	if err != nil {
 		http.Error(q.w, err.Error(), http.StatusBadRequest)
 		return

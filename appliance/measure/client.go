@@ -168,12 +168,11 @@ func tlsDialer(j Job) func() (time.Duration, bool, error) {
 	}
 	return func() (time.Duration, bool, error) {
 		t0 := time.Now()
-		c, err := net.DialTimeout("tcp", j.Addr, handshakeTimeout)
+		c, err := dial(j.Addr, t0)
 		if err != nil {
 			return 0, false, err
 		}
 		defer c.Close()
-		c.SetDeadline(t0.Add(handshakeTimeout))
 		tc := tls.Client(c, cfg)
 		if err := tc.Handshake(); err != nil {
 			return 0, false, fmt.Errorf("tls handshake: %w", err)
@@ -193,6 +192,16 @@ func tlsDialer(j Job) func() (time.Duration, bool, error) {
 	}
 }
 
+// dial connects to addr for one handshake, begun at t0: the handshake has
+// handshakeTimeout from t0 to finish.
+func dial(addr string, t0 time.Time) (net.Conn, error) {
+	c, err := net.DialTimeout("tcp", addr, handshakeTimeout)
+	if err == nil {
+		c.SetDeadline(t0.Add(handshakeTimeout))
+	}
+	return c, err
+}
+
 func curveID(name string) tls.CurveID {
 	if name == X25519MLKEM768 {
 		return tls.X25519MLKEM768
@@ -210,12 +219,11 @@ func sshDialer(j Job) func() (time.Duration, bool, error) {
 	}
 	return func() (time.Duration, bool, error) {
 		t0 := time.Now()
-		c, err := net.DialTimeout("tcp", j.Addr, handshakeTimeout)
+		c, err := dial(j.Addr, t0)
 		if err != nil {
 			return 0, false, err
 		}
 		defer c.Close()
-		c.SetDeadline(t0.Add(handshakeTimeout))
 		sc, chans, reqs, err := ssh.NewClientConn(c, j.Addr, cfg)
 		if err != nil {
 			return 0, false, fmt.Errorf("ssh handshake: %w", err)

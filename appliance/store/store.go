@@ -269,14 +269,22 @@ func (t *Tree) Remove(p string) error {
 	if err == nil && fi.Mode().IsRegular() {
 		freed = fi.Size()
 	}
+	return t.drop(c, freed, err == nil && !fi.IsDir(), t.root.Remove)
+}
+
+// drop moves c, which holds freed bytes of files, to the trash (if trash
+// and the trash takes it) or else removes it with remove; then counts it
+// out of the usage, tags the folders above and makes it durable.
+func (t *Tree) drop(c string, freed int64, trash bool, remove func(string) error) error {
 	gone := false
-	if err == nil && !fi.IsDir() {
+	var err error
+	if trash {
 		if gone, err = t.discard(c, freed); !gone && err != nil {
 			return err
 		}
 	}
 	if !gone {
-		if err = t.root.Remove(c); err != nil {
+		if err = remove(c); err != nil {
 			return err
 		}
 	}
@@ -304,22 +312,13 @@ func (t *Tree) RemoveAll(p string) error {
 	}
 	defer t.usageStep()()
 	freed, _ := t.size(c)
-	gone, err := t.discard(c, freed)
-	if !gone && err != nil {
-		return err
-	}
-	if !gone {
-		if err = t.root.RemoveAll(c); err != nil {
+	return t.drop(c, freed, true, func(c string) error {
+		err := t.root.RemoveAll(c)
+		if err != nil {
 			t.s.forgetUsage(t.user) // part of it went: count again when next asked
-			return err
 		}
-	}
-	t.account(-freed)
-	t.touchUp(parent(c))
-	if err != nil {
-		return err // moved to the trash, but not durably
-	}
-	return t.syncDir(parent(c))
+		return err
+	})
 }
 
 // Rename moves oldp to newp, replacing a file at newp. With the trash on,

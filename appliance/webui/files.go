@@ -48,16 +48,12 @@ type filesData struct {
 // files serves /files/PATH: a folder's page, a file's download (with
 // Range), its preview, or a folder as a zip (?zip).
 func (u *UI) files(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.session(w, r)
-	if !ok {
-		return
-	}
-	name := "/" + r.PathValue("path")
-	tree, ok := u.tree(w, sess)
+	sess, tree, ok := u.sessionTree(w, r, false)
 	if !ok {
 		return
 	}
 	defer tree.Close()
+	name := "/" + r.PathValue("path")
 	in, err := tree.Info(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -80,11 +80,7 @@ func keepFor(d time.Duration) string {
 
 // trashPost restores or deletes an item, or empties the trash.
 func (u *UI) trashPost(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.change(w, r)
-	if !ok {
-		return
-	}
-	tree, ok := u.tree(w, sess)
+	sess, tree, ok := u.sessionTree(w, r, true)
 	if !ok {
 		return
 	}
@@ -126,11 +122,7 @@ func (u *UI) trashPost(w http.ResponseWriter, r *http.Request) {
 
 // trashItem downloads a trashed file, to look at before restoring it.
 func (u *UI) trashItem(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.session(w, r)
-	if !ok {
-		return
-	}
-	tree, ok := u.tree(w, sess)
+	_, tree, ok := u.sessionTree(w, r, false)
 	if !ok {
 		return
 	}

@@ -235,6 +235,21 @@ func (u *UI) change(w http.ResponseWriter, r *http.Request) (*auth.Session, bool
 	return sess, true
 }
 
+// sessionTree is session (or change, for a request that changes
+// something) and the session user's files, opened; the caller closes them.
+func (u *UI) sessionTree(w http.ResponseWriter, r *http.Request, changing bool) (*auth.Session, *store.Tree, bool) {
+	get := u.session
+	if changing {
+		get = u.change
+	}
+	sess, ok := get(w, r)
+	if !ok {
+		return nil, nil, false
+	}
+	tree, ok := u.tree(w, sess)
+	return sess, tree, ok
+}
+
 // tree opens the session user's files with their quota, or answers 500.
 func (u *UI) tree(w http.ResponseWriter, sess *auth.Session) (*store.Tree, bool) {
 	tree, err := u.Store.Tree(sess.User)
