@@ -11,36 +11,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
-	"time"
 
 	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/sysd"
 )
-
-// Options are the server's command line.
-type Options struct {
-	State, Config, Files string
-	// Addrs are where the ports listen, by port name (listen.Ports);
-	// systemd's sockets, when it passes them, win.
-	Addrs map[string]string
-	// Quick benchmarks on the small budget.
-	Quick bool
-	// Hostname replaces the config's (PID 1 passes the name it won).
-	Hostname string
-	// Refresh is how often a new address, decision or keys is looked for.
-	Refresh time.Duration
-	// Boot is the card's boot partition (updates), "" off a card.
-	Boot string
-	// Board is the board PID 1 runs on, "" on a PC or a Debian install.
-	Board   string
-	Version string
-	// LoadGenerator starts the benchmark's client process.
-	LoadGenerator  func(ctx context.Context) *exec.Cmd
-	Stdout, Stderr io.Writer
-}
 
 // Run serves until ctx ends or a part fails, then stops every part.
 func Run(ctx context.Context, o Options) error {

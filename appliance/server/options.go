@@ -1,0 +1,30 @@
+package server
+
+import (
+	"context"
+	"io"
+	"os/exec"
+	"time"
+)
+
+// Options are the server's command line.
+type Options struct {
+	State, Config, Files string
+	// Addrs are where the ports listen, by port name (listen.Ports);
+	// systemd's sockets, when it passes them, win.
+	Addrs map[string]string
+	// Quick benchmarks on the small budget.
+	Quick bool
+	// Hostname replaces the config's (PID 1 passes the name it won).
+	Hostname string
+	// Refresh is how often a new address, decision or keys is looked for.
+	Refresh time.Duration
+	// Boot is the card's boot partition (updates), "" off a card.
+	Boot string
+	// Board is the board PID 1 runs on, "" on a PC or a Debian install.
+	Board   string
+	Version string
+	// LoadGenerator starts the benchmark's client process.
+	LoadGenerator  func(ctx context.Context) *exec.Cmd
+	Stdout, Stderr io.Writer
+}
