@@ -238,7 +238,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return server.Run(ctx, server.Options{
 			State: f.state, Config: f.config, Files: f.files, Addrs: f.addrs, Quick: f.quick,
 			Hostname: f.hostname, Refresh: f.refresh, Boot: f.boot, Board: f.board,
-			Version: version(), LoadGenerator: loadGenerator, Stdout: stdout, Stderr: stderr,
+			Version: releaseVersion(), LoadGenerator: loadGenerator, Stdout: stdout, Stderr: stderr,
 		})
 	case "bench":
 		return rebench(ctx, f, stdout, stderr)
@@ -366,6 +366,16 @@ func loadGenerator(ctx context.Context) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, exe, "bench-client")
 	cmd.Stderr = os.Stderr
 	return cmd
+}
+
+// releaseVersion is the version /status.json and the pages report: the
+// release as the .deb and the update bundles carry it, else the build's
+// (bonesync (devel) and its revision).
+func releaseVersion() string {
+	if Version != "" {
+		return Version
+	}
+	return version()
 }
 
 func version() string {

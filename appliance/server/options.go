@@ -22,7 +22,9 @@ type Options struct {
 	// Boot is the card's boot partition (updates), "" off a card.
 	Boot string
 	// Board is the board PID 1 runs on, "" on a PC or a Debian install.
-	Board   string
+	Board string
+	// Version is the release, as /status.json and the pages report it
+	// and update bundles name it ("0.1.0+20261201").
 	Version string
 	// LoadGenerator starts the benchmark's client process.
 	LoadGenerator  func(ctx context.Context) *exec.Cmd
