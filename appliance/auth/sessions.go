@@ -126,11 +126,16 @@ func (s *Sessions) Get(r *http.Request) (*Session, bool) {
 		delete(s.m, key)
 		ok = false
 	}
+	var user, stamp string
+	if ok {
+		user, stamp = v.User, v.stamp
+	}
 	s.mu.Unlock()
 	if !ok {
 		return nil, false
 	}
-	if st := s.stamp(v.User); st == "" || st != v.stamp {
+	// The account's stamp is read without the lock: it reads users.json.
+	if st := s.stamp(user); st == "" || st != stamp {
 		s.mu.Lock()
 		delete(s.m, key)
 		s.mu.Unlock()

@@ -14,6 +14,7 @@ func TestText(t *testing.T) {
 		"a&b<c>d\r":      "a&amp;b&lt;c&gt;d&#xD;",
 		"bell\x07 tab\t": "bell tab\t",
 		"\ufffe":         "",
+		"bad\xffname":    "bad\ufffdname",
 	} {
 		if got := Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)
@@ -155,6 +156,7 @@ func TestParseProppatch(t *testing.T) {
 	}
 	for _, bad := range []string{
 		`<propertyupdate xmlns="DAV:"><set><prop/></set></propertyupdate>`,
+		`<propertyupdate xmlns="DAV:"/>`,
 		`<propertyupdate xmlns="DAV:"><set></set></propertyupdate>`,
 		`<propertyupdate xmlns="DAV:"><remove><prop><x xmlns="urn:x">value</x></prop></remove></propertyupdate>`,
 		`<propertyupdate xmlns="DAV:"><change><prop><x/></prop></change></propertyupdate>`,

@@ -163,6 +163,9 @@ func ParseProppatch(body []byte) ([]Patch, error) {
 			return nil, ErrBadProppatch
 		}
 		if _, ok := tok.(xml.EndElement); ok {
+			if len(out) == 0 {
+				return nil, ErrBadProppatch // nothing to set or remove
+			}
 			return out, nil
 		}
 		op, ok := tok.(xml.StartElement)
@@ -294,6 +297,68 @@ func open(body []byte, name string, bad error) (*xml.Decoder, xml.StartElement, 
 		return nil, root, bad
 	}
 	return dec, root, nil
+}
+
+// Lockinfo is a LOCK body (RFC 4918 section 14.11): a write lock,
+// exclusive or shared, and who holds it.
+type Lockinfo struct {
+	Shared bool
+	// Owner is the owner element's content, as XML that declares every
+	// namespace it uses (like Patch.Inner): it is echoed in every
+	// lockdiscovery.
+	Owner []byte
+}
+
+// ErrBadLockinfo is a LOCK body that is not one.
+var ErrBadLockinfo = errors.New("LOCK wants a lockinfo with an exclusive or shared write lock")
+
+// ParseLockinfo reads a LOCK body that asks for a new lock.
+func ParseLockinfo(body []byte) (Lockinfo, error) {
+	var li Lockinfo
+	dec, _, err := open(body, "lockinfo", ErrBadLockinfo)
+	if err != nil {
+		return li, err
+	}
+	scopes, write := 0, false
+	for {
+		tok, err := nextToken(dec)
+		if err != nil {
+			return li, ErrBadLockinfo
+		}
+		if _, ok := tok.(xml.EndElement); ok {
+			break
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		switch se.Name {
+		case Name("lockscope"):
+			var scope []xml.Name
+			err = readNames(dec, &scope)
+			for _, n := range scope {
+				li.Shared = n == Name("shared")
+				if n == Name("shared") || n == Name("exclusive") {
+					scopes++
+				}
+			}
+		case Name("locktype"):
+			var kind []xml.Name
+			err = readNames(dec, &kind)
+			write = len(kind) == 1 && kind[0] == Name("write")
+		case Name("owner"):
+			li.Owner, err = innerXML(dec)
+		default:
+			err = dec.Skip()
+		}
+		if err != nil {
+			return li, ErrBadLockinfo
+		}
+	}
+	if scopes != 1 || !write {
+		return li, ErrBadLockinfo
+	}
+	return li, nil
 }
 
 // RootIs says whether an XML body's root element is space:local.

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // The namespaces the box answers in.
@@ -51,11 +52,13 @@ func Name(local string) xml.Name { return xml.Name{Space: NS, Local: local} }
 
 // Text escapes s for an element's content (quotes are left as they are:
 // ETags stay readable). A character XML 1.0 cannot hold at all (most
-// control characters) is dropped: the answer stays well-formed.
+// control characters) is dropped, and bytes that are not UTF-8 become
+// U+FFFD: the answer stays well-formed.
 func Text(s string) string {
-	if !strings.ContainsAny(s, "&<>\r") && !strings.ContainsFunc(s, invalid) {
+	if !strings.ContainsAny(s, "&<>\r") && !strings.ContainsFunc(s, invalid) && utf8.ValidString(s) {
 		return s
 	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	return escaper.Replace(strings.Map(func(r rune) rune {
 		if invalid(r) {
 			return -1

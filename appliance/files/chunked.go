@@ -129,8 +129,10 @@ func (c *chunks) put() {
 	}
 	body := &putBody{ReadCloser: r.Body, want: r.ContentLength}
 	_, err = io.Copy(f, body)
-	if err == nil {
-		err = body.complete()
+	if err == nil || body.err != nil {
+		if cerr := body.complete(); cerr != nil {
+			err = cerr
+		}
 	}
 	if err == nil {
 		err = f.Sync()
@@ -260,9 +262,14 @@ func (c *chunks) delete() {
 	c.w.WriteHeader(http.StatusNoContent)
 }
 
-// refused answers a change the chunk folder refused, and logs why.
+// refused answers a change the chunk folder refused, and logs why: a
+// part cut short (the client resends it) as a warning.
 func (c *chunks) refused(err error) {
-	c.h.Log.Error("upload part failed", "method", c.r.Method, "user", c.user, "path", c.r.URL.Path, "err", err)
+	log := c.h.Log.Error
+	if errors.Is(err, errIncomplete) {
+		log = c.h.Log.Warn
+	}
+	log("upload part failed", "method", c.r.Method, "user", c.user, "path", c.r.URL.Path, "err", err)
 	WriteStoreError(c.w, err)
 }
 

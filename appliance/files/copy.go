@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"path"
 	"strings"
 	"time"
@@ -27,8 +28,13 @@ const maxCopyDepth = 1000
 func (q *request) copyMove(dst string) {
 	r, w := q.r, q.w
 	src := path.Clean("/" + q.name)
-	if dst == src || strings.HasPrefix(dst, strings.TrimSuffix(src, "/")+"/") {
+	if dst == src || within(dst, src) {
 		http.Error(w, "the destination is the source or inside it", http.StatusForbidden)
+		return
+	}
+	if within(src, dst) {
+		// Overwriting the destination would remove the source with it.
+		http.Error(w, "the destination holds the source", http.StatusForbidden)
 		return
 	}
 	depth, ok := copyDepth(r)
@@ -88,6 +94,11 @@ func (q *request) copyMove(dst string) {
 	}
 }
 
+// within says whether the clean path p is below the folder dir.
+func within(p, dir string) bool {
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
 // copyDepth reads a COPY's Depth (0 or infinity, the default) or a
 // MOVE's (infinity only); -1 is infinity.
 func copyDepth(r *http.Request) (int, bool) {
@@ -122,24 +133,45 @@ func (q *request) copy(src, dst string, depth, level int) error {
 	if err := q.tree.Mkdir(dst); err != nil {
 		return err
 	}
-	if depth == 0 {
-		return nil
+	if err := q.copyFolderProps(f, dst); err != nil {
+		return err
 	}
-	entries, err := q.tree.ReadDir(src)
+	if depth != 0 {
+		entries, err := q.tree.ReadDir(src)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := q.copy(path.Join(src, e.Name()), path.Join(dst, e.Name()), depth, level+1); err != nil {
+				return err
+			}
+		}
+	}
+	// Dated last: writing what it holds changed its date.
+	return q.tree.SetModTime(dst, fi.ModTime())
+}
+
+// copyFolderProps gives the new folder dst the dead properties of the
+// open folder f.
+func (q *request) copyFolderProps(f *os.File, dst string) error {
+	b, err := readXattr(func(buf []byte) (int, error) { return unix.Fgetxattr(int(f.Fd()), propsAttr, buf) })
+	if err != nil || len(b) == 0 {
+		return err
+	}
+	d, err := q.tree.Open(dst)
 	if err != nil {
 		return err
 	}
-	for _, e := range entries {
-		if err := q.copy(path.Join(src, e.Name()), path.Join(dst, e.Name()), depth, level+1); err != nil {
-			return err
-		}
+	defer d.Close()
+	if err := unix.Fsetxattr(int(d.Fd()), propsAttr, b, 0); err != nil && !errors.Is(err, unix.ENOTSUP) {
+		return store.NoSpace(err)
 	}
 	return nil
 }
 
 // copyFile copies the open file f (fi) to dst with its date and dead
 // properties; the copy is committed only if every byte was copied.
-func (q *request) copyFile(f fs.File, fi fs.FileInfo, dst string) error {
+func (q *request) copyFile(f *os.File, fi fs.FileInfo, dst string) error {
 	u, err := q.tree.Create(dst, false)
 	if err != nil {
 		return err
@@ -159,12 +191,8 @@ func (q *request) copyFile(f fs.File, fi fs.FileInfo, dst string) error {
 }
 
 // copyDeadProps gives the upload u the dead properties of the file f.
-func copyDeadProps(f fs.File, u *store.Upload) error {
-	fd, ok := f.(interface{ Fd() uintptr })
-	if !ok {
-		return nil
-	}
-	b, err := readXattr(func(buf []byte) (int, error) { return unix.Fgetxattr(int(fd.Fd()), propsAttr, buf) })
+func copyDeadProps(f *os.File, u *store.Upload) error {
+	b, err := readXattr(func(buf []byte) (int, error) { return unix.Fgetxattr(int(f.Fd()), propsAttr, buf) })
 	if err != nil || len(b) == 0 {
 		return err
 	}

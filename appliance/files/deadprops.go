@@ -140,20 +140,21 @@ func (q *request) patch(f *os.File, patches []davxml.Patch) ([]davxml.Propstat, 
 			return failedPatch(patches, p.Name, code, why), nil
 		}
 	}
+	var all davxml.Props
+	for _, p := range patches {
+		all.Add(p.Name, "", "")
+	}
+	if err := storeProps(int(f.Fd()), m); err != nil {
+		// The file system cannot hold them (no extended attributes, or
+		// full): nothing is changed, the date neither.
+		return []davxml.Propstat{{Status: http.StatusInsufficientStorage, Props: &all}}, nil
+	}
 	if !mtime.IsZero() {
 		if err := q.tree.SetModTime(q.name, mtime); err != nil {
 			return nil, err
 		}
 	}
-	var ok davxml.Props
-	for _, p := range patches {
-		ok.Add(p.Name, "", "")
-	}
-	if err := storeProps(int(f.Fd()), m); err != nil {
-		// The file system cannot hold them (no extended attributes, or full).
-		return []davxml.Propstat{{Status: http.StatusInsufficientStorage, Props: &ok}}, nil
-	}
-	return []davxml.Propstat{{Status: http.StatusOK, Props: &ok}}, nil
+	return []davxml.Propstat{{Status: http.StatusOK, Props: &all}}, nil
 }
 
 // failedPatch is the answer to a PROPPATCH that failed at bad: its status
@@ -173,7 +174,9 @@ func failedPatch(patches []davxml.Patch, bad xml.Name, code int, why string) []d
 // goes).
 func storeProps(fd int, m map[xml.Name]deadProp) error {
 	if len(m) == 0 {
-		if err := unix.Fremovexattr(fd, propsAttr); err != nil && !errors.Is(err, unix.ENODATA) {
+		// None to keep: a file system without extended attributes keeps
+		// none either.
+		if err := unix.Fremovexattr(fd, propsAttr); err != nil && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.ENOTSUP) {
 			return err
 		}
 		return nil

@@ -6,7 +6,7 @@
 //   - PROPFIND walks the tree from open folders, writing as it goes
 //     (propfind.go); PROPPATCH keeps dead properties in an extended
 //     attribute of the file, and {DAV:}lastmodified sets its date
-//     (proppatch.go, deadprops.go);
+//     (deadprops.go);
 //   - GET, HEAD, PUT, DELETE, MKCOL, COPY and MOVE (methods.go, copy.go):
 //     every write is a store Upload, committed whole or not at all;
 //   - LOCK and UNLOCK on the box's lock table, which SFTP honours too
@@ -146,12 +146,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, user, prefix str
 func (q *request) change() {
 	r := q.r
 	paths := []string{q.name}
-	dst, hasDst := destination(r, q.prefix)
+	var dst string
+	hasDst := r.Method == "MOVE" || r.Method == "COPY"
 	if hasDst {
+		var ok bool
+		if dst, ok = destination(r, q.prefix); !ok {
+			http.Error(q.w, "the Destination must be in your files, under "+q.prefix+"/", http.StatusBadRequest)
+			return
+		}
 		paths = append(paths, dst)
-	} else if r.Method == "MOVE" || r.Method == "COPY" {
-		http.Error(q.w, "the Destination must be in your files, under "+q.prefix+"/", http.StatusBadRequest)
-		return
 	}
 	defer q.h.paths.lock(q.user, paths...)()
 	_, statErr := q.tree.Stat(q.name)

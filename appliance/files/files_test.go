@@ -2,7 +2,9 @@ package files
 
 import (
 	"crypto/tls"
+	"encoding/xml"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -158,5 +160,96 @@ func TestPropfindProperties(t *testing.T) {
 	}
 	if w := serveDAV(d, davRequest("PROPFIND", "/dav/files/", "", "Depth", "2")); w.Code != 400 {
 		t.Errorf("PROPFIND Depth 2 = %d", w.Code)
+	}
+}
+
+// A COPY or MOVE onto a folder that holds the source is refused before
+// anything is removed: overwriting the destination would take the source
+// with it.
+func TestMoveOntoAncestorRefused(t *testing.T) {
+	d := newDAV(t, 2)
+	serveDAV(d, davRequest("MKCOL", "/dav/files/sub", ""))
+	serveDAV(d, davRequest("PUT", "/dav/files/sub/x.txt", "x"))
+	for _, m := range []string{"MOVE", "COPY"} {
+		for _, dst := range []string{"/dav/files", "/dav/"} {
+			if w := serveDAV(d, davRequest(m, "/dav/files/sub", "", "Destination", dst)); w.Code != 403 {
+				t.Errorf("%s /dav/files/sub onto %s = %d, want 403", m, dst, w.Code)
+			}
+		}
+	}
+	if w := serveDAV(d, davRequest("GET", "/dav/files/f00001.txt", "")); w.Code != 200 {
+		t.Errorf("a file beside the source after the refused moves: %d", w.Code)
+	}
+	if w := serveDAV(d, davRequest("GET", "/dav/files/sub/x.txt", "")); w.Code != 200 {
+		t.Errorf("the source after the refused moves: %d", w.Code)
+	}
+}
+
+// cutBody is a request body that breaks after some bytes, as a dropped
+// connection does.
+type cutBody struct{ n int }
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	if b.n <= 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	n := min(len(p), b.n)
+	b.n -= n
+	return n, nil
+}
+
+// A PUT whose body is cut short is the client's failure (400), and the
+// file keeps its old content.
+func TestInterruptedPut(t *testing.T) {
+	d := newDAV(t, 1)
+	r := davRequest("PUT", "/dav/files/f00000.txt", "")
+	r.Body = io.NopCloser(&cutBody{n: 5})
+	r.ContentLength = 100
+	if w := serveDAV(d, r); w.Code != 400 {
+		t.Errorf("a PUT cut short = %d, want 400", w.Code)
+	}
+	if w := serveDAV(d, davRequest("GET", "/dav/files/f00000.txt", "")); w.Body.String() != "file 0\n" {
+		t.Errorf("after a PUT cut short the file holds %q", w.Body.String())
+	}
+}
+
+// A Destination header on a method that takes none is not looked at: no
+// lock on it stands in the way.
+func TestDestinationOnlyForCopyAndMove(t *testing.T) {
+	d := newDAV(t, 2)
+	lock := `<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>`
+	if w := serveDAV(d, davRequest("LOCK", "/dav/files/f00001.txt", lock)); w.Code != 200 {
+		t.Fatalf("LOCK = %d", w.Code)
+	}
+	if w := serveDAV(d, davRequest("PUT", "/dav/files/f00000.txt", "new", "Destination", "/dav/files/f00001.txt")); w.Code != 204 {
+		t.Errorf("PUT with a stray Destination onto a locked file = %d, want 204", w.Code)
+	}
+}
+
+// A lock's owner written with the client's own prefix is echoed as XML
+// that parses wherever it is written: in the LOCK answer and in a
+// PROPFIND of the folder.
+func TestLockOwnerSelfContained(t *testing.T) {
+	d := newDAV(t, 1)
+	lock := `<?xml version="1.0"?><x:lockinfo xmlns:x="DAV:"><x:lockscope><x:exclusive/></x:lockscope><x:locktype><x:write/></x:locktype><x:owner><x:href>mailto:ann@example</x:href></x:owner></x:lockinfo>`
+	w := serveDAV(d, davRequest("LOCK", "/dav/files/f00000.txt", lock))
+	if w.Code != 200 {
+		t.Fatalf("LOCK = %d %s", w.Code, w.Body)
+	}
+	answers := map[string]string{"LOCK": w.Body.String()}
+	answers["PROPFIND"] = serveDAV(d, davRequest("PROPFIND", "/dav/files/", "", "Depth", "1")).Body.String()
+	for what, body := range answers {
+		var v struct{}
+		if err := xml.Unmarshal([]byte(body), &v); err != nil || !strings.Contains(body, "mailto:ann@example") {
+			t.Errorf("the %s answer with the owner does not parse (%v):\n%s", what, err, body)
+		}
+	}
+}
+
+// A name that is not UTF-8 is refused: no XML answer could carry it.
+func TestNameNotUTF8Refused(t *testing.T) {
+	d := newDAV(t, 0)
+	if w := serveDAV(d, davRequest("PUT", "/dav/files/%FFbad.txt", "x")); w.Code != 400 {
+		t.Errorf("PUT of a name that is not UTF-8 = %d, want 400", w.Code)
 	}
 }

@@ -6,7 +6,6 @@ package files
 // (request.conditions).
 
 import (
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"net/http"
@@ -20,17 +19,6 @@ import (
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/bonesync/bonesync/appliance/locks"
 )
-
-// lockInfo is a LOCK request's body.
-type lockInfo struct {
-	XMLName   xml.Name  `xml:"lockinfo"`
-	Exclusive *struct{} `xml:"lockscope>exclusive"`
-	Shared    *struct{} `xml:"lockscope>shared"`
-	Write     *struct{} `xml:"locktype>write"`
-	Owner     *struct {
-		Inner string `xml:",innerxml"`
-	} `xml:"owner"`
-}
 
 // lock answers LOCK: a new lock (exclusive or shared, depth 0 or infinity;
 // on a name that does not exist it makes an empty file, RFC 4918 section
@@ -57,9 +45,9 @@ func (q *request) lock() {
 		http.Error(w, "no lock of yours to refresh here", http.StatusPreconditionFailed)
 		return
 	}
-	var li lockInfo
-	if err := xml.Unmarshal(body, &li); err != nil || (li.Exclusive == nil) == (li.Shared == nil) || li.Write == nil {
-		http.Error(w, "LOCK wants a lockinfo with an exclusive or shared write lock", http.StatusBadRequest)
+	li, err := davxml.ParseLockinfo(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	depth := locks.Infinity
@@ -81,10 +69,7 @@ func (q *request) lock() {
 	if !q.conditions(changes...) {
 		return
 	}
-	owner := ""
-	if li.Owner != nil {
-		owner = li.Owner.Inner
-	}
+	owner := string(li.Owner)
 	created := false
 	if errors.Is(statErr, os.ErrNotExist) {
 		if _, err := q.tree.Stat(path.Dir(path.Clean("/" + name))); err != nil {
@@ -93,7 +78,7 @@ func (q *request) lock() {
 		}
 		created = true
 	}
-	l, err := q.h.Locks.Create(q.user, name, depth, li.Shared != nil, owner, timeout)
+	l, err := q.h.Locks.Create(q.user, name, depth, li.Shared, owner, timeout)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusLocked)
 		return

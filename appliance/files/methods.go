@@ -90,8 +90,11 @@ func (q *request) put() {
 		u.Expect(c)
 	}
 	_, err = io.Copy(u, up.body)
-	if err == nil {
-		err = up.body.complete()
+	if err == nil || up.body.err != nil {
+		// A body cut short is the client's, whatever the copy made of it.
+		if cerr := up.body.complete(); cerr != nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		u.Fail(err)
@@ -169,7 +172,7 @@ func (q *request) parentExists() bool {
 // refused answers a change the store refused, and logs why when it is not
 // one a client is told about (a quota, a full disk, a name...).
 func (q *request) refused(method string, err error) {
-	if code, _ := StoreStatus(err); code == http.StatusForbidden && !errors.Is(err, fs.ErrPermission) {
+	if code, _ := StoreStatus(err); code == http.StatusForbidden && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, errIncomplete) {
 		q.h.Log.Error("change refused", "method", method, "user", q.user, "path", q.name, "err", err)
 	}
 	WriteStoreError(q.w, err)

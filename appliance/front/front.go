@@ -122,8 +122,9 @@ type Server struct {
 }
 
 // Run serves until ctx ends or a server fails. Then both stop taking
-// connections and wait up to Grace for the requests running; ErrCut says
-// some had to be cut.
+// connections and wait up to Grace for the requests running. It returns
+// the failure, if any, and ErrCut (alone, or joined to the failure) if
+// requests had to be cut.
 func (s *Server) Run(ctx context.Context) error {
 	timeouts := func(h http.Handler, name string) *http.Server {
 		return &http.Server{Handler: h, ReadHeaderTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute,
@@ -158,8 +159,11 @@ func (s *Server) Run(ctx context.Context) error {
 			// the stop finishes, and say so.
 			s.Log.Warn("requests still running at the stop are cut", "err", serr)
 			srv.Close()
-			if err == nil {
+			switch {
+			case err == nil:
 				err = ErrCut
+			case !errors.Is(err, ErrCut):
+				err = errors.Join(err, ErrCut)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -31,19 +32,24 @@ const purgeTrashEvery = time.Hour
 const stopGrace = front.Grace + time.Second
 
 // runParts runs the parts under one errgroup (golang.org/x/sync) until ctx
-// ends or one fails (that one's error is returned); every part is then
-// stopped through the group's context and given stopGrace to return.
-// clean is false when a part had to cut work short, or did not return in
-// time.
-func runParts(ctx context.Context, parts []part, log *slog.Logger) (clean bool, err error) {
+// ends or one fails (that one's error is returned; nil when ctx ended);
+// every part is then stopped through the group's context and given grace
+// (stopGrace when serving) to return. clean is false when a part that serves the users'
+// files had to cut work short or did not return in time: a change may
+// have been cut between its steps.
+func runParts(ctx context.Context, parts []part, grace time.Duration, log *slog.Logger) (clean bool, err error) {
 	g, gctx := errgroup.WithContext(ctx)
 	var cut atomic.Bool
-	for _, p := range parts {
+	ended := make([]atomic.Bool, len(parts))
+	for i, p := range parts {
 		g.Go(func() error {
+			defer ended[i].Store(true)
 			err := p.run(gctx)
 			if errors.Is(err, front.ErrCut) {
 				cut.Store(true)
-				return nil
+				if err == front.ErrCut {
+					err = nil
+				}
 			}
 			if err != nil && gctx.Err() == nil {
 				return fmt.Errorf("%s: %w", p.name, err)
@@ -61,10 +67,21 @@ func runParts(ctx context.Context, parts []part, log *slog.Logger) (clean bool, 
 	select {
 	case err = <-done:
 		return !cut.Load(), err
-	case <-time.After(stopGrace):
-		log.Warn("parts still running at the stop; stopping without them", "grace", stopGrace)
-		return false, context.Cause(gctx)
+	case <-time.After(grace):
 	}
+	clean = !cut.Load()
+	var late []string
+	for i, p := range parts {
+		if !ended[i].Load() {
+			late = append(late, p.name)
+			clean = clean && !p.serves
+		}
+	}
+	log.Warn("parts still running at the stop; stopping without them", "parts", strings.Join(late, " "), "grace", grace)
+	if ctx.Err() != nil {
+		return clean, nil // the stop was asked for
+	}
+	return clean, context.Cause(gctx)
 }
 
 // every runs f each interval until ctx ends.
@@ -103,10 +120,11 @@ func (s *services) trashPurged(removed int, freed int64, err error) {
 }
 
 // watchdog feeds systemd's (or PID 1's) watchdog for as long as the
-// server really serves: its parts run (a heartbeat ticks every 5 s, in
-// monotonic time, so that a clock stepped by NTP cannot make it look dead)
-// and the plain-HTTP listener at httpAddr answers a request. At the stop
-// it tells the service manager the server is stopping.
+// server answers: its plain-HTTP listener at httpAddr answers a request,
+// and this part's own heartbeat ticks (every 5 s, in monotonic time, so
+// that a clock stepped by NTP cannot make it look dead), which a process
+// wedged whole (stopped, or its scheduler stuck) no longer does. At the
+// stop it tells the service manager the server is stopping.
 func (s *services) watchdog(httpAddr net.Addr) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		started := time.Now()

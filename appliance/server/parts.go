@@ -28,6 +28,9 @@ import (
 type part struct {
 	name string
 	run  func(ctx context.Context) error
+	// serves is set for a part that changes the users' files: the stop
+	// is clean only if each such part ends in time.
+	serves bool
 }
 
 // parts are the protocols on their listeners and the background jobs.
@@ -38,16 +41,16 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 	}
 	web := s.web(lns)
 	return []part{
-		{"https", web.Run},
-		{"sftp", func(ctx context.Context) error { return sftp.Serve(ctx, lns.SSH) }},
+		{"https", web.Run, true},
+		{"sftp", func(ctx context.Context) error { return sftp.Serve(ctx, lns.SSH) }, true},
 		{"trash", func(ctx context.Context) error {
 			s.files.PurgeTrashEvery(ctx, purgeTrashEvery, s.trashPurged)
 			return nil
-		}},
-		{"refresh", func(ctx context.Context) error { s.watcher().Run(ctx); return nil }},
-		{"clock", s.keepClock},
-		{"first-login", s.tidyFirstLogin},
-		{"watchdog", s.watchdog(lns.HTTP.Addr())},
+		}, false},
+		{"refresh", func(ctx context.Context) error { s.watcher().Run(ctx); return nil }, false},
+		{"clock", s.keepClock, false},
+		{"first-login", s.tidyFirstLogin, false},
+		{"watchdog", s.watchdog(lns.HTTP.Addr()), false},
 	}, nil
 }
 

@@ -48,15 +48,13 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer s.close()
-	if err := s.firstLogin(); err != nil {
-		return err
-	}
 	parts, err := s.parts(lns)
 	if err != nil {
+		s.stop(true, nil) // nothing ran: the store closes cleanly
 		return err
 	}
 	log.Info("serving HTTPS, HTTP and SFTP", "https", lns.HTTPS.Addr(), "http", lns.HTTP.Addr(), "sftp", lns.SSH.Addr())
 	sysd.Ready()
 	sysd.Status(fmt.Sprintf("serving with %s (HTTPS) and %s (SFTP)", box.Choice.TLS.Key, box.Choice.SSH.Key))
-	return s.stop(runParts(ctx, parts, log))
+	return s.stop(runParts(ctx, parts, stopGrace, log))
 }

@@ -98,10 +98,15 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	}
 	s.first = &firstlogin.Setup{ConfigPath: o.Config, Config: p.Config, Users: s.accounts, Card: s.card, Log: log,
 		URLs: p.URLs, Change: passwdHint(o)}
+	if err := s.firstLogin(); err != nil {
+		return nil, err
+	}
+	// The store last: once open, it is marked running until it is closed.
 	if s.files, err = openStore(o.Files, p.Config, log); err != nil {
 		return nil, err
 	}
 	if s.pim, err = calendars.Open(s.files.Dir()); err != nil {
+		s.files.Close()
 		return nil, err
 	}
 	cfg := p.Config

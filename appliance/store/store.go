@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/text/unicode/norm"
@@ -179,9 +180,9 @@ type Tree struct {
 // Close releases the tree.
 func (t *Tree) Close() error { return t.root.Close() }
 
-// ErrBadName is returned for a path that no client should send: one with a
-// NUL, a control character or a backslash in it, or naming an upload's
-// temporary file.
+// ErrBadName is returned for a path that no client should send: one that
+// is not UTF-8, or with a NUL, a control character or a backslash in it,
+// or naming an upload's temporary file.
 var ErrBadName = errors.New("invalid file name")
 
 // Clean turns a client path into a path relative to the tree: "." for the
@@ -190,6 +191,10 @@ var ErrBadName = errors.New("invalid file name")
 // are put in Unicode normal form C, as Windows and Linux write them, so a
 // name that macOS sends decomposed (NFD) reaches the same file.
 func Clean(p string) (string, error) {
+	if !utf8.ValidString(p) {
+		// A name XML cannot carry: no listing could show it.
+		return "", fmt.Errorf("%q: not UTF-8: %w", p, ErrBadName)
+	}
 	p = norm.NFC.String(p)
 	for _, r := range p {
 		if r < 0x20 || r == 0x7f || r == '\\' {
@@ -247,7 +252,7 @@ func (t *Tree) Mkdir(p string) error {
 		return fs.ErrExist
 	}
 	if err := t.root.Mkdir(c, 0o755); err != nil {
-		return err
+		return noSpace(err)
 	}
 	t.touchUp(parent(c))
 	return t.syncDir(parent(c))

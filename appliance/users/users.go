@@ -441,7 +441,7 @@ func (db *DB) lookup(name string) (User, bool, error) {
 
 // CheckPassword reports whether password is name's password or one of its
 // app passwords (checked first: they cost no hash). A check from
-// a suspect address (one with failed logins: guard.Guard.Suspect) waits
+// a suspect address (one with failed logins, as the login door of package auth knows it) waits
 // behind the others for its turn to hash.
 //
 // An error is the server's fault (its users file cannot be read): the
