@@ -166,6 +166,7 @@ func TestSync(t *testing.T) {
 	t.Run("ssh-algorithms", func(t *testing.T) { testSSHAlgorithms(t, b) })
 	t.Run("cancelled-logins", func(t *testing.T) { testCancelledLogins(t, b) })
 	t.Run("nextcloudcmd", func(t *testing.T) { testNextcloudcmd(t, b) })
+	t.Run("owncloudcmd", func(t *testing.T) { testOwncloudcmd(t, b) })
 	t.Run("rclone-nextcloud", func(t *testing.T) { testRcloneNextcloud(t, b) })
 	t.Run("vdirsyncer", func(t *testing.T) { testVdirsyncer(t, b) })
 	t.Run("caldav-tokens", func(t *testing.T) { testCaldavTokens(t, b) })

@@ -190,10 +190,36 @@ func ncRequests(log string) []string {
 	return out
 }
 
-func testNextcloudcmd(t *testing.T, b *box) {
-	need(t, "nextcloudcmd")
+// syncClient is a desktop sync client's command-line form and how to run
+// it; both name a conflict copy "doc (conflicted copy DATE).txt".
+type syncClient struct {
+	cmd, user string
+	args      func(b *box) []string // before the user's
+}
+
+var (
+	nextcloudcmd = syncClient{cmd: "nextcloudcmd", user: "nc-user"}
+	// Debian's owncloud-client-cmd 2.11: it wants an exclude list (the
+	// package's system list comes with the GUI client).
+	owncloudcmd = syncClient{cmd: "owncloudcmd", user: "oc-user",
+		args: func(b *box) []string {
+			excl := filepath.Join(b.work, "oc-exclude.lst")
+			os.WriteFile(excl, nil, 0o644)
+			return []string{"--exclude", excl}
+		}}
+)
+
+func testNextcloudcmd(t *testing.T, b *box) { testSyncClient(t, b, nextcloudcmd) }
+func testOwncloudcmd(t *testing.T, b *box)  { testSyncClient(t, b, owncloudcmd) }
+
+// testSyncClient runs a desktop client's whole scenario against the box:
+// two devices, a large file (chunked), dates kept, an unchanged sync that
+// moves nothing, an edit, a file and a folder renamed, a folder deleted,
+// and both sides editing one file.
+func testSyncClient(t *testing.T, b *box, c syncClient) {
+	need(t, c.cmd)
 	// A user of its own: the client syncs the whole account.
-	const user, pw = "nc-user", "nc-user-secret"
+	user, pw := c.user, c.user+"-secret"
 	add := exec.Command(built(t), "user", "-state", b.state, "add", user)
 	add.Stdin = strings.NewReader(pw + "\n")
 	if out, err := add.CombinedOutput(); err != nil {
@@ -202,16 +228,20 @@ func testNextcloudcmd(t *testing.T, b *box) {
 	server := "https://127.0.0.1:" + b.port(b.https)
 	sync := func(dir string) []string {
 		t.Helper()
-		cmd := exec.Command("nextcloudcmd", "--trust", "--non-interactive", "-u", user, "-p", pw, dir, server)
+		args := []string{"--trust", "--non-interactive"}
+		if c.args != nil {
+			args = append(args, c.args(b)...)
+		}
+		cmd := exec.Command(c.cmd, append(args, "-u", user, "-p", pw, dir, server)...)
 		cmd.Env = append(os.Environ(), "HOME="+b.work)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("nextcloudcmd %s: %v\n%s", dir, err, tail(string(out), 3000))
+			t.Fatalf("%s %s: %v\n%s", c.cmd, dir, err, tail(string(out), 3000))
 		}
 		return ncRequests(string(out))
 	}
-	one := filepath.Join(b.work, "nc-one")
-	for f, size := range map[string]int{"doc.txt": 100, "photos/a.jpg": 300 << 10, "photos/2024/big.bin": 12 << 20, "deep/er/x.txt": 10} {
+	one := filepath.Join(b.work, c.cmd+"-one")
+	for f, size := range map[string]int{"doc.txt": 100, "photos/a.jpg": 300 << 10, "photos/2024/big.bin": 12 << 20, "deep/er/x.txt": 10, "album/b.txt": 20} {
 		os.MkdirAll(filepath.Dir(filepath.Join(one, f)), 0o755)
 		randomFile(t, filepath.Join(one, f), size)
 	}
@@ -240,21 +270,22 @@ func testNextcloudcmd(t *testing.T, b *box) {
 		t.Errorf("a sync with nothing changed made these WebDAV requests, want one PROPFIND of the root: %v", dav)
 	}
 	// A second device downloads the tree, with its dates.
-	two := filepath.Join(b.work, "nc-two")
+	two := filepath.Join(b.work, c.cmd+"-two")
 	os.Mkdir(two, 0o755)
 	sync(two)
 	sameTree(t, one, two, "on a second device")
 	if fi, _ := os.Stat(filepath.Join(two, "doc.txt")); fi == nil || !fi.ModTime().Equal(old) {
 		t.Errorf("doc.txt downloaded with date %v, want %v", fi.ModTime(), old)
 	}
-	// Edit, rename and delete on one device reach the other.
+	// Edit, renames and a delete on one device reach the other.
 	os.WriteFile(filepath.Join(one, "doc.txt"), []byte("edited on one"), 0o644)
 	os.Rename(filepath.Join(one, "photos/a.jpg"), filepath.Join(one, "photos/renamed.jpg"))
+	os.Rename(filepath.Join(one, "album"), filepath.Join(one, "album 2025"))
 	os.RemoveAll(filepath.Join(one, "deep"))
 	sync(one)
 	sync(two)
-	sameTree(t, one, two, "after an edit, a rename and a delete")
-	sameTree(t, one, home, "on the server after an edit, a rename and a delete")
+	sameTree(t, one, two, "after an edit, two renames and a delete")
+	sameTree(t, one, home, "on the server after an edit, two renames and a delete")
 	// Both sides edit one file: the server's version wins, the local edit is
 	// kept as a conflict copy.
 	os.WriteFile(filepath.Join(one, "doc.txt"), []byte("one's edit"), 0o644)
@@ -266,7 +297,8 @@ func testNextcloudcmd(t *testing.T, b *box) {
 	}
 	copies, _ := filepath.Glob(filepath.Join(two, "doc (conflicted copy *).txt"))
 	if len(copies) != 1 {
-		t.Fatalf("conflict copies on two: %v", copies)
+		entries, _ := os.ReadDir(two)
+		t.Fatalf("conflict copies on two: %v (the folder: %v)", copies, entries)
 	}
 	if got, _ := os.ReadFile(copies[0]); string(got) != "two's edit, longer" {
 		t.Errorf("the conflict copy holds %q, want two's edit", got)

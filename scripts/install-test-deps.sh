@@ -13,6 +13,7 @@ command -v sftp >/dev/null || need+=(openssh-client)
 command -v rclone >/dev/null || need+=(rclone)
 command -v litmus >/dev/null || need+=(litmus)
 command -v nextcloudcmd >/dev/null || need+=(nextcloud-desktop-cmd)
+command -v owncloudcmd >/dev/null || need+=(owncloud-client-cmd)
 command -v vdirsyncer >/dev/null || need+=(vdirsyncer)
 command -v sshfs >/dev/null || need+=(sshfs)
 command -v chromium >/dev/null || need+=(chromium)   # the web pages' browser tests
