@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,7 +45,10 @@ type Handler struct {
 	System *System
 	// Report is the benchmark report as it is now.
 	Report func() *report.Report
-	Log    *slog.Logger
+	// PlainPort is the port the plain-HTTP listener got: the status page
+	// names the CA's URL there.
+	PlainPort int
+	Log       *slog.Logger
 }
 
 // Routes mounts the routes on the HTTPS server's mux.
@@ -60,7 +65,27 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'")
-	h.Report().Public().Page(w)
+	h.Report().Public().Page(w, h.caURL(r))
+}
+
+// caURL is the CA over plain HTTP, at the name the browser used for the
+// box and the port the plain-HTTP listener got.
+func (h *Handler) caURL(r *http.Request) string {
+	host := r.Host
+	if hst, _, err := net.SplitHostPort(host); err == nil {
+		host = hst
+	}
+	host = strings.Trim(host, "[]")
+	if host == "" || strings.ContainsAny(host, "/\\@ <>\"'") {
+		host = "bonesync.local"
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if h.PlainPort != 0 && h.PlainPort != 80 {
+		host += ":" + strconv.Itoa(h.PlainPort)
+	}
+	return "http://" + host + "/ca.crt"
 }
 
 // reportJSON is the report: the public one to anyone, the full one to a

@@ -140,6 +140,23 @@ func TestReportHidesVersions(t *testing.T) {
 	}
 }
 
+// The status page names the CA where the plain-HTTP listener is, at the
+// name the browser used.
+func TestPageNamesThePlainPort(t *testing.T) {
+	h, _ := newHandler(t, &System{})
+	for port, want := range map[int]string{8080: "http://bonesync.local:8080/ca.crt", 80: "http://bonesync.local/ca.crt"} {
+		h.PlainPort = port
+		mux := http.NewServeMux()
+		h.Routes(mux)
+		r := httptest.NewRequest("GET", "https://bonesync.local:8443/", nil)
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		if !strings.Contains(w.Body.String(), `href="`+want+`"`) {
+			t.Errorf("with the plain-HTTP port %d the page does not name %s", port, want)
+		}
+	}
+}
+
 // The report is read per request: a new one shows at once.
 func TestReportReadPerRequest(t *testing.T) {
 	h, rep := newHandler(t, &System{})

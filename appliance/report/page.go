@@ -8,7 +8,11 @@ import (
 
 // Page writes the HTTPS status page: the summary, the console table and the
 // charts, all inline.
-func (r *Report) Page(w io.Writer) error {
+//
+// caURL is where the CA is served over plain HTTP, as the box listens
+// ("http://bonesync.local/ca.crt", "http://localhost:8080/ca.crt"): the
+// page names it for a device that does not trust the box yet.
+func (r *Report) Page(w io.Writer, caURL string) error {
 	var table strings.Builder
 	r.Console(&table)
 	server := "https://bonesync.local"
@@ -21,10 +25,12 @@ func (r *Report) Page(w io.Writer) error {
 	data := struct {
 		R                  *Report
 		Server, Host       string
+		CAURL              string
 		Table              string
 		TLSChart, SSHChart template.HTML
 	}{
 		R:        r,
+		CAURL:    caURL,
 		Server:   server,
 		Host:     strings.TrimPrefix(server, "https://"),
 		Table:    table.String(),
@@ -60,7 +66,7 @@ and private addresses, nothing else on the internet.</dd>
 {{.TLSChart}}
 {{.SSHChart}}
 <h2 id="install-the-ca">Install the CA</h2>
-<p>The files are also served over plain HTTP (http://, port 80), so a device can fetch them before it trusts the box:
+<p>The files are also served over plain HTTP, at <a href="{{.CAURL}}">{{.CAURL}}</a> and beside it, so a device can fetch them before it trusts the box:
 <a href="/ca.crt">ca.crt</a> (PEM), <a href="/ca.der">ca.der</a> (DER),
 <a href="/bonesync.mobileconfig">bonesync.mobileconfig</a> (Apple profile).</p>
 <dl>
@@ -76,8 +82,9 @@ credentials, Install a certificate, CA certificate. Android apps trust such user
 so do DAVx5 and the Nextcloud app; Firefox does after Settings, About Firefox (tap the logo five times), Secret settings,
 "Use third party CA certificates"; most other apps do not, and say the connection is not trusted.</dd>
 <dt>Linux</dt><dd><code>sudo cp ca.crt /usr/local/share/ca-certificates/bonesync.crt &amp;&amp; sudo update-ca-certificates</code>
-(Debian, Ubuntu; Fedora: <code>/etc/pki/ca-trust/source/anchors/</code> and <code>update-ca-trust</code>). curl, rclone,
-sync clients and Chrome use it.</dd>
+(Debian, Ubuntu; Fedora: <code>/etc/pki/ca-trust/source/anchors/</code> and <code>update-ca-trust</code>). curl, rclone and
+sync clients use it. Chromium and Chrome on Linux keep their own list: <code>certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n bonesync -i ca.crt</code>
+(package libnss3-tools), or Settings, Privacy and security, Security, Manage certificates, Authorities, Import.</dd>
 <dt>Firefox (desktop)</dt><dd>It keeps its own list: Settings, Privacy &amp; Security, Certificates, View Certificates,
 Authorities, Import <a href="/ca.crt">ca.crt</a>, and tick "Trust this CA to identify websites".</dd>
 </dl>

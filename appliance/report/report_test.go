@@ -485,7 +485,7 @@ func TestPage(t *testing.T) {
 	r := mkReport(t)
 	r.Choice.TLS.Warnings = append(r.Choice.TLS.Warnings, `<script>alert("x")</script>`)
 	var b strings.Builder
-	if err := r.Page(&b); err != nil {
+	if err := r.Page(&b, "http://box.local:8080/ca.crt"); err != nil {
 		t.Fatalf("Page() error = %v, want nil", err)
 	}
 	page := b.String()
@@ -516,8 +516,9 @@ func TestPage(t *testing.T) {
 	// The calendar steps name the box's own URL.
 	r.URLs = []string{"https://box.local/", "https://box.local/dav/ (WebDAV)"}
 	b.Reset()
-	r.Page(&b)
-	for _, want := range []string{"base URL <code>https://box.local/</code>", "server <code>box.local</code>", "https://box.local/remote.php/dav/calendars/USER/"} {
+	r.Page(&b, "http://box.local:8080/ca.crt")
+	for _, want := range []string{"base URL <code>https://box.local/</code>", "server <code>box.local</code>", "https://box.local/remote.php/dav/calendars/USER/",
+		`<a href="http://box.local:8080/ca.crt">http://box.local:8080/ca.crt</a>`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the calendars section lacks %q", want)
 		}

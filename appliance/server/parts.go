@@ -64,7 +64,7 @@ func (s *services) web(lns *listen.Listeners) *front.Server {
 		&calendars.Handler{Store: s.pim, Door: s.door, Log: s.log},
 		&webui.UI{Door: s.door, Users: s.accounts, Store: s.files, Log: s.log, System: sys,
 			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure},
-		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, Log: s.log},
+		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: listen.PortOf(lns.HTTP), Log: s.log},
 	}
 	return &front.Server{
 		HTTPS: lns.HTTPS, TLS: front.TLSConfig(s.box.certificate, s.box.postQuantum, s.prov.Clock.Now),
