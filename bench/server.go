@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,11 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/sysd"
 )
 
 // server is one server under test, started by this program and stopped by
@@ -295,56 +295,58 @@ func prepareBonesync(ctx context.Context, bin, dir, key string, tlsKey, sshKey [
 	return nil
 }
 
-var servingLine = regexp.MustCompile(`serving HTTPS on (\S+), HTTP on (\S+), SFTP on (\S+)`)
-
-// startBonesync runs `bonesync serve` on ports the kernel picks and reads
-// them from its "serving HTTPS on ..." line: the measurement starts after it.
-// It returns the server with its HTTPS address, and its SFTP address.
+// startBonesync runs `bonesync serve` on ports the kernel picks. It learns
+// them as bonesync's PID 1 learns its server's state: by sd_notify, from
+// the READY=1 message and its addresses (sysd.Ready), never from a log
+// line; the measurement starts after it. It returns the server with its
+// HTTPS address, and its SFTP address.
 func startBonesync(ctx context.Context, bin, dir string) (*server, string, error) {
 	stderrLog := filepath.Join(dir, "serve.stderr")
 	s := &server{name: "bonesync", logs: []string{stderrLog}}
 	s.cmd = exec.Command(bin, "serve", "-state", filepath.Join(dir, "state"), "-config", filepath.Join(dir, "bonesync.conf"),
 		"-https", "127.0.0.1:0", "-http", "127.0.0.1:0", "-ssh", "127.0.0.1:0")
-	var err error
+	mgr, err := sysd.Manage(filepath.Join(dir, "notify"))
+	if err != nil {
+		return nil, "", err
+	}
+	s.cmd.Env = append(os.Environ(), mgr.Env(0)...)
 	if s.cmd.Stdout, err = os.Create(filepath.Join(dir, "serve.stdout")); err != nil {
+		mgr.Close()
 		return nil, "", err
 	}
-	logf, err := os.Create(stderrLog)
-	if err != nil {
+	if s.cmd.Stderr, err = os.Create(stderrLog); err != nil {
+		mgr.Close()
 		return nil, "", err
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, "", err
-	}
-	s.cmd.Stderr = pw
-	addrs := make(chan []string, 1)
+	ready := make(chan map[string]string, 1)
 	go func() {
-		defer pr.Close()
-		defer logf.Close()
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				addrs <- m[1:]
+		defer mgr.Close()
+		for {
+			msg, err := mgr.Read()
+			if err != nil {
+				return
+			}
+			if msg.Ready {
+				ready <- msg.Listening
+				return
 			}
 		}
 	}()
-	var got []string
+	var got map[string]string
 	err = start(ctx, s, func() error {
 		if got == nil {
 			select {
-			case got = <-addrs:
+			case got = <-ready:
 			default:
-				return errors.New(`no "serving HTTPS" line yet`)
+				return errors.New("no READY=1 yet")
 			}
 		}
-		return dialable(got[0])
+		return dialable(got["https"])
 	})
-	pw.Close() // the child has its own copy; the reader sees EOF when it exits
 	if err != nil {
+		mgr.Close()
 		return nil, "", err
 	}
-	s.addr = got[0]
-	return s, got[2], nil
+	s.addr = got["https"]
+	return s, got["ssh"], nil
 }

@@ -31,11 +31,11 @@ func TestMain(m *testing.M) {
 	case "serve":
 		sysd.Phase("benchmarking")
 		time.Sleep(50 * time.Millisecond)
-		sysd.Ready()
+		sysd.Ready(nil)
 		sysd.Watchdog(func() bool { return true })
 		select {}
 	case "wedge": // ready, then stopped as `kill -STOP` would
-		sysd.Ready()
+		sysd.Ready(nil)
 		stop := sysd.Watchdog(func() bool { return true })
 		time.Sleep(300 * time.Millisecond)
 		stop()

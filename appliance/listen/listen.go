@@ -110,6 +110,17 @@ func Open(addrs map[string]string) (*Listeners, error) {
 	return l, nil
 }
 
+// Addrs are where each port listens, by port name.
+func (l *Listeners) Addrs() map[string]string {
+	m := map[string]string{}
+	for i, p := range Ports {
+		if ln := *l.fields()[i]; ln != nil {
+			m[p.Name] = ln.Addr().String()
+		}
+	}
+	return m
+}
+
 // Close closes every listener.
 func (l *Listeners) Close() error {
 	var errs []error

@@ -54,7 +54,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	log.Info("serving HTTPS, HTTP and SFTP", "https", lns.HTTPS.Addr(), "http", lns.HTTP.Addr(), "sftp", lns.SSH.Addr())
-	sysd.Ready()
+	sysd.Ready(lns.Addrs())
 	sysd.Status(fmt.Sprintf("serving with %s (HTTPS) and %s (SFTP)", box.Choice.TLS.Key, box.Choice.SSH.Key))
 	return s.stop(runParts(ctx, parts, stopGrace, log))
 }

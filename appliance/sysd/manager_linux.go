@@ -21,6 +21,9 @@ type Message struct {
 	Status   string
 	Phase    string
 	Reboot   string // why the service asks the box to reboot (RequestReboot)
+	// Listening are the service's addresses by port name, sent with
+	// READY=1 (Ready).
+	Listening map[string]string
 }
 
 // ParseMessage reads the newline-separated assignments of a datagram;
@@ -45,6 +48,13 @@ func ParseMessage(b []byte) Message {
 			m.Phase = v
 		case "X_BONESYNC_REBOOT":
 			m.Reboot = v
+		case "X_BONESYNC_LISTEN":
+			m.Listening = map[string]string{}
+			for _, f := range strings.Fields(v) {
+				if name, addr, ok := strings.Cut(f, "="); ok {
+					m.Listening[name] = addr
+				}
+			}
 		}
 	}
 	return m

@@ -31,7 +31,7 @@ func TestManagerReadsNotifications(t *testing.T) {
 		}
 	}()
 	Phase("benchmarking")
-	Ready()
+	Ready(map[string]string{"https": "127.0.0.1:8443", "ssh": "127.0.0.1:2222"})
 	Status("serving")
 	stop := Watchdog(func() bool { return true })
 	defer stop()
@@ -47,6 +47,9 @@ func TestManagerReadsNotifications(t *testing.T) {
 			seen.Phase += msg.Phase
 			seen.Status += msg.Status
 			seen.Ready = seen.Ready || msg.Ready
+			if msg.Ready && (msg.Listening["https"] != "127.0.0.1:8443" || msg.Listening["ssh"] != "127.0.0.1:2222") {
+				t.Errorf("READY came with the addresses %v", msg.Listening)
+			}
 			seen.Watchdog = seen.Watchdog || msg.Watchdog
 			seen.Stopping = seen.Stopping || msg.Stopping
 		case <-deadline:

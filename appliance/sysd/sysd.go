@@ -23,8 +23,18 @@ func notify(state string) bool {
 	return ok
 }
 
-// Ready tells systemd the service is up: keys loaded, listeners open.
-func Ready() { notify(daemon.SdNotifyReady) }
+// Ready tells systemd the service is up: keys loaded, listeners open;
+// listening names where each listens (by port name, listen.Ports), for a
+// manager that wants to know (bonesync's PID 1, a benchmark; systemd
+// ignores the variable).
+func Ready(listening map[string]string) {
+	var l []string
+	for name, addr := range listening {
+		l = append(l, name+"="+addr)
+	}
+	slices.Sort(l)
+	notify(daemon.SdNotifyReady + "\nX_BONESYNC_LISTEN=" + strings.Join(l, " "))
+}
 
 // Stopping tells systemd the service is shutting down.
 func Stopping() { notify(daemon.SdNotifyStopping) }

@@ -41,10 +41,10 @@ func recv(t *testing.T, c *net.UnixConn, wait time.Duration) (string, bool) {
 func TestNotifySequence(t *testing.T) {
 	c := notifySocket(t)
 	Status("benchmarking tls ecdsa-p384 X25519 2/13: 1 client, full")
-	Ready()
+	Ready(map[string]string{"ssh": "[::]:2222", "https": "[::]:443"})
 	Status("serving")
 	Stopping()
-	want := []string{"STATUS=benchmarking tls ecdsa-p384 X25519 2/13: 1 client, full", "READY=1", "STATUS=serving", "STOPPING=1"}
+	want := []string{"STATUS=benchmarking tls ecdsa-p384 X25519 2/13: 1 client, full", "READY=1\nX_BONESYNC_LISTEN=https=[::]:443 ssh=[::]:2222", "STATUS=serving", "STOPPING=1"}
 	for i, w := range want {
 		got, ok := recv(t, c, time.Second)
 		if !ok || got != w {
@@ -55,7 +55,7 @@ func TestNotifySequence(t *testing.T) {
 
 func TestNoSystemdIsQuiet(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", "")
-	Ready() // must not panic or block
+	Ready(nil) // must not panic or block
 	if ln, err := Listeners(roles); ln != nil || err != nil {
 		t.Errorf("Listeners() without LISTEN_FDS = %v, %v", ln, err)
 	}
