@@ -71,7 +71,13 @@ func TestSystemdProtocols(t *testing.T) {
 		}
 		msg := string(buf[:n])
 		got = append(got, msg)
-		ready = msg == "READY=1"
+		lines := strings.Split(msg, "\n")
+		if ready = lines[0] == "READY=1"; ready {
+			// With it, where the server listens: the sockets systemd passed.
+			if len(lines) < 2 || !strings.Contains(lines[1], "https="+addrs[0]) || !strings.Contains(lines[1], "ssh="+addrs[2]) {
+				t.Errorf("READY=1 came with %q, want X_BONESYNC_LISTEN naming the passed sockets %v", lines[1:], addrs)
+			}
+		}
 	}
 	if len(got) < 4 || got[0] != "X_BONESYNC_PHASE=benchmarking" || !strings.HasPrefix(got[1], "STATUS=benchmarking tls ecdsa-p256") {
 		t.Errorf("messages before READY=1 = %q, want the benchmarking phase, then STATUS lines of the benchmark", got)
