@@ -118,6 +118,14 @@ func (fd fdXattrs) get(attr string, buf []byte) (int, error) {
 	return unix.Fgetxattr(int(fd), attr, buf)
 }
 
+// pathXattrs reads the attributes of the file at a path, not following a
+// final symlink: for the store's own files (the trash), not the tree's.
+type pathXattrs string
+
+func (p pathXattrs) get(attr string, buf []byte) (int, error) {
+	return unix.Lgetxattr(string(p), attr, buf)
+}
+
 // inDir names an entry of an open folder through /proc/self/fd, so its
 // attributes can be read without opening it. base is one name (no "/", not
 // ".."), and the last component is not followed: nothing outside the
@@ -235,12 +243,16 @@ func (s *Store) describe(fi fs.FileInfo, x xattrs) Info {
 		in.FileID = ino
 		return in
 	}
-	if m, ok := readMeta(x); ok && m.Size == fi.Size() {
+	m, ok := readMeta(x)
+	if ok && m.Size == fi.Size() {
 		in.FileID, in.Sums = m.FileID, &m.Sums
 		in.ETag = etag("f", m.SHA1[:], i64(fi.ModTime().UnixNano()))
 		return in
 	}
 	in.FileID = ino
+	if ok { // changed behind the store's back: the digests are stale, the id holds
+		in.FileID = m.FileID
+	}
 	in.ETag = etag("f", u64(ino), i64(fi.Size()), i64(fi.ModTime().UnixNano()), i64(ctime))
 	return in
 }

@@ -18,8 +18,8 @@ import (
 // deleted file or folder goes back to its path, re-creating the folders
 // above it that are gone; if the path is taken, it becomes "NAME
 // (restored).EXT", or "NAME (restored 2).EXT" and so on. A version
-// replaces the file at its path, which is kept as a version in turn (so a
-// restore can be undone). Restoring counts against the quota like any
+// replaces the file at its path, or where that file (its id) has moved,
+// which is kept as a version in turn (so a restore can be undone). Restoring counts against the quota like any
 // write (ErrQuota), and is synced and tagged like any change.
 func (t *Tree) Restore(id string) (to string, displaced bool, err error) {
 	if !validTrashID(id) {
@@ -44,6 +44,9 @@ func (t *Tree) Restore(id string) (to string, displaced bool, err error) {
 	rec, err := t.s.readRecord(t.user, id, records[id])
 	if err != nil {
 		return "", false, err
+	}
+	if rec.Kind == KindVersion {
+		rec.Path = t.versionHome(rec.Path, t.s.itemID(td.Name(), id))
 	}
 	r := restoring{t: t, td: td, id: id, rec: rec}
 	to, displaced, err = r.run()

@@ -40,6 +40,8 @@ type Store struct {
 	purgeMu sync.Mutex            // one purge at a time
 	free    func() (int64, error) // the disk's free space; tests replace it
 
+	seen sightings // where listings saw file ids (ids.go)
+
 	heldMu sync.Mutex // what the trash holds, as last counted (trashHeld)
 	held   int64
 	heldAt time.Time

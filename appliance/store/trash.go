@@ -59,6 +59,7 @@ type TrashItem struct {
 	ModTime time.Time // its own modification time
 	Size    int64     // bytes; for a folder, of all the files in it
 	Dir     bool
+	FileID  uint64 // the id it had in the tree (a version: the file's)
 }
 
 // trashRecord is ID.json.
@@ -273,9 +274,15 @@ func (t *Tree) Trash() ([]TrashItem, error) {
 	return t.s.loadTrash(t.user)
 }
 
-// Versions lists the old versions of the file at p, newest first.
+// Versions lists the old versions of the file at p, newest first: those
+// with its file id, which it keeps when renamed, and those made at its
+// path (a file another was renamed over, as editors and rsync save).
 func (t *Tree) Versions(p string) ([]TrashItem, error) {
 	c, err := t.clean(p)
+	if err != nil {
+		return nil, err
+	}
+	in, err := t.Info(c)
 	if err != nil {
 		return nil, err
 	}
@@ -285,11 +292,33 @@ func (t *Tree) Versions(p string) ([]TrashItem, error) {
 	}
 	var out []TrashItem
 	for _, it := range all {
-		if it.Kind == KindVersion && it.Path == c {
+		if it.Kind == KindVersion && (it.FileID == in.FileID || it.Path == c) {
 			out = append(out, it)
 		}
 	}
 	return out, nil
+}
+
+// versionHome is where the version id of the file once at c goes back to:
+// c, unless the file with the version's id is now elsewhere.
+func (t *Tree) versionHome(c string, id uint64) string {
+	if in, err := t.Info(c); err == nil && in.FileID == id {
+		return c
+	}
+	if p, in, err := t.Find(id); err == nil && in.Mode().IsRegular() {
+		return p[1:]
+	}
+	return c
+}
+
+// itemID is the file id the trash item id in dir had in the tree.
+func (s *Store) itemID(dir, id string) uint64 {
+	name := filepath.Join(dir, id)
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return 0
+	}
+	return s.describe(fi, pathXattrs(name)).FileID
 }
 
 // trashIDs lists the IDs in user's trash folder, from items and records
@@ -350,7 +379,7 @@ func (s *Store) loadTrash(user string) ([]TrashItem, error) {
 			return nil, err
 		}
 		out = append(out, TrashItem{ID: id, Path: rec.Path, Kind: rec.Kind, At: trashIDTime(id),
-			ModTime: rec.ModTime, Size: rec.Size, Dir: rec.Dir})
+			ModTime: rec.ModTime, Size: rec.Size, Dir: rec.Dir, FileID: s.itemID(dir, id)})
 	}
 	return out, nil
 }
@@ -412,6 +441,19 @@ func (t *Tree) OpenTrash(id string) (*os.File, error) {
 	return f, nil
 }
 
+// TrashRoot opens a trashed folder, to list and read what it holds; the
+// caller closes it. Nothing outside the item can be reached through it.
+func (t *Tree) TrashRoot(id string) (*os.Root, error) {
+	if !validTrashID(id) {
+		return nil, badTrashID(id)
+	}
+	r, err := os.OpenRoot(filepath.Join(t.s.trashPath(t.user), id))
+	if err != nil {
+		return nil, fmt.Errorf("trash item %s: %w", id, err)
+	}
+	return r, nil
+}
+
 // DeleteTrash removes an item from the trash for good.
 func (t *Tree) DeleteTrash(id string) error {
 	if !validTrashID(id) {
@@ -433,14 +475,27 @@ func (t *Tree) DeleteTrash(id string) error {
 	return state.SyncDir(t.s.trashPath(t.user))
 }
 
-// EmptyTrash removes everything in the user's trash for good.
-func (t *Tree) EmptyTrash() error {
+// EmptyTrash removes the items of the kind given (KindDeleted,
+// KindVersion; "": all of them) from the user's trash for good.
+func (t *Tree) EmptyTrash(kind string) error {
 	l := t.s.trashLock(t.user)
 	l.Lock()
 	defer l.Unlock()
 	ids, _, _, err := t.s.trashIDs(t.user)
 	if err != nil || ids == nil {
 		return err
+	}
+	if kind != "" {
+		items, err := t.s.loadTrash(t.user)
+		if err != nil {
+			return err
+		}
+		ids = ids[:0]
+		for _, it := range items {
+			if it.Kind == kind {
+				ids = append(ids, it.ID)
+			}
+		}
 	}
 	var errs []error
 	for _, id := range ids {

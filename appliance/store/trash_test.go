@@ -492,7 +492,7 @@ func TestDeleteAndEmptyTrash(t *testing.T) {
 	if got := trashList(t, tr); len(got) != 2 {
 		t.Errorf("after DeleteTrash, %d items, want 2", len(got))
 	}
-	if err := tr.EmptyTrash(); err != nil {
+	if err := tr.EmptyTrash(""); err != nil {
 		t.Fatal(err)
 	}
 	if got := trashList(t, tr); len(got) != 0 {

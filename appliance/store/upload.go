@@ -418,8 +418,8 @@ func (c *committing) record() error {
 	u := c.u
 	m := meta{FileID: newFileID(), Size: c.size, Sums: u.h.sums()}
 	if old, err := u.t.root.Open(u.name); err == nil {
-		if om, ok := readMeta(fdXattrs(old.Fd())); ok {
-			m.FileID = om.FileID // a new version of the same file
+		if in, err := u.t.s.info(old); err == nil && in.Mode().IsRegular() {
+			m.FileID = in.FileID // a new version of the same file, under the id it was listed with
 		}
 		old.Close()
 	}

@@ -110,7 +110,7 @@ func (u *UI) trashPost(w http.ResponseWriter, r *http.Request) {
 		}
 		u.showTrash(w, r, sess, http.StatusOK, "Deleted for good.", "")
 	case "empty":
-		if err := tree.EmptyTrash(); err != nil {
+		if err := tree.EmptyTrash(""); err != nil {
 			u.showTrash(w, r, sess, http.StatusInternalServerError, "", "The trash was not emptied: "+err.Error())
 			return
 		}
