@@ -103,10 +103,10 @@ verify = "%[4]s"
 	onBox := func(url string) string {
 		t.Helper()
 		code, body := b.curl("-u", b.admin(), "-X", "REPORT", "-H", "Depth: 1", "--data",
-			`<C:calendar-query xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:prop><C:calendar-data/></D:prop><C:filter><C:comp-filter name="VCALENDAR"/></C:filter></C:calendar-query>`, url)
+			`<cal:calendar-query xmlns:d="DAV:" xmlns:cal="urn:ietf:params:xml:ns:caldav"><d:prop><cal:calendar-data/></d:prop><cal:filter><cal:comp-filter name="VCALENDAR"/></cal:filter></cal:calendar-query>`, url)
 		if strings.Contains(url, "addressbooks") {
 			code, body = b.curl("-u", b.admin(), "-X", "REPORT", "-H", "Depth: 1", "--data",
-				`<CR:addressbook-query xmlns:D="DAV:" xmlns:CR="urn:ietf:params:xml:ns:carddav"><D:prop><CR:address-data/></D:prop></CR:addressbook-query>`, url)
+				`<card:addressbook-query xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav"><d:prop><card:address-data/></d:prop></card:addressbook-query>`, url)
 		}
 		if code != 207 {
 			t.Fatalf("REPORT %s = %d %s", url, code, body)

@@ -49,7 +49,7 @@ func propfind(b *box, depth, url, props string) (int, string) {
 func getetag(t *testing.T, b *box, url string) string {
 	t.Helper()
 	code, body := propfind(b, "0", url, "<d:getetag/>")
-	m := regexp.MustCompile(`<D:getetag>([^<]*)</D:getetag>`).FindStringSubmatch(body)
+	m := regexp.MustCompile(`<d:getetag>([^<]*)</d:getetag>`).FindStringSubmatch(body)
 	if code != 207 || m == nil {
 		t.Fatalf("PROPFIND getetag %s = %d %.300s", url, code, body)
 	}
@@ -448,8 +448,8 @@ func testKilledServer(t *testing.T, b *box) {
 	}
 	_, body := propfind(k2, "infinity", k2.url(""), "<oc:checksums/>")
 	checked := 0
-	for _, resp := range strings.Split(body, "<D:response>") {
-		href := regexp.MustCompile(`<D:href>/dav/([^<]*)</D:href>`).FindStringSubmatch(resp)
+	for _, resp := range strings.Split(body, "<d:response>") {
+		href := regexp.MustCompile(`<d:href>/dav/([^<]*)</d:href>`).FindStringSubmatch(resp)
 		sum := regexp.MustCompile(`SHA1:([0-9a-f]{40})`).FindStringSubmatch(resp)
 		if href == nil || sum == nil {
 			continue
@@ -472,7 +472,7 @@ func testLocks(t *testing.T, b *box) {
 	os.WriteFile(f, []byte("locked content"), 0o644)
 	b.curl("-u", b.admin(), "-T", f, b.url("locked.txt"))
 	code, h := b.curl("-u", b.admin(), "-X", "LOCK", "-D", "-", "-H", "Timeout: Second-600", "--data",
-		`<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>laptop</D:owner></D:lockinfo>`,
+		`<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype><d:owner>laptop</d:owner></d:lockinfo>`,
 		b.url("locked.txt"))
 	token := strings.Trim(header(h, "Lock-Token"), "<>")
 	if code != 200 || token == "" {
@@ -564,8 +564,8 @@ func testQuota(t *testing.T, b *box) {
 		t.Errorf("assembly of parts short of OC-Total-Length = %d, want 400", code)
 	}
 	if _, body := b.curl("-u", auth, "-X", "PROPFIND", "-H", "Depth: 0", "--data",
-		`<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:quota-used-bytes/><d:quota-available-bytes/></d:prop></d:propfind>`, url("")); !strings.Contains(body, fmt.Sprintf("<D:quota-used-bytes>%d</D:quota-used-bytes>", 700<<10+4)) ||
-		!strings.Contains(body, fmt.Sprintf("<D:quota-available-bytes>%d</D:quota-available-bytes>", 1<<20-700<<10-4)) {
+		`<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:quota-used-bytes/><d:quota-available-bytes/></d:prop></d:propfind>`, url("")); !strings.Contains(body, fmt.Sprintf("<d:quota-used-bytes>%d</d:quota-used-bytes>", 700<<10+4)) ||
+		!strings.Contains(body, fmt.Sprintf("<d:quota-available-bytes>%d</d:quota-available-bytes>", 1<<20-700<<10-4)) {
 		t.Errorf("RFC 4331 properties:\n%s", body)
 	}
 	out, ok := b.sftp(user, "password:"+pw, "put "+small+" s.bin")

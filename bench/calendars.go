@@ -58,11 +58,11 @@ func syncReport(c *http.Client, url, token string) (string, int, error) {
 	if resp.StatusCode != 207 {
 		return "", 0, fmt.Errorf("REPORT sync-collection = %s", resp.Status)
 	}
-	m := regexp.MustCompile(`<D:sync-token>([^<]+)</D:sync-token>`).FindSubmatch(b)
+	m := regexp.MustCompile(`<d:sync-token>([^<]+)</d:sync-token>`).FindSubmatch(b)
 	if m == nil {
 		return "", 0, fmt.Errorf("no sync-token in the answer")
 	}
-	return string(m[1]), strings.Count(string(b), "<D:response>"), err
+	return string(m[1]), strings.Count(string(b), "<d:response>"), err
 }
 
 // pollFigures is the median, over five runs of pollBatch polls from

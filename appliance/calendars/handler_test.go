@@ -72,8 +72,8 @@ func TestDiscoveryAndSync(t *testing.T) {
 	if code != 301 || hdr.Get("Location") != "/remote.php/dav/principals/users/bob/" {
 		t.Fatalf("/.well-known/caldav = %d %s", code, hdr.Get("Location"))
 	}
-	code, body, _ := bob.do("PROPFIND", "/remote.php/dav/principals/users/bob/", `<propfind xmlns="DAV:"><prop><current-user-principal/><C:calendar-home-set xmlns:C="urn:ietf:params:xml:ns:caldav"/><A:addressbook-home-set xmlns:A="urn:ietf:params:xml:ns:carddav"/></prop></propfind>`, "Depth", "0")
-	if code != 207 || !strings.Contains(body, "<D:href>/remote.php/dav/calendars/bob/</D:href>") || !strings.Contains(body, "/remote.php/dav/addressbooks/users/bob/") {
+	code, body, _ := bob.do("PROPFIND", "/remote.php/dav/principals/users/bob/", `<propfind xmlns="DAV:"><prop><current-user-principal/><cal:calendar-home-set xmlns:cal="urn:ietf:params:xml:ns:caldav"/><A:addressbook-home-set xmlns:A="urn:ietf:params:xml:ns:carddav"/></prop></propfind>`, "Depth", "0")
+	if code != 207 || !strings.Contains(body, "<d:href>/remote.php/dav/calendars/bob/</d:href>") || !strings.Contains(body, "/remote.php/dav/addressbooks/users/bob/") {
 		t.Fatalf("principal PROPFIND = %d\n%s", code, body)
 	}
 	// The home lists the default calendar, made on first use.
@@ -83,8 +83,8 @@ func TestDiscoveryAndSync(t *testing.T) {
 	}
 	cal := "/remote.php/dav/calendars/bob/personal/"
 	ctag := func() (string, string) {
-		_, b, _ := bob.do("PROPFIND", cal, `<propfind xmlns="DAV:" xmlns:CS="http://calendarserver.org/ns/"><prop><CS:getctag/><sync-token/></prop></propfind>`, "Depth", "0")
-		m := regexp.MustCompile(`<CS:getctag>([^<]+)</CS:getctag><D:sync-token>([^<]+)</D:sync-token>`).FindStringSubmatch(b)
+		_, b, _ := bob.do("PROPFIND", cal, `<propfind xmlns="DAV:" xmlns:cs="http://calendarserver.org/ns/"><prop><cs:getctag/><sync-token/></prop></propfind>`, "Depth", "0")
+		m := regexp.MustCompile(`<cs:getctag>([^<]+)</cs:getctag><d:sync-token>([^<]+)</d:sync-token>`).FindStringSubmatch(b)
 		if m == nil {
 			t.Fatalf("no getctag and sync-token:\n%s", b)
 		}
@@ -127,7 +127,7 @@ func TestDiscoveryAndSync(t *testing.T) {
 	if b := report(tok0); !strings.Contains(b, cal+"a.ics") || !strings.Contains(b, etagA) || !strings.Contains(b, tok1) {
 		t.Errorf("sync from the old token:\n%s", b)
 	}
-	if b := report(tok1); strings.Contains(b, "<D:response>") || !strings.Contains(b, tok1) {
+	if b := report(tok1); strings.Contains(b, "<d:response>") || !strings.Contains(b, tok1) {
 		t.Errorf("sync with nothing new:\n%s", b)
 	}
 	if code, _, _ = bob.do("DELETE", cal+"a.ics", "", "If-Match", `"wrong"`); code != 412 {
@@ -136,7 +136,7 @@ func TestDiscoveryAndSync(t *testing.T) {
 	if code, _, _ = bob.do("DELETE", cal+"a.ics", "", "If-Match", etagA); code != 204 && code != 200 {
 		t.Errorf("DELETE = %d", code)
 	}
-	if b := report(tok1); !strings.Contains(b, cal+"a.ics</D:href><D:status>HTTP/1.1 404") {
+	if b := report(tok1); !strings.Contains(b, cal+"a.ics</d:href><d:status>HTTP/1.1 404") {
 		t.Errorf("sync after a delete:\n%s", b)
 	}
 	code, body, _ = bob.do("REPORT", cal, `<sync-collection xmlns="DAV:"><sync-token>http://bonesync.invalid/ns/sync/999</sync-token><sync-level>1</sync-level><prop/></sync-collection>`)
@@ -144,7 +144,7 @@ func TestDiscoveryAndSync(t *testing.T) {
 		t.Errorf("a token from the future = %d %s", code, body)
 	}
 	// MKCALENDAR makes another.
-	if code, body, _ = bob.do("MKCALENDAR", "/remote.php/dav/calendars/bob/work/", `<C:mkcalendar xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:set><D:prop><D:displayname>Work</D:displayname></D:prop></D:set></C:mkcalendar>`); code != 201 {
+	if code, body, _ = bob.do("MKCALENDAR", "/remote.php/dav/calendars/bob/work/", `<cal:mkcalendar xmlns:d="DAV:" xmlns:cal="urn:ietf:params:xml:ns:caldav"><d:set><d:prop><d:displayname>Work</d:displayname></d:prop></d:set></cal:mkcalendar>`); code != 201 {
 		t.Errorf("MKCALENDAR = %d %s", code, body)
 	}
 }
@@ -176,7 +176,7 @@ func TestChangeLogEdges(t *testing.T) {
 	cal := "/remote.php/dav/calendars/bob/personal/"
 	tokenOf := func() string {
 		_, b, _ := bob.do("PROPFIND", cal, `<propfind xmlns="DAV:"><prop><sync-token/></prop></propfind>`, "Depth", "0")
-		return regexp.MustCompile(`<D:sync-token>([^<]+)<`).FindStringSubmatch(b)[1]
+		return regexp.MustCompile(`<d:sync-token>([^<]+)<`).FindStringSubmatch(b)[1]
 	}
 	if code, _, _ := bob.do("PROPFIND", "/remote.php/dav/calendars/bob/", "", "Depth", "1"); code != 207 {
 		t.Errorf("PROPFIND without a body = %d, want 207 (allprop)", code)
@@ -189,7 +189,7 @@ func TestChangeLogEdges(t *testing.T) {
 	f.Close()
 	// A name with a space, and a summary with a control character.
 	bob.do("PUT", cal+"a%20b.ics", strings.Replace(strings.ReplaceAll(event, "%s", "sp"), "SUMMARY:sp", "SUMMARY:bell\\a", 1), "Content-Type", "text/calendar")
-	_, body, _ := bob.do("REPORT", cal, `<sync-collection xmlns="DAV:"><sync-token>`+tok+`</sync-token><sync-level>1</sync-level><prop><getetag/><C:calendar-data xmlns:C="urn:ietf:params:xml:ns:caldav"/></prop></sync-collection>`)
+	_, body, _ := bob.do("REPORT", cal, `<sync-collection xmlns="DAV:"><sync-token>`+tok+`</sync-token><sync-level>1</sync-level><prop><getetag/><cal:calendar-data xmlns:cal="urn:ietf:params:xml:ns:caldav"/></prop></sync-collection>`)
 	if !strings.Contains(body, cal+"a%20b.ics") {
 		t.Errorf("a change after a torn line, to a name with a space:\n%s", body)
 	}
@@ -222,7 +222,7 @@ func TestQueries(t *testing.T) {
 	srv, _ := server(t)
 	bob := client{t, srv, "bob"}
 	book := "/remote.php/dav/addressbooks/users/bob/friends/"
-	code, body, _ := bob.do("MKCOL", book, `<D:mkcol xmlns:D="DAV:" xmlns:CR="urn:ietf:params:xml:ns:carddav"><D:set><D:prop><D:resourcetype><D:collection/><CR:addressbook/></D:resourcetype><D:displayname>Friends</D:displayname></D:prop></D:set></D:mkcol>`)
+	code, body, _ := bob.do("MKCOL", book, `<d:mkcol xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav"><d:set><d:prop><d:resourcetype><d:collection/><card:addressbook/></d:resourcetype><d:displayname>Friends</d:displayname></d:prop></d:set></d:mkcol>`)
 	if code != 201 {
 		t.Fatalf("extended MKCOL = %d %s", code, body)
 	}
@@ -232,7 +232,7 @@ func TestQueries(t *testing.T) {
 			t.Fatalf("PUT %s = %d %s", name, code, body)
 		}
 	}
-	_, body, _ = bob.do("REPORT", book, `<CR:addressbook-query xmlns:D="DAV:" xmlns:CR="urn:ietf:params:xml:ns:carddav"><D:prop><D:getetag/></D:prop><CR:filter><CR:prop-filter name="FN"><CR:text-match collation="i;unicode-casemap" match-type="contains">lovelace</CR:text-match></CR:prop-filter></CR:filter></CR:addressbook-query>`, "Depth", "1")
+	_, body, _ = bob.do("REPORT", book, `<card:addressbook-query xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav"><d:prop><d:getetag/></d:prop><card:filter><card:prop-filter name="FN"><card:text-match collation="i;unicode-casemap" match-type="contains">lovelace</card:text-match></card:prop-filter></card:filter></card:addressbook-query>`, "Depth", "1")
 	if !strings.Contains(body, "ada.vcf") || strings.Contains(body, "alan.vcf") {
 		t.Errorf("text-match for lovelace:\n%s", body)
 	}
@@ -245,11 +245,11 @@ func TestQueries(t *testing.T) {
 			t.Fatalf("PUT %s = %d %s", name, code, body)
 		}
 	}
-	_, body, _ = bob.do("REPORT", cal, `<C:calendar-query xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:prop><D:getetag/></D:prop><C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="VEVENT"><C:time-range start="20270101T000000Z" end="20270201T000000Z"/></C:comp-filter></C:comp-filter></C:filter></C:calendar-query>`, "Depth", "1")
+	_, body, _ = bob.do("REPORT", cal, `<cal:calendar-query xmlns:d="DAV:" xmlns:cal="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/></d:prop><cal:filter><cal:comp-filter name="VCALENDAR"><cal:comp-filter name="VEVENT"><cal:time-range start="20270101T000000Z" end="20270201T000000Z"/></cal:comp-filter></cal:comp-filter></cal:filter></cal:calendar-query>`, "Depth", "1")
 	if !strings.Contains(body, "jan.ics") || strings.Contains(body, "dec.ics") {
 		t.Errorf("time-range January 2027:\n%s", body)
 	}
-	_, body, _ = bob.do("REPORT", cal, `<C:calendar-multiget xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:prop><D:getetag/><C:calendar-data/></D:prop><D:href>`+cal+`dec.ics</D:href></C:calendar-multiget>`, "Depth", "1")
+	_, body, _ = bob.do("REPORT", cal, `<cal:calendar-multiget xmlns:d="DAV:" xmlns:cal="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/><cal:calendar-data/></d:prop><d:href>`+cal+`dec.ics</d:href></cal:calendar-multiget>`, "Depth", "1")
 	if !strings.Contains(body, "UID:december") || strings.Contains(body, "UID:january") {
 		t.Errorf("calendar-multiget of dec.ics:\n%s", body)
 	}

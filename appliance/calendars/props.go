@@ -68,7 +68,7 @@ func (h *Handler) principal(w http.ResponseWriter, r *http.Request, user, self s
 	pr := PrincipalPath(user)
 	have := map[xml.Name]string{
 		{Space: nsDAV, Local: "current-user-principal"}:    href(pr),
-		{Space: nsDAV, Local: "resourcetype"}:              "<D:collection/>",
+		{Space: nsDAV, Local: "resourcetype"}:              "<d:collection/>",
 		{Space: nsDAV, Local: "displayname"}:               davxml.Text(user),
 		{Space: nsCal, Local: "calendar-home-set"}:         href(HomePath(Calendars, user)),
 		{Space: nsCard, Local: "addressbook-home-set"}:     href(HomePath(AddressBooks, user)),
@@ -76,19 +76,19 @@ func (h *Handler) principal(w http.ResponseWriter, r *http.Request, user, self s
 		{Space: nsCal, Local: "calendar-user-address-set"}: href("mailto:" + user + "@bonesync.invalid"),
 	}
 	if self == pr {
-		have[xml.Name{Space: nsDAV, Local: "resourcetype"}] = "<D:collection/><D:principal/>"
+		have[xml.Name{Space: nsDAV, Local: "resourcetype"}] = "<d:collection/><d:principal/>"
 	}
 	m := davxml.NewWriter(w)
 	answer(m, self, asked, have)
 	m.Close("")
 }
 
-var privileges = "<D:privilege><D:read/></D:privilege><D:privilege><D:write/></D:privilege><D:privilege><D:write-content/></D:privilege>" +
-	"<D:privilege><D:write-properties/></D:privilege><D:privilege><D:bind/></D:privilege><D:privilege><D:unbind/></D:privilege>"
+var privileges = "<d:privilege><d:read/></d:privilege><d:privilege><d:write/></d:privilege><d:privilege><d:write-content/></d:privilege>" +
+	"<d:privilege><d:write-properties/></d:privilege><d:privilege><d:bind/></d:privilege><d:privilege><d:unbind/></d:privilege>"
 
 // collectionProps are a collection's own properties.
 func (h *Handler) collectionProps(c *Collection) map[xml.Name]string {
-	reports := "<D:supported-report><D:report><D:sync-collection/></D:report></D:supported-report>"
+	reports := "<d:supported-report><d:report><d:sync-collection/></d:report></d:supported-report>"
 	have := map[xml.Name]string{
 		{Space: nsDAV, Local: "displayname"}:                davxml.Text(c.DisplayName),
 		{Space: nsCS, Local: "getctag"}:                     davxml.Text(c.Tag()),
@@ -100,23 +100,23 @@ func (h *Handler) collectionProps(c *Collection) map[xml.Name]string {
 		{Space: nsDAV, Local: "supported-report-set"}:       "",
 	}
 	if c.Kind == Calendars {
-		have[xml.Name{Space: nsDAV, Local: "resourcetype"}] = "<D:collection/><C:calendar/>"
+		have[xml.Name{Space: nsDAV, Local: "resourcetype"}] = "<d:collection/><cal:calendar/>"
 		have[xml.Name{Space: nsCal, Local: "calendar-description"}] = davxml.Text(c.Description)
 		comps := ""
 		for _, comp := range c.Components {
-			comps += `<C:comp name="` + davxml.Attr(comp) + `"/>`
+			comps += `<cal:comp name="` + davxml.Attr(comp) + `"/>`
 		}
 		have[xml.Name{Space: nsCal, Local: "supported-calendar-component-set"}] = comps
 		have[xml.Name{Space: nsCal, Local: "max-resource-size"}] = strconv.FormatInt(h.Store.Limits.Object, 10)
-		reports += "<D:supported-report><D:report><C:calendar-multiget/></D:report></D:supported-report>" +
-			"<D:supported-report><D:report><C:calendar-query/></D:report></D:supported-report>"
+		reports += "<d:supported-report><d:report><cal:calendar-multiget/></d:report></d:supported-report>" +
+			"<d:supported-report><d:report><cal:calendar-query/></d:report></d:supported-report>"
 	} else {
-		have[xml.Name{Space: nsDAV, Local: "resourcetype"}] = "<D:collection/><CR:addressbook/>"
+		have[xml.Name{Space: nsDAV, Local: "resourcetype"}] = "<d:collection/><card:addressbook/>"
 		have[xml.Name{Space: nsCard, Local: "addressbook-description"}] = davxml.Text(c.Description)
-		have[xml.Name{Space: nsCard, Local: "supported-address-data"}] = `<CR:address-data-type content-type="text/vcard" version="3.0"/><CR:address-data-type content-type="text/vcard" version="4.0"/>`
+		have[xml.Name{Space: nsCard, Local: "supported-address-data"}] = `<card:address-data-type content-type="text/vcard" version="3.0"/><card:address-data-type content-type="text/vcard" version="4.0"/>`
 		have[xml.Name{Space: nsCard, Local: "max-resource-size"}] = strconv.FormatInt(h.Store.Limits.Object, 10)
-		reports += "<D:supported-report><D:report><CR:addressbook-multiget/></D:report></D:supported-report>" +
-			"<D:supported-report><D:report><CR:addressbook-query/></D:report></D:supported-report>"
+		reports += "<d:supported-report><d:report><card:addressbook-multiget/></d:report></d:supported-report>" +
+			"<d:supported-report><d:report><card:addressbook-query/></d:report></d:supported-report>"
 	}
 	have[xml.Name{Space: nsDAV, Local: "supported-report-set"}] = reports
 	return have
@@ -172,7 +172,7 @@ func (h *Handler) propfindCollection(w http.ResponseWriter, r *http.Request, t t
 			if p, err := url.PathUnescape(resp.Href); err == nil && strings.TrimSuffix(p, "/") == strings.TrimSuffix(t.collPath(), "/") {
 				continue
 			}
-			members = append(members, `<D:response xmlns="DAV:">`+resp.Inner+"</D:response>\n")
+			members = append(members, `<d:response xmlns="DAV:">`+resp.Inner+"</d:response>\n")
 		}
 	}
 	m := davxml.NewWriter(w)
@@ -260,7 +260,7 @@ func (h *Handler) propfindHome(w http.ResponseWriter, r *http.Request, t target)
 	}
 	home := HomePath(t.kind, t.user)
 	have := map[xml.Name]string{
-		{Space: nsDAV, Local: "resourcetype"}:               "<D:collection/>",
+		{Space: nsDAV, Local: "resourcetype"}:               "<d:collection/>",
 		{Space: nsDAV, Local: "displayname"}:                davxml.Text(t.user),
 		{Space: nsDAV, Local: "owner"}:                      href(PrincipalPath(t.user)),
 		{Space: nsDAV, Local: "current-user-principal"}:     href(PrincipalPath(t.user)),

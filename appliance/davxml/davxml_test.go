@@ -95,7 +95,7 @@ func TestParsePropfind(t *testing.T) {
 		{"", true, Propfind{AllProp: true}},
 		{`<propfind xmlns="DAV:"><allprop/></propfind>`, true, Propfind{AllProp: true}},
 		{`<propfind xmlns="DAV:"><propname/></propfind>`, true, Propfind{PropName: true}},
-		{`<D:propfind xmlns:D="DAV:"><D:prop><D:getetag/><x:a xmlns:x="urn:x"/></D:prop></D:propfind>`, true,
+		{`<d:propfind xmlns:d="DAV:"><d:prop><d:getetag/><x:a xmlns:x="urn:x"/></d:prop></d:propfind>`, true,
 			Propfind{Names: []xml.Name{Name("getetag"), {Space: "urn:x", Local: "a"}}}},
 		{`<propfind xmlns="DAV:"><allprop/><include><getetag/></include></propfind>`, true, Propfind{AllProp: true, Names: []xml.Name{Name("getetag")}}},
 		{`<propfind xmlns="DAV:"><prop/></propfind>`, false, Propfind{}},
@@ -121,14 +121,14 @@ func TestParsePropfind(t *testing.T) {
 // request declared around them, in document order.
 func TestParseProppatch(t *testing.T) {
 	body := `<?xml version="1.0"?>
-<D:propertyupdate xmlns:D="DAV:" xmlns:Z="http://ns.example/" xml:lang="de">
-  <D:set><D:prop>
+<d:propertyupdate xmlns:d="DAV:" xmlns:Z="http://ns.example/" xml:lang="de">
+  <d:set><d:prop>
     <Z:author><Z:name a="1" Z:b="2">Jo &amp; Co</Z:name></Z:author>
     <Z:empty/>
     <plain xmlns="">text</plain>
-  </D:prop></D:set>
-  <D:remove><D:prop><Z:old/></D:prop></D:remove>
-</D:propertyupdate>`
+  </d:prop></d:set>
+  <d:remove><d:prop><Z:old/></d:prop></d:remove>
+</d:propertyupdate>`
 	ps, err := ParseProppatch([]byte(body))
 	if err != nil {
 		t.Fatal(err)
@@ -170,10 +170,10 @@ func TestParseProppatch(t *testing.T) {
 }
 
 func TestRootIs(t *testing.T) {
-	if !RootIs([]byte(`<?xml version="1.0"?><!-- x --><D:sync-collection xmlns:D="DAV:"/>`), NS, "sync-collection") {
+	if !RootIs([]byte(`<?xml version="1.0"?><!-- x --><d:sync-collection xmlns:d="DAV:"/>`), NS, "sync-collection") {
 		t.Error("RootIs missed a sync-collection")
 	}
-	if RootIs([]byte(`<C:calendar-query xmlns:C="urn:ietf:params:xml:ns:caldav"/>`), NS, "sync-collection") {
+	if RootIs([]byte(`<cal:calendar-query xmlns:cal="urn:ietf:params:xml:ns:caldav"/>`), NS, "sync-collection") {
 		t.Error("RootIs took a calendar-query for a sync-collection")
 	}
 }

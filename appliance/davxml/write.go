@@ -3,11 +3,13 @@
 // (package calendars) alike: multistatus answers written as they are
 // walked, PROPFIND and PROPPATCH bodies parsed, and one escaping of text.
 //
-// Answers declare a fixed set of prefixes on their root (Prefixes): DAV:
-// is D:, CalDAV's C:, CardDAV's CR:, Apple's calendarserver CS:, and the
-// ownCloud and Nextcloud namespaces oc: and nc:. A value given as XML
-// (Prop.Inner) may use them; a property in any other namespace declares
-// its own.
+// Answers declare a fixed set of prefixes on their root (Prefixes), the
+// ones a Nextcloud server uses: DAV: is d:, CalDAV's cal:, CardDAV's card:,
+// Apple's calendarserver cs:, and the ownCloud and Nextcloud namespaces
+// oc: and nc:. They are part of the protocol in practice: the iOS apps'
+// NextcloudKit reads answers by prefixed name ("d:response",
+// "oc:fileid"), not by namespace. A value given as XML (Prop.Inner) may
+// use them; a property in any other namespace declares its own.
 package davxml
 
 import (
@@ -34,12 +36,12 @@ const (
 
 // Prefixes are the namespaces every answer declares on its root, and
 // their prefixes.
-var Prefixes = map[string]string{NS: "D", NSCal: "C", NSCard: "CR", NSCS: "CS", NSOC: "oc", NSNC: "nc"}
+var Prefixes = map[string]string{NS: "d", NSCal: "cal", NSCard: "card", NSCS: "cs", NSOC: "oc", NSNC: "nc"}
 
 // rootStart is the multistatus start tag, declaring Prefixes.
 var rootStart = func() string {
 	var b strings.Builder
-	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<D:multistatus`)
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<d:multistatus`)
 	for _, ns := range []string{NS, NSCal, NSCard, NSCS, NSOC, NSNC} {
 		fmt.Fprintf(&b, ` xmlns:%s="%s"`, Prefixes[ns], ns)
 	}
@@ -78,7 +80,7 @@ func invalid(r rune) bool {
 
 // Href is a DAV:href element for the URL path p, escaped.
 func Href(p string) string {
-	return "<D:href>" + Text((&url.URL{Path: p}).EscapedPath()) + "</D:href>"
+	return "<d:href>" + Text((&url.URL{Path: p}).EscapedPath()) + "</d:href>"
 }
 
 // Props collects one propstat's properties, written as they are added.
@@ -135,26 +137,26 @@ func NewWriter(w http.ResponseWriter) *Writer {
 // Response writes one resource's properties; a propstat with no properties
 // is left out.
 func (m *Writer) Response(href string, stats ...Propstat) {
-	m.w.WriteString("<D:response>" + Href(href))
+	m.w.WriteString("<d:response>" + Href(href))
 	for _, s := range stats {
 		if s.Props == nil || s.Props.Len() == 0 {
 			continue
 		}
-		m.w.WriteString("<D:propstat><D:prop>")
+		m.w.WriteString("<d:propstat><d:prop>")
 		m.w.Write(s.Props.b.Bytes())
-		m.w.WriteString("</D:prop>" + statusLine(s.Status))
+		m.w.WriteString("</d:prop>" + statusLine(s.Status))
 		if s.Error != "" {
-			m.w.WriteString("<D:error>" + s.Error + "</D:error>")
+			m.w.WriteString("<d:error>" + s.Error + "</d:error>")
 		}
-		m.w.WriteString("</D:propstat>")
+		m.w.WriteString("</d:propstat>")
 	}
-	m.w.WriteString("</D:response>\n")
+	m.w.WriteString("</d:response>\n")
 }
 
 // Status writes a response that is a status alone (a member removed since a
 // sync token, RFC 6578).
 func (m *Writer) Status(href string, code int) {
-	m.w.WriteString("<D:response>" + Href(href) + statusLine(code) + "</D:response>\n")
+	m.w.WriteString("<d:response>" + Href(href) + statusLine(code) + "</d:response>\n")
 }
 
 // Raw writes a response element made elsewhere (XML, in Prefixes'
@@ -164,14 +166,14 @@ func (m *Writer) Raw(response string) { m.w.WriteString(response) }
 // Close ends the answer, with a sync token if one is given.
 func (m *Writer) Close(syncToken string) error {
 	if syncToken != "" {
-		m.w.WriteString("<D:sync-token>" + Text(syncToken) + "</D:sync-token>")
+		m.w.WriteString("<d:sync-token>" + Text(syncToken) + "</d:sync-token>")
 	}
-	m.w.WriteString("</D:multistatus>\n")
+	m.w.WriteString("</d:multistatus>\n")
 	return m.w.Flush()
 }
 
 func statusLine(code int) string {
-	return fmt.Sprintf("<D:status>HTTP/1.1 %d %s</D:status>", code, http.StatusText(code))
+	return fmt.Sprintf("<d:status>HTTP/1.1 %d %s</d:status>", code, http.StatusText(code))
 }
 
 // Precondition answers with code and an RFC 4918 DAV:error naming the
@@ -180,5 +182,5 @@ func Precondition(w http.ResponseWriter, code int, ns, name, why string) {
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.WriteHeader(code)
 	io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
-		`<D:error xmlns:D="DAV:" xmlns:X="`+Attr(ns)+`"><X:`+name+`/><D:responsedescription>`+Text(why)+`</D:responsedescription></D:error>`)
+		`<d:error xmlns:d="DAV:" xmlns:X="`+Attr(ns)+`"><X:`+name+`/><d:responsedescription>`+Text(why)+`</d:responsedescription></d:error>`)
 }

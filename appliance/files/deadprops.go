@@ -130,7 +130,7 @@ func (q *request) patch(f *os.File, patches []davxml.Patch) ([]davxml.Propstat, 
 				code = http.StatusConflict
 			}
 		case liveProps[p.Name] || p.Name.Space == davxml.NSOC || p.Name.Space == davxml.NSNC:
-			code, why = http.StatusForbidden, "<D:cannot-modify-protected-property/>"
+			code, why = http.StatusForbidden, "<d:cannot-modify-protected-property/>"
 		case p.Remove:
 			delete(m, p.Name)
 		default:

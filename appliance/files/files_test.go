@@ -73,7 +73,7 @@ func TestPropfindListsEveryFileWithETag(t *testing.T) {
 	if w.Code != 207 {
 		t.Fatalf("PROPFIND = %d", w.Code)
 	}
-	if n := strings.Count(w.Body.String(), "<D:getetag>"); n != 51 {
+	if n := strings.Count(w.Body.String(), "<d:getetag>"); n != 51 {
 		t.Errorf("%d getetag properties, want 51 (the folder and 50 files)", n)
 	}
 }
@@ -113,7 +113,7 @@ func TestSpellingsAreOnePath(t *testing.T) {
 	if w := serveDAV(d, davRequest("GET", nfc+"/inside.txt", "")); w.Code != 200 || w.Body.String() != "keep me" {
 		t.Fatalf("after the MOVE the folder's file is %d %q", w.Code, w.Body.String())
 	}
-	lock := `<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>`
+	lock := `<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`
 	if w := serveDAV(d, davRequest("LOCK", nfc+"/inside.txt", lock)); w.Code != 200 {
 		t.Fatalf("LOCK = %d", w.Code)
 	}
@@ -126,7 +126,7 @@ func TestSpellingsAreOnePath(t *testing.T) {
 // for each.
 func TestDeleteNeedsEveryLockedMember(t *testing.T) {
 	d := newDAV(t, 2)
-	shared := `<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>`
+	shared := `<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:shared/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`
 	w := serveDAV(d, davRequest("LOCK", "/dav/files/f00000.txt", shared))
 	serveDAV(d, davRequest("LOCK", "/dav/files/f00001.txt", shared))
 	tok := w.Header().Get("Lock-Token")
@@ -137,22 +137,22 @@ func TestDeleteNeedsEveryLockedMember(t *testing.T) {
 
 func TestPropfindProperties(t *testing.T) {
 	d := newDAV(t, 1)
-	patch := `<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:z"><D:set><D:prop><Z:color>blue &amp; green</Z:color></D:prop></D:set></D:propertyupdate>`
+	patch := `<?xml version="1.0"?><d:propertyupdate xmlns:d="DAV:" xmlns:Z="urn:z"><d:set><d:prop><Z:color>blue &amp; green</Z:color></d:prop></d:set></d:propertyupdate>`
 	if w := serveDAV(d, davRequest("PROPPATCH", "/dav/files/f00000.txt", patch)); w.Code != 207 {
 		t.Fatalf("PROPPATCH = %d", w.Code)
 	}
 	w := serveDAV(d, davRequest("PROPFIND", "/dav/files/f00000.txt", "", "Depth", "0"))
-	for _, want := range []string{`<color xmlns="urn:z">blue &amp; green</color>`, "<D:getcontentlength>7</D:getcontentlength>", "<D:getetag>\""} {
+	for _, want := range []string{`<color xmlns="urn:z">blue &amp; green</color>`, "<d:getcontentlength>7</d:getcontentlength>", "<d:getetag>\""} {
 		if !strings.Contains(w.Body.String(), want) {
 			t.Errorf("allprop lacks %s:\n%s", want, w.Body.String())
 		}
 	}
 	w = serveDAV(d, davRequest("PROPFIND", "/dav/files/", `<propfind xmlns="DAV:" xmlns:oc="http://owncloud.org/ns"><prop><getetag/><oc:checksums/><oc:permissions/><quota-used-bytes/><nothing xmlns="urn:n"/></prop></propfind>`, "Depth", "1"))
 	body := w.Body.String()
-	if w.Code != 207 || strings.Count(body, "<D:response>") != 2 || !strings.Contains(body, "<D:getetag>\"") ||
+	if w.Code != 207 || strings.Count(body, "<d:response>") != 2 || !strings.Contains(body, "<d:getetag>\"") ||
 		!strings.Contains(body, `<oc:checksums><oc:checksum>SHA1:`) ||
 		!strings.Contains(body, `<oc:permissions>RGDNVCK</oc:permissions>`) ||
-		!strings.Contains(body, "<D:quota-used-bytes>") || !strings.Contains(body, `<nothing xmlns="urn:n"/></D:prop><D:status>HTTP/1.1 404 Not Found`) {
+		!strings.Contains(body, "<d:quota-used-bytes>") || !strings.Contains(body, `<nothing xmlns="urn:n"/></d:prop><d:status>HTTP/1.1 404 Not Found`) {
 		t.Errorf("PROPFIND Depth 1 = %d:\n%s", w.Code, body)
 	}
 	if w := serveDAV(d, davRequest("PROPFIND", "/dav/missing", "")); w.Code != 404 {
@@ -217,7 +217,7 @@ func TestInterruptedPut(t *testing.T) {
 // lock on it stands in the way.
 func TestDestinationOnlyForCopyAndMove(t *testing.T) {
 	d := newDAV(t, 2)
-	lock := `<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>`
+	lock := `<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`
 	if w := serveDAV(d, davRequest("LOCK", "/dav/files/f00001.txt", lock)); w.Code != 200 {
 		t.Fatalf("LOCK = %d", w.Code)
 	}

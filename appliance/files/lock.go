@@ -132,7 +132,7 @@ func parseTimeout(h string) time.Duration {
 func writeLockDiscovery(w http.ResponseWriter, status int, prefix string, l locks.Lock) {
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?><D:prop xmlns:D="DAV:"><D:lockdiscovery>%s</D:lockdiscovery></D:prop>`,
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?><d:prop xmlns:d="DAV:"><d:lockdiscovery>%s</d:lockdiscovery></d:prop>`,
 		activeLock(prefix, l))
 }
 
@@ -155,5 +155,5 @@ func activeLock(prefix string, l locks.Lock) string {
 }
 
 // supportedLock is DAV:supportedlock's value: exclusive and shared write locks.
-const supportedLock = `<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>` +
-	`<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>`
+const supportedLock = `<d:lockentry><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockentry>` +
+	`<d:lockentry><d:lockscope><d:shared/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockentry>`

@@ -138,6 +138,7 @@ func (pw *propWriter) entry(p string, in store.Info, dead func() (map[xml.Name]d
 			deadMap = m
 		}
 	}
+	pw.q.tree.Seen(p, in.FileID) // a client asks for previews and versions by id
 	href := pw.q.prefix + p
 	if in.IsDir() && !strings.HasSuffix(href, "/") {
 		href += "/"
@@ -194,7 +195,7 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 	switch n {
 	case davxml.Name("resourcetype"):
 		if dir {
-			return put("<D:collection/>")
+			return put("<d:collection/>")
 		}
 		return put("")
 	case davxml.Name("displayname"):
