@@ -208,41 +208,17 @@ func (c *chunks) propfind() {
 }
 
 // chunkEntry writes one entry of a chunk folder's listing: a folder or a
-// part, with the live properties a client asks of them.
+// part.
 func chunkEntry(m *davxml.Writer, req davxml.Propfind, href string, fi fs.FileInfo) {
 	if fi.IsDir() && !strings.HasSuffix(href, "/") {
 		href += "/"
 	}
-	have := map[string]string{
-		"resourcetype":    "",
-		"displayname":     davxml.Text(fi.Name()),
-		"getlastmodified": fi.ModTime().UTC().Format(http.TimeFormat),
-		"getetag":         fmt.Sprintf(`"%x%x"`, fi.ModTime().UnixNano(), fi.Size()),
+	etag := fmt.Sprintf("%x%x", fi.ModTime().UnixNano(), fi.Size())
+	props := entryProps(fi.Name(), fi.IsDir(), fi.Size(), fi.ModTime(), etag)
+	if !fi.IsDir() {
+		props = props[:len(props)-1] // a part has no type of its own
 	}
-	if fi.IsDir() {
-		have["resourcetype"] = "<D:collection/>"
-	} else {
-		have["getcontentlength"] = strconv.FormatInt(fi.Size(), 10)
-	}
-	var found, missing davxml.Props
-	if req.AllProp || req.PropName {
-		for _, n := range []string{"resourcetype", "displayname", "getcontentlength", "getlastmodified", "getetag"} {
-			if v, ok := have[n]; ok {
-				if req.PropName {
-					v = ""
-				}
-				found.Add(davxml.Name(n), "", v)
-			}
-		}
-	}
-	for _, n := range req.Names {
-		if v, ok := have[n.Local]; ok && n.Space == davxml.NS {
-			found.Add(n, "", v)
-		} else if !req.AllProp {
-			missing.Add(n, "", "")
-		}
-	}
-	m.Response(href, davxml.Propstat{Status: http.StatusOK, Props: &found}, davxml.Propstat{Status: http.StatusNotFound, Props: &missing})
+	listedEntry(m, req, href, props)
 }
 
 // delete removes a transfer (a client that gives up) or a part.
@@ -363,7 +339,8 @@ func readDir(root *os.Root, name string) ([]fs.FileInfo, error) {
 	return dir.Readdir(-1)
 }
 
-// chunkParts lists a transfer's whole parts in name order and their size.
+// chunkParts lists a transfer's whole parts in order (partBefore) and
+// their size.
 func chunkParts(root *os.Root, transfer string) ([]string, int64, error) {
 	entries, err := readDir(root, transfer)
 	if err != nil {
@@ -377,8 +354,29 @@ func chunkParts(root *os.Root, transfer string) ([]string, int64, error) {
 			total += e.Size()
 		}
 	}
-	sort.Strings(names)
+	sort.Slice(names, func(i, j int) bool { return partBefore(names[i], names[j]) })
 	return names, total, nil
+}
+
+// partBefore orders part names: numbers by value, as the iOS app names its
+// parts 1, 2... 10 and Android 000001..., the rest by name.
+func partBefore(a, b string) bool {
+	if isDigits(a) && isDigits(b) {
+		a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+		if len(a) != len(b) {
+			return len(a) < len(b)
+		}
+	}
+	return a < b
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // chunkBytes is what a user's chunk folder holds.

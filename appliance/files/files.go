@@ -70,6 +70,8 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 		mux.Handle(p, h)
 	}
 	mux.Handle(ncUploads, http.HandlerFunc(h.serveUploads))
+	mux.Handle(ncTrashbin, http.HandlerFunc(h.serveTrashbin))
+	mux.Handle(ncVersions, http.HandlerFunc(h.serveVersions))
 	mux.HandleFunc("/status.php", status)
 	for _, v := range []string{"/ocs/v1.php", "/ocs/v2.php"} {
 		mux.Handle(v+"/cloud/capabilities", h.ocs(capabilities))

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/bonesync/bonesync/appliance/ocs"
 )
 
 // The WebDAV roots the clients use, besides Prefix.
@@ -38,49 +40,66 @@ func davRoot(urlPath, user string) (string, bool) {
 	return "", false
 }
 
-// serverVersion is the Nextcloud release whose protocol this follows: the
-// clients check it to decide what the server can do.
-const serverVersion = "25.0.0.0"
+// The Nextcloud release whose protocol this follows. The clients read it
+// to decide what the server can do, and warn about one they take for
+// unsupported: the Android app below 31 (end of life), the desktop client
+// below 20, the iOS app at 17 or less.
+const (
+	versionMajor, versionMinor, versionMicro = 33, 0, 2
+	versionString                            = "33.0.2"
+)
 
 func status(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{
 		"installed": true, "maintenance": false, "needsDbUpgrade": false,
-		"version": serverVersion, "versionstring": "25.0.0", "edition": "",
+		"version": versionString + ".1", "versionstring": versionString, "edition": "",
 		"productname": serverPretty, "extendedSupport": false,
 	})
 }
 
+// capabilities say what is implemented, and nothing else: a client
+// trusts them. The apps read some keys as required once their block is
+// there (core.pollinterval, files.bigfilechunking, files_sharing's
+// resharing and public.enabled).
 func capabilities(string) any {
 	return map[string]any{
-		"version": map[string]any{"major": 25, "minor": 0, "micro": 0, "string": "25.0.0", "edition": "", "extendedSupport": false},
+		"version": map[string]any{"major": versionMajor, "minor": versionMinor, "micro": versionMicro,
+			"string": versionString, "edition": "", "extendedSupport": false},
 		"capabilities": map[string]any{
-			"core": map[string]any{"pollinterval": 60, "webdav-root": "remote.php/webdav"},
+			"core": map[string]any{"pollinterval": 60, "webdav-root": "remote.php/webdav", "mod-rewrite-working": false},
 			"dav":  map[string]any{"chunking": "1.0"},
 			"checksums": map[string]any{
 				"supportedTypes":      []string{"SHA1", "MD5", "ADLER32"},
 				"preferredUploadType": "SHA1",
 			},
-			"files": map[string]any{"bigfilechunking": true, "undelete": false, "versioning": false},
+			"files": map[string]any{
+				"bigfilechunking": true,
+				// The trash and versions, over DAV (trashbin.go); versions
+				// are deleted, not labelled.
+				"undelete": true, "delete_from_trash": true,
+				"versioning": true, "version_deletion": true, "version_labeling": false,
+				// What the store refuses in a name (store.Clean), besides
+				// "/" and control characters.
+				"forbidden_filename_characters": []string{"\\"},
+				"forbidden_filenames":           []string{}, "forbidden_filename_basenames": []string{},
+				"forbidden_filename_extensions": []string{}, "windows_compatible_filenames": false,
+			},
+			// Sharing is not built: this is the block a Nextcloud server
+			// with sharing turned off sends.
+			"files_sharing": map[string]any{"api_enabled": false, "public": map[string]any{"enabled": false},
+				"user": map[string]any{"send_mail": false}, "resharing": false},
 		},
 	}
 }
 
-// ocs answers an OCS API call, as JSON (format=json) for the logged-in user;
-// v1 says status code 100 in its envelope, v2 200.
+// ocs answers an OCS API call for the logged-in user (package ocs).
 func (h *Handler) ocs(data func(user string) any) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, ok := h.Door.Authenticate(w, r)
 		if !ok {
 			return
 		}
-		code := 100
-		if strings.HasPrefix(r.URL.Path, "/ocs/v2.php") {
-			code = 200
-		}
-		writeJSON(w, map[string]any{"ocs": map[string]any{
-			"meta": map[string]any{"status": "ok", "statuscode": code, "message": "OK"},
-			"data": data(user),
-		}})
+		ocs.Write(w, r, data(user))
 	})
 }
 
