@@ -112,11 +112,14 @@ test-unit:
 	scripts/check-tracked.sh
 	$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v -e /image -e /systemd)
 
-# The path-confinement fuzz target, briefly: a count of inputs, not a time,
-# which the fuzzer can overrun on a loaded machine (longer: FUZZTIME=10m).
+# The path-confinement and picture-decoding fuzz targets, briefly: a count
+# of inputs, not a time, which the fuzzer can overrun on a loaded machine
+# (longer: FUZZTIME=10m, FUZZDECODE=10m).
 FUZZTIME ?= 300000x
+FUZZDECODE ?= 50000x
 test-fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzConfinement -fuzztime $(FUZZTIME) ./appliance/store
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZDECODE) ./appliance/preview
 
 # The ARM crypto overlay against the standard library's, at length: random
 # cases of each replaced primitive under qemu-arm, compared with the

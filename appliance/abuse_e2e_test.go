@@ -7,9 +7,15 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
+	"image"
+	"image/color/palette"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
 	"io"
 	"net"
 	"net/http"
@@ -153,10 +159,19 @@ func testMemoryCeiling(t *testing.T, b *box) {
 		}
 		sessions = append(sessions, c, conn)
 	}
+	pictures := putPictures(t, k)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	go func() { // previews, every size of every picture, while the floods run
+		defer wg.Done()
+		made := previewsUntil(ctx, k, pictures)
+		t.Logf("previews made during the floods: %d", made)
+		if made == 0 {
+			t.Error("no preview was made during the floods")
+		}
+	}()
 	go func() { // WebDAV from 10 addresses
 		defer wg.Done()
 		flood.Logins(ctx, 10, 1001, func(ctx context.Context, from string) error {
@@ -221,4 +236,65 @@ func statusKB(t *testing.T, pid int, field string) int64 {
 	}
 	t.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
+}
+
+// putPictures uploads the pictures whose previews the memory test makes
+// during its floods: 12-megapixel JPEGs (decoded a row of blocks at a
+// time), a 12-megapixel PNG (a row at a time) and a 2000×1500 GIF
+// (decoded whole, in the slot the password hashes take). It returns their
+// paths under /dav/.
+func putPictures(t *testing.T, k *box) []string {
+	t.Helper()
+	big := image.NewYCbCr(image.Rect(0, 0, 4000, 3000), image.YCbCrSubsampleRatio420)
+	for i := range big.Y {
+		big.Y[i] = byte(i*7 + i/4000)
+	}
+	for i := range big.Cb {
+		big.Cb[i], big.Cr[i] = byte(i/1000), byte(i%256)
+	}
+	var jb, pb, gb bytes.Buffer
+	jpeg.Encode(&jb, big, &jpeg.Options{Quality: 85})
+	grey := &image.Gray{Pix: big.Y, Stride: big.YStride, Rect: big.Rect}
+	png.Encode(&pb, grey)
+	pal := image.NewPaletted(image.Rect(0, 0, 2000, 1500), palette.Plan9)
+	for i := range pal.Pix {
+		pal.Pix[i] = byte(i / 2000)
+	}
+	gif.Encode(&gb, pal, nil)
+	files := map[string][]byte{"a.jpg": jb.Bytes(), "b.jpg": jb.Bytes(), "c.png": pb.Bytes(), "d.gif": gb.Bytes()}
+	var paths []string
+	for name, data := range files {
+		f := filepath.Join(t.TempDir(), name)
+		os.WriteFile(f, data, 0o644)
+		if code, _ := k.curl("-u", k.admin(), "-T", f, k.url(name)); code != 201 {
+			t.Fatalf("PUT %s = %d", name, code)
+		}
+		paths = append(paths, "/"+name)
+	}
+	return paths
+}
+
+// previewsUntil asks for the previews of pictures, every size class,
+// square and not, until ctx ends, and returns how many came.
+func previewsUntil(ctx context.Context, k *box, pictures []string) int {
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	made := 0
+	for _, side := range []int{128, 256, 512, 1024} {
+		for _, a := range []string{"0", "1"} {
+			for _, p := range pictures {
+				req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("https://%s/index.php/core/preview.png?file=%s&x=%d&y=%d&a=%s", k.https, p, side, side, a), nil)
+				req.SetBasicAuth("admin", k.password)
+				resp, err := c.Do(req)
+				if err != nil {
+					return made
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					made++
+				}
+			}
+		}
+	}
+	return made
 }

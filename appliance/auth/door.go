@@ -74,6 +74,11 @@ func New(accounts *users.DB, log *slog.Logger) *Door {
 // Sessions are the web pages' sessions.
 func (d *Door) Sessions() *Sessions { return &d.sessions }
 
+// Heavy is the slot the Argon2id hashes run in, one at a time: other work
+// that takes as much memory (a picture decoded whole for its preview)
+// takes it too, so the two never run together within the box's ceiling.
+func (d *Door) Heavy() users.Turns { return &d.slots }
+
 // Banned reports whether addr (a host, no port) may not try to log in now,
 // and for how long.
 func (d *Door) Banned(addr string) (bool, time.Duration) { return d.bans.Banned(addr) }

@@ -15,9 +15,11 @@ import (
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -253,6 +255,8 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 		}
 	case ocDownloadURL, ocDDC:
 		return put("")
+	case ncHasPreview: // by the name: a listing opens no file
+		return put(strconv.FormatBool(!dir && preview.Supported(p)))
 	}
 	return false
 }

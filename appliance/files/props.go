@@ -16,6 +16,8 @@ import (
 
 func ocName(local string) xml.Name { return xml.Name{Space: davxml.NSOC, Local: local} }
 
+func ncName(local string) xml.Name { return xml.Name{Space: davxml.NSNC, Local: local} }
+
 var (
 	lastModifiedProp = davxml.Name("lastmodified")
 	quotaUsed        = davxml.Name("quota-used-bytes")
@@ -28,6 +30,7 @@ var (
 	ocDownloadURL    = ocName("downloadURL")
 	ocDDC            = ocName("dDC")
 	ocShareTypes     = ocName("share-types")
+	ncHasPreview     = ncName("has-preview")
 )
 
 // instanceID ends every oc:id, as a Nextcloud server's instance id does.
@@ -44,7 +47,7 @@ var liveProps = map[xml.Name]bool{
 	davxml.Name("supportedlock"): true, davxml.Name("lockdiscovery"): true, davxml.Name("creationdate"): true,
 	davxml.Name("getcontentlanguage"): true, quotaUsed: true, quotaAvailable: true,
 	ocFileID: true, ocID: true, ocPermissions: true, ocSize: true, ocChecksums: true,
-	ocDownloadURL: true, ocDDC: true, ocShareTypes: true,
+	ocDownloadURL: true, ocDDC: true, ocShareTypes: true, ncHasPreview: true,
 }
 
 // allLive are the live properties allprop returns (RFC 4918 section 9.1;

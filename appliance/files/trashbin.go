@@ -16,7 +16,6 @@ package files
 // with their files until the purge takes them.
 
 import (
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,6 +27,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -45,11 +45,8 @@ var (
 	ncTrashByName   = ncName("trashbin-deleted-by-display-name")
 	ncVersionLabel  = ncName("version-label")
 	ncVersionAuthor = ncName("version-author")
-	ncHasPreview    = ncName("has-preview")
 	ncMountType     = ncName("mount-type")
 )
-
-func ncName(local string) xml.Name { return xml.Name{Space: davxml.NSNC, Local: local} }
 
 // history is one request on a user's trash or versions.
 type history struct {
@@ -310,7 +307,7 @@ func (q *history) trashProps(it store.TrashItem, name, sub string, dir bool, siz
 		prop{ncTrashByName, davxml.Text(q.user)},
 		prop{ocSize, strconv.FormatInt(size, 10)},
 		prop{ocPermissions, "GD"},
-		prop{ncHasPreview, "false"},
+		prop{ncHasPreview, strconv.FormatBool(!dir && sub == "" && preview.Supported(loc))}, // files_trashbin/preview, by id
 		prop{ncMountType, ""},
 	)
 	if fileID != 0 { // an item's; what a trashed folder holds has none to give

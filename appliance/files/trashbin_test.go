@@ -39,7 +39,7 @@ func first(t *testing.T, re, s string) string {
 }
 
 const trashProps = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns" xmlns:oc="http://owncloud.org/ns"><d:prop>
-<nc:trashbin-filename/><nc:trashbin-original-location/><nc:trashbin-deletion-time/><d:getcontentlength/><d:resourcetype/><oc:fileid/><oc:size/><nc:no-such/></d:prop></d:propfind>`
+<nc:trashbin-filename/><nc:trashbin-original-location/><nc:trashbin-deletion-time/><d:getcontentlength/><d:resourcetype/><oc:fileid/><oc:size/><nc:has-preview/><nc:no-such/></d:prop></d:propfind>`
 
 func TestTrashbinOverDAV(t *testing.T) {
 	h := newDAV(t, 0)
@@ -51,7 +51,7 @@ func TestTrashbinOverDAV(t *testing.T) {
 	for _, want := range []string{
 		"<nc:trashbin-filename>note.txt</nc:trashbin-filename>",
 		"<nc:trashbin-original-location>files/note.txt</nc:trashbin-original-location>",
-		"<d:getcontentlength>11</d:getcontentlength>", "<oc:size>11</oc:size>",
+		"<d:getcontentlength>11</d:getcontentlength>", "<oc:size>11</oc:size>", "<nc:has-preview>false</nc:has-preview>",
 		"<nc:no-such/>", // asked for and missing: 404 propstat
 	} {
 		if !strings.Contains(list, want) {
@@ -161,4 +161,21 @@ func TestTrashedFolderIsListed(t *testing.T) {
 	}
 	must(t, h, 403, davRequest("DELETE", folder+"day1/a.jpg", ""))
 	must(t, h, 404, davRequest("GET", folder+"nothing", ""))
+}
+
+func TestHasPreview(t *testing.T) {
+	h := newDAV(t, 0)
+	must(t, h, 201, davRequest("PUT", "/remote.php/dav/files/u/files/cat.JPG", "not really a jpeg"))
+	must(t, h, 201, davRequest("PUT", "/remote.php/dav/files/u/files/notes.txt", "notes"))
+	body := `<d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns"><d:prop><nc:has-preview/></d:prop></d:propfind>`
+	list := must(t, h, 207, davRequest("PROPFIND", "/remote.php/dav/files/u/files/", body, "Depth", "1"))
+	for _, want := range []string{
+		"<d:href>/remote.php/dav/files/u/files/</d:href><d:propstat><d:prop><nc:has-preview>false</nc:has-preview>",
+		"<d:href>/remote.php/dav/files/u/files/cat.JPG</d:href><d:propstat><d:prop><nc:has-preview>true</nc:has-preview>",
+		"<d:href>/remote.php/dav/files/u/files/notes.txt</d:href><d:propstat><d:prop><nc:has-preview>false</nc:has-preview>",
+	} {
+		if !strings.Contains(list, want) {
+			t.Errorf("listing lacks %s:\n%s", want, list)
+		}
+	}
 }

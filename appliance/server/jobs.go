@@ -27,6 +27,10 @@ const saveClockEvery = time.Hour
 // need room do not wait for it: the trash gives way to them at once.
 const purgeTrashEvery = time.Hour
 
+// sweepPreviewsEvery is how often the previews no file has any more are
+// removed: a walk of every tree, so daily.
+const sweepPreviewsEvery = 24 * time.Hour
+
 // stopGrace is how long the parts have to return once stopped: the web
 // front's own grace for the requests still running, and a little more.
 const stopGrace = front.Grace + time.Second

@@ -17,6 +17,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/listen"
+	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/sftpd"
 	"github.com/bonesync/bonesync/appliance/sysd"
@@ -47,6 +48,7 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 			s.files.PurgeTrashEvery(ctx, purgeTrashEvery, s.trashPurged)
 			return nil
 		}, false},
+		{"previews", func(ctx context.Context) error { s.previews.SweepEvery(ctx, sweepPreviewsEvery); return nil }, false},
 		{"refresh", func(ctx context.Context) error { s.watcher().Run(ctx); return nil }, false},
 		{"clock", s.keepClock, false},
 		{"first-login", s.tidyFirstLogin, false},
@@ -61,6 +63,7 @@ func (s *services) web(lns *listen.Listeners) *front.Server {
 	sys := s.system()
 	mounts := []front.Mount{
 		dav,
+		&preview.Handler{Maker: s.previews, Door: s.door, Log: s.log},
 		&calendars.Handler{Store: s.pim, Door: s.door, Log: s.log},
 		&webui.UI{Door: s.door, Users: s.accounts, Store: s.files, Log: s.log, System: sys,
 			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure},

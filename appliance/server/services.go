@@ -18,6 +18,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/locks"
+	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -39,6 +40,7 @@ type services struct {
 	accounts *users.DB
 	door     *auth.Door
 	files    *store.Store
+	previews *preview.Maker
 	pim      *calendars.Store
 	locks    *locks.Table // WebDAV's locks, which SFTP honours too
 	// handshakes caps the TLS and SSH handshakes in flight together:
@@ -109,6 +111,7 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 		s.files.Close()
 		return nil, err
 	}
+	s.previews = &preview.Maker{Store: s.files, Heavy: s.door.Heavy(), Log: log}
 	cfg := p.Config
 	s.pim.Limits = calendars.Limits{Object: int64(cfg.CalendarObjectKB) << 10, Objects: cfg.CalendarObjects, Collections: cfg.CalendarsPerUser}
 	return s, nil

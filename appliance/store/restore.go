@@ -46,7 +46,7 @@ func (t *Tree) Restore(id string) (to string, displaced bool, err error) {
 		return "", false, err
 	}
 	if rec.Kind == KindVersion {
-		rec.Path = t.versionHome(rec.Path, t.s.itemID(td.Name(), id))
+		rec.Path = t.versionHome(rec.Path, t.s.itemInfo(td.Name(), id).FileID)
 	}
 	r := restoring{t: t, td: td, id: id, rec: rec}
 	to, displaced, err = r.run()

@@ -120,6 +120,20 @@ func writeSynced(name string, b []byte) error {
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
+// CacheDir is a folder of the store's own, .bonesync/NAME, for what is
+// kept beside the files and can be made again from them (the previews),
+// made if needed. No protocol lists it and no quota counts it.
+func (s *Store) CacheDir(name string) (string, error) {
+	if name == "" || strings.ContainsAny(name, "/.") {
+		return "", fmt.Errorf("bad cache name %q", name)
+	}
+	dir := filepath.Join(s.own, "cache-"+name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("file store cache %s: %w", name, err)
+	}
+	return dir, nil
+}
+
 // Tree opens the named user's directory, creating it if needed. The caller
 // must Close it.
 func (s *Store) Tree(user string) (*Tree, error) {

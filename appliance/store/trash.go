@@ -60,6 +60,7 @@ type TrashItem struct {
 	Size    int64     // bytes; for a folder, of all the files in it
 	Dir     bool
 	FileID  uint64 // the id it had in the tree (a version: the file's)
+	ETag    string // the ETag it had in the tree
 }
 
 // trashRecord is ID.json.
@@ -311,14 +312,15 @@ func (t *Tree) versionHome(c string, id uint64) string {
 	return c
 }
 
-// itemID is the file id the trash item id in dir had in the tree.
-func (s *Store) itemID(dir, id string) uint64 {
+// itemInfo describes the trash item id in dir as it was in the tree: its
+// file id and ETag (a folder's is its own now).
+func (s *Store) itemInfo(dir, id string) Info {
 	name := filepath.Join(dir, id)
 	fi, err := os.Lstat(name)
 	if err != nil {
-		return 0
+		return Info{}
 	}
-	return s.describe(fi, pathXattrs(name)).FileID
+	return s.describe(fi, pathXattrs(name))
 }
 
 // trashIDs lists the IDs in user's trash folder, from items and records
@@ -378,8 +380,9 @@ func (s *Store) loadTrash(user string) ([]TrashItem, error) {
 		if err != nil {
 			return nil, err
 		}
+		in := s.itemInfo(dir, id)
 		out = append(out, TrashItem{ID: id, Path: rec.Path, Kind: rec.Kind, At: trashIDTime(id),
-			ModTime: rec.ModTime, Size: rec.Size, Dir: rec.Dir, FileID: s.itemID(dir, id)})
+			ModTime: rec.ModTime, Size: rec.Size, Dir: rec.Dir, FileID: in.FileID, ETag: in.ETag})
 	}
 	return out, nil
 }

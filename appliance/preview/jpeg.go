@@ -1,0 +1,1014 @@
+package preview
+
+// A JPEG decoder that decodes at reduced scale and hands the picture on a
+// row at a time, so a 12-megapixel photo's preview is made in the memory
+// of one row of blocks, not of the whole picture (image/jpeg decodes the
+// whole picture at full size: 18 MB for 12 megapixels, more than the box
+// has to spare). Each 8×8 block's coefficients are turned into n×n
+// samples (n = 1, 2, 4 or 8) by an n-point inverse DCT of its n×n lowest
+// frequencies, the reduced inverse DCT of ITU-T T.81's decoders (libjpeg's
+// scale_denom); n = 1 is the block's DC term alone.
+//
+// Baseline and extended sequential Huffman JPEGs decode at any of the four
+// scales, streaming when a scan holds every component (as cameras write
+// them) and through whole planes otherwise. A progressive JPEG's
+// coefficients come in several passes over the whole picture, so they are
+// kept until the end, but only those the scale reads (the DC term at 1/8,
+// four per block at 1/4) with a bit per coefficient saying which are not
+// zero, which the refinement passes need; the passes of a component whose
+// DC term is all that is kept are skipped unread. That keeps a 12-megapixel picture at 1/4 in
+// about 5 MB: progressive JPEGs decode at 1/8 or 1/4 only. Arithmetic
+// coding, lossless and 12-bit JPEGs, and CMYK, are refused.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+)
+
+var errUnsupported = errors.New("unsupported JPEG")
+
+func jpegError(format string, a ...any) error {
+	return fmt.Errorf("JPEG: "+format, a...)
+}
+
+// maxPixels bounds the pictures decoded at all (a header can claim 65535
+// by 65535).
+const maxPixels = 100 << 20
+
+// zigzag[k] is the natural (row-major) index of the k-th coefficient in
+// zigzag order.
+var zigzag = [64]uint8{
+	0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5,
+	12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28,
+	35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
+	58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
+}
+
+// rowSink takes a decoded picture a row at a time.
+type rowSink interface {
+	// begin says the size of the picture in eighths of a pixel (a JPEG
+	// shrunk by 8 ends in part of a pixel), so the rows have (w8+7)/8
+	// pixels and there are (h8+7)/8 of them, and their samples per pixel
+	// (3: RGB, 4: RGBA premultiplied).
+	begin(w8, h8, channels int) error
+	// row takes the next row (w×channels bytes, not kept).
+	row(b []byte)
+}
+
+type huffman struct {
+	lookup  [1 << lookupBits]uint16 // (length << 8) | symbol for codes up to lookupBits long; 0: longer
+	maxcode [17]int32               // per length, the largest code (-1: none)
+	valptr  [17]int32
+	mincode [17]int32
+	vals    [256]byte
+	ok      bool
+}
+
+const lookupBits = 9
+
+type component struct {
+	id       byte
+	h, v     int
+	tq       int
+	td, ta   int
+	pred     int32
+	bw, bh   int      // blocks per line and column, padded to whole MCUs
+	nx, ny   int      // samples per block across and down: subsampled, more
+	kmax     int      // progressive: the last coefficient (zigzag) kept
+	coefs    []int16  // progressive: kmax+1 coefficients a block
+	nonzero  []uint64 // progressive: which of a block's coefficients are not zero
+	eobrun   int
+	plane    []byte // samples: one MCU row (streaming) or the whole component
+	stride   int
+	inScan   bool
+	finished bool // sequential: every block decoded
+}
+
+type jpegDecoder struct {
+	r        *bufio.Reader
+	sink     rowSink
+	scaleFor func(w, h int, progressive bool) int
+
+	width, height int
+	progressive   bool
+	comps         []component
+	hmax, vmax    int
+	mcusX, mcusY  int
+	quant         [4][64]uint16 // in zigzag order
+	qset          [4]bool
+	dc, ac        [4]huffman
+	restart       int
+	adobe         int // the Adobe marker's transform, -1 without one
+	n             int // samples per block side
+	streaming     bool
+	frame         bool
+
+	bits   uint32 // MSB first
+	nbits  uint
+	marker byte // a marker met in the entropy-coded data, 0 if none
+	fed    int  // zero bytes fed past the end of the data
+	scans  int
+	err    error
+
+	rgb []byte // one output row
+}
+
+// decodeJPEG decodes the JPEG r to sink, at the scale scaleFor picks from
+// the full size (1, 2, 4 or 8 samples per block side; a progressive JPEG
+// decodes at 1 whatever it picks).
+func decodeJPEG(r io.Reader, scaleFor func(w, h int, progressive bool) int, sink rowSink) error {
+	d := &jpegDecoder{r: bufio.NewReaderSize(r, 32<<10), sink: sink, scaleFor: scaleFor, adobe: -1}
+	return d.decode()
+}
+
+func (d *jpegDecoder) readFull(b []byte) error {
+	_, err := io.ReadFull(d.r, b)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func (d *jpegDecoder) u16() (int, error) {
+	var b [2]byte
+	if err := d.readFull(b[:]); err != nil {
+		return 0, err
+	}
+	return int(b[0])<<8 | int(b[1]), nil
+}
+
+// nextMarker reads up to and including the next marker: the one the
+// entropy-coded data ended on, or the next 0xFF xx with xx not 0 or fill.
+func (d *jpegDecoder) nextMarker() (byte, error) {
+	if m := d.marker; m != 0 {
+		d.marker = 0
+		return m, nil
+	}
+	for {
+		b, err := d.r.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		if b != 0xFF {
+			continue // stray data: skipped, as decoders do
+		}
+		for b == 0xFF {
+			if b, err = d.r.ReadByte(); err != nil {
+				return 0, err
+			}
+		}
+		if b != 0 {
+			return b, nil
+		}
+	}
+}
+
+func (d *jpegDecoder) decode() error {
+	var soi [2]byte
+	if err := d.readFull(soi[:]); err != nil || soi[0] != 0xFF || soi[1] != 0xD8 {
+		return jpegError("no start of image")
+	}
+	for {
+		m, err := d.nextMarker()
+		if err != nil {
+			if d.frame && d.progressive {
+				return d.finish() // a progressive JPEG cut short still has its DC
+			}
+			return jpegError("cut short: %v", err)
+		}
+		switch {
+		case m == 0xD9: // EOI
+			return d.finish()
+		case m >= 0xD0 && m <= 0xD7, m == 0x01: // RSTn, TEM: no length
+			continue
+		}
+		n, err := d.u16()
+		if err != nil || n < 2 {
+			return jpegError("bad segment length")
+		}
+		seg := n - 2
+		switch m {
+		case 0xC0, 0xC1, 0xC2:
+			err = d.readFrame(seg, m == 0xC2)
+		case 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF:
+			return fmt.Errorf("%w: lossless, hierarchical or arithmetic-coded (SOF%d)", errUnsupported, m-0xC0)
+		case 0xC4:
+			err = d.readHuffman(seg)
+		case 0xDB:
+			err = d.readQuant(seg)
+		case 0xDD:
+			err = d.readRestart(seg)
+		case 0xEE:
+			err = d.readAdobe(seg)
+		case 0xDA:
+			err = d.readScan(seg)
+		default: // APPn, COM and the rest
+			_, err = d.r.Discard(seg)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (d *jpegDecoder) readFrame(n int, progressive bool) error {
+	if d.frame {
+		return jpegError("two frames")
+	}
+	var b [6]byte
+	if n < 6 || d.readFull(b[:]) != nil {
+		return jpegError("bad frame header")
+	}
+	if b[0] != 8 {
+		return fmt.Errorf("%w: %d-bit samples", errUnsupported, b[0])
+	}
+	d.height, d.width = int(b[1])<<8|int(b[2]), int(b[3])<<8|int(b[4])
+	nc := int(b[5])
+	if d.width == 0 || d.height == 0 || d.width*d.height > maxPixels {
+		return jpegError("picture of %d×%d", d.width, d.height)
+	}
+	if nc != 1 && nc != 3 || n != 6+3*nc {
+		return fmt.Errorf("%w: %d components", errUnsupported, nc)
+	}
+	d.comps = make([]component, nc)
+	for i := range d.comps {
+		var c [3]byte
+		if d.readFull(c[:]) != nil {
+			return jpegError("bad frame header")
+		}
+		h, v := int(c[1]>>4), int(c[1]&15)
+		if h < 1 || h > 4 || v < 1 || v > 4 || c[2] > 3 {
+			return jpegError("bad sampling or table in the frame header")
+		}
+		d.comps[i] = component{id: c[0], h: h, v: v, tq: int(c[2])}
+		d.hmax, d.vmax = max(d.hmax, h), max(d.vmax, v)
+	}
+	for _, c := range d.comps {
+		if d.hmax%c.h != 0 || d.vmax%c.v != 0 {
+			return fmt.Errorf("%w: sampling factors %d×%d against %d×%d", errUnsupported, c.h, c.v, d.hmax, d.vmax)
+		}
+	}
+	if nc == 1 { // one component: its MCU is one block, whatever it says
+		d.comps[0].h, d.comps[0].v, d.hmax, d.vmax = 1, 1, 1, 1
+	}
+	d.progressive, d.frame = progressive, true
+	d.mcusX = (d.width + 8*d.hmax - 1) / (8 * d.hmax)
+	d.mcusY = (d.height + 8*d.vmax - 1) / (8 * d.vmax)
+	d.n = d.scaleFor(d.width, d.height, progressive)
+	if d.n != 2 && d.n != 4 && d.n != 8 {
+		d.n = 1
+	}
+	if progressive {
+		d.n = min(d.n, 2)
+		for d.n > 1 && d.progressiveBytes(d.n) > maxCoefBytes {
+			d.n /= 2
+		}
+	}
+	for i := range d.comps {
+		c := &d.comps[i]
+		c.bw, c.bh = d.mcusX*c.h, d.mcusY*c.v
+		// A subsampled component's blocks give more samples, so that every
+		// component comes out at the picture's scale, as far as 8 allows.
+		c.nx, c.ny = min(8, d.n*d.hmax/c.h), min(8, d.n*d.vmax/c.v)
+		if progressive {
+			c.kmax = lastCoef(c.nx, c.ny)
+			c.coefs = make([]int16, c.bw*c.bh*(c.kmax+1))
+			if c.kmax > 0 {
+				c.nonzero = make([]uint64, c.bw*c.bh)
+			}
+		}
+	}
+	d.rgb = make([]byte, 3*((d.width*d.n+7)/8))
+	return d.sink.begin(d.width*d.n, d.height*d.n, 3)
+}
+
+// maxCoefBytes bounds what a progressive JPEG's kept coefficients take.
+const maxCoefBytes = 8 << 20
+
+// lastCoef is the last coefficient, in zigzag order, that an nx×ny
+// reduced inverse DCT reads.
+func lastCoef(nx, ny int) int {
+	k := 0
+	for i, z := range zigzag {
+		if int(z>>3) < ny && int(z&7) < nx {
+			k = i
+		}
+	}
+	return k
+}
+
+// progressiveBytes is what keeping the coefficients for scale n takes.
+func (d *jpegDecoder) progressiveBytes(n int) int {
+	total := 0
+	for _, c := range d.comps {
+		k := lastCoef(min(8, n*d.hmax/c.h), min(8, n*d.vmax/c.v))
+		per := 2 * (k + 1)
+		if k > 0 {
+			per += 8
+		}
+		total += d.mcusX * c.h * d.mcusY * c.v * per
+	}
+	return total
+}
+
+func (d *jpegDecoder) readQuant(n int) error {
+	for n > 0 {
+		t, err := d.r.ReadByte()
+		if err != nil {
+			return jpegError("bad quantization table")
+		}
+		pq, tq := t>>4, int(t&15)
+		size := 1 + 64*(1+int(pq))
+		if pq > 1 || tq > 3 || n < size {
+			return jpegError("bad quantization table")
+		}
+		var b [128]byte
+		if d.readFull(b[:size-1]) != nil {
+			return jpegError("bad quantization table")
+		}
+		for k := range 64 {
+			if pq == 0 {
+				d.quant[tq][k] = uint16(b[k])
+			} else {
+				d.quant[tq][k] = uint16(b[2*k])<<8 | uint16(b[2*k+1])
+			}
+		}
+		d.qset[tq] = true
+		n -= size
+	}
+	return nil
+}
+
+func (d *jpegDecoder) readHuffman(n int) error {
+	for n > 0 {
+		var head [17]byte
+		if n < 17 || d.readFull(head[:]) != nil {
+			return jpegError("bad Huffman table")
+		}
+		class, id := head[0]>>4, int(head[0]&15)
+		if class > 1 || id > 3 {
+			return jpegError("bad Huffman table")
+		}
+		total := 0
+		for _, c := range head[1:] {
+			total += int(c)
+		}
+		if total > 256 || n < 17+total {
+			return jpegError("bad Huffman table")
+		}
+		h := &d.dc[id]
+		if class == 1 {
+			h = &d.ac[id]
+		}
+		*h = huffman{}
+		if d.readFull(h.vals[:total]) != nil {
+			return jpegError("bad Huffman table")
+		}
+		if err := h.build(head[1:]); err != nil {
+			return err
+		}
+		n -= 17 + total
+	}
+	return nil
+}
+
+// build makes the decoding tables from the count of codes of each length
+// (T.81 Annex C).
+func (h *huffman) build(counts []byte) error {
+	code, k := int32(0), int32(0)
+	for l := 1; l <= 16; l++ {
+		cnt := int32(counts[l-1])
+		h.valptr[l], h.mincode[l], h.maxcode[l] = k, code, -1
+		if cnt > 0 {
+			h.maxcode[l] = code + cnt - 1
+			if h.maxcode[l] >= 1<<l {
+				return jpegError("bad Huffman table: too many codes of length %d", l)
+			}
+			if l <= lookupBits {
+				for i := range cnt {
+					c := code + i
+					first := c << (lookupBits - l)
+					for j := range int32(1) << (lookupBits - l) {
+						h.lookup[first+j] = uint16(l)<<8 | uint16(h.vals[k+i])
+					}
+				}
+			}
+		}
+		code, k = (code+cnt)<<1, k+cnt
+	}
+	h.ok = true
+	return nil
+}
+
+func (d *jpegDecoder) readRestart(n int) error {
+	if n != 2 {
+		return jpegError("bad restart interval")
+	}
+	ri, err := d.u16()
+	d.restart = ri
+	return err
+}
+
+func (d *jpegDecoder) readAdobe(n int) error {
+	if n < 12 {
+		_, err := d.r.Discard(n)
+		return err
+	}
+	var b [12]byte
+	if err := d.readFull(b[:]); err != nil {
+		return err
+	}
+	if string(b[:5]) == "Adobe" {
+		d.adobe = int(b[11])
+	}
+	_, err := d.r.Discard(n - 12)
+	return err
+}
+
+func (d *jpegDecoder) readScan(n int) error {
+	if !d.frame {
+		return jpegError("a scan before the frame")
+	}
+	ns, err := d.r.ReadByte()
+	if err != nil || ns < 1 || int(ns) > len(d.comps) || n != 4+2*int(ns) {
+		return jpegError("bad scan header")
+	}
+	var scan []*component
+	for i := range d.comps {
+		d.comps[i].inScan = false
+	}
+	for range ns {
+		var b [2]byte
+		if d.readFull(b[:]) != nil {
+			return jpegError("bad scan header")
+		}
+		var c *component
+		for i := range d.comps {
+			if d.comps[i].id == b[0] && !d.comps[i].inScan {
+				c = &d.comps[i]
+			}
+		}
+		if c == nil || b[1]>>4 > 3 || b[1]&15 > 3 {
+			return jpegError("bad scan header")
+		}
+		c.inScan, c.td, c.ta, c.pred = true, int(b[1]>>4), int(b[1]&15), 0
+		scan = append(scan, c)
+	}
+	var b [3]byte
+	if d.readFull(b[:]) != nil {
+		return jpegError("bad scan header")
+	}
+	ss, se, ah, al := int(b[0]), int(b[1]), int(b[2]>>4), uint(b[2]&15)
+	d.bits, d.nbits, d.marker, d.fed = 0, 0, 0, 0
+	if d.scans++; d.scans > 100 {
+		return jpegError("more than 100 scans")
+	}
+	if d.progressive {
+		switch {
+		case ss == 0 && (se != 0 || al > 13):
+			return jpegError("bad progressive DC scan")
+		case ss == 0:
+			return d.scanDC(scan, ah, al)
+		case se < ss || se > 63 || len(scan) != 1 || al > 13:
+			return jpegError("bad progressive AC scan")
+		case scan[0].kmax == 0:
+			// Only the DC term is kept: the data is passed over by
+			// nextMarker. (With more kept, every AC scan is read, for its
+			// bits of which coefficients are not zero: a later refinement
+			// of a band that reaches the kept ones needs them all.)
+			return nil
+		case !d.ac[scan[0].ta].ok:
+			return jpegError("a scan with tables never defined")
+		}
+		return d.scanAC(scan[0], ss, se, ah, al)
+	}
+	if ss != 0 || se != 63 || ah != 0 || al != 0 {
+		return jpegError("bad sequential scan")
+	}
+	for _, c := range scan {
+		if !d.qset[c.tq] || !d.dc[c.td].ok || !d.ac[c.ta].ok {
+			return jpegError("a scan with tables never defined")
+		}
+	}
+	return d.scanSequential(scan)
+}
+
+// fill tops up the bit buffer to at least 25 bits; past the end of the
+// entropy-coded data (a marker), it feeds zeros.
+func (d *jpegDecoder) fill() {
+	for d.nbits <= 24 {
+		var b byte
+		if d.marker == 0 && d.err == nil {
+			c, err := d.r.ReadByte()
+			switch {
+			case err != nil:
+				d.err = err
+			case c != 0xFF:
+				b = c
+			default:
+				for c == 0xFF {
+					if c, err = d.r.ReadByte(); err != nil {
+						d.err = err
+						break
+					}
+				}
+				if c == 0 {
+					b = 0xFF
+				} else if err == nil {
+					d.marker = c
+				}
+			}
+		}
+		if d.marker != 0 || d.err != nil {
+			d.fed++
+		}
+		d.bits |= uint32(b) << (24 - d.nbits)
+		d.nbits += 8
+	}
+}
+
+// exhausted is whether the decoding ran past the data by more than the
+// bits a last code may look ahead: the data is cut short or damaged, and
+// decoding on would only read zeros (the work of a whole picture for a
+// header that claims one).
+func (d *jpegDecoder) exhausted() bool { return d.fed > 8 }
+
+func (d *jpegDecoder) getBits(n uint) int32 {
+	if n == 0 {
+		return 0
+	}
+	d.fill()
+	v := int32(d.bits >> (32 - n))
+	d.bits <<= n
+	d.nbits -= n
+	return v
+}
+
+// receiveExtend reads an s-bit value and extends its sign (T.81 F.2.2.1).
+func (d *jpegDecoder) receiveExtend(s uint) int32 {
+	if s > 16 {
+		d.err = jpegError("bad coefficient size")
+		return 0
+	}
+	v := d.getBits(s)
+	if s > 0 && v < 1<<(s-1) {
+		v += -1<<s + 1
+	}
+	return v
+}
+
+func (d *jpegDecoder) huff(h *huffman) byte {
+	d.fill()
+	if e := h.lookup[d.bits>>(32-lookupBits)]; e != 0 {
+		l := uint(e >> 8)
+		d.bits <<= l
+		d.nbits -= l
+		return byte(e)
+	}
+	for l := lookupBits + 1; l <= 16; l++ {
+		code := int32(d.bits >> (32 - l))
+		if code <= h.maxcode[l] && code >= h.mincode[l] {
+			d.bits <<= uint(l)
+			d.nbits -= uint(l)
+			return h.vals[h.valptr[l]+code-h.mincode[l]]
+		}
+	}
+	if d.err == nil {
+		d.err = jpegError("bad Huffman code")
+	}
+	return 0
+}
+
+// restartAt resets the decoder for the interval after a restart marker.
+func (d *jpegDecoder) restartAt(scan []*component) {
+	d.bits, d.nbits, d.fed = 0, 0, 0
+	if d.marker >= 0xD0 && d.marker <= 0xD7 {
+		d.marker = 0
+	} else if d.marker == 0 {
+		if m, err := d.nextMarker(); err != nil || m < 0xD0 || m > 0xD7 {
+			d.marker, d.err = m, jpegError("a restart marker is missing")
+		}
+	}
+	for _, c := range scan {
+		c.pred, c.eobrun = 0, 0
+	}
+}
+
+// mcuBlocks calls f for each block of the MCU at (mx, my) of scan, with its
+// component and block coordinates; a scan of one component has a block
+// per MCU, only the blocks of the picture.
+func (d *jpegDecoder) forEachMCU(scan []*component, f func(c *component, bx, by int) bool) {
+	mx, my := d.mcusX, d.mcusY
+	if len(scan) == 1 {
+		c := scan[0]
+		mx = ((d.width*c.h+d.hmax-1)/d.hmax + 7) / 8
+		my = ((d.height*c.v+d.vmax-1)/d.vmax + 7) / 8
+	}
+	count := 0
+	for y := range my {
+		for x := range mx {
+			if d.restart > 0 && count > 0 && count%d.restart == 0 {
+				d.restartAt(scan)
+			}
+			count++
+			if len(scan) == 1 {
+				if !f(scan[0], x, y) {
+					return
+				}
+				continue
+			}
+			for _, c := range scan {
+				for v := range c.v {
+					for h := range c.h {
+						if !f(c, x*c.h+h, y*c.v+v) {
+							return
+						}
+					}
+				}
+			}
+		}
+		if d.err != nil {
+			return
+		}
+		if len(scan) == len(d.comps) && d.streaming {
+			d.emitRows(y*8*d.vmax*d.n/8, 8*d.vmax*d.n/8)
+		}
+	}
+}
+
+// scanDC decodes a progressive DC scan: the first (ah == 0) or a
+// refinement of one more bit.
+func (d *jpegDecoder) scanDC(scan []*component, ah int, al uint) error {
+	for _, c := range scan {
+		if ah == 0 && !d.dc[c.td].ok {
+			return jpegError("a scan with tables never defined")
+		}
+	}
+	d.forEachMCU(scan, func(c *component, bx, by int) bool {
+		i := (by*c.bw + bx) * (c.kmax + 1)
+		if i >= len(c.coefs) {
+			return true
+		}
+		if ah == 0 {
+			s := d.huff(&d.dc[c.td])
+			c.pred += d.receiveExtend(uint(s))
+			c.coefs[i] = int16(c.pred << al)
+		} else if d.getBits(1) != 0 {
+			c.coefs[i] |= 1 << al
+		}
+		return d.err == nil && !d.exhausted()
+	})
+	return d.scanEnd()
+}
+
+// scanAC decodes a progressive AC scan of one component, for the band of
+// frequencies [ss, se]: the first pass (ah == 0) or a refinement of one
+// more bit (T.81 G.1.2.2 and G.1.2.3). Coefficients past kmax are decoded
+// and dropped, but which of them are not zero is kept: a refinement reads
+// a correction bit for each of those.
+func (d *jpegDecoder) scanAC(c *component, ss, se, ah int, al uint) error {
+	c.eobrun = 0
+	h := &d.ac[c.ta]
+	d.forEachMCU([]*component{c}, func(c *component, bx, by int) bool {
+		b := by*c.bw + bx
+		if b >= len(c.nonzero) {
+			return true
+		}
+		coefs := c.coefs[b*(c.kmax+1) : (b+1)*(c.kmax+1)]
+		if ah == 0 {
+			d.acFirst(c, h, coefs, &c.nonzero[b], ss, se, al)
+		} else {
+			d.acRefine(c, h, coefs, &c.nonzero[b], ss, se, al)
+		}
+		return d.err == nil && !d.exhausted()
+	})
+	return d.scanEnd()
+}
+
+// eobRun reads the length of a run of blocks with nothing more in the band
+// (EOBr: 2^r of them, and r more bits).
+func (d *jpegDecoder) eobRun(r int) int {
+	n := 1 << r
+	if r > 0 {
+		n += int(d.getBits(uint(r)))
+	}
+	return n
+}
+
+func (d *jpegDecoder) acFirst(c *component, h *huffman, coefs []int16, nz *uint64, ss, se int, al uint) {
+	if c.eobrun > 0 {
+		c.eobrun--
+		return
+	}
+	for k := ss; k <= se; k++ {
+		rs := d.huff(h)
+		r, s := int(rs>>4), uint(rs&15)
+		if s == 0 {
+			if r < 15 {
+				c.eobrun = d.eobRun(r) - 1
+				return
+			}
+			k += 15
+			continue
+		}
+		k += r
+		if k > 63 {
+			d.err = jpegError("bad AC run")
+			return
+		}
+		v := d.receiveExtend(s) << al
+		*nz |= 1 << k
+		if k <= c.kmax {
+			coefs[k] = int16(v)
+		}
+	}
+}
+
+func (d *jpegDecoder) acRefine(c *component, h *huffman, coefs []int16, nz *uint64, ss, se int, al uint) {
+	p1, m1 := int16(1)<<al, int16(-1)<<al
+	// correct appends a bit to the coefficient k, known not to be zero.
+	correct := func(k int) {
+		if d.getBits(1) != 0 && k <= c.kmax && coefs[k]&p1 == 0 {
+			if coefs[k] >= 0 {
+				coefs[k] += p1
+			} else {
+				coefs[k] += m1
+			}
+		}
+	}
+	k := ss
+	if c.eobrun == 0 {
+		for ; k <= se; k++ {
+			rs := d.huff(h)
+			r, s := int(rs>>4), rs&15
+			var v int16
+			if s != 0 {
+				if s != 1 {
+					d.err = jpegError("bad AC refinement")
+					return
+				}
+				v = m1
+				if d.getBits(1) != 0 {
+					v = p1
+				}
+			} else if r != 15 {
+				c.eobrun = d.eobRun(r)
+				break
+			}
+			// Past r coefficients still zero (correcting those that are
+			// not), to the one that becomes v.
+			for ; k <= se; k++ {
+				if *nz&(1<<k) != 0 {
+					correct(k)
+					continue
+				}
+				if r == 0 {
+					if v != 0 {
+						*nz |= 1 << k
+						if k <= c.kmax {
+							coefs[k] = v
+						}
+					}
+					break
+				}
+				r--
+			}
+			if d.err != nil {
+				return
+			}
+		}
+	}
+	if c.eobrun > 0 {
+		for ; k <= se; k++ {
+			if *nz&(1<<k) != 0 {
+				correct(k)
+			}
+		}
+		c.eobrun--
+	}
+}
+
+// scanEnd takes the end of a scan's data: an error, or what the data
+// ended on.
+func (d *jpegDecoder) scanEnd() error {
+	if d.err != nil && !errors.Is(d.err, io.EOF) && !errors.Is(d.err, io.ErrUnexpectedEOF) {
+		return d.err
+	}
+	if d.err != nil && !d.progressive {
+		return jpegError("cut short: %v", d.err)
+	}
+	d.err = nil
+	return nil
+}
+
+// scanSequential decodes a baseline or extended sequential scan, writing
+// each block's n×n samples into its component's plane.
+func (d *jpegDecoder) scanSequential(scan []*component) error {
+	all := len(scan) == len(d.comps)
+	if all && d.comps[0].plane == nil {
+		d.streaming = true // one scan has everything: a row of MCUs at a time
+	}
+	for _, c := range scan {
+		c.stride = c.bw * c.nx
+		rows := c.v * c.ny
+		if !d.streaming {
+			rows = c.bh * c.ny
+			if c.bw*c.bh*c.nx*c.ny > 16<<20 {
+				return fmt.Errorf("%w: a %d×%d JPEG in separate scans, too large to hold", errUnsupported, d.width, d.height)
+			}
+		}
+		if len(c.plane) < rows*c.stride {
+			c.plane = make([]byte, rows*c.stride)
+		}
+	}
+	var coef [64]int32
+	d.forEachMCU(scan, func(c *component, bx, by int) bool {
+		clear(coef[:])
+		q := &d.quant[c.tq]
+		s := d.huff(&d.dc[c.td])
+		c.pred += d.receiveExtend(uint(s))
+		coef[0] = c.pred * int32(q[0])
+		ac := &d.ac[c.ta]
+		for k := 1; k < 64; {
+			rs := d.huff(ac)
+			r, s := int(rs>>4), uint(rs&15)
+			if s == 0 {
+				if r != 15 {
+					break
+				}
+				k += 16
+				continue
+			}
+			k += r
+			if k > 63 {
+				d.err = jpegError("bad AC run")
+				break
+			}
+			v := d.receiveExtend(s)
+			if z := zigzag[k]; int(z>>3) < c.ny && int(z&7) < c.nx {
+				coef[z] = v * int32(q[k])
+			}
+			k++
+		}
+		if d.err == nil && d.exhausted() {
+			d.err = io.ErrUnexpectedEOF
+		}
+		if d.err != nil {
+			return false
+		}
+		y := by
+		if d.streaming {
+			y = by % c.v
+		}
+		idct(&coef, c.nx, c.ny, c.plane[y*c.ny*c.stride+bx*c.nx:], c.stride)
+		return true
+	})
+	if err := d.scanEnd(); err != nil {
+		return err
+	}
+	for _, c := range scan {
+		c.finished = true
+	}
+	return nil
+}
+
+// finish hands on what streaming did not: the planes of a JPEG in
+// separate scans, or a progressive JPEG's DC.
+func (d *jpegDecoder) finish() error {
+	if !d.frame {
+		return jpegError("no frame")
+	}
+	if d.streaming {
+		return nil
+	}
+	for i := range d.comps {
+		c := &d.comps[i]
+		if d.progressive {
+			d.planeFromCoefs(c)
+		} else if !c.finished {
+			return jpegError("a component never decoded")
+		}
+	}
+	d.emitRows(0, (d.height*d.n+7)/8)
+	return nil
+}
+
+// planeFromCoefs turns a progressive JPEG's kept coefficients into the
+// component's samples, block by block, freeing them.
+func (d *jpegDecoder) planeFromCoefs(c *component) {
+	c.stride = c.bw * c.nx
+	c.plane = make([]byte, c.bh*c.ny*c.stride)
+	q := &d.quant[c.tq]
+	var coef [64]int32
+	per := c.kmax + 1
+	for by := range c.bh {
+		for bx := range c.bw {
+			kept := c.coefs[(by*c.bw+bx)*per:][:per]
+			clear(coef[:])
+			for k, v := range kept {
+				coef[zigzag[k]] = int32(v) * int32(q[k])
+			}
+			idct(&coef, c.nx, c.ny, c.plane[by*c.ny*c.stride+bx*c.nx:], c.stride)
+		}
+	}
+	c.coefs, c.nonzero = nil, nil
+}
+
+// emitRows converts output rows [y0, y0+n) from the planes (which hold
+// them from row 0 when streaming a row of MCUs, from y0 otherwise) to RGB
+// and hands them on.
+func (d *jpegDecoder) emitRows(y0, n int) {
+	h := (d.height*d.n + 7) / 8
+	w := len(d.rgb) / 3
+	for y := y0; y < y0+n && y < h; y++ {
+		py := y
+		if d.streaming {
+			py = y - y0
+		}
+		switch len(d.comps) {
+		case 1:
+			c := &d.comps[0]
+			row := c.plane[py*c.stride:]
+			for x := range w {
+				v := row[x]
+				d.rgb[3*x], d.rgb[3*x+1], d.rgb[3*x+2] = v, v, v
+			}
+		case 3:
+			d.colorRow(py, w)
+		}
+		d.sink.row(d.rgb)
+	}
+}
+
+// colorRow converts a row of three components: YCbCr (JFIF), or RGB when
+// the Adobe marker says so or the components are named R, G and B. A
+// component with fewer samples than the picture (subsampled chroma beyond
+// what its blocks could give) is stretched: by repeating its samples when
+// streaming, and smoothly between them from whole planes (a progressive
+// JPEG's DC terms, a sample per 16 pixels of chroma).
+func (d *jpegDecoder) colorRow(py, w int) {
+	var at [3]func(x int) byte
+	for i := range 3 {
+		c := &d.comps[i]
+		hs := d.hmax * d.n / (c.h * c.nx) // output pixels per sample
+		vs := d.vmax * d.n / (c.v * c.ny)
+		if d.streaming || hs == 1 && vs == 1 {
+			row := c.plane[(py/vs)*c.stride:]
+			at[i] = func(x int) byte { return row[x/hs] }
+			continue
+		}
+		// Between the two nearest samples down and across, by distance
+		// (in units of 1/(2·hs) and 1/(2·vs) of a sample).
+		rows := len(c.plane) / c.stride
+		y0, ty := lerpPos(py, vs, rows)
+		r0, r1 := c.plane[y0*c.stride:], c.plane[min(y0+1, rows-1)*c.stride:]
+		at[i] = func(x int) byte {
+			x0, tx := lerpPos(x, hs, c.stride)
+			x1 := min(x0+1, c.stride-1)
+			top := int32(r0[x0])*(2*int32(hs)-tx) + int32(r0[x1])*tx
+			bot := int32(r1[x0])*(2*int32(hs)-tx) + int32(r1[x1])*tx
+			den := 4 * int32(hs) * int32(vs)
+			return byte((top*(2*int32(vs)-ty) + bot*ty + den/2) / den)
+		}
+	}
+	rgb := d.adobe == 0 || d.comps[0].id == 'R' && d.comps[1].id == 'G' && d.comps[2].id == 'B'
+	for x := range w {
+		a, b, c := at[0](x), at[1](x), at[2](x)
+		if rgb {
+			d.rgb[3*x], d.rgb[3*x+1], d.rgb[3*x+2] = a, b, c
+			continue
+		}
+		yy := int32(a)<<16 + 1<<15
+		cb, cr := int32(b)-128, int32(c)-128
+		d.rgb[3*x] = clamp8((yy + 91881*cr) >> 16)
+		d.rgb[3*x+1] = clamp8((yy - 22554*cb - 46802*cr) >> 16)
+		d.rgb[3*x+2] = clamp8((yy + 116130*cb) >> 16)
+	}
+}
+
+// lerpPos places output pixel p on a component with s output pixels per
+// sample and n samples: the sample before its centre, and how far past
+// that sample's centre it is, in units of 1/(2s) of a sample.
+func lerpPos(p, s, n int) (int, int32) {
+	f := 2*p + 1 - s // the position ×2s, from the first sample's centre
+	if f < 0 {
+		return 0, 0
+	}
+	i := f / (2 * s)
+	if i >= n-1 {
+		return n - 1, 0
+	}
+	return i, int32(f % (2 * s))
+}
+
+func clamp8(v int32) byte {
+	if v < 0 {
+		return 0
+	}
+	if v > 255 {
+		return 255
+	}
+	return byte(v)
+}

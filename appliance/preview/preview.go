@@ -1,0 +1,224 @@
+// Package preview makes the previews of photos and pictures that the
+// Nextcloud apps' photo grids, the desktop client and the web UI show:
+// JPEG, PNG, GIF and WebP, in the box's memory. A JPEG's embedded EXIF
+// thumbnail is used where it is large enough; otherwise a JPEG is decoded
+// at 1/8, 1/4 or 1/2 of its size, a row of blocks at a time (jpeg.go),
+// and a PNG a row at a time (png.go), each shrunk as it comes (scale.go):
+// a 12-megapixel photo's preview takes the memory of the preview. GIF,
+// WebP and interlaced PNG are decoded whole, up to 4 megapixels, in the
+// box's one slot for work that takes that much memory (the one Argon2id
+// hashes take). One preview is made at a time.
+//
+// A preview is made once per size class (128, 256, 512 or 1024 pixels,
+// fitted or square) and kept in the store's own folder
+// (files/.bonesync/cache-previews/USER), named by the file's id and ETag,
+// so a new version gets new previews and a rename keeps them. What no
+// file has any more (deleted, replaced, purged from the trash) is swept
+// away daily (Sweep).
+package preview
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/store"
+)
+
+// Turns is the box's slot for work that takes much memory: Take waits
+// for it, and the release it returns gives it back (users.Turns).
+type Turns interface {
+	Take(suspect bool) (release func())
+}
+
+// Maker makes and keeps previews.
+type Maker struct {
+	Store *store.Store
+	Heavy Turns // nil: no slot to share
+	Log   *slog.Logger
+
+	one sync.Mutex // one preview made at a time
+}
+
+// Preview is a preview made: a JPEG, or a PNG where the picture has
+// transparency.
+type Preview struct {
+	Data []byte
+	Type string
+}
+
+// Supported reports whether a file named name is of a kind that gets a
+// preview (by its name: listings do not open files).
+func Supported(name string) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".jpg", ".jpeg", ".jpe", ".png", ".gif", ".webp":
+		return true
+	}
+	return false
+}
+
+// sizes are the size classes previews are made in: the smallest that
+// covers the request is used, the largest for anything larger.
+var sizes = []int{128, 256, 512, 1024}
+
+func sizeFor(w, h int) int {
+	s := max(w, h)
+	for _, t := range sizes {
+		if s <= t {
+			return t
+		}
+	}
+	return sizes[len(sizes)-1]
+}
+
+// Source is a file to preview: its owner, its id, and what names its
+// content (its ETag, or its trash item), and how to open it.
+type Source struct {
+	User    string
+	ID      uint64
+	Version string
+	Open    func() (*os.File, error)
+}
+
+// Get returns the preview of src for a request of w×h pixels (square: cut
+// to a square from the middle), made at most once.
+func (m *Maker) Get(src Source, w, h int, square bool) (Preview, error) {
+	sp := spec{side: sizeFor(w, h), square: square}
+	file, err := m.cachePath(src, sp)
+	if err != nil {
+		return Preview{}, err
+	}
+	if p, err := cached(file); err == nil || errors.Is(err, errNoPreview) {
+		return p, err
+	}
+	m.one.Lock()
+	defer m.one.Unlock()
+	if p, err := cached(file); err == nil || errors.Is(err, errNoPreview) {
+		return p, err // made while this request waited
+	}
+	f, err := src.Open()
+	if err != nil {
+		return Preview{}, err
+	}
+	defer f.Close()
+	start := time.Now()
+	p, how, err := m.make(f, sp)
+	if err != nil {
+		// Not a picture this box decodes, or a damaged one: said once,
+		// and not tried again for this content.
+		m.Log.Info("no preview", "user", src.User, "id", src.ID, "err", err)
+		writeCache(file+".none", nil)
+		return Preview{}, fmt.Errorf("%w: %v", errNoPreview, err)
+	}
+	writeCache(file, p.Data)
+	m.Log.Debug("made a preview", "user", src.User, "id", src.ID, "side", sp.side, "square", sp.square,
+		"how", how, "bytes", len(p.Data), "duration", time.Since(start))
+	return p, nil
+}
+
+// NoPreview reports whether an error from Get means the file has none (a
+// 404), not that making one failed.
+func NoPreview(err error) bool { return errors.Is(err, errNoPreview) }
+
+func (m *Maker) make(f *os.File, sp spec) (Preview, string, error) {
+	r := &rendering{f: f, spec: sp, heavy: m.heavy}
+	img, err := r.run()
+	if err != nil {
+		return Preview{}, "", err
+	}
+	p, err := encode(img)
+	return p, r.used, err
+}
+
+func (m *Maker) heavy() func() {
+	if m.Heavy == nil {
+		return func() {}
+	}
+	return m.Heavy.Take(false)
+}
+
+// encode writes a preview as a JPEG, or as a PNG if it has transparency.
+func encode(m *image.RGBA) (Preview, error) {
+	var b bytes.Buffer
+	for i := 3; i < len(m.Pix); i += 4 {
+		if m.Pix[i] != 255 {
+			err := png.Encode(&b, m)
+			return Preview{b.Bytes(), "image/png"}, err
+		}
+	}
+	err := jpeg.Encode(&b, m, &jpeg.Options{Quality: 80})
+	return Preview{b.Bytes(), "image/jpeg"}, err
+}
+
+// cachePath is where src's preview of sp is kept: per user, in one of 256
+// folders, named ID-VERSION.SIDE (s: square).
+func (m *Maker) cachePath(src Source, sp spec) (string, error) {
+	if src.User == "" || strings.ContainsAny(src.User, "/\\\x00") || strings.HasPrefix(src.User, ".") || !safeVersion(src.Version) {
+		return "", fmt.Errorf("preview of %q/%d: bad name", src.User, src.ID)
+	}
+	dir, err := m.Store.CacheDir("previews")
+	if err != nil {
+		return "", err
+	}
+	name := fmt.Sprintf("%016x-%s.%d", src.ID, src.Version, sp.side)
+	if sp.square {
+		name += "s"
+	}
+	return filepath.Join(dir, src.User, fmt.Sprintf("%02x", src.ID&0xff), name), nil
+}
+
+// safeVersion is whether v can be part of a file name: an ETag's or a
+// trash item's letters.
+func safeVersion(v string) bool {
+	for _, c := range v {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || c == '-') {
+			return false
+		}
+	}
+	return v != ""
+}
+
+// cached reads a kept preview; a file with no preview has a ".none" mark.
+func cached(file string) (Preview, error) {
+	b, err := os.ReadFile(file)
+	if err == nil {
+		switch kind(b) {
+		case "jpeg":
+			return Preview{b, "image/jpeg"}, nil
+		case "png":
+			return Preview{b, "image/png"}, nil
+		}
+		// Damaged (a power cut while it was written): made again.
+		return Preview{}, fs.ErrNotExist
+	}
+	if _, err := os.Stat(file + ".none"); err == nil {
+		return Preview{}, errNoPreview
+	}
+	return Preview{}, err
+}
+
+// writeCache keeps a preview: written beside, then renamed, so a reader
+// sees all of it or none. Not synced: a preview lost to a power cut is
+// made again, and one cut short is not taken (cached).
+func writeCache(file string, b []byte) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		os.Remove(tmp)
+		return
+	}
+	os.Rename(tmp, file)
+}

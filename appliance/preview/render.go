@@ -1,0 +1,196 @@
+package preview
+
+// render makes a picture's preview: the format sniffed from its first
+// bytes, decoded at the smallest scale that still gives the preview its
+// pixels, shrunk, cropped if asked, and turned upright.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/draw"
+	"image/gif"
+	"image/png"
+	"io"
+
+	"golang.org/x/image/webp"
+)
+
+// errNoPreview says a file has none: not a picture the box decodes.
+var errNoPreview = errors.New("no preview for this kind of file")
+
+// maxWholePixels bounds the pictures decoded whole (GIF, WebP and
+// interlaced PNG), at 4 bytes a pixel: 16 MB, taken in the box's one slot
+// for work that needs that much memory (Heavy).
+const maxWholePixels = 4 << 20
+
+// spec is what a preview is asked to be: at most side pixels on its longer
+// side, or side×side cut from the middle.
+type spec struct {
+	side   int
+	square bool
+}
+
+func (s spec) fit() func(w8, h8 int) (int, int) {
+	if s.square {
+		return cover(s.side)
+	}
+	return fitWithin(s.side)
+}
+
+// enough is whether a picture of w×h covers the spec without enlarging.
+func (s spec) enough(w, h int) bool {
+	if s.square {
+		return min(w, h) >= s.side
+	}
+	return max(w, h) >= s.side
+}
+
+// kind sniffs a file's format.
+func kind(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte{0xFF, 0xD8, 0xFF}):
+		return "jpeg"
+	case bytes.HasPrefix(head, []byte(pngSignature)):
+		return "png"
+	case bytes.HasPrefix(head, []byte("GIF87a")), bytes.HasPrefix(head, []byte("GIF89a")):
+		return "gif"
+	case len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP":
+		return "webp"
+	}
+	return ""
+}
+
+// rendering is one preview being made.
+type rendering struct {
+	f     io.ReadSeeker
+	spec  spec
+	heavy func() (release func()) // the slot for a whole decode
+	used  string                  // how it was made, for the log and the tests: "exif", "1/8"...
+}
+
+func (r *rendering) run() (*image.RGBA, error) {
+	var head [16]byte
+	n, _ := io.ReadFull(r.f, head[:])
+	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	var m *image.RGBA
+	var err error
+	orientation := 1
+	switch kind(head[:n]) {
+	case "jpeg":
+		m, orientation, err = r.jpeg()
+	case "png":
+		m, err = r.png()
+	case "gif":
+		m, err = r.whole(func(rd io.Reader) (image.Image, error) { return gif.Decode(rd) },
+			func(rd io.Reader) (image.Config, error) { return gif.DecodeConfig(rd) })
+	case "webp":
+		m, err = r.whole(webp.Decode, webp.DecodeConfig)
+	default:
+		return nil, errNoPreview
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.spec.square {
+		m = cropSquare(m)
+	}
+	return orient(m, orientation), nil
+}
+
+// jpeg uses the EXIF thumbnail when it is large enough, and otherwise
+// decodes at the smallest scale large enough.
+func (r *rendering) jpeg() (*image.RGBA, int, error) {
+	info, err := probeJPEG(r.f)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return nil, 0, err
+	}
+	if len(info.thumb) > 0 {
+		if t, err := probeJPEG(bytes.NewReader(info.thumb)); err == nil && r.spec.enough(t.width, t.height) {
+			s := &shrink{fit: r.spec.fit()}
+			err := decodeJPEG(bytes.NewReader(info.thumb), func(int, int, bool) int { return 8 }, s)
+			if m, ok := s.result(); err == nil && ok {
+				r.used = "exif"
+				return m, info.orientation, nil
+			}
+		}
+	}
+	chosen := 8
+	scale := func(w, h int, progressive bool) int {
+		for _, n := range []int{1, 2, 4} {
+			if r.spec.enough(w*n/8, h*n/8) {
+				chosen = n
+				return n
+			}
+		}
+		return 8
+	}
+	s := &shrink{fit: r.spec.fit()}
+	if err := decodeJPEG(r.f, scale, s); err != nil {
+		return nil, 0, err
+	}
+	m, ok := s.result()
+	if !ok {
+		return nil, 0, jpegError("rows missing")
+	}
+	r.used = fmt.Sprintf("%d/8", chosen)
+	return m, info.orientation, nil
+}
+
+func (r *rendering) png() (*image.RGBA, error) {
+	s := &shrink{fit: r.spec.fit()}
+	err := decodePNG(r.f, s)
+	if errors.Is(err, errInterlaced) {
+		if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		return r.whole(png.Decode, png.DecodeConfig)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, ok := s.result()
+	if !ok {
+		return nil, errors.New("PNG: rows missing")
+	}
+	r.used = "png rows"
+	return m, nil
+}
+
+// whole decodes a picture whole, if it is small enough, in the slot for
+// work that takes much memory, and shrinks it.
+func (r *rendering) whole(decode func(io.Reader) (image.Image, error), config func(io.Reader) (image.Config, error)) (*image.RGBA, error) {
+	c, err := config(r.f)
+	if err != nil {
+		return nil, err
+	}
+	if c.Width <= 0 || c.Height <= 0 || c.Width*c.Height > maxWholePixels {
+		return nil, fmt.Errorf("%w: a %d×%d picture of this kind is too large to decode whole here", errNoPreview, c.Width, c.Height)
+	}
+	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	release := r.heavy()
+	defer release()
+	src, err := decode(r.f)
+	if err != nil {
+		return nil, err
+	}
+	b := src.Bounds()
+	s := &shrink{fit: r.spec.fit()}
+	s.begin(8*b.Dx(), 8*b.Dy(), 4)
+	line := image.NewRGBA(image.Rect(0, 0, b.Dx(), 1))
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		draw.Draw(line, line.Bounds(), src, image.Pt(b.Min.X, y), draw.Src)
+		s.row(line.Pix)
+	}
+	m, _ := s.result()
+	r.used = "whole"
+	return m, nil
+}
