@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -122,6 +123,7 @@ func (q *request) patch(f *os.File, patches []davxml.Patch) ([]davxml.Propstat, 
 		}
 	}
 	var mtime time.Time
+	var favorite *bool
 	for _, p := range patches {
 		code, why := http.StatusOK, ""
 		switch {
@@ -129,6 +131,14 @@ func (q *request) patch(f *os.File, patches []davxml.Patch) ([]davxml.Propstat, 
 			if mtime, err = parseModTime(string(p.Inner)); err != nil {
 				code = http.StatusConflict
 			}
+		case p.Name == ocFavorite && q.h.Favorites != nil:
+			// The star: the user's, kept by file id (package favorites).
+			v, ok := literal(ocFavorite, strings.TrimSpace(string(p.Inner)))
+			on := !p.Remove && ok && v != 0
+			if !p.Remove && !ok {
+				code = http.StatusConflict
+			}
+			favorite = &on
 		case liveProps[p.Name] || p.Name.Space == davxml.NSOC || p.Name.Space == davxml.NSNC:
 			code, why = http.StatusForbidden, "<d:cannot-modify-protected-property/>"
 		case p.Remove:
@@ -151,6 +161,15 @@ func (q *request) patch(f *os.File, patches []davxml.Patch) ([]davxml.Propstat, 
 	}
 	if !mtime.IsZero() {
 		if err := q.tree.SetModTime(q.name, mtime); err != nil {
+			return nil, err
+		}
+	}
+	if favorite != nil {
+		in, err := q.tree.Describe(f)
+		if err == nil {
+			err = q.h.Favorites.Mark(q.user, in.FileID, *favorite)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

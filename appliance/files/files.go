@@ -29,6 +29,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/bonesync/bonesync/appliance/favorites"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -53,6 +54,9 @@ type Handler struct {
 	Store  *store.Store
 	Quotas Quotas
 	Door   Door
+	// Favorites are the users' favourite files (oc:favorite); nil: none
+	// can be marked.
+	Favorites *favorites.Set
 	// Locks are the WebDAV locks, which SFTP honours too.
 	Locks *locks.Table
 	Log   *slog.Logger
@@ -70,6 +74,10 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 		mux.Handle(p, h)
 	}
 	mux.Handle(ncUploads, http.HandlerFunc(h.serveUploads))
+	for _, p := range []string{ncDAVRoot, ncDAVRoot + "/{$}"} {
+		mux.HandleFunc("SEARCH "+p, h.search)
+	}
+	mux.HandleFunc("OPTIONS "+ncDAVRoot, davRootOptions)
 	mux.Handle(ncTrashbin, http.HandlerFunc(h.serveTrashbin))
 	mux.Handle(ncVersions, http.HandlerFunc(h.serveVersions))
 	mux.HandleFunc("/status.php", status)
@@ -136,6 +144,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, user, prefix str
 		q.lock()
 	case "UNLOCK":
 		q.unlock()
+	case "REPORT":
+		q.report()
 	case http.MethodPut, http.MethodDelete, "MKCOL", "PROPPATCH", "COPY", "MOVE":
 		q.change()
 	default:

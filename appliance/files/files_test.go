@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/favorites"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -51,7 +52,8 @@ func newDAV(t testing.TB, n int) *Handler {
 	}
 	tr.Close()
 	log := slog.New(slog.DiscardHandler)
-	return &Handler{Store: s, Quotas: db, Door: auth.New(db, log), Locks: locks.New(), Log: log}
+	favs := favorites.Open(t.TempDir())
+	return &Handler{Store: s, Quotas: db, Door: auth.New(db, log), Favorites: favs, Locks: locks.New(), Log: log}
 }
 
 func davRequest(method, target, body string, hdr ...string) *http.Request {

@@ -33,7 +33,7 @@ func entryProps(name string, dir bool, size int64, mtime time.Time, etag string)
 	}
 	return append(props, prop{davxml.Name("resourcetype"), ""},
 		prop{davxml.Name("getcontentlength"), strconv.FormatInt(size, 10)},
-		prop{davxml.Name("getcontenttype"), davxml.Text(contentType(name))})
+		prop{davxml.Name("getcontenttype"), davxml.Text(ContentType(name))})
 }
 
 // listedEntry writes one response: with allprop or propname every property

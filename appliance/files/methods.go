@@ -45,6 +45,7 @@ func (q *request) get() {
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'")
 	fileHeaders(h, in)
 	h.Set("ETag", quote(in.ETag))
+	h.Set("Content-Type", ContentType(q.name)) // as listings say it
 	http.ServeContent(q.w, q.r, q.name, in.ModTime(), f)
 }
 

@@ -11,7 +11,6 @@ package files
 import (
 	"encoding/xml"
 	"fmt"
-	"mime"
 	"net/http"
 	"path"
 	"slices"
@@ -85,6 +84,15 @@ type propWriter struct {
 	req      davxml.Propfind
 	wantDead bool
 	quota    *[2]int64 // used, available; read once
+	favs     map[uint64]bool
+}
+
+// favorites are the user's favourites, read once per answer.
+func (pw *propWriter) favorites() map[uint64]bool {
+	if pw.favs == nil {
+		pw.favs = (&matcher{q: pw.q}).favorites()
+	}
+	return pw.favs
 }
 
 // folder writes the entries of the folder p, and at depth infinity theirs.
@@ -213,7 +221,7 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 		return put(in.ModTime().UTC().Format(http.TimeFormat))
 	case davxml.Name("getcontenttype"):
 		if !dir {
-			return put(davxml.Text(contentType(p)))
+			return put(davxml.Text(ContentType(p)))
 		}
 	case davxml.Name("getetag"):
 		return put(davxml.Text(quote(in.ETag)))
@@ -255,19 +263,15 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 		}
 	case ocDownloadURL, ocDDC:
 		return put("")
+	case ocFavorite:
+		if pw.favorites()[in.FileID] {
+			return put("1")
+		}
+		return put("0")
 	case ncHasPreview: // by the name: a listing opens no file
 		return put(strconv.FormatBool(!dir && preview.Supported(p)))
 	}
 	return false
-}
-
-// contentType is a file's type by its name's extension (a PROPFIND never
-// opens the files it lists to sniff them).
-func contentType(name string) string {
-	if t := mime.TypeByExtension(path.Ext(name)); t != "" {
-		return t
-	}
-	return "application/octet-stream"
 }
 
 // quotas are the user's used and available bytes, read once per request.

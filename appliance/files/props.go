@@ -47,7 +47,7 @@ var liveProps = map[xml.Name]bool{
 	davxml.Name("supportedlock"): true, davxml.Name("lockdiscovery"): true, davxml.Name("creationdate"): true,
 	davxml.Name("getcontentlanguage"): true, quotaUsed: true, quotaAvailable: true,
 	ocFileID: true, ocID: true, ocPermissions: true, ocSize: true, ocChecksums: true,
-	ocDownloadURL: true, ocDDC: true, ocShareTypes: true, ncHasPreview: true,
+	ocDownloadURL: true, ocDDC: true, ocShareTypes: true, ncHasPreview: true, ocFavorite: true,
 }
 
 // allLive are the live properties allprop returns (RFC 4918 section 9.1;

@@ -365,7 +365,7 @@ func (q *history) inTrashedFolder(it store.TrashItem, sub string) {
 			return
 		}
 		defer f.Close()
-		q.w.Header().Set("Content-Type", contentType(sub))
+		q.w.Header().Set("Content-Type", ContentType(sub))
 		http.ServeContent(q.w, q.r, "", fi.ModTime(), f)
 	default:
 		http.Error(q.w, "what a trashed folder holds comes back with the folder: restore "+trashName(it), http.StatusForbidden)
@@ -439,7 +439,7 @@ func (q *history) versionEntry(m *davxml.Writer, req davxml.Propfind, fileID str
 		prop{ncVersionAuthor, davxml.Text(q.user)},
 		prop{ncHasPreview, "false"},
 	)
-	props = withProp(props, davxml.Name("getcontenttype"), davxml.Text(contentType(it.Path))) // the file's type, not its name's
+	props = withProp(props, davxml.Name("getcontenttype"), davxml.Text(ContentType(it.Path))) // the file's type, not its name's
 	listedEntry(m, req, q.href("versions", fileID, name), props)
 }
 
@@ -475,7 +475,7 @@ func (q *history) download(it store.TrashItem) {
 	}
 	defer f.Close()
 	h := q.w.Header()
-	h.Set("Content-Type", contentType(it.Path))
+	h.Set("Content-Type", ContentType(it.Path))
 	h.Set("ETag", quote(it.ID))
 	h.Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape(path.Base(it.Path)))
 	http.ServeContent(q.w, q.r, "", it.ModTime, f)

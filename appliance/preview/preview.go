@@ -11,7 +11,7 @@
 //
 // A preview is made once per size class (128, 256, 512 or 1024 pixels,
 // fitted or square) and kept in the store's own folder
-// (files/.bonesync/cache-previews/USER), named by the file's id and ETag,
+// (files/.bonesync/previews/USER), named by the file's id and ETag,
 // so a new version gets new previews and a rename keeps them. What no
 // file has any more (deleted, replaced, purged from the trash) is swept
 // away daily (Sweep).
@@ -167,7 +167,7 @@ func (m *Maker) cachePath(src Source, sp spec) (string, error) {
 	if src.User == "" || strings.ContainsAny(src.User, "/\\\x00") || strings.HasPrefix(src.User, ".") || !safeVersion(src.Version) {
 		return "", fmt.Errorf("preview of %q/%d: bad name", src.User, src.ID)
 	}
-	dir, err := m.Store.CacheDir("previews")
+	dir, err := m.Store.OwnDir("previews")
 	if err != nil {
 		return "", err
 	}

@@ -110,7 +110,7 @@ func TestPreviewsOfPhotos(t *testing.T) {
 	if w := b.get(fmt.Sprintf("/index.php/core/preview?fileId=%d&x=1024&y=1024&a=1", in.FileID), "If-None-Match", etag); w.Code != 304 {
 		t.Errorf("If-None-Match = %d, want 304", w.Code)
 	}
-	kept, _ := filepath.Glob(filepath.Join(b.store.Dir(), ".bonesync", "cache-previews", "u", "*", "*"))
+	kept, _ := filepath.Glob(filepath.Join(b.store.Dir(), ".bonesync", "previews", "u", "*", "*"))
 	if len(kept) != 2 {
 		t.Errorf("kept previews: %q, want 2", kept)
 	}

@@ -17,7 +17,7 @@ import (
 // good, of contents replaced and purged from the trash, of users removed.
 // It walks each user's tree and trash once.
 func (m *Maker) Sweep() (removed int, err error) {
-	dir, err := m.Store.CacheDir("previews")
+	dir, err := m.Store.OwnDir("previews")
 	if err != nil {
 		return 0, err
 	}

@@ -59,7 +59,7 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 // web is the HTTPS and plain-HTTP front with every protocol mounted.
 func (s *services) web(lns *listen.Listeners) *front.Server {
 	cfg := s.cfg
-	dav := &files.Handler{Store: s.files, Quotas: s.accounts, Door: s.door, Locks: s.locks, Log: s.log, FolderPage: webui.FolderURL}
+	dav := &files.Handler{Store: s.files, Quotas: s.accounts, Door: s.door, Favorites: s.favs, Locks: s.locks, Log: s.log, FolderPage: webui.FolderURL}
 	sys := s.system()
 	mounts := []front.Mount{
 		dav,

@@ -14,6 +14,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/clock"
 	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/dnsname"
+	"github.com/bonesync/bonesync/appliance/favorites"
 	"github.com/bonesync/bonesync/appliance/firstlogin"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/listen"
@@ -41,6 +42,7 @@ type services struct {
 	door     *auth.Door
 	files    *store.Store
 	previews *preview.Maker
+	favs     *favorites.Set
 	pim      *calendars.Store
 	locks    *locks.Table // WebDAV's locks, which SFTP honours too
 	// handshakes caps the TLS and SSH handshakes in flight together:
@@ -112,6 +114,12 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 		return nil, err
 	}
 	s.previews = &preview.Maker{Store: s.files, Heavy: s.door.Heavy(), Log: log}
+	favDir, err := s.files.OwnDir("favorites")
+	if err != nil {
+		s.files.Close()
+		return nil, err
+	}
+	s.favs = favorites.Open(favDir)
 	cfg := p.Config
 	s.pim.Limits = calendars.Limits{Object: int64(cfg.CalendarObjectKB) << 10, Objects: cfg.CalendarObjects, Collections: cfg.CalendarsPerUser}
 	return s, nil

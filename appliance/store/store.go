@@ -120,16 +120,22 @@ func writeSynced(name string, b []byte) error {
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
-// CacheDir is a folder of the store's own, .bonesync/NAME, for what is
-// kept beside the files and can be made again from them (the previews),
-// made if needed. No protocol lists it and no quota counts it.
-func (s *Store) CacheDir(name string) (string, error) {
-	if name == "" || strings.ContainsAny(name, "/.") {
-		return "", fmt.Errorf("bad cache name %q", name)
+// OwnDir is a folder of the store's own, .bonesync/NAME, for what is kept
+// beside the files: made from them (the previews) or about them (the
+// favourites). It is made if needed; no protocol lists it and no quota
+// counts it. The store's own names (staging, trash, chunks...) are
+// refused.
+func (s *Store) OwnDir(name string) (string, error) {
+	switch name {
+	case "", "staging", "trash", "chunks", "running", "epoch", "nfc":
+		return "", fmt.Errorf("%q is not a folder of the store's to give", name)
 	}
-	dir := filepath.Join(s.own, "cache-"+name)
+	if strings.ContainsAny(name, "/.\\") {
+		return "", fmt.Errorf("bad folder name %q", name)
+	}
+	dir := filepath.Join(s.own, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("file store cache %s: %w", name, err)
+		return "", fmt.Errorf("file store's %s: %w", name, err)
 	}
 	return dir, nil
 }

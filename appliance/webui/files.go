@@ -236,7 +236,7 @@ func (u *UI) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, 
 	if raw {
 		switch previewKind(base) {
 		case "image":
-			h.Set("Content-Type", mime.TypeByExtension(strings.ToLower(path.Ext(base))))
+			h.Set("Content-Type", files.ContentType(base))
 		case "text":
 			h.Set("Content-Type", "text/plain; charset=utf-8")
 		default:
