@@ -253,10 +253,18 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 			return put("RGDNVCK")
 		}
 		return put("RGDNVW")
-	case ocSize:
+	case ocSize: // a folder's: what its files take, kept as they change
 		if !dir {
 			return put(fmt.Sprint(in.Size()))
 		}
+		n := in.TreeSize
+		if n < 0 {
+			var err error
+			if n, err = pw.q.tree.Size(p); err != nil {
+				return false
+			}
+		}
+		return put(fmt.Sprint(n))
 	case ocChecksums:
 		if !dir && in.Sums != nil {
 			return put("<oc:checksum>" + checksumsText(in.Sums) + "</oc:checksum>")

@@ -116,3 +116,23 @@ func TestFavorites(t *testing.T) {
 	}
 	must(t, h, 400, davRequest("REPORT", "/remote.php/dav/files/u", strings.Replace(report, "<oc:favorite>1</oc:favorite></oc:filter-rules>", "<oc:systemtag>4</oc:systemtag></oc:filter-rules>", 1)))
 }
+
+// A folder's oc:size is what its files take (the desktop client asks
+// before syncing a large one), kept as they change.
+func TestFolderSize(t *testing.T) {
+	h := newDAV(t, 0)
+	must(t, h, 201, davRequest("MKCOL", "/remote.php/dav/files/u/a", ""))
+	must(t, h, 201, davRequest("MKCOL", "/remote.php/dav/files/u/a/b", ""))
+	must(t, h, 201, davRequest("PUT", "/remote.php/dav/files/u/a/b/x.bin", strings.Repeat("x", 1000)))
+	must(t, h, 201, davRequest("PUT", "/remote.php/dav/files/u/a/y.bin", strings.Repeat("y", 234)))
+	body := `<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:size/></d:prop></d:propfind>`
+	list := must(t, h, 207, davRequest("PROPFIND", "/remote.php/dav/files/u/", body, "Depth", "1"))
+	if !strings.Contains(list, "<d:href>/remote.php/dav/files/u/a/</d:href><d:propstat><d:prop><oc:size>1234</oc:size>") {
+		t.Errorf("a's size:\n%s", list)
+	}
+	must(t, h, 204, davRequest("DELETE", "/remote.php/dav/files/u/a/b/x.bin", ""))
+	list = must(t, h, 207, davRequest("PROPFIND", "/remote.php/dav/files/u/a", body, "Depth", "0"))
+	if !strings.Contains(list, "<oc:size>234</oc:size>") {
+		t.Errorf("a's size after a delete:\n%s", list)
+	}
+}

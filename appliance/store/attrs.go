@@ -36,7 +36,7 @@ func (t *Tree) SetTimes(p string, atime, mtime time.Time) error {
 	if err := t.root.Chtimes(c, atime, mtime); err != nil {
 		return err
 	}
-	t.touchUp(parent(c))
+	t.touchUp(parent(c), 0)
 	return t.syncDir(parent(c))
 }
 

@@ -7,5 +7,20 @@ func (t *Tree) Size(p string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return t.size(c)
+	return t.sizeOf(c)
+}
+
+// sizeOf is the bytes of the file c, or of the files at or below the
+// folder c (its record's, if it has one).
+func (t *Tree) sizeOf(c string) (int64, error) {
+	fi, err := t.root.Lstat(c)
+	switch {
+	case err != nil:
+		return 0, err
+	case fi.IsDir():
+		return t.folderSize(c)
+	case fi.Mode().IsRegular():
+		return fi.Size(), nil
+	}
+	return 0, nil
 }

@@ -151,6 +151,9 @@ type Info struct {
 	// Sums are the file's digests; nil for a folder, or for a file put in
 	// the store's directory from outside it.
 	Sums *Sums
+	// TreeSize is a folder's files' bytes, as its record keeps them
+	// (sizes.go); -1 when it has none yet (FolderSize counts it).
+	TreeSize int64
 }
 
 // Info describes the named file or folder.
@@ -234,9 +237,12 @@ func (s *Store) describe(fi fs.FileInfo, x xattrs) Info {
 		ino, ctime = st.Ino, st.Ctim.Nano()
 	}
 	if fi.IsDir() {
-		var tag [8]byte
-		if n, err := x.get(tagAttr, tag[:]); err == nil && n == len(tag) {
-			in.ETag = etag("d", s.epoch[:], tag[:])
+		in.TreeSize = -1
+		if r, ok := s.readFolder(x); ok {
+			in.ETag = etag("d", s.epoch[:], r.tag[:])
+			if r.sized {
+				in.TreeSize = r.size
+			}
 		} else { // never changed through the store: its own times stand in
 			in.ETag = etag("d", s.epoch[:], u64(ino), i64(fi.ModTime().UnixNano()), i64(ctime))
 		}
@@ -302,24 +308,6 @@ func newFileID() uint64 {
 	var b [8]byte
 	rand.Read(b[:])
 	return binary.BigEndian.Uint64(b[:])>>1 | 1
-}
-
-// touchUp gives the folder c and every folder above it a new change tag.
-// Errors are ignored: a file system without extended attributes still
-// serves, its folder ETags following the folders' own times.
-func (t *Tree) touchUp(c string) {
-	for {
-		if d, err := t.root.Open(c); err == nil {
-			var tag [8]byte
-			rand.Read(tag[:])
-			unix.Fsetxattr(int(d.Fd()), tagAttr, tag[:], 0)
-			d.Close()
-		}
-		if c == "." {
-			return
-		}
-		c = parent(c)
-	}
 }
 
 func parent(c string) string {

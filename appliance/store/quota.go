@@ -17,6 +17,7 @@ var ErrQuota = errors.New("over your quota")
 type usage struct {
 	commit sync.Mutex // a commit's quota check and its rename, one at a time
 	trash  sync.Mutex // changes to the user's trash folder (trashLock)
+	sizes  sync.Mutex // the folders' records (sizes.go)
 	mu     sync.Mutex
 	known  bool
 	bytes  int64
@@ -49,7 +50,7 @@ func (t *Tree) Usage() (int64, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if !u.known {
-		n, err := t.size(".")
+		n, err := t.folderSize(".")
 		if err != nil {
 			return 0, fmt.Errorf("count %s's files: %w", t.user, err)
 		}
@@ -68,9 +69,6 @@ func (t *Tree) Free() (int64, error) {
 	}
 	return free + t.s.trashHeld(), nil
 }
-
-// size adds up the regular files at or below c.
-func (t *Tree) size(c string) (int64, error) { return FilesSize(t.root.FS(), c) }
 
 // FilesSize adds up the regular files at or below name in fsys, not
 // following symlinks. It goes on past what it cannot read, and returns the

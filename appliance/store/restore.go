@@ -102,7 +102,7 @@ func (r restoring) run() (to string, displaced bool, err error) {
 	// Back in the tree: the record goes (a cut before that leaves a record
 	// without item, dropped), the folders get their tags, then the syncs.
 	os.Remove(filepath.Join(r.td.Name(), r.id+recordSuffix))
-	t.touchUp(parent(to))
+	t.touchUp(parent(to), grow)
 	if err := r.td.Sync(); err != nil {
 		return "", false, err
 	}

@@ -276,7 +276,7 @@ func (t *Tree) Mkdir(p string) error {
 	if err := t.root.Mkdir(c, 0o755); err != nil {
 		return noSpace(err)
 	}
-	t.touchUp(parent(c))
+	t.touchUp(parent(c), 0)
 	return t.syncDir(parent(c))
 }
 
@@ -316,7 +316,7 @@ func (t *Tree) drop(c string, freed int64, trash bool, remove func(string) error
 		}
 	}
 	t.account(-freed)
-	t.touchUp(parent(c))
+	t.touchUp(parent(c), -freed)
 	if err != nil {
 		return err // moved to the trash, but not durably
 	}
@@ -338,11 +338,12 @@ func (t *Tree) RemoveAll(p string) error {
 		return err
 	}
 	defer t.usageStep()()
-	freed, _ := t.size(c)
+	freed, _ := t.sizeOf(c)
 	return t.drop(c, freed, true, func(c string) error {
 		err := t.root.RemoveAll(c)
-		if err != nil {
-			t.s.forgetUsage(t.user) // part of it went: count again when next asked
+		if err != nil { // part of it went: counted again when next asked
+			t.s.forgetUsage(t.user)
+			t.unsize(parent(c))
 		}
 		return err
 	})
@@ -363,8 +364,13 @@ func (t *Tree) Rename(oldp, newp string) error {
 		return fs.ErrPermission
 	}
 	unlock := t.usageStep()
-	var replaced int64
+	var replaced, moved int64
 	var version string
+	if fi, err := t.root.Lstat(o); err == nil && fi.Mode().IsRegular() {
+		moved = fi.Size()
+	} else if err == nil && fi.IsDir() {
+		moved, _ = t.folderSize(o)
+	}
 	if fi, err := t.root.Lstat(n); err == nil && fi.Mode().IsRegular() {
 		replaced = fi.Size()
 		if ofi, err := t.root.Lstat(o); err == nil && !os.SameFile(fi, ofi) {
@@ -387,12 +393,16 @@ func (t *Tree) Rename(oldp, newp string) error {
 	if version != "" {
 		defer t.s.keepReserve() // the replaced file's space was not freed
 	}
-	t.touchUp(parent(n))
+	if parent(o) == parent(n) {
+		t.touchUp(parent(n), -replaced)
+	} else {
+		t.touchUp(parent(n), moved-replaced)
+		t.touchUp(parent(o), -moved)
+	}
 	if err := t.syncDir(parent(n)); err != nil {
 		return err
 	}
 	if parent(o) != parent(n) {
-		t.touchUp(parent(o))
 		return t.syncDir(parent(o))
 	}
 	return nil

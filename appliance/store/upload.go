@@ -346,6 +346,7 @@ var commitSteps = []func(c *committing) error{
 type committing struct {
 	u    *Upload
 	size int64
+	grew int64    // what the commit added to the user's bytes
 	dir  *os.File // the final name's folder, from rename on
 }
 
@@ -471,13 +472,14 @@ func (c *committing) rename() error {
 		u.t.dropVersion(version)
 		return fmt.Errorf("put %s in place: %w", u.name, err)
 	}
-	u.t.account(c.size - old)
+	c.grew = c.size - old
+	u.t.account(c.grew)
 	return nil
 }
 
 // tag gives the folders above new ETags.
 func (c *committing) tag() error {
-	c.u.t.touchUp(parent(c.u.name))
+	c.u.t.touchUp(parent(c.u.name), c.grew)
 	return nil
 }
 
