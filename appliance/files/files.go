@@ -57,6 +57,9 @@ type Handler struct {
 	// Favorites are the users' favourite files (oc:favorite); nil: none
 	// can be marked.
 	Favorites *favorites.Set
+	// Capabilities are the other parts' blocks of the OCS capabilities
+	// (notifications...), by name.
+	Capabilities map[string]any
 	// Locks are the WebDAV locks, which SFTP honours too.
 	Locks *locks.Table
 	Log   *slog.Logger
@@ -81,8 +84,9 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 	mux.Handle(ncTrashbin, http.HandlerFunc(h.serveTrashbin))
 	mux.Handle(ncVersions, http.HandlerFunc(h.serveVersions))
 	mux.HandleFunc("/status.php", status)
+	h.cloudRoutes(mux)
 	for _, v := range []string{"/ocs/v1.php", "/ocs/v2.php"} {
-		mux.Handle(v+"/cloud/capabilities", h.ocs(capabilities))
+		mux.Handle(v+"/cloud/capabilities", h.ocs(h.capabilities))
 		mux.Handle(v+"/cloud/user", h.ocs(h.userInfo))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bonesync/bonesync/appliance/ocs"
+	"github.com/bonesync/bonesync/appliance/users"
 )
 
 // The WebDAV roots the clients use, besides Prefix.
@@ -61,8 +62,8 @@ func status(w http.ResponseWriter, r *http.Request) {
 // trusts them. The apps read some keys as required once their block is
 // there (core.pollinterval, files.bigfilechunking, files_sharing's
 // resharing and public.enabled).
-func capabilities(string) any {
-	return map[string]any{
+func (h *Handler) capabilities(string) any {
+	caps := map[string]any{
 		"version": map[string]any{"major": versionMajor, "minor": versionMinor, "micro": versionMicro,
 			"string": versionString, "edition": "", "extendedSupport": false},
 		"capabilities": map[string]any{
@@ -90,6 +91,10 @@ func capabilities(string) any {
 				"user": map[string]any{"send_mail": false}, "resharing": false},
 		},
 	}
+	for k, v := range h.Capabilities {
+		caps["capabilities"].(map[string]any)[k] = v
+	}
+	return caps
 }
 
 // ocs answers an OCS API call for the logged-in user (package ocs).
@@ -106,7 +111,17 @@ func (h *Handler) ocs(data func(user string) any) http.Handler {
 // userInfo is the OCS user record, with the quota as Nextcloud reports it
 // (-3: no quota but the disk).
 func (h *Handler) userInfo(user string) any {
-	info := map[string]any{"id": user, "display-name": user, "displayname": user, "email": nil, "enabled": true}
+	groups := []string{}
+	if user == users.Admin {
+		groups = append(groups, "admin")
+	}
+	// What the iOS app reads of a user (cloud/users/USER), with the values
+	// a Nextcloud account that has set nothing has.
+	info := map[string]any{"id": user, "display-name": user, "displayname": user, "email": nil, "enabled": true,
+		"groups": groups, "subadmin": []string{}, "backend": "Database",
+		"backendCapabilities": map[string]any{"setDisplayName": false, "setPassword": true},
+		"language":            "en", "locale": "", "lastLogin": 0, "storageLocation": "",
+		"address": "", "phone": "", "website": "", "twitter": "", "organisation": ""}
 	tree, err := h.Store.Tree(user)
 	if err != nil {
 		return info

@@ -10,6 +10,7 @@ package files
 import (
 	"container/heap"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -74,49 +75,80 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the search's scope must be /files/"+user+"/...", http.StatusBadRequest)
 		return
 	}
+	q, ok := h.open(w, r, user, ncFiles+user, rest)
+	if !ok {
+		return
+	}
+	defer q.tree.Close()
+	offset, count, paginate := pagination(r)
+	if paginate {
+		s.Limit = count
+	}
+	all, total, err := q.find(s, offset)
+	if err != nil {
+		code, msg := StoreStatus(err)
+		if errors.Is(err, errBadCondition) {
+			code, msg = http.StatusBadRequest, err.Error()
+		}
+		http.Error(w, msg, code)
+		return
+	}
+	if paginate {
+		w.Header().Set("X-NC-Paginate", "true")
+		w.Header().Set("X-NC-Paginate-Total", strconv.Itoa(total))
+		if tok := r.Header.Get("X-NC-Paginate-Token"); tok != "" {
+			w.Header().Set("X-NC-Paginate-Token", tok)
+		}
+	}
+	q.listFound(davxml.Propfind{Names: s.Select}, all)
+}
+
+// open opens user's tree for a request reached under prefix, naming
+// name; the caller closes q.tree.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, user, prefix, name string) (*request, bool) {
 	tree, err := h.Store.Tree(user)
 	if err != nil {
 		h.Log.Error("cannot open the files", "user", user, "err", err)
 		http.Error(w, "cannot open your files", http.StatusInternalServerError)
-		return
+		return nil, false
 	}
-	defer tree.Close()
 	tree.SetQuota(h.Quotas.Quota(user))
-	q := &request{h: h, w: w, r: r, tree: tree, user: user, prefix: ncFiles + user, name: rest}
+	return &request{h: h, w: w, r: r, tree: tree, user: user, prefix: prefix, name: name}, true
+}
+
+// errBadCondition is a search on what cannot be compared.
+var errBadCondition = errors.New("bad search")
+
+// find runs the search s below q.name: what matches, in order, from
+// offset, at most s.Limit of them (if set), and how many matched in all.
+func (q *request) find(s davxml.Search, offset int) ([]found, int, error) {
 	m := &matcher{q: q}
 	if err := m.check(s.Where); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	offset, count, paginate := pagination(r)
-	limit := s.Limit
-	if paginate {
-		limit = count
+		return nil, 0, fmt.Errorf("%w: %v", errBadCondition, err)
 	}
 	keep := maxSearchResults
-	if limit > 0 {
-		keep = min(keep, offset+limit)
+	if s.Limit > 0 {
+		keep = min(keep, offset+s.Limit)
 	}
 	res := &results{order: s.Order, m: m, keep: keep}
+	top := path.Clean("/" + q.name)
 	if s.Depth == 0 {
-		if in, err := tree.Info(rest); err == nil && m.eval(s.Where, path.Clean("/"+rest), in) {
-			res.add(found{path.Clean("/" + rest), in})
+		if in, err := q.tree.Info(top); err == nil && m.eval(s.Where, top, in) {
+			res.add(found{top, in})
 		}
-		q.listFound(davxml.Propfind{Names: s.Select}, res.sorted())
-		return
-	}
-	err = tree.Walk(rest, func(p string, in store.Info) error {
-		if m.eval(s.Where, p, in) {
-			res.add(found{p, in})
+	} else {
+		err := q.tree.Walk(top, func(p string, in store.Info) error {
+			if m.eval(s.Where, p, in) {
+				res.add(found{p, in})
+			}
+			if s.Depth == 1 && in.IsDir() {
+				return fs.SkipDir // its entries, not theirs
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
 		}
-		if s.Depth == 1 && in.IsDir() {
-			return fs.SkipDir // its entries, not theirs
-		}
-		return nil
-	})
-	if err != nil {
-		WriteStoreError(w, err)
-		return
 	}
 	all := res.sorted()
 	if offset < len(all) {
@@ -124,17 +156,10 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 	} else {
 		all = nil
 	}
-	if limit > 0 && len(all) > limit {
-		all = all[:limit]
+	if s.Limit > 0 && len(all) > s.Limit {
+		all = all[:s.Limit]
 	}
-	if paginate {
-		w.Header().Set("X-NC-Paginate", "true")
-		w.Header().Set("X-NC-Paginate-Total", strconv.Itoa(res.total))
-		if tok := r.Header.Get("X-NC-Paginate-Token"); tok != "" {
-			w.Header().Set("X-NC-Paginate-Token", tok)
-		}
-	}
-	q.listFound(davxml.Propfind{Names: s.Select}, all)
+	return all, res.total, nil
 }
 
 // pagination reads the Nextcloud apps' paging headers.

@@ -48,7 +48,8 @@ type Maker struct {
 	Heavy Turns // nil: no slot to share
 	Log   *slog.Logger
 
-	one sync.Mutex // one preview made at a time
+	one   sync.Mutex // one preview made at a time
+	dates sync.Mutex // the dates photos were taken (dates.go)
 }
 
 // Preview is a preview made: a JPEG, or a PNG where the picture has

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -219,5 +220,31 @@ func TestSupported(t *testing.T) {
 		if Supported(name) != want {
 			t.Errorf("Supported(%q) = %v", name, !want)
 		}
+	}
+}
+
+func TestTaken(t *testing.T) {
+	b := newBox(t)
+	shot := b.put("shot.jpg", withExif(jpegOf(t, picture(64, 48), 80), 1, "2023:07:08 09:10:11", "", jpegOf(t, picture(16, 12), 50)))
+	plain := b.put("plain.jpg", jpegOf(t, picture(64, 48), 80))
+	src := func(p string, in store.Info) Source {
+		return Source{User: "u", ID: in.FileID, Version: in.ETag, Open: func() (*os.File, error) { return b.tree.Open(p) }}
+	}
+	pics := []Source{src("shot.jpg", shot), src("plain.jpg", plain)}
+	got := b.h.Maker.Taken("u", pics)
+	if !got[0].Equal(time.Date(2023, 7, 8, 9, 10, 11, 0, time.UTC)) || !got[1].IsZero() {
+		t.Errorf("Taken = %v", got)
+	}
+	// Kept: read again without opening the files.
+	pics[0].Open = func() (*os.File, error) { t.Error("opened again"); return nil, os.ErrNotExist }
+	if again := b.h.Maker.Taken("u", pics); !again[0].Equal(got[0]) {
+		t.Errorf("kept date = %v", again[0])
+	}
+	// Swept with what no file has.
+	b.tree.Remove("shot.jpg")
+	b.tree.EmptyTrash("")
+	b.h.Maker.Sweep()
+	if idx := b.h.Maker.loadDates("u"); len(idx) != 1 {
+		t.Errorf("after the sweep the dates hold %v", idx)
 	}
 }

@@ -49,8 +49,9 @@ func (m *Maker) sweepUser(dir, user string) (int, error) {
 		return 0, err
 	}
 	removed := 0
+	m.pruneDates(user, live)
 	err = filepath.WalkDir(own, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
+		if err != nil || e.IsDir() || p == filepath.Join(own, datesFile) {
 			return nil
 		}
 		name := strings.TrimSuffix(e.Name(), ".none")

@@ -17,6 +17,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/listen"
+	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/sftpd"
@@ -49,6 +50,7 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 			return nil
 		}, false},
 		{"previews", func(ctx context.Context) error { s.previews.SweepEvery(ctx, sweepPreviewsEvery); return nil }, false},
+		{"notices", s.keepNotices, false},
 		{"refresh", func(ctx context.Context) error { s.watcher().Run(ctx); return nil }, false},
 		{"clock", s.keepClock, false},
 		{"first-login", s.tidyFirstLogin, false},
@@ -59,14 +61,16 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 // web is the HTTPS and plain-HTTP front with every protocol mounted.
 func (s *services) web(lns *listen.Listeners) *front.Server {
 	cfg := s.cfg
-	dav := &files.Handler{Store: s.files, Quotas: s.accounts, Door: s.door, Favorites: s.favs, Locks: s.locks, Log: s.log, FolderPage: webui.FolderURL}
+	dav := &files.Handler{Store: s.files, Quotas: s.accounts, Door: s.door, Favorites: s.favs, Locks: s.locks, Log: s.log,
+		FolderPage: webui.FolderURL, Capabilities: notices.Capabilities}
 	sys := s.system()
 	mounts := []front.Mount{
 		dav,
 		&preview.Handler{Maker: s.previews, Door: s.door, Log: s.log},
+		&notices.Handler{Board: s.notices, Door: s.door, Log: s.log},
 		&calendars.Handler{Store: s.pim, Door: s.door, Log: s.log},
 		&webui.UI{Door: s.door, Users: s.accounts, Store: s.files, Log: s.log, System: sys,
-			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure},
+			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Previews: s.previews, Notices: s.notices},
 		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: listen.PortOf(lns.HTTP), Log: s.log},
 	}
 	return &front.Server{

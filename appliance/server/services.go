@@ -19,6 +19,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/locks"
+	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/state"
@@ -43,6 +44,7 @@ type services struct {
 	files    *store.Store
 	previews *preview.Maker
 	favs     *favorites.Set
+	notices  *notices.Board
 	pim      *calendars.Store
 	locks    *locks.Table // WebDAV's locks, which SFTP honours too
 	// handshakes caps the TLS and SSH handshakes in flight together:
@@ -120,6 +122,12 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 		return nil, err
 	}
 	s.favs = favorites.Open(favDir)
+	noticeDir, err := s.files.OwnDir("notices")
+	if err != nil {
+		s.files.Close()
+		return nil, err
+	}
+	s.notices = notices.Open(noticeDir, log)
 	cfg := p.Config
 	s.pim.Limits = calendars.Limits{Object: int64(cfg.CalendarObjectKB) << 10, Objects: cfg.CalendarObjects, Collections: cfg.CalendarsPerUser}
 	return s, nil

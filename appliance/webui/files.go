@@ -11,12 +11,12 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -28,6 +28,7 @@ type entry struct {
 	Size     int64
 	Modified time.Time
 	Preview  bool
+	Thumb    string // its thumbnail's URL, for a picture
 }
 
 type crumb struct{ Name, Href string }
@@ -116,9 +117,14 @@ func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess *auth.Session,
 		e := entry{Name: n, Href: url.PathEscape(n), Dir: in.IsDir(), Size: in.Size(), Modified: in.ModTime()}
 		if e.Dir {
 			e.Href += "/"
-			e.Size = u.sizes.get(tree, sess.User, path.Join(name, n), in.ETag)
+			if e.Size = in.TreeSize; e.Size < 0 {
+				e.Size, _ = tree.Size(path.Join(name, n))
+			}
 		} else {
 			e.Preview = previewKind(n) != ""
+			if u.Previews != nil && preview.Supported(n) {
+				e.Thumb = ThumbURL(path.Join(name, n), 128, false)
+			}
 		}
 		if !e.Dir && !in.Mode().IsRegular() {
 			continue
@@ -176,36 +182,6 @@ func crumbs(name string) []crumb {
 	return out
 }
 
-// sizeCache keeps folder sizes by the folder's ETag, which changes when
-// anything below it does: a listing walks a subtree only after a change.
-type sizeCache struct {
-	mu sync.Mutex
-	m  map[string]sizeEntry
-}
-
-type sizeEntry struct {
-	etag string
-	size int64
-}
-
-func (c *sizeCache) get(t *store.Tree, user, p, etag string) int64 {
-	key := user + "\x00" + p
-	c.mu.Lock()
-	e, ok := c.m[key]
-	c.mu.Unlock()
-	if ok && e.etag == etag {
-		return e.size
-	}
-	n, _ := t.Size(p)
-	c.mu.Lock()
-	if c.m == nil || len(c.m) > 20000 {
-		c.m = map[string]sizeEntry{}
-	}
-	c.m[key] = sizeEntry{etag, n}
-	c.mu.Unlock()
-	return n
-}
-
 // previewKind is "image" or "text" for the files the page previews.
 func previewKind(name string) string {
 	switch strings.ToLower(path.Ext(name)) {
@@ -252,6 +228,7 @@ func (u *UI) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, 
 
 type previewData struct {
 	Name, Raw, Download, Folder string
+	Shown                       string // a picture's large preview, shown rather than the file
 	Kind                        string // image, text or ""
 	Text                        string
 	Cut                         bool
@@ -266,6 +243,9 @@ func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess *auth.Session,
 	base := path.Base(name)
 	esc := url.PathEscape(base)
 	d := previewData{Name: base, Raw: esc + "?raw", Download: esc, Folder: "./", Kind: previewKind(base), Size: in.Size(), Modified: in.ModTime()}
+	if u.Previews != nil && preview.Supported(base) {
+		d.Shown = ThumbURL(name, 1024, true) // upright, and a fraction of a photo's bytes
+	}
 	if d.Kind == "text" {
 		f, err := tree.Open(name)
 		if err != nil {

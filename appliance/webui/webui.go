@@ -30,6 +30,8 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/notices"
+	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -71,10 +73,13 @@ type UI struct {
 	// Measure runs the benchmark again, writing its progress lines to
 	// progress; nil: the admin page offers no "measure again".
 	Measure func(ctx context.Context, progress io.Writer) error
+	// Previews make the thumbnails and the photos page's; nil: none.
+	Previews *preview.Maker
+	// Notices are shown at the top of the pages; nil: none.
+	Notices *notices.Board
 
 	flows  loginFlows
 	bench  benchRun
-	sizes  sizeCache
 	once   sync.Once
 	pages  map[string]*template.Template
 	static map[string]staticFile
@@ -93,6 +98,7 @@ func (u *UI) init() {
 			"when":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
 			"asset": u.assetURL,
 			"inc":   func(i int) int { return i + 1 },
+			"dec":   func(i int) int { return i - 1 },
 			"base":  path.Base,
 			"mib":   func(n int64) int64 { return n >> 20 },
 			"used":  func(total, free int64) int64 { return total - free },
@@ -167,6 +173,11 @@ func (u *UI) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /admin/{$}", u.adminPage)
 	mux.HandleFunc("POST /admin/{$}", u.adminPost)
 	mux.HandleFunc("GET /admin/bench.json", u.benchStatus)
+	mux.HandleFunc("GET /thumb/{path...}", u.thumb)
+	mux.HandleFunc("GET /photos", u.photos)
+	mux.HandleFunc("GET /search", u.search)
+	mux.HandleFunc("GET /index.php/f/{id}", u.byID)
+	mux.HandleFunc("POST /notices", u.dismiss)
 	u.flowRoutes(mux)
 }
 
@@ -179,6 +190,7 @@ type page struct {
 	Flash   string // a message about what was just done
 	Problem string // a message about what failed
 	Nav     string // which menu entry is this page
+	Notices []notices.Notice
 	Data    any
 }
 
@@ -263,7 +275,11 @@ func (u *UI) tree(w http.ResponseWriter, sess *auth.Session) (*store.Tree, bool)
 }
 
 func (u *UI) base(sess *auth.Session, title, nav string) page {
-	return page{Title: title, User: sess.User, Admin: sess.User == users.Admin, CSRF: sess.CSRF, Nav: nav}
+	p := page{Title: title, User: sess.User, Admin: sess.User == users.Admin, CSRF: sess.CSRF, Nav: nav}
+	if u.Notices != nil {
+		p.Notices, _ = u.Notices.List(sess.User)
+	}
+	return p
 }
 
 func humanSize(n int64) string {

@@ -19,6 +19,8 @@ import (
 	"github.com/bonesync/bonesync/appliance/auth"
 	filesdav "github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/locks"
+	"github.com/bonesync/bonesync/appliance/notices"
+	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -60,7 +62,8 @@ func newSite(t *testing.T) *site {
 	door.LoginPage = LoginPage
 	dav := &filesdav.Handler{Store: files, Quotas: db, Door: door, Locks: locks.New(), Log: log, FolderPage: FolderURL}
 	s := &site{t: t, now: time.Now()}
-	s.ui = &UI{Door: door, Users: db, Store: files, Log: log}
+	s.ui = &UI{Door: door, Users: db, Store: files, Log: log,
+		Previews: &preview.Maker{Store: files, Log: log}, Notices: notices.Open(t.TempDir(), log)}
 	door.Sessions().Now = func() time.Time { return s.now }
 	mux := http.NewServeMux()
 	dav.Routes(mux)

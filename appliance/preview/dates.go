@@ -1,0 +1,96 @@
+package preview
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// datesFile is where the dates photos were taken are kept, per user:
+// read from each JPEG's EXIF once, by id and version.
+const datesFile = "taken.json"
+
+// Taken is when each picture in pics was taken, by its EXIF
+// (DateTimeOriginal), or the zero time when it says none (or is not a
+// JPEG): the photos page orders by it. What was read once is kept.
+func (m *Maker) Taken(user string, pics []Source) []time.Time {
+	m.dates.Lock()
+	defer m.dates.Unlock()
+	index := m.loadDates(user)
+	changed := false
+	out := make([]time.Time, len(pics))
+	for i, src := range pics {
+		key := fmt.Sprintf("%016x-%s", src.ID, src.Version)
+		when, ok := index[key]
+		if !ok {
+			when = takenOf(src)
+			index[key], changed = when, true
+		}
+		if when != 0 {
+			out[i] = time.Unix(when, 0).UTC()
+		}
+	}
+	if changed {
+		m.saveDates(user, index)
+	}
+	return out
+}
+
+// takenOf reads a picture's EXIF date: 0 for none.
+func takenOf(src Source) int64 {
+	f, err := src.Open()
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	info, err := probeJPEG(f)
+	if err != nil || info.taken.IsZero() {
+		return 0
+	}
+	return info.taken.Unix()
+}
+
+func (m *Maker) datesPath(user string) (string, error) {
+	dir, err := m.Store.OwnDir("previews")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, user, datesFile), nil
+}
+
+func (m *Maker) loadDates(user string) map[string]int64 {
+	index := map[string]int64{}
+	if name, err := m.datesPath(user); err == nil {
+		if b, err := os.ReadFile(name); err == nil {
+			json.Unmarshal(b, &index) // damaged: read again from the photos
+		}
+	}
+	return index
+}
+
+func (m *Maker) saveDates(user string, index map[string]int64) {
+	name, err := m.datesPath(user)
+	if err != nil {
+		return
+	}
+	b, _ := json.Marshal(index)
+	writeCache(name, b)
+}
+
+// pruneDates drops the dates of what no file has any more.
+func (m *Maker) pruneDates(user string, live map[string]bool) {
+	m.dates.Lock()
+	defer m.dates.Unlock()
+	index := m.loadDates(user)
+	n := len(index)
+	for k := range index {
+		if !live[k] {
+			delete(index, k)
+		}
+	}
+	if len(index) != n {
+		m.saveDates(user, index)
+	}
+}

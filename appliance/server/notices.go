@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// checkNoticesEvery is how often what lasts is looked at for the notices:
+// a quota or the disk nearly full, an update the box came back from.
+const checkNoticesEvery = time.Hour
+
+// Thresholds: told at the first, cleared below the second, so a file
+// that comes and goes at the edge does not tell again and again.
+const (
+	quotaTell, quotaClear = 0.90, 0.85
+	diskTell, diskClear   = 0.10, 0.15 // of the disk free
+)
+
+// keepNotices checks at start (after a minute) and then hourly.
+func (s *services) keepNotices(ctx context.Context) error {
+	wait := time.Minute
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = checkNoticesEvery
+		s.checkNotices()
+	}
+}
+
+// checkNotices posts, and clears, the notices of what lasts.
+func (s *services) checkNotices() {
+	accounts, err := s.accounts.List()
+	if err != nil {
+		s.log.Warn("notices: cannot list the accounts", "err", err)
+		return
+	}
+	for _, a := range accounts {
+		if a.Quota <= 0 {
+			s.notices.Clear(a.Name, "quota", "")
+			continue
+		}
+		tree, err := s.files.Tree(a.Name)
+		if err != nil {
+			continue
+		}
+		used, err := tree.Usage()
+		tree.Close()
+		if err != nil {
+			continue
+		}
+		switch share := float64(used) / float64(a.Quota); {
+		case share >= quotaTell:
+			s.post(a.Name, "quota", "", fmt.Sprintf("Your files take %.0f%% of your quota", 100*share),
+				fmt.Sprintf("%s of %s. Delete what you no longer need, or ask for more.", gb(used), gb(a.Quota)), "/account")
+		case share < quotaClear:
+			s.notices.Clear(a.Name, "quota", "")
+		}
+	}
+	if total, free, err := s.files.DiskSpace(); err == nil && total > 0 {
+		switch share := float64(free) / float64(total); {
+		case share < diskTell:
+			s.post(users.Admin, "disk", "", "The box's disk is nearly full",
+				fmt.Sprintf("%s of %s free. Uploads stop when it is full; the trash gives way first.", gb(free), gb(total)), "/admin/")
+		case share > diskClear:
+			s.notices.Clear(users.Admin, "disk", "")
+		}
+	}
+	if s.card != nil {
+		if st, err := s.card.Status(); err == nil && st.FailedTrial != "" {
+			s.post(users.Admin, "update", "", "An update did not start: the box went back",
+				fmt.Sprintf("The update in slot %s was tried and did not come up; the box runs slot %s as before.", st.Other, st.Slot), "/admin/")
+		} else if err == nil {
+			s.notices.Clear(users.Admin, "update", "")
+		}
+	}
+}
+
+func (s *services) post(user, kind, key, subject, message, link string) {
+	if err := s.notices.Post(user, kind, key, subject, message, link); err != nil {
+		s.log.Warn("cannot post a notice", "user", user, "kind", kind, "err", err)
+	}
+}
+
+func gb(n int64) string { return fmt.Sprintf("%.1f GB", float64(n)/1e9) }
