@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +68,7 @@ func (u *UI) flowRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+flowStart+"/poll", u.flowPoll)
 	mux.HandleFunc("GET "+flowStart+"/flow/{id}", u.flowPage)
 	mux.HandleFunc("POST "+flowStart+"/flow/{id}", u.flowGrant)
+	u.flowV1Routes(mux)
 }
 
 // flowStart begins a flow: anyone may, as with Nextcloud; nothing is
@@ -77,13 +79,7 @@ func (u *UI) flowStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, poll := auth.RandomToken(), auth.RandomToken()
-	client := strings.TrimSpace(r.UserAgent())
-	if len(client) > 200 {
-		client = client[:200]
-	}
-	if client == "" {
-		client = "an app"
-	}
+	client := clientOf(r)
 	now := time.Now()
 	u.flows.mu.Lock()
 	if u.flows.m == nil {
@@ -224,4 +220,58 @@ func appLabel(ua string) string {
 		label = label[:60]
 	}
 	return label + " (" + time.Now().Format("2006-01-02") + ")"
+}
+
+// The login flow v1 (older Nextcloud apps): the app opens
+// /index.php/login/flow in a web view of its own; the owner logs in and
+// grants access, and the box answers with a redirect to
+// nc://login/server:URL&user:NAME&password:APPPASSWORD, which the web
+// view hands to the app.
+const flowV1 = "/index.php/login/flow"
+
+func (u *UI) flowV1Routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+flowV1, u.flowV1Page)
+	mux.HandleFunc("POST "+flowV1, u.flowV1Grant)
+}
+
+func (u *UI) flowV1Page(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.session(w, r) // not logged in: the login page, and back
+	if !ok {
+		return
+	}
+	p := u.base(sess, "Connect an app", "")
+	p.Data = flowData{Client: clientOf(r)}
+	p.FormsTo = "nc:"
+	u.render(w, http.StatusOK, "flow", p)
+}
+
+func (u *UI) flowV1Grant(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.change(w, r)
+	if !ok {
+		return
+	}
+	client := clientOf(r)
+	pw, _, err := u.Users.NewAppPassword(sess.User, appLabel(client))
+	if err != nil {
+		p := u.base(sess, "Connect an app", "")
+		p.Problem = "No app password was made: " + err.Error()
+		u.render(w, http.StatusInternalServerError, "message", p)
+		return
+	}
+	u.Log.Info("web: an app connected by the login flow v1", "user", sess.User, "app", appLabel(client))
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Location", "nc://login/server:https://"+r.Host+"&user:"+url.QueryEscape(sess.User)+"&password:"+url.QueryEscape(pw))
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// clientOf is the app, as its User-Agent names it.
+func clientOf(r *http.Request) string {
+	client := strings.TrimSpace(r.UserAgent())
+	if len(client) > 200 {
+		client = client[:200]
+	}
+	if client == "" {
+		client = "an app"
+	}
+	return client
 }

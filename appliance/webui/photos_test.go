@@ -113,3 +113,31 @@ func TestPhotosSearchThumbs(t *testing.T) {
 		t.Errorf("dismiss without a token = %s", resp.Status)
 	}
 }
+
+// The login flow v1, as older Nextcloud apps run it in a web view.
+func TestLoginFlowV1(t *testing.T) {
+	s := newSite(t)
+	if resp, _ := s.do("GET", "/index.php/login/flow", "", nil); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login?next=%2Findex.php%2Flogin%2Fflow") {
+		t.Fatalf("without a session = %s %s", resp.Status, resp.Header.Get("Location"))
+	}
+	cookie, csrf := s.login("ann", "ann-password")
+	resp, page := s.do("GET", "/index.php/login/flow", cookie, nil, "User-Agent", "Mozilla/5.0 (Android) Nextcloud-android/3.14.0")
+	if !strings.Contains(resp.Header.Get("Content-Security-Policy"), "form-action 'self' nc:") || !strings.Contains(page, "Nextcloud-android") {
+		t.Fatalf("grant page: %s\n%s", resp.Header.Get("Content-Security-Policy"), page)
+	}
+	resp, _ = s.do("POST", "/index.php/login/flow", cookie, url.Values{"csrf": {csrf}}, "User-Agent", "Mozilla/5.0 (Android) Nextcloud-android/3.14.0")
+	m := regexp.MustCompile(`^nc://login/server:https://[^&]+&user:ann&password:([^&]+)$`).FindStringSubmatch(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || m == nil {
+		t.Fatalf("grant = %s %q", resp.Status, resp.Header.Get("Location"))
+	}
+	pw, _ := url.QueryUnescape(m[1])
+	req, _ := http.NewRequest("PROPFIND", s.srv.URL+"/remote.php/dav/files/ann/", nil)
+	req.SetBasicAuth("ann", pw)
+	req.Header.Set("Depth", "0")
+	if r, err := s.c.Do(req); err != nil || r.StatusCode != 207 {
+		t.Errorf("the app password over WebDAV: %v %v", r, err)
+	}
+	if resp, _ := s.do("POST", "/index.php/login/flow", cookie, url.Values{}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("grant without the page's token = %s", resp.Status)
+	}
+}

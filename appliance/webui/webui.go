@@ -191,6 +191,9 @@ type page struct {
 	Problem string // a message about what failed
 	Nav     string // which menu entry is this page
 	Notices []notices.Notice
+	// FormsTo is where else the page's forms may lead ("nc:", for the
+	// login flow v1's answer to its app); "" for the box's pages only.
+	FormsTo string
 	Data    any
 }
 
@@ -205,7 +208,12 @@ func (u *UI) render(w http.ResponseWriter, code int, name string, p page) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	formAction := "'self'"
+	if p.FormsTo != "" {
+		formAction += " " + p.FormsTo
+	}
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; form-action "+
+		formAction+"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
