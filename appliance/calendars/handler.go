@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
@@ -30,7 +31,10 @@ type Handler struct {
 	// Door checks the request's credentials, as for every protocol, and
 	// answers the request itself when they fail.
 	Door Door
-	Log  *slog.Logger
+	// Emails are the users' e-mail addresses (users.DB): the calendar user
+	// address clients put in invitations; nil, or "" for a user: none.
+	Emails interface{ Email(user string) string }
+	Log    *slog.Logger
 }
 
 // Routes adds the handler's paths to mux.
@@ -38,6 +42,12 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 	for _, p := range []string{"/.well-known/caldav", "/.well-known/carddav", davRoot, principalsDir, calendarsDir, addressDir} {
 		mux.Handle(p, h)
 	}
+	// A client given the bare host asks it for its principal.
+	mux.HandleFunc("PROPFIND /{$}", func(w http.ResponseWriter, r *http.Request) {
+		if user, ok := h.Door.Authenticate(w, r); ok {
+			h.principal(w, r, user, "/")
+		}
+	})
 }
 
 const (
@@ -100,6 +110,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == "MKCALENDAR" && t.kind == Calendars && t.coll != "" && t.name == "":
 		h.mkcalendar(w, r, t)
+		return
+	case r.Method == "PROPPATCH" && t.coll != "" && t.name == "":
+		h.proppatchCollection(w, r, t)
 		return
 	case r.Method == "REPORT" && t.coll != "" && t.name == "":
 		body, err := davxml.ReadBody(r.Body)
@@ -199,6 +212,8 @@ type mkcalendarBody struct {
 		Prop struct {
 			DisplayName string `xml:"DAV: displayname"`
 			Description string `xml:"urn:ietf:params:xml:ns:caldav calendar-description"`
+			Color       string `xml:"http://apple.com/ns/ical/ calendar-color"`
+			Order       string `xml:"http://apple.com/ns/ical/ calendar-order"`
 			Comps       []struct {
 				Name string `xml:"name,attr"`
 			} `xml:"urn:ietf:params:xml:ns:caldav supported-calendar-component-set>comp"`
@@ -215,7 +230,14 @@ func (h *Handler) mkcalendar(w http.ResponseWriter, r *http.Request, t target) {
 			return
 		}
 	}
-	c := Collection{Kind: Calendars, User: t.user, Name: t.coll, DisplayName: b.Set.Prop.DisplayName, Description: b.Set.Prop.Description}
+	pr := b.Set.Prop
+	c := Collection{Kind: Calendars, User: t.user, Name: t.coll, DisplayName: pr.DisplayName, Description: pr.Description}
+	if pr.Color != "" && validColor(strings.TrimSpace(pr.Color)) {
+		c.Color = strings.TrimSpace(pr.Color)
+	}
+	if _, err := strconv.Atoi(strings.TrimSpace(pr.Order)); err == nil {
+		c.Order = strings.TrimSpace(pr.Order)
+	}
 	for _, comp := range b.Set.Prop.Comps {
 		c.Components = append(c.Components, comp.Name)
 	}

@@ -66,6 +66,12 @@ func (h *Handler) principal(w http.ResponseWriter, r *http.Request, user, self s
 		return
 	}
 	pr := PrincipalPath(user)
+	addresses := href(pr)
+	if h.Emails != nil {
+		if email := h.Emails.Email(user); email != "" {
+			addresses = href("mailto:"+email) + addresses
+		}
+	}
 	have := map[xml.Name]string{
 		{Space: nsDAV, Local: "current-user-principal"}:    href(pr),
 		{Space: nsDAV, Local: "resourcetype"}:              "<d:collection/>",
@@ -73,7 +79,7 @@ func (h *Handler) principal(w http.ResponseWriter, r *http.Request, user, self s
 		{Space: nsCal, Local: "calendar-home-set"}:         href(HomePath(Calendars, user)),
 		{Space: nsCard, Local: "addressbook-home-set"}:     href(HomePath(AddressBooks, user)),
 		{Space: nsDAV, Local: "principal-URL"}:             href(pr),
-		{Space: nsCal, Local: "calendar-user-address-set"}: href("mailto:" + user + "@bonesync.invalid"),
+		{Space: nsCal, Local: "calendar-user-address-set"}: addresses,
 	}
 	if self == pr {
 		have[xml.Name{Space: nsDAV, Local: "resourcetype"}] = "<d:collection/><d:principal/>"
@@ -102,6 +108,12 @@ func (h *Handler) collectionProps(c *Collection) map[xml.Name]string {
 	if c.Kind == Calendars {
 		have[xml.Name{Space: nsDAV, Local: "resourcetype"}] = "<d:collection/><cal:calendar/>"
 		have[xml.Name{Space: nsCal, Local: "calendar-description"}] = davxml.Text(c.Description)
+		if c.Color != "" {
+			have[calendarColor] = davxml.Text(c.Color)
+		}
+		if c.Order != "" {
+			have[calendarOrder] = davxml.Text(c.Order)
+		}
 		comps := ""
 		for _, comp := range c.Components {
 			comps += `<cal:comp name="` + davxml.Attr(comp) + `"/>`

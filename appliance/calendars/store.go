@@ -112,6 +112,8 @@ type Collection struct {
 	Name        string   `json:"-"`
 	DisplayName string   `json:"displayname,omitempty"`
 	Description string   `json:"description,omitempty"`
+	Color       string   `json:"color,omitempty"`      // as the client gave it: "#RRGGBB" or "#RRGGBBAA"
+	Order       string   `json:"order,omitempty"`      // its place among the user's calendars, a number as text
 	Components  []string `json:"components,omitempty"` // VEVENT, VTODO; calendars only
 	Seq         int64    `json:"seq"`                  // changes so far: the ctag and sync token
 	// ID tells this collection from one made later under the same name:
@@ -215,6 +217,27 @@ func (s *Store) Collection(k Kind, user, name string) (*Collection, error) {
 	c.Kind, c.User, c.Name = k, user, name
 	c.Seq = max(c.Seq, lastLogged(dir))
 	return c, nil
+}
+
+// Describe changes a collection's description (name, colour...) with
+// change, and keeps it.
+func (s *Store) Describe(k Kind, user, name string, change func(*Collection)) error {
+	dir, err := s.collDir(k, user, name)
+	if err != nil {
+		return err
+	}
+	unlock, err := s.lock(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	c, err := s.Collection(k, user, name)
+	if err != nil {
+		return err
+	}
+	change(c)
+	b, _ := json.Marshal(c)
+	return s.write(filepath.Join(dir, "collection.json"), b)
 }
 
 // Create makes a collection.

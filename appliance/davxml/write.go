@@ -5,8 +5,8 @@
 //
 // Answers declare a fixed set of prefixes on their root (Prefixes), the
 // ones a Nextcloud server uses: DAV: is d:, CalDAV's cal:, CardDAV's card:,
-// Apple's calendarserver cs:, and the ownCloud and Nextcloud namespaces
-// oc: and nc:. They are part of the protocol in practice: the iOS apps'
+// Apple's calendarserver cs: and iCal x1:, and the ownCloud and Nextcloud
+// namespaces oc: and nc:. They are part of the protocol in practice: the iOS apps'
 // NextcloudKit reads answers by prefixed name ("d:response",
 // "oc:fileid"), not by namespace. A value given as XML (Prop.Inner) may
 // use them; a property in any other namespace declares its own.
@@ -32,17 +32,18 @@ const (
 	NSCS   = "http://calendarserver.org/ns/"
 	NSOC   = "http://owncloud.org/ns"
 	NSNC   = "http://nextcloud.org/ns"
+	NSICal = "http://apple.com/ns/ical/" // calendar-color, calendar-order
 )
 
 // Prefixes are the namespaces every answer declares on its root, and
 // their prefixes.
-var Prefixes = map[string]string{NS: "d", NSCal: "cal", NSCard: "card", NSCS: "cs", NSOC: "oc", NSNC: "nc"}
+var Prefixes = map[string]string{NS: "d", NSCal: "cal", NSCard: "card", NSCS: "cs", NSOC: "oc", NSNC: "nc", NSICal: "x1"}
 
 // rootStart is the multistatus start tag, declaring Prefixes.
 var rootStart = func() string {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<d:multistatus`)
-	for _, ns := range []string{NS, NSCal, NSCard, NSCS, NSOC, NSNC} {
+	for _, ns := range []string{NS, NSCal, NSCard, NSCS, NSOC, NSNC, NSICal} {
 		fmt.Fprintf(&b, ` xmlns:%s="%s"`, Prefixes[ns], ns)
 	}
 	b.WriteString(">")

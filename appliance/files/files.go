@@ -60,6 +60,8 @@ type Handler struct {
 	// Capabilities are the other parts' blocks of the OCS capabilities
 	// (notifications...), by name.
 	Capabilities map[string]any
+	// Emails are the users' e-mail addresses (users.DB); nil: none.
+	Emails interface{ Email(user string) string }
 	// Locks are the WebDAV locks, which SFTP honours too.
 	Locks *locks.Table
 	Log   *slog.Logger

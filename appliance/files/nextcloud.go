@@ -117,7 +117,13 @@ func (h *Handler) userInfo(user string) any {
 	}
 	// What the iOS app reads of a user (cloud/users/USER), with the values
 	// a Nextcloud account that has set nothing has.
-	info := map[string]any{"id": user, "display-name": user, "displayname": user, "email": nil, "enabled": true,
+	var email any // null, as for an account without one
+	if h.Emails != nil {
+		if e := h.Emails.Email(user); e != "" {
+			email = e
+		}
+	}
+	info := map[string]any{"id": user, "display-name": user, "displayname": user, "email": email, "enabled": true,
 		"groups": groups, "subadmin": []string{}, "backend": "Database",
 		"backendCapabilities": map[string]any{"setDisplayName": false, "setPassword": true},
 		"language":            "en", "locale": "", "lastLogin": 0, "storageLocation": "",

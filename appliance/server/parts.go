@@ -62,13 +62,13 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 func (s *services) web(lns *listen.Listeners) *front.Server {
 	cfg := s.cfg
 	dav := &files.Handler{Store: s.files, Quotas: s.accounts, Door: s.door, Favorites: s.favs, Locks: s.locks, Log: s.log,
-		FolderPage: webui.FolderURL, Capabilities: notices.Capabilities}
+		FolderPage: webui.FolderURL, Capabilities: notices.Capabilities, Emails: s.accounts}
 	sys := s.system()
 	mounts := []front.Mount{
 		dav,
 		&preview.Handler{Maker: s.previews, Door: s.door, Log: s.log},
 		&notices.Handler{Board: s.notices, Door: s.door, Log: s.log},
-		&calendars.Handler{Store: s.pim, Door: s.door, Log: s.log},
+		&calendars.Handler{Store: s.pim, Door: s.door, Emails: s.accounts, Log: s.log},
 		&webui.UI{Door: s.door, Users: s.accounts, Store: s.files, Log: s.log, System: sys,
 			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Previews: s.previews, Notices: s.notices},
 		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: listen.PortOf(lns.HTTP), Log: s.log},

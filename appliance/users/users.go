@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/mail"
 	"os"
 	"sort"
 	"strings"
@@ -83,6 +84,9 @@ type User struct {
 	Generated bool `json:"generated_password,omitempty"`
 	// Apps are the account's app passwords (apppasswords.go).
 	Apps []AppPassword `json:"app_passwords,omitempty"`
+	// Email is the account's address, as its owner gave it: the calendar
+	// user address (invitations name it) and the apps' account e-mail.
+	Email string `json:"email,omitempty"`
 }
 
 type fileFormat struct {
@@ -328,6 +332,31 @@ func (db *DB) SetQuota(name string, bytes int64) error {
 		u.Quota = bytes
 		return nil
 	})
+}
+
+// SetEmail sets an account's e-mail address ("" removes it).
+func (db *DB) SetEmail(name, email string) error {
+	email = strings.TrimSpace(email)
+	if email != "" {
+		a, err := mail.ParseAddress(email)
+		if err != nil || a.Address != email || a.Name != "" {
+			return fmt.Errorf("%q is not an e-mail address", email)
+		}
+	}
+	return db.update(func(m map[string]*User) error {
+		u, ok := m[name]
+		if !ok {
+			return fmt.Errorf("no user %s", name)
+		}
+		u.Email = email
+		return nil
+	})
+}
+
+// Email is an account's e-mail address; "" for none.
+func (db *DB) Email(name string) string {
+	u, _, _ := db.lookup(name)
+	return u.Email
 }
 
 // Quota is an account's quota in bytes; 0 for none (or no such account).

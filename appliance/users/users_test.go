@@ -178,3 +178,29 @@ func TestHashParameters(t *testing.T) {
 		}
 	}
 }
+
+func TestEmail(t *testing.T) {
+	db, dir := open(t)
+	if err := db.Add("ann", "a long password"); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"ann", "Ann <ann@example.org>", "ann@", "a b@example.org"} {
+		if err := db.SetEmail("ann", bad); err == nil {
+			t.Errorf("SetEmail(%q) took it", bad)
+		}
+	}
+	if err := db.SetEmail("ann", " ann@example.org "); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := Open(dir)
+	if got := again.Email("ann"); got != "ann@example.org" {
+		t.Errorf("Email = %q after a reload", got)
+	}
+	db.SetEmail("ann", "")
+	if got := db.Email("ann"); got != "" {
+		t.Errorf("cleared Email = %q", got)
+	}
+	if err := db.SetEmail("nobody", "x@example.org"); err == nil {
+		t.Error("an address for no account")
+	}
+}

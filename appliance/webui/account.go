@@ -77,6 +77,7 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 type accountData struct {
+	Email   string
 	Apps    []users.AppPassword
 	New     string // an app password just made, shown this once
 	NewName string
@@ -98,6 +99,7 @@ func (u *UI) showAccount(w http.ResponseWriter, sess *auth.Session, code int, fl
 		p.Problem = err.Error()
 	}
 	d.Apps = apps
+	d.Email = u.Users.Email(sess.User)
 	p.Data = d
 	u.render(w, code, "account", p)
 }
@@ -108,6 +110,13 @@ func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch r.PostFormValue("action") {
+	case "email":
+		if err := u.Users.SetEmail(sess.User, r.PostFormValue("email")); err != nil {
+			u.showAccount(w, sess, http.StatusBadRequest, "", "E-mail address not changed: "+err.Error(), accountData{})
+			return
+		}
+		u.Log.Info("web: e-mail address changed", "user", sess.User)
+		u.showAccount(w, sess, http.StatusOK, "E-mail address saved: calendar invitations name it.", "", accountData{})
 	case "password":
 		cur, pw, again := r.PostFormValue("current"), r.PostFormValue("new"), r.PostFormValue("again")
 		if u.Door.AccountPassword(guard.Host(r.RemoteAddr), "web", sess.User, cur) != auth.OK {
