@@ -101,6 +101,15 @@ func (d *Door) AccountPassword(addr, proto, user, pw string) Result {
 	})
 }
 
+// LinkPassword checks a public link's password (hash: its PHC string),
+// tried from addr, under the same bans as every login: a link's password
+// is guessed like an account's.
+func (d *Door) LinkPassword(addr, token, hash, pw string) Result {
+	return d.check(addr, "link", "link:"+token, func(suspect bool) (bool, error) {
+		return d.accounts.Verify(hash, pw, suspect), nil
+	})
+}
+
 func (d *Door) check(addr, proto, user string, verify func(suspect bool) (bool, error)) Result {
 	if banned, _ := d.bans.Banned(addr); banned {
 		return Banned

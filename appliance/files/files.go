@@ -62,6 +62,11 @@ type Handler struct {
 	Capabilities map[string]any
 	// Emails are the users' e-mail addresses (users.DB); nil: none.
 	Emails interface{ Email(user string) string }
+	// Shares say what each user shared of their files (package shares):
+	// oc:share-types. nil: nothing is shared.
+	Shares interface {
+		Types(user string) map[uint64][]int
+	}
 	// Locks are the WebDAV locks, which SFTP honours too.
 	Locks *locks.Table
 	Log   *slog.Logger

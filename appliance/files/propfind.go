@@ -85,6 +85,53 @@ type propWriter struct {
 	wantDead bool
 	quota    *[2]int64 // used, available; read once
 	favs     map[uint64]bool
+	shares   map[uint64][]int
+}
+
+// permissions are oc:permissions: what may be done with the entry p, as
+// Nextcloud's letters say it: S shared with the user, R reshareable, G
+// readable, D deletable, N renamable, V movable, W writable (a file), C
+// and K files and folders may be made in it.
+func (pw *propWriter) permissions(p string, dir bool) string {
+	tree := pw.q.tree
+	perm, err := tree.PermAt(p)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	owner, _, _ := tree.Owner(p)
+	_, mountTop := tree.MountAt(p)
+	if owner != pw.q.user {
+		b.WriteString("S")
+	}
+	if perm&store.PermShare != 0 && owner == pw.q.user {
+		b.WriteString("R")
+	}
+	if perm&store.PermRead != 0 {
+		b.WriteString("G")
+	}
+	if perm&store.PermDelete != 0 || mountTop { // a share's top is left, or renamed, by its recipient
+		b.WriteString("DNV")
+	}
+	if !dir && perm&store.PermUpdate != 0 {
+		b.WriteString("W")
+	}
+	if dir && perm&store.PermCreate != 0 {
+		b.WriteString("CK")
+	}
+	return b.String()
+}
+
+// shareTypes are the kinds of share the user made of each file id, read
+// once per answer.
+func (pw *propWriter) shareTypes() map[uint64][]int {
+	if pw.shares == nil {
+		pw.shares = map[uint64][]int{}
+		if s := pw.q.h.Shares; s != nil {
+			pw.shares = s.Types(pw.q.user)
+		}
+	}
+	return pw.shares
 }
 
 // favorites are the user's favourites, read once per answer.
@@ -248,11 +295,24 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 	case ocID:
 		return put(ocIDOf(in.FileID))
 	case ocPermissions:
-		// Read, delete, rename, move, write or add files and folders; no sharing.
-		if dir {
-			return put("RGDNVCK")
+		return put(pw.permissions(p, dir))
+	case ocShareTypes:
+		var b strings.Builder
+		for _, t := range pw.shareTypes()[in.FileID] {
+			fmt.Fprintf(&b, "<oc:share-type>%d</oc:share-type>", t)
 		}
-		return put("RGDNVW")
+		return put(b.String())
+	case ncMountType:
+		if owner, _, err := pw.q.tree.Owner(p); err == nil && owner != pw.q.user {
+			return put("shared")
+		}
+		return put("")
+	case ocOwnerID, ocOwnerName:
+		owner, _, err := pw.q.tree.Owner(p)
+		if err != nil {
+			return false
+		}
+		return put(davxml.Text(owner))
 	case ocSize: // a folder's: what its files take, kept as they change
 		if !dir {
 			return put(fmt.Sprint(in.Size()))

@@ -31,6 +31,9 @@ var (
 	ocDDC            = ocName("dDC")
 	ocShareTypes     = ocName("share-types")
 	ncHasPreview     = ncName("has-preview")
+	ncMountType      = ncName("mount-type")
+	ocOwnerID        = ocName("owner-id")
+	ocOwnerName      = ocName("owner-display-name")
 )
 
 // instanceID ends every oc:id, as a Nextcloud server's instance id does.
@@ -48,6 +51,7 @@ var liveProps = map[xml.Name]bool{
 	davxml.Name("getcontentlanguage"): true, quotaUsed: true, quotaAvailable: true,
 	ocFileID: true, ocID: true, ocPermissions: true, ocSize: true, ocChecksums: true,
 	ocDownloadURL: true, ocDDC: true, ocShareTypes: true, ncHasPreview: true, ocFavorite: true,
+	ncMountType: true, ocOwnerID: true, ocOwnerName: true,
 }
 
 // allLive are the live properties allprop returns (RFC 4918 section 9.1;

@@ -45,7 +45,6 @@ var (
 	ncTrashByName   = ncName("trashbin-deleted-by-display-name")
 	ncVersionLabel  = ncName("version-label")
 	ncVersionAuthor = ncName("version-author")
-	ncMountType     = ncName("mount-type")
 )
 
 // history is one request on a user's trash or versions.

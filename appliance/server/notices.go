@@ -3,8 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"path"
+	"strconv"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -30,6 +33,9 @@ func (s *services) keepNotices(ctx context.Context) error {
 		}
 		wait = checkNoticesEvery
 		s.checkNotices()
+		if n := s.shares.Expire(); n > 0 {
+			s.log.Info("shares past their expiry ended", "count", n)
+		}
 	}
 }
 
@@ -88,3 +94,23 @@ func (s *services) post(user, kind, key, subject, message, link string) {
 }
 
 func gb(n int64) string { return fmt.Sprintf("%.1f GB", float64(n)/1e9) }
+
+// toldShare tells a user of a share given to them.
+func (s *services) toldShare(sh shares.Share) {
+	what := map[string]string{shares.ItemFolder: "the folder", shares.ItemFile: "the file",
+		shares.ItemCalendar: "the calendar", shares.ItemAddressBook: "the address book"}[sh.Item]
+	name := sh.Mount
+	if name == "" {
+		name = path.Base(sh.Path)
+	}
+	rights := "to read"
+	if sh.Perm&2 != 0 {
+		rights = "to read and change"
+	}
+	link := "/files/"
+	if sh.Item == shares.ItemCalendar || sh.Item == shares.ItemAddressBook {
+		link = ""
+	}
+	s.post(sh.With, "share", strconv.Itoa(sh.ID), fmt.Sprintf("%s shared %s %s with you", sh.Owner, what, name),
+		"You may use it "+rights+".", link)
+}

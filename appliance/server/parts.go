@@ -21,6 +21,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/sftpd"
+	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/sysd"
 	"github.com/bonesync/bonesync/appliance/webui"
 )
@@ -62,15 +63,18 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 func (s *services) web(lns *listen.Listeners) *front.Server {
 	cfg := s.cfg
 	dav := &files.Handler{Store: s.files, Quotas: s.accounts, Door: s.door, Favorites: s.favs, Locks: s.locks, Log: s.log,
-		FolderPage: webui.FolderURL, Capabilities: notices.Capabilities, Emails: s.accounts}
+		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares,
+		Capabilities: merge(notices.Capabilities, shares.Capabilities)}
 	sys := s.system()
 	mounts := []front.Mount{
 		dav,
 		&preview.Handler{Maker: s.previews, Door: s.door, Log: s.log},
 		&notices.Handler{Board: s.notices, Door: s.door, Log: s.log},
+		&shares.API{Book: s.shares, Store: s.files, Door: s.door, Users: s.accounts, Log: s.log},
 		&calendars.Handler{Store: s.pim, Door: s.door, Emails: s.accounts, Log: s.log},
 		&webui.UI{Door: s.door, Users: s.accounts, Store: s.files, Log: s.log, System: sys,
-			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Previews: s.previews, Notices: s.notices},
+			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Previews: s.previews, Notices: s.notices,
+			Shares: s.shares, Collections: s.collectionNames},
 		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: listen.PortOf(lns.HTTP), Log: s.log},
 	}
 	return &front.Server{
@@ -165,4 +169,27 @@ func watchdogAddr(a net.Addr) string {
 		return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 	}
 	return a.String()
+}
+
+// merge is the parts' blocks of the OCS capabilities, together.
+func merge(blocks ...map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, b := range blocks {
+		for k, v := range b {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// collectionNames are a user's calendars and address books, by name: what
+// the sharing page offers to share.
+func (s *services) collectionNames(user string) (cals, books []string) {
+	for kind, out := range map[calendars.Kind]*[]string{calendars.Calendars: &cals, calendars.AddressBooks: &books} {
+		list, _ := s.pim.Collections(kind, user)
+		for _, c := range list {
+			*out = append(*out, c.Name)
+		}
+	}
+	return cals, books
 }

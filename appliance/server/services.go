@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/provision"
+	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/sysd"
@@ -45,6 +47,7 @@ type services struct {
 	previews *preview.Maker
 	favs     *favorites.Set
 	notices  *notices.Board
+	shares   *shares.Book
 	pim      *calendars.Store
 	locks    *locks.Table // WebDAV's locks, which SFTP honours too
 	// handshakes caps the TLS and SSH handshakes in flight together:
@@ -128,6 +131,18 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 		return nil, err
 	}
 	s.notices = notices.Open(noticeDir, log)
+	shareDir, err := s.files.OwnDir("shares")
+	if err != nil {
+		s.files.Close()
+		return nil, err
+	}
+	if s.shares, err = shares.Open(shareDir, s.files, s.accounts, log); err != nil {
+		s.files.Close()
+		return nil, err
+	}
+	s.shares.Told = s.toldShare
+	s.shares.Ended = func(sh shares.Share) { s.notices.Clear(sh.With, "share", strconv.Itoa(sh.ID)) }
+	s.files.SetMounts(s.shares, s.accounts.Quota)
 	cfg := p.Config
 	s.pim.Limits = calendars.Limits{Object: int64(cfg.CalendarObjectKB) << 10, Objects: cfg.CalendarObjects, Collections: cfg.CalendarsPerUser}
 	return s, nil

@@ -29,7 +29,7 @@ func SafePerm(perm fs.FileMode, dir bool) fs.FileMode {
 // SetTimes sets a file's or folder's access and modification times (a zero
 // atime leaves it), as SFTP's SETSTAT asks.
 func (t *Tree) SetTimes(p string, atime, mtime time.Time) error {
-	c, err := t.clean(p)
+	t, c, err := t.at(p, PermUpdate)
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (t *Tree) SetTimes(p string, atime, mtime time.Time) error {
 
 // Chmod sets permission bits, as SafePerm keeps them.
 func (t *Tree) Chmod(p string, perm fs.FileMode) error {
-	c, err := t.clean(p)
+	t, c, err := t.at(p, PermUpdate)
 	if err != nil {
 		return err
 	}

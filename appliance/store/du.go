@@ -3,7 +3,7 @@ package store
 // Size adds up the regular files at or below p: a folder's size as the
 // web pages show it.
 func (t *Tree) Size(p string) (int64, error) {
-	c, err := t.clean(p)
+	t, c, err := t.at(p, PermRead)
 	if err != nil {
 		return 0, err
 	}

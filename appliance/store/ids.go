@@ -185,7 +185,7 @@ func (t *Tree) walk(p string, fn func(p string, in Info) error) error {
 		child := path.Join(p, n)
 		in, ok, err := t.InfoIn(dir, n)
 		if !ok && err == nil {
-			fi, lerr := t.root.Lstat(child[1:])
+			fi, lerr := t.Lstat(child)
 			if lerr != nil || fi.Mode()&fs.ModeSymlink != 0 {
 				continue
 			}

@@ -158,16 +158,23 @@ type Info struct {
 
 // Info describes the named file or folder.
 func (t *Tree) Info(p string) (Info, error) {
-	c, err := t.clean(p)
+	if m, ok := t.MountAt(p); ok {
+		return t.mountInfo(m)
+	}
+	tt, c, err := t.at(p, PermRead)
 	if err != nil {
 		return Info{}, err
 	}
-	f, err := t.root.Open(c)
+	f, err := tt.root.Open(c)
 	if err != nil {
 		return Info{}, err
 	}
 	defer f.Close()
-	return t.s.info(f)
+	in, err := tt.s.info(f)
+	if err == nil && c == "." && tt == t && t.s.mounts != nil && t.prefix == "" {
+		in.ETag = t.topETag(in.ETag)
+	}
+	return in, err
 }
 
 // info describes an open file.
@@ -181,7 +188,7 @@ func (s *Store) info(f *os.File) (Info, error) {
 
 // OpenDir opens a folder of the tree, to describe its entries with InfoIn.
 func (t *Tree) OpenDir(p string) (*os.File, error) {
-	c, err := t.clean(p)
+	t, c, err := t.at(p, PermRead)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +217,10 @@ var procFD = func() bool {
 func (t *Tree) InfoIn(dir *os.File, base string) (in Info, ok bool, err error) {
 	if !procFD || base == "" || base == "." || base == ".." || strings.ContainsRune(base, '/') {
 		return Info{}, false, nil
+	}
+	if m, ok := t.mountOf(base); ok && t.isTop(dir) {
+		in, err := t.mountInfo(m)
+		return in, true, err
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(int(dir.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {

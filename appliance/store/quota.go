@@ -46,6 +46,9 @@ func (t *Tree) Quota() int64 { return t.quota }
 
 // Usage is the bytes the user's files take.
 func (t *Tree) Usage() (int64, error) {
+	if t.home != nil { // a share's: its owner's
+		return t.home.Usage()
+	}
 	u := t.s.usageOf(t.user)
 	u.mu.Lock()
 	defer u.mu.Unlock()

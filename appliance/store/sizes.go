@@ -72,21 +72,32 @@ func (s *Store) writeFolder(fd int, r folderRecord) error {
 // without extended attributes still serves, its folder ETags following
 // the folders' own times and its sizes counted when asked for.
 func (t *Tree) touchUp(c string, delta int64) {
+	t.upTo(c, func(r *folderRecord) {
+		rand.Read(r.tag[:])
+		r.size += delta
+	})
+}
+
+// upTo changes the record of the folder c and of every folder above it,
+// to the top of the owner's tree (for a share's tree, above its own top).
+func (t *Tree) upTo(c string, change func(r *folderRecord)) {
 	l := &t.s.usageOf(t.user).sizes
 	l.Lock()
-	defer l.Unlock()
 	for {
 		if d, err := t.root.Open(c); err == nil {
 			r, _ := t.s.readFolder(fdXattrs(d.Fd()))
-			rand.Read(r.tag[:])
-			r.size += delta
+			change(&r)
 			t.s.writeFolder(int(d.Fd()), r)
 			d.Close()
 		}
 		if c == "." {
-			return
+			break
 		}
 		c = parent(c)
+	}
+	l.Unlock()
+	if t.home != nil && t.prefix != "." {
+		t.home.upTo(parent(t.prefix), change)
 	}
 }
 
@@ -163,19 +174,8 @@ func cmpOr(a, b error) error {
 // size: a change whose bytes are not known (a removal that failed part of
 // the way) is counted when next asked.
 func (t *Tree) unsize(c string) {
-	l := &t.s.usageOf(t.user).sizes
-	l.Lock()
-	defer l.Unlock()
-	for {
-		if d, err := t.root.Open(c); err == nil {
-			var r folderRecord
-			rand.Read(r.tag[:])
-			t.s.writeFolder(int(d.Fd()), r)
-			d.Close()
-		}
-		if c == "." {
-			return
-		}
-		c = parent(c)
-	}
+	t.upTo(c, func(r *folderRecord) {
+		*r = folderRecord{}
+		rand.Read(r.tag[:])
+	})
 }

@@ -40,7 +40,9 @@ type Store struct {
 	purgeMu sync.Mutex            // one purge at a time
 	free    func() (int64, error) // the disk's free space; tests replace it
 
-	seen sightings // where listings saw file ids (ids.go)
+	seen   sightings // where listings saw file ids (ids.go)
+	mounts Mounts    // the shares users receive (mounts.go)
+	quotas func(user string) int64
 
 	heldMu sync.Mutex // what the trash holds, as last counted (trashHeld)
 	held   int64
@@ -142,7 +144,10 @@ func (s *Store) OwnDir(name string) (string, error) {
 
 // Tree opens the named user's directory, creating it if needed. The caller
 // must Close it.
-func (s *Store) Tree(user string) (*Tree, error) {
+func (s *Store) Tree(user string) (*Tree, error) { return s.tree(user, true) }
+
+// tree opens a user's tree, with the shares they receive if withMounts.
+func (s *Store) tree(user string, withMounts bool) (*Tree, error) {
 	if user == "" || strings.ContainsAny(user, "/\\\x00") || strings.HasPrefix(user, ".") {
 		return nil, fmt.Errorf("bad user name %q", user)
 	}
@@ -154,7 +159,11 @@ func (s *Store) Tree(user string) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open user directory %s: %w", dir, err)
 	}
-	return &Tree{root: r, user: user, s: s}, nil
+	t := &Tree{root: r, user: user, s: s}
+	if withMounts {
+		t.loadMounts()
+	}
+	return t, nil
 }
 
 // RemoveStaleUploads deletes the uploads that a crash or a power cut
@@ -194,13 +203,32 @@ func (s *Store) RemoveStaleUploads() error {
 // outside it.
 type Tree struct {
 	root  *os.Root
-	user  string
+	user  string // whose files: for a share, the owner's
 	s     *Store
 	quota int64
+
+	// A user's own tree: the shares they receive at its top, opened, by
+	// mount id (mounts.go), and the top's inode.
+	subs   map[string]*Tree
+	topIno uint64
+
+	// A share's tree: where it is in the owner's tree, what may be done in
+	// it, the one file it holds (a shared file), and the owner's whole
+	// tree, for what is kept above it (folder tags and sizes, the usage).
+	prefix string
+	perm   Perm
+	only   string
+	home   *Tree
 }
 
 // Close releases the tree.
-func (t *Tree) Close() error { return t.root.Close() }
+func (t *Tree) Close() error {
+	t.closeMounts()
+	if t.home != nil {
+		t.home.Close()
+	}
+	return t.root.Close()
+}
 
 // ErrBadName is returned for a path that no client should send: one that
 // is not UTF-8, or with a NUL, a control character or a backslash in it,
@@ -239,7 +267,7 @@ func (t *Tree) clean(p string) (string, error) { return Clean(p) }
 
 // Stat describes the named file, following symlinks that stay inside.
 func (t *Tree) Stat(p string) (fs.FileInfo, error) {
-	c, err := t.clean(p)
+	t, c, err := t.at(p, PermRead)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +276,7 @@ func (t *Tree) Stat(p string) (fs.FileInfo, error) {
 
 // Lstat describes the named file without following a final symlink.
 func (t *Tree) Lstat(p string) (fs.FileInfo, error) {
-	c, err := t.clean(p)
+	t, c, err := t.at(p, PermRead)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +285,7 @@ func (t *Tree) Lstat(p string) (fs.FileInfo, error) {
 
 // Open opens the named file or directory for reading.
 func (t *Tree) Open(p string) (*os.File, error) {
-	c, err := t.clean(p)
+	t, c, err := t.at(p, PermRead)
 	if err != nil {
 		return nil, err
 	}
@@ -266,11 +294,11 @@ func (t *Tree) Open(p string) (*os.File, error) {
 
 // Mkdir makes a directory.
 func (t *Tree) Mkdir(p string) error {
-	c, err := t.clean(p)
+	t, c, err := t.at(p, PermCreate)
 	if err != nil {
 		return err
 	}
-	if c == "." {
+	if c == "." || t.only != "" {
 		return fs.ErrExist
 	}
 	if err := t.root.Mkdir(c, 0o755); err != nil {
@@ -283,12 +311,15 @@ func (t *Tree) Mkdir(p string) error {
 // Remove removes a file or an empty directory. With the trash on (see
 // SetTrashPolicy), a file or symlink is moved to the trash instead.
 func (t *Tree) Remove(p string) error {
-	c, err := t.clean(p)
+	if m, ok := t.MountAt(p); ok {
+		return t.leave(m)
+	}
+	t, c, err := t.at(p, PermDelete)
 	if err != nil {
 		return err
 	}
-	if c == "." {
-		return fs.ErrPermission
+	if c == "." || t.only != "" {
+		return fs.ErrPermission // a share's top: left by its recipient, above
 	}
 	defer t.usageStep()()
 	var freed int64
@@ -327,11 +358,14 @@ func (t *Tree) drop(c string, freed int64, trash bool, remove func(string) error
 // the tree cannot be removed. With the trash on, what is removed goes to
 // the trash (an empty directory is simply removed).
 func (t *Tree) RemoveAll(p string) error {
-	c, err := t.clean(p)
+	if m, ok := t.MountAt(p); ok {
+		return t.leave(m)
+	}
+	t, c, err := t.at(p, PermDelete)
 	if err != nil {
 		return err
 	}
-	if c == "." {
+	if c == "." || t.only != "" {
 		return fs.ErrPermission
 	}
 	if _, err := t.root.Lstat(c); err != nil {
@@ -352,15 +386,26 @@ func (t *Tree) RemoveAll(p string) error {
 // Rename moves oldp to newp, replacing a file at newp. With the trash on,
 // the file replaced is kept as a version of newp.
 func (t *Tree) Rename(oldp, newp string) error {
-	o, err := t.clean(oldp)
+	if m, ok := t.MountAt(oldp); ok {
+		n, err := t.clean(newp)
+		if err != nil {
+			return err
+		}
+		return t.renameMount(m, n)
+	}
+	from, o, err := t.at(oldp, PermDelete)
 	if err != nil {
 		return err
 	}
-	n, err := t.clean(newp)
+	to, n, err := t.atWrite(newp)
 	if err != nil {
 		return err
 	}
-	if o == "." || n == "." {
+	if from != to {
+		return &fs.PathError{Op: "rename", Path: oldp, Err: ErrCrossMount}
+	}
+	t = from
+	if o == "." || n == "." || t.only != "" {
 		return fs.ErrPermission
 	}
 	unlock := t.usageStep()
@@ -418,6 +463,20 @@ func (t *Tree) ReadDir(p string) ([]fs.FileInfo, error) {
 	entries, err := f.Readdir(-1)
 	if err != nil {
 		return nil, err
+	}
+	if t.isTop(f) { // a share is listed as what it shares
+		out := entries[:0]
+		for _, e := range entries {
+			if m, ok := t.mountOf(e.Name()); ok {
+				in, err := t.mountInfo(m)
+				if err != nil {
+					continue // gone: not listed
+				}
+				e = in
+			}
+			out = append(out, e)
+		}
+		entries = out
 	}
 	return visible(entries), nil
 }

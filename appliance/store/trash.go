@@ -186,7 +186,7 @@ func (t *Tree) discard(c string, size int64) (gone bool, err error) {
 	}
 	defer dir.Close()
 	base := path.Base(c)
-	rec, _, err := recordOf(dir, base, c, KindDeleted, size)
+	rec, _, err := recordOf(dir, base, t.full(c), KindDeleted, size)
 	if err != nil {
 		return false, err
 	}
@@ -231,7 +231,7 @@ func (t *Tree) toTrash(dir *os.File, base string, rec trashRecord, link, locked 
 // keep (no file, not a regular file, the trash off). The caller holds the
 // user's usage step, and the user's trash lock if locked is true.
 func (t *Tree) keepVersion(dir *os.File, base, c string, locked bool) (string, error) {
-	rec, typ, err := recordOf(dir, base, c, KindVersion, 0)
+	rec, typ, err := recordOf(dir, base, t.full(c), KindVersion, 0)
 	if err != nil || typ != unix.S_IFREG {
 		return "", nil // nothing (or no file) to keep
 	}
@@ -279,11 +279,16 @@ func (t *Tree) Trash() ([]TrashItem, error) {
 // with its file id, which it keeps when renamed, and those made at its
 // path (a file another was renamed over, as editors and rsync save).
 func (t *Tree) Versions(p string) ([]TrashItem, error) {
-	c, err := t.clean(p)
+	t, c, err := t.at(p, PermRead) // a share's: the owner's versions
 	if err != nil {
 		return nil, err
 	}
-	in, err := t.Info(c)
+	f, err := t.root.Open(c)
+	if err != nil {
+		return nil, err
+	}
+	in, err := t.s.info(f)
+	f.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +298,7 @@ func (t *Tree) Versions(p string) ([]TrashItem, error) {
 	}
 	var out []TrashItem
 	for _, it := range all {
-		if it.Kind == KindVersion && (it.FileID == in.FileID || it.Path == c) {
+		if it.Kind == KindVersion && (it.FileID == in.FileID || it.Path == t.full(c)) {
 			out = append(out, it)
 		}
 	}

@@ -37,7 +37,8 @@ func isUploadTemp(name string) bool {
 // never content without its digests. Abort, or a crash, leaves the old file
 // as it was.
 type Upload struct {
-	t      *Tree
+	t      *Tree  // the tree the file is in: a share's, for a path in one
+	top    *Tree  // the tree Create was called on, which MoveTo's path is of
 	name   string // cleaned final path
 	tmp    string // name in the staging folder
 	f      *os.File
@@ -73,7 +74,8 @@ func (t *Tree) Create(p string, keep bool) (*Upload, error) {
 // CreateKeeping starts an upload to p from the first n bytes of its current
 // content (all of it if n < 0): a truncation copies only what it keeps.
 func (t *Tree) CreateKeeping(p string, n int64) (*Upload, error) {
-	c, err := t.clean(p)
+	top := t
+	t, c, err := t.atWrite(p)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +98,7 @@ func (t *Tree) CreateKeeping(p string, n int64) (*Upload, error) {
 	if err != nil {
 		return nil, noSpace(fmt.Errorf("start upload of %s: %w", p, err))
 	}
-	u := &Upload{t: t, name: c, tmp: tmp, f: os.NewFile(uintptr(fd), tmp), h: newHasher()}
+	u := &Upload{t: t, top: top, name: c, tmp: tmp, f: os.NewFile(uintptr(fd), tmp), h: newHasher()}
 	if fi, err := t.root.Stat(c); err == nil {
 		u.oldSize = fi.Size()
 	}
@@ -121,11 +123,14 @@ func (t *Tree) CreateKeeping(p string, n int64) (*Upload, error) {
 // it was being written (sshfs renames an editor's temporary file before it
 // closes it).
 func (u *Upload) MoveTo(p string) error {
-	c, err := u.t.clean(p)
+	t, c, err := u.top.atWrite(p)
 	if err != nil {
 		return err
 	}
-	if c == "." {
+	if t != u.t {
+		return &fs.PathError{Op: "rename", Path: p, Err: ErrCrossMount}
+	}
+	if c == "." || t.only != "" {
 		return fs.ErrExist
 	}
 	if fi, err := u.t.root.Stat(parent(c)); err != nil {

@@ -612,6 +612,15 @@ func (db *DB) turn(suspect bool) (release func()) {
 	return t.Take(suspect)
 }
 
+// Hash makes an Argon2id hash of a password that is no account's (a
+// public link's), as the accounts' are made, in the hashes' slot.
+func (db *DB) Hash(password string) (string, error) { return db.hash(password) }
+
+// Verify checks a password against such a hash.
+func (db *DB) Verify(phc, password string, suspect bool) bool {
+	return db.verify(phc, password, suspect)
+}
+
 // hash makes an Argon2id hash in the PHC string format.
 func (db *DB) hash(password string) (string, error) {
 	if len(password) < MinPassword {

@@ -33,6 +33,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -55,6 +56,7 @@ func FolderURL(p string) string {
 // form's and the account page's password check, and the sessions.
 type Door interface {
 	AccountPassword(addr, proto, user, pw string) auth.Result
+	LinkPassword(addr, token, hash, pw string) auth.Result
 	Sessions() *auth.Sessions
 }
 
@@ -77,8 +79,14 @@ type UI struct {
 	Previews *preview.Maker
 	// Notices are shown at the top of the pages; nil: none.
 	Notices *notices.Board
+	// Shares are the shares and public links; nil: no sharing.
+	Shares *shares.Book
+	// Collections names a user's calendars and address books, which
+	// may be shared; nil: none.
+	Collections func(user string) (calendars, addressBooks []string)
 
 	flows  loginFlows
+	links  linkVisits
 	bench  benchRun
 	once   sync.Once
 	pages  map[string]*template.Template
@@ -178,6 +186,9 @@ func (u *UI) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /search", u.search)
 	mux.HandleFunc("GET /index.php/f/{id}", u.byID)
 	mux.HandleFunc("POST /notices", u.dismiss)
+	u.publicRoutes(mux)
+	mux.HandleFunc("GET /shares", u.sharesPage)
+	mux.HandleFunc("POST /shares", u.sharesPost)
 	u.flowRoutes(mux)
 }
 

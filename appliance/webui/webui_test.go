@@ -21,6 +21,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/preview"
+	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -62,8 +63,13 @@ func newSite(t *testing.T) *site {
 	door.LoginPage = LoginPage
 	dav := &filesdav.Handler{Store: files, Quotas: db, Door: door, Locks: locks.New(), Log: log, FolderPage: FolderURL}
 	s := &site{t: t, now: time.Now()}
+	book, err := shares.Open(t.TempDir(), files, db, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files.SetMounts(book, db.Quota)
 	s.ui = &UI{Door: door, Users: db, Store: files, Log: log,
-		Previews: &preview.Maker{Store: files, Log: log}, Notices: notices.Open(t.TempDir(), log)}
+		Previews: &preview.Maker{Store: files, Log: log}, Notices: notices.Open(t.TempDir(), log), Shares: book}
 	door.Sessions().Now = func() time.Time { return s.now }
 	mux := http.NewServeMux()
 	dav.Routes(mux)

@@ -1,0 +1,219 @@
+package shares
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// basicDoor lets in any user of the test with the password "pw".
+type basicDoor struct{}
+
+func (basicDoor) Authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	u, p, ok := r.BasicAuth()
+	if !ok || p != "pw" {
+		http.Error(w, "login", http.StatusUnauthorized)
+		return "", false
+	}
+	return u, true
+}
+
+type box struct {
+	t     *testing.T
+	store *store.Store
+	book  *Book
+	mux   *http.ServeMux
+}
+
+func newBox(t *testing.T) *box {
+	t.Helper()
+	dir := t.TempDir()
+	st, _ := state.Open(dir)
+	db, err := users.Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"bob", "alice", "carol"} {
+		db.Add(n, n+"-password")
+	}
+	s, err := store.Open(filepath.Join(dir, "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetTrashPolicy(30*24*time.Hour, 0)
+	log := slog.New(slog.DiscardHandler)
+	book, err := Open(t.TempDir(), s, db, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetMounts(book, db.Quota)
+	b := &box{t: t, store: s, book: book, mux: http.NewServeMux()}
+	(&API{Book: book, Store: s, Door: basicDoor{}, Users: db, Log: log}).Routes(b.mux)
+	bob, _ := s.Tree("bob")
+	defer bob.Close()
+	bob.Mkdir("Trip")
+	u, _ := bob.Create("Trip/a.jpg", false)
+	u.Write([]byte("AAAA"))
+	u.Close()
+	return b
+}
+
+func (b *box) do(user, method, target, body string, hdr ...string) (int, string) {
+	b.t.Helper()
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	r.SetBasicAuth(user, "pw")
+	r.Host = "box.local"
+	if body != "" {
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	w := httptest.NewRecorder()
+	b.mux.ServeHTTP(w, r)
+	return w.Code, w.Body.String()
+}
+
+const api = "/ocs/v2.php/apps/files_sharing/api/v1/shares"
+
+func (b *box) read(user, p string) (string, error) {
+	tree, err := b.store.Tree(user)
+	if err != nil {
+		return "", err
+	}
+	defer tree.Close()
+	f, err := tree.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, _ := io.ReadAll(f)
+	return string(data), nil
+}
+
+func (b *box) write(user, p, content string) error {
+	tree, err := b.store.Tree(user)
+	if err != nil {
+		return err
+	}
+	defer tree.Close()
+	u, err := tree.Create(p, false)
+	if err != nil {
+		return err
+	}
+	u.Write([]byte(content))
+	return u.Close()
+}
+
+func TestShareWithUserByAPI(t *testing.T) {
+	b := newBox(t)
+	// The Android app: a form, XML back.
+	code, body := b.do("bob", "POST", api, "path=%2FTrip&shareType=0&shareWith=alice&permissions=31", "OCS-APIREQUEST", "true")
+	if code != 200 || !strings.Contains(body, "<share_type>0</share_type>") || !strings.Contains(body, "<share_with>alice</share_with>") {
+		t.Fatalf("POST share = %d %s", code, body)
+	}
+	id := between(body, "<id>", "</id>")
+	if got, err := b.read("alice", "Trip/a.jpg"); err != nil || got != "AAAA" {
+		t.Fatalf("alice reads %q, %v", got, err)
+	}
+	if err := b.write("alice", "Trip/from-alice.txt", "hi"); err != nil {
+		t.Errorf("alice cannot write in a read-write share: %v", err)
+	}
+	// Listed for bob, and for alice as shared with her, at her path.
+	if _, body := b.do("bob", "GET", api+"?path=/Trip&reshares=true&subfiles=false", ""); !strings.Contains(body, "<id>"+id+"</id>") {
+		t.Errorf("bob's shares of /Trip: %s", body)
+	}
+	var got struct {
+		OCS struct{ Data []map[string]any }
+	}
+	_, body = b.do("alice", "GET", api+"?shared_with_me=true&format=json", "")
+	json.Unmarshal([]byte(body), &got)
+	if len(got.OCS.Data) != 1 || got.OCS.Data[0]["path"] != "/Trip" || got.OCS.Data[0]["uid_owner"] != "bob" {
+		t.Errorf("alice's shares: %s", body)
+	}
+	// The Android app's update: JSON. Read-only now: alice's writes refused.
+	code, body = b.do("bob", "PUT", api+"/"+id, `{"permissions":"1"}`, "Content-Type", "application/json")
+	if code != 200 || !strings.Contains(body, "<permissions>1</permissions>") {
+		t.Fatalf("PUT = %d %s", code, body)
+	}
+	if err := b.write("alice", "Trip/again.txt", "no"); err == nil {
+		t.Error("alice wrote in a read-only share")
+	}
+	// Only the owner changes it; either ends it.
+	if code, _ := b.do("alice", "PUT", api+"/"+id, "permissions=31"); code != 403 {
+		t.Errorf("alice changed bob's share: %d", code)
+	}
+	if code, _ := b.do("carol", "DELETE", api+"/"+id, ""); code != 404 {
+		t.Errorf("carol ended a share not hers: %d", code)
+	}
+	if code, _ := b.do("bob", "DELETE", api+"/"+id, ""); code != 200 {
+		t.Errorf("DELETE = %d", code)
+	}
+	if _, err := b.read("alice", "Trip/a.jpg"); err == nil {
+		t.Error("alice still reads after the share ended")
+	}
+	// Refusals.
+	for _, form := range []string{"path=%2Fnothing&shareType=0&shareWith=alice", "path=%2F&shareType=0&shareWith=alice",
+		"path=%2FTrip&shareType=0&shareWith=bob", "path=%2FTrip&shareType=0&shareWith=nobody", "path=%2FTrip&shareType=6&shareWith=x@y"} {
+		if code, _ := b.do("bob", "POST", api, form); code != 404 && code != 400 {
+			t.Errorf("POST %s = %d", form, code)
+		}
+	}
+}
+
+func TestLinkByAPI(t *testing.T) {
+	b := newBox(t)
+	// The iOS app: a form, JSON back.
+	tomorrow := time.Now().AddDate(0, 0, 1).Format("2006-01-02")
+	code, body := b.do("bob", "POST", api, "path=%2FTrip&shareType=3&publicUpload=true&password=sesame-long&expireDate="+tomorrow, "Accept", "application/json")
+	var got struct {
+		OCS struct {
+			Data map[string]any
+		}
+	}
+	json.Unmarshal([]byte(body), &got)
+	d := got.OCS.Data
+	tok, _ := d["token"].(string)
+	if code != 200 || len(tok) != 15 || d["url"] != "https://box.local/index.php/s/"+tok || d["permissions"] != float64(15) || d["password"] == nil ||
+		!strings.HasPrefix(d["expiration"].(string), tomorrow) {
+		t.Fatalf("link = %d %s", code, body)
+	}
+	if s, ok := b.book.Link(tok); !ok || s.Hash == "" || strings.Contains(s.Hash, "sesame") {
+		t.Errorf("the link as kept: %+v", s)
+	}
+	// Expired: gone.
+	b.book.now = func() time.Time { return time.Now().AddDate(0, 0, 3) }
+	if _, ok := b.book.Link(tok); ok {
+		t.Error("an expired link still works")
+	}
+}
+
+func TestSharees(t *testing.T) {
+	b := newBox(t)
+	_, body := b.do("bob", "GET", "/ocs/v2.php/apps/files_sharing/api/v1/sharees?format=json&search=AL&itemType=file&page=1&perPage=50&lookup=false", "")
+	if !strings.Contains(body, `"shareWith":"alice"`) || strings.Contains(body, `"shareWith":"bob"`) || strings.Contains(body, "carol") {
+		t.Errorf("sharees for al: %s", body)
+	}
+}
+
+func between(s, a, b string) string {
+	i := strings.Index(s, a)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(a):]
+	if j := strings.Index(s, b); j >= 0 {
+		return s[:j]
+	}
+	return ""
+}

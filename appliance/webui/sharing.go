@@ -1,0 +1,179 @@
+package webui
+
+// The owner's view of sharing (/shares): every share and link they made,
+// each revoked with one button (at once: the store asks the book at each
+// use), what others share with them, which they may leave, and the form
+// that shares a file or folder (/shares?path=P) or a calendar or address
+// book.
+
+import (
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/shares"
+	"github.com/bonesync/bonesync/appliance/store"
+)
+
+type shareRow struct {
+	ID                int
+	What, Item        string
+	With, URL         string
+	Rights            string
+	Password, Expired bool
+	Expires           time.Time
+	Href              string // the item's page
+}
+
+type sharesData struct {
+	Path      string // the file or folder to share, from ?path=
+	Dir       bool
+	By, With  []shareRow
+	Users     []string
+	NewLink   string // a link just made
+	Calendars []string
+	AddrBooks []string
+}
+
+func rights(s shares.Share) string {
+	p := store.Perm(s.Perm)
+	switch {
+	case p&store.PermRead == 0:
+		return "send only (a drop)"
+	case p&(store.PermUpdate|store.PermCreate|store.PermDelete) != 0:
+		return "read and change"
+	}
+	return "read"
+}
+
+func (u *UI) sharesPage(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.session(w, r)
+	if !ok {
+		return
+	}
+	u.showShares(w, r, sess, http.StatusOK, "", "", "")
+}
+
+func (u *UI) showShares(w http.ResponseWriter, r *http.Request, sess *auth.Session, code int, flash, problem, newLink string) {
+	p := u.base(sess, "Sharing", "shares")
+	p.Flash, p.Problem = flash, problem
+	d := sharesData{NewLink: newLink}
+	if u.Shares == nil {
+		p.Problem = "Sharing is off on this box."
+		p.Data = d
+		u.render(w, code, "shares", p)
+		return
+	}
+	if q := r.FormValue("path"); q != "" {
+		d.Path = path.Clean("/" + q)
+		if tree, ok := u.tree(w, sess); ok {
+			in, err := tree.Info(d.Path)
+			tree.Close()
+			if err != nil {
+				p.Problem, d.Path = "There is no "+d.Path+" in your files.", ""
+			} else {
+				d.Dir = in.IsDir()
+			}
+		}
+	}
+	now := time.Now()
+	for _, s := range u.Shares.By(sess.User) {
+		row := shareRow{ID: s.ID, What: s.Path, Item: s.Item, Rights: rights(s), Password: s.Hash != "",
+			Expires: s.Expires, Expired: s.Expired(now)}
+		if !s.Expires.IsZero() {
+			row.Expires = s.Expires.Add(-time.Second) // its last day
+		}
+		switch s.Type {
+		case shares.TypeUser:
+			row.With = s.With
+		case shares.TypeLink:
+			row.URL = "https://" + r.Host + shares.LinkPath(s.Token)
+		}
+		if s.Item == shares.ItemFile || s.Item == shares.ItemFolder {
+			row.Href = FolderURL(path.Dir(s.Path))
+		}
+		d.By = append(d.By, row)
+	}
+	for _, s := range u.Shares.With(sess.User) {
+		name := s.Mount
+		if name == "" {
+			name = s.Path
+		}
+		d.With = append(d.With, shareRow{ID: s.ID, What: name, Item: s.Item, With: s.Owner, Rights: rights(s), Href: FolderURL("/")})
+	}
+	if list, err := u.Users.List(); err == nil {
+		for _, a := range list {
+			if a.Name != sess.User {
+				d.Users = append(d.Users, a.Name)
+			}
+		}
+	}
+	if u.Collections != nil {
+		d.Calendars, d.AddrBooks = u.Collections(sess.User)
+	}
+	p.Data = d
+	u.render(w, code, "shares", p)
+}
+
+// sharesPost makes, revokes or leaves a share.
+func (u *UI) sharesPost(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.change(w, r)
+	if !ok {
+		return
+	}
+	if u.Shares == nil {
+		http.NotFound(w, r)
+		return
+	}
+	id, _ := strconv.Atoi(r.PostFormValue("id"))
+	switch r.PostFormValue("action") {
+	case "revoke", "leave":
+		if err := u.Shares.Remove(sess.User, id); err != nil {
+			u.showShares(w, r, sess, http.StatusNotFound, "", "Nothing was ended: "+err.Error(), "")
+			return
+		}
+		u.Log.Info("web: share ended", "user", sess.User, "id", id)
+		u.showShares(w, r, sess, http.StatusOK, "The share is ended.", "", "")
+	case "add":
+		req := shares.Request{Path: r.PostFormValue("path"), With: r.PostFormValue("with"), Password: r.PostFormValue("password")}
+		if item, name, ok := strings.Cut(r.PostFormValue("collection"), "/"); ok && (item == shares.ItemCalendar || item == shares.ItemAddressBook) {
+			req.Item, req.Path = item, name
+		}
+		switch r.PostFormValue("rights") {
+		case "change":
+			req.Perm = int(store.PermRead | store.PermUpdate | store.PermCreate | store.PermDelete)
+		case "drop":
+			req.Perm = int(store.PermCreate)
+		default:
+			req.Perm = int(store.PermRead)
+		}
+		req.Type = shares.TypeUser
+		if r.PostFormValue("kind") == "link" {
+			req.Type = shares.TypeLink
+		}
+		if e := strings.TrimSpace(r.PostFormValue("expires")); e != "" {
+			t, err := time.ParseInLocation("2006-01-02", e, time.Local)
+			if err != nil {
+				u.showShares(w, r, sess, http.StatusBadRequest, "", "The expiry is a date.", "")
+				return
+			}
+			req.Expires = t.AddDate(0, 0, 1).UTC() // to the end of that day
+		}
+		s, err := u.Shares.Add(sess.User, req)
+		if err != nil {
+			u.showShares(w, r, sess, http.StatusBadRequest, "", "Not shared: "+err.Error(), "")
+			return
+		}
+		u.Log.Info("web: shared", "user", sess.User, "id", s.ID, "path", s.Path, "type", s.Type, "with", s.With)
+		if s.Type == shares.TypeLink {
+			u.showShares(w, r, sess, http.StatusOK, "The link is made.", "", "https://"+r.Host+shares.LinkPath(s.Token))
+			return
+		}
+		u.showShares(w, r, sess, http.StatusOK, "Shared with "+s.With+".", "", "")
+	default:
+		http.Error(w, "unknown action", http.StatusBadRequest)
+	}
+}
