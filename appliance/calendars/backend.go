@@ -38,6 +38,11 @@ func HomePath(k Kind, user string) string {
 type target struct {
 	kind             Kind
 	user, coll, name string // name: an object; coll and name may be empty
+	// Where the collection is kept (Store.kept): the user's own, or a
+	// share's owner's, and whether the user may only read it.
+	owner, ocoll string
+	readOnly     bool
+	shareID      string
 }
 
 // parse takes apart a path under one of the two homes; ok is false for
@@ -80,12 +85,12 @@ func userOf(ctx context.Context) string { u, _ := ctx.Value(userKey{}).(string);
 
 // resolve parses p and checks it is the logged-in user's: another user's
 // collections are not found.
-func resolve(ctx context.Context, p string) (target, error) {
+func (s *Store) resolve(ctx context.Context, p string) (target, error) {
 	t, ok := parse(p)
 	if !ok || t.user != userOf(ctx) {
 		return t, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
 	}
-	return t, nil
+	return s.kept(t), nil
 }
 
 // httpError maps the store's errors to statuses and RFC preconditions.
@@ -130,7 +135,7 @@ func (b calBackend) calendar(c Collection) caldav.Calendar {
 }
 
 func (b calBackend) CreateCalendar(ctx context.Context, cal *caldav.Calendar) error {
-	t, err := resolve(ctx, cal.Path)
+	t, err := b.s.resolve(ctx, cal.Path)
 	if err != nil || t.coll == "" || t.name != "" {
 		return webdav.NewHTTPError(http.StatusForbidden, errors.New("a calendar is made in the calendar home"))
 	}
@@ -143,6 +148,7 @@ func (b calBackend) CreateCalendar(ctx context.Context, cal *caldav.Calendar) er
 
 func (b calBackend) ListCalendars(ctx context.Context) ([]caldav.Calendar, error) {
 	cs, err := b.s.Collections(Calendars, userOf(ctx))
+	cs = append(cs, b.s.shared(userOf(ctx), Calendars)...)
 	var out []caldav.Calendar
 	for _, c := range cs {
 		out = append(out, b.calendar(c))
@@ -151,14 +157,15 @@ func (b calBackend) ListCalendars(ctx context.Context) ([]caldav.Calendar, error
 }
 
 func (b calBackend) GetCalendar(ctx context.Context, p string) (*caldav.Calendar, error) {
-	t, err := resolve(ctx, p)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	c, err := b.s.Collection(Calendars, t.user, t.coll)
+	c, err := b.s.Collection(Calendars, t.owner, t.ocoll)
 	if err != nil {
 		return nil, httpError(Calendars, err)
 	}
+	c.User, c.Name = t.user, t.coll // as the user sees it
 	cal := b.calendar(*c)
 	return &cal, nil
 }
@@ -172,11 +179,11 @@ func (b calBackend) object(t target, o *Object) (*caldav.CalendarObject, error) 
 }
 
 func (b calBackend) GetCalendarObject(ctx context.Context, p string, _ *caldav.CalendarCompRequest) (*caldav.CalendarObject, error) {
-	t, err := resolve(ctx, p)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	o, err := b.s.Object(Calendars, t.user, t.coll, t.name)
+	o, err := b.s.Object(Calendars, t.owner, t.ocoll, t.name)
 	if err != nil {
 		return nil, httpError(Calendars, err)
 	}
@@ -184,11 +191,11 @@ func (b calBackend) GetCalendarObject(ctx context.Context, p string, _ *caldav.C
 }
 
 func (b calBackend) ListCalendarObjects(ctx context.Context, p string, _ *caldav.CalendarCompRequest) ([]caldav.CalendarObject, error) {
-	t, err := resolve(ctx, p)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := b.s.Objects(Calendars, t.user, t.coll)
+	objs, err := b.s.Objects(Calendars, t.owner, t.ocoll)
 	if err != nil {
 		return nil, httpError(Calendars, err)
 	}
@@ -210,9 +217,12 @@ func (b calBackend) QueryCalendarObjects(ctx context.Context, p string, q *calda
 }
 
 func (b calBackend) PutCalendarObject(ctx context.Context, p string, cal *ical.Calendar, _ *caldav.PutCalendarObjectOptions) (*caldav.CalendarObject, error) {
-	t, err := resolve(ctx, p)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil || t.name == "" {
 		return nil, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
+	}
+	if t.readOnly {
+		return nil, errReadOnly
 	}
 	_, uid, err := caldav.ValidateCalendarObject(cal)
 	if err != nil {
@@ -222,7 +232,7 @@ func (b calBackend) PutCalendarObject(ctx context.Context, p string, cal *ical.C
 	if err := ical.NewEncoder(&buf).Encode(cal); err != nil {
 		return nil, caldav.NewPreconditionError(caldav.PreconditionValidCalendarData)
 	}
-	o, _, err := b.s.Put(Calendars, t.user, t.coll, t.name, uid, buf.Bytes(), conditionsOf(ctx))
+	o, _, err := b.s.Put(Calendars, t.owner, t.ocoll, t.name, uid, buf.Bytes(), conditionsOf(ctx))
 	if err != nil {
 		return nil, httpError(Calendars, err)
 	}
@@ -230,14 +240,19 @@ func (b calBackend) PutCalendarObject(ctx context.Context, p string, cal *ical.C
 }
 
 func (b calBackend) DeleteCalendarObject(ctx context.Context, p string) error {
-	t, err := resolve(ctx, p)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil {
 		return err
 	}
-	if t.name == "" {
-		return httpError(Calendars, b.s.DeleteCollectionIf(Calendars, t.user, t.coll, conditionsOf(ctx)))
+	switch {
+	case t.name == "" && t.shareID != "": // a share: the user leaves it
+		return b.s.Sharing.Leave(t.user, t.shareID)
+	case t.name == "":
+		return httpError(Calendars, b.s.DeleteCollectionIf(Calendars, t.owner, t.ocoll, conditionsOf(ctx)))
+	case t.readOnly:
+		return errReadOnly
 	}
-	return httpError(Calendars, b.s.Delete(Calendars, t.user, t.coll, t.name, conditionsOf(ctx)))
+	return httpError(Calendars, b.s.Delete(Calendars, t.owner, t.ocoll, t.name, conditionsOf(ctx)))
 }
 
 // cardBackend is the store as go-webdav's carddav.Backend.
@@ -259,6 +274,7 @@ func (b cardBackend) book(c Collection) carddav.AddressBook {
 
 func (b cardBackend) ListAddressBooks(ctx context.Context) ([]carddav.AddressBook, error) {
 	cs, err := b.s.Collections(AddressBooks, userOf(ctx))
+	cs = append(cs, b.s.shared(userOf(ctx), AddressBooks)...)
 	var out []carddav.AddressBook
 	for _, c := range cs {
 		out = append(out, b.book(c))
@@ -267,20 +283,21 @@ func (b cardBackend) ListAddressBooks(ctx context.Context) ([]carddav.AddressBoo
 }
 
 func (b cardBackend) GetAddressBook(ctx context.Context, p string) (*carddav.AddressBook, error) {
-	t, err := resolve(ctx, p)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	c, err := b.s.Collection(AddressBooks, t.user, t.coll)
+	c, err := b.s.Collection(AddressBooks, t.owner, t.ocoll)
 	if err != nil {
 		return nil, httpError(AddressBooks, err)
 	}
+	c.User, c.Name = t.user, t.coll
 	ab := b.book(*c)
 	return &ab, nil
 }
 
 func (b cardBackend) CreateAddressBook(ctx context.Context, ab *carddav.AddressBook) error {
-	t, err := resolve(ctx, ab.Path)
+	t, err := b.s.resolve(ctx, ab.Path)
 	if err != nil || t.coll == "" || t.name != "" {
 		return webdav.NewHTTPError(http.StatusForbidden, errors.New("an address book is made in the address book home"))
 	}
@@ -288,11 +305,14 @@ func (b cardBackend) CreateAddressBook(ctx context.Context, ab *carddav.AddressB
 }
 
 func (b cardBackend) DeleteAddressBook(ctx context.Context, p string) error {
-	t, err := resolve(ctx, p)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil {
 		return err
 	}
-	return httpError(AddressBooks, b.s.DeleteCollectionIf(AddressBooks, t.user, t.coll, conditionsOf(ctx)))
+	if t.shareID != "" {
+		return b.s.Sharing.Leave(t.user, t.shareID)
+	}
+	return httpError(AddressBooks, b.s.DeleteCollectionIf(AddressBooks, t.owner, t.ocoll, conditionsOf(ctx)))
 }
 
 func (b cardBackend) object(t target, o *Object) (*carddav.AddressObject, error) {
@@ -304,11 +324,11 @@ func (b cardBackend) object(t target, o *Object) (*carddav.AddressObject, error)
 }
 
 func (b cardBackend) GetAddressObject(ctx context.Context, p string, _ *carddav.AddressDataRequest) (*carddav.AddressObject, error) {
-	t, err := resolve(ctx, p)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	o, err := b.s.Object(AddressBooks, t.user, t.coll, t.name)
+	o, err := b.s.Object(AddressBooks, t.owner, t.ocoll, t.name)
 	if err != nil {
 		return nil, httpError(AddressBooks, err)
 	}
@@ -316,11 +336,11 @@ func (b cardBackend) GetAddressObject(ctx context.Context, p string, _ *carddav.
 }
 
 func (b cardBackend) ListAddressObjects(ctx context.Context, p string, _ *carddav.AddressDataRequest) ([]carddav.AddressObject, error) {
-	t, err := resolve(ctx, p)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := b.s.Objects(AddressBooks, t.user, t.coll)
+	objs, err := b.s.Objects(AddressBooks, t.owner, t.ocoll)
 	if err != nil {
 		return nil, httpError(AddressBooks, err)
 	}
@@ -359,9 +379,12 @@ func (b cardBackend) QueryAddressObjects(ctx context.Context, p string, q *cardd
 }
 
 func (b cardBackend) PutAddressObject(ctx context.Context, p string, card vcard.Card, _ *carddav.PutAddressObjectOptions) (*carddav.AddressObject, error) {
-	t, err := resolve(ctx, p)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil || t.name == "" {
 		return nil, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
+	}
+	if t.readOnly {
+		return nil, errReadOnly
 	}
 	if err := validCard(card); err != nil {
 		return nil, carddav.NewPreconditionError(carddav.PreconditionValidAddressData)
@@ -371,7 +394,7 @@ func (b cardBackend) PutAddressObject(ctx context.Context, p string, card vcard.
 	if err := vcard.NewEncoder(&buf).Encode(card); err != nil {
 		return nil, carddav.NewPreconditionError(carddav.PreconditionValidAddressData)
 	}
-	o, _, err := b.s.Put(AddressBooks, t.user, t.coll, t.name, uid, buf.Bytes(), conditionsOf(ctx))
+	o, _, err := b.s.Put(AddressBooks, t.owner, t.ocoll, t.name, uid, buf.Bytes(), conditionsOf(ctx))
 	if err != nil {
 		return nil, httpError(AddressBooks, err)
 	}
@@ -379,11 +402,14 @@ func (b cardBackend) PutAddressObject(ctx context.Context, p string, card vcard.
 }
 
 func (b cardBackend) DeleteAddressObject(ctx context.Context, p string) error {
-	t, err := resolve(ctx, p)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil {
 		return err
 	}
-	return httpError(AddressBooks, b.s.Delete(AddressBooks, t.user, t.coll, t.name, conditionsOf(ctx)))
+	if t.readOnly {
+		return errReadOnly
+	}
+	return httpError(AddressBooks, b.s.Delete(AddressBooks, t.owner, t.ocoll, t.name, conditionsOf(ctx)))
 }
 
 // validCard is RFC 6350's and RFC 2426's minimum: VERSION 3.0 or 4.0 and

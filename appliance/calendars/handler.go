@@ -104,6 +104,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r) // another user's collections do not exist for this one
 		return
 	}
+	t = h.Store.kept(t) // a share's: its owner's collection
 	if err := h.Store.EnsureDefault(t.kind, user); err != nil {
 		h.Log.Error("calendars: cannot make the default collection", "kind", t.kind, "user", user, "err", err)
 	}
@@ -111,8 +112,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "MKCALENDAR" && t.kind == Calendars && t.coll != "" && t.name == "":
 		h.mkcalendar(w, r, t)
 		return
+	case r.Method == "PROPPATCH" && t.coll != "" && t.name == "" && t.shareID != "":
+		http.Error(w, "a shared collection is renamed by its owner", http.StatusForbidden)
+		return
 	case r.Method == "PROPPATCH" && t.coll != "" && t.name == "":
 		h.proppatchCollection(w, r, t)
+		return
+	case (r.Method == http.MethodPut || r.Method == http.MethodDelete) && t.name != "" && t.readOnly:
+		http.Error(w, "this collection is shared with you to read only", http.StatusForbidden)
 		return
 	case r.Method == "REPORT" && t.coll != "" && t.name == "":
 		body, err := davxml.ReadBody(r.Body)

@@ -95,14 +95,21 @@ var privileges = "<d:privilege><d:read/></d:privilege><d:privilege><d:write/></d
 // collectionProps are a collection's own properties.
 func (h *Handler) collectionProps(c *Collection) map[xml.Name]string {
 	reports := "<d:supported-report><d:report><d:sync-collection/></d:report></d:supported-report>"
+	owner, privs := c.User, privileges
+	if c.owner != "" {
+		owner = c.owner
+	}
+	if c.readOnly {
+		privs = "<d:privilege><d:read/></d:privilege>"
+	}
 	have := map[xml.Name]string{
 		{Space: nsDAV, Local: "displayname"}:                davxml.Text(c.DisplayName),
 		{Space: nsCS, Local: "getctag"}:                     davxml.Text(c.Tag()),
 		{Space: nsDAV, Local: "sync-token"}:                 davxml.Text(c.Token(c.Seq)),
 		{Space: nsDAV, Local: "getetag"}:                    davxml.Text(`"` + c.Tag() + `"`),
-		{Space: nsDAV, Local: "owner"}:                      href(PrincipalPath(c.User)),
+		{Space: nsDAV, Local: "owner"}:                      href(PrincipalPath(owner)),
 		{Space: nsDAV, Local: "current-user-principal"}:     href(PrincipalPath(c.User)),
-		{Space: nsDAV, Local: "current-user-privilege-set"}: privileges,
+		{Space: nsDAV, Local: "current-user-privilege-set"}: privs,
 		{Space: nsDAV, Local: "supported-report-set"}:       "",
 	}
 	if c.Kind == Calendars {
@@ -141,7 +148,7 @@ func (h *Handler) propfindCollection(w http.ResponseWriter, r *http.Request, t t
 		h.propfindHome(w, r, t)
 		return
 	}
-	c, err := h.Store.Collection(t.kind, t.user, t.coll)
+	c, err := h.Store.collectionAt(t)
 	if err != nil {
 		http.NotFound(w, r)
 		return
@@ -208,13 +215,13 @@ func (h *Handler) syncCollection(w http.ResponseWriter, r *http.Request, t targe
 		davxml.Precondition(w, http.StatusForbidden, nsDAV, "sync-traversal-supported", "only sync-level 1: calendars and address books hold no collections")
 		return
 	}
-	c, err := h.Store.Collection(t.kind, t.user, t.coll)
+	c, err := h.Store.collectionAt(t)
 	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
 	since, ok := c.ParseToken(strings.TrimSpace(sb.Token))
-	put, deleted, now, err := h.Store.Changes(t.kind, t.user, t.coll, since)
+	put, deleted, now, err := h.Store.Changes(t.kind, t.owner, t.ocoll, since)
 	if err == ErrNotFound {
 		http.NotFound(w, r)
 		return
@@ -241,7 +248,7 @@ func (h *Handler) syncCollection(w http.ResponseWriter, r *http.Request, t targe
 		dataName, ctype = xml.Name{Space: nsCard, Local: "address-data"}, "text/vcard; charset=utf-8"
 	}
 	for _, name := range put {
-		o, err := h.Store.Object(t.kind, t.user, t.coll, name)
+		o, err := h.Store.Object(t.kind, t.owner, t.ocoll, name)
 		if err != nil {
 			deleted = append(deleted, name)
 			continue
@@ -284,6 +291,7 @@ func (h *Handler) propfindHome(w http.ResponseWriter, r *http.Request, t target)
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
+		colls = append(colls, h.Store.shared(t.user, t.kind)...)
 	}
 	m := davxml.NewWriter(w)
 	answer(m, home, asked, have)

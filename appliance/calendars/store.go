@@ -90,6 +90,9 @@ var DefaultLimits = Limits{Object: 1 << 20, Objects: 20000, Collections: 50}
 type Store struct {
 	dir    string
 	Limits Limits
+	// Sharing says what collections are shared with whom (package
+	// shares); nil: nothing is.
+	Sharing Sharing
 	mu     sync.Mutex           // writes, box-wide: they are small and rare
 	uids   map[string]*uidIndex // by collection directory
 }
@@ -119,6 +122,10 @@ type Collection struct {
 	// ID tells this collection from one made later under the same name:
 	// a token of the old one must not pass for the new one's.
 	ID string `json:"id"`
+	// A collection shared with User: its owner, and whether User may only
+	// read it (shared.go).
+	owner    string
+	readOnly bool
 }
 
 // Tag is the collection's state as getctag and its ETag give it.

@@ -193,3 +193,26 @@ func (s *services) collectionNames(user string) (cals, books []string) {
 	}
 	return cals, books
 }
+
+// calendarShares is the book of shares as the calendars ask it.
+type calendarShares struct{ book *shares.Book }
+
+func (c calendarShares) Granted(user string, k calendars.Kind) []calendars.Grant {
+	item := shares.ItemCalendar
+	if k == calendars.AddressBooks {
+		item = shares.ItemAddressBook
+	}
+	var out []calendars.Grant
+	for _, s := range c.book.Collections(user, item) {
+		out = append(out, calendars.Grant{ID: strconv.Itoa(s.ID), Owner: s.Owner, Name: s.Path, Write: s.Perm&2 != 0})
+	}
+	return out
+}
+
+func (c calendarShares) Leave(user, id string) error {
+	n, err := strconv.Atoi(id)
+	if err != nil {
+		return err
+	}
+	return c.book.Remove(user, n)
+}

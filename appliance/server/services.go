@@ -143,6 +143,15 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	s.shares.Told = s.toldShare
 	s.shares.Ended = func(sh shares.Share) { s.notices.Clear(sh.With, "share", strconv.Itoa(sh.ID)) }
 	s.files.SetMounts(s.shares, s.accounts.Quota)
+	s.pim.Sharing = calendarShares{s.shares}
+	s.shares.CollectionExists = func(owner, item, name string) bool {
+		k := calendars.Calendars
+		if item == shares.ItemAddressBook {
+			k = calendars.AddressBooks
+		}
+		_, err := s.pim.Collection(k, owner, name)
+		return err == nil
+	}
 	cfg := p.Config
 	s.pim.Limits = calendars.Limits{Object: int64(cfg.CalendarObjectKB) << 10, Objects: cfg.CalendarObjects, Collections: cfg.CalendarsPerUser}
 	return s, nil

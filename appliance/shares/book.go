@@ -88,6 +88,9 @@ type Book struct {
 	// Told is called when a user is given a share (a notice for them),
 	// Ended when a share ends (the notice goes).
 	Told, Ended func(s Share)
+	// CollectionExists says whether owner has the calendar or address
+	// book (item) name; nil: none can be shared.
+	CollectionExists func(owner, item, name string) bool
 
 	mu     sync.Mutex
 	next   int
@@ -147,6 +150,9 @@ func (b *Book) Add(owner string, r Request) (Share, error) {
 	switch r.Item {
 	case ItemCalendar, ItemAddressBook:
 		s.Item, s.Path = r.Item, r.Path
+		if b.CollectionExists == nil || !b.CollectionExists(owner, r.Item, r.Path) {
+			return Share{}, fmt.Errorf("no %s %q to share: %w", r.Item, r.Path, fs.ErrNotExist)
+		}
 		if r.Type != TypeUser {
 			return Share{}, errors.New("calendars and address books are shared with users, not by link")
 		}
