@@ -93,8 +93,8 @@ type Store struct {
 	// Sharing says what collections are shared with whom (package
 	// shares); nil: nothing is.
 	Sharing Sharing
-	mu     sync.Mutex           // writes, box-wide: they are small and rare
-	uids   map[string]*uidIndex // by collection directory
+	mu      sync.Mutex           // writes, box-wide: they are small and rare
+	uids    map[string]*uidIndex // by collection directory
 }
 
 // Open returns the store under files (the users' file store's directory).
