@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// addUser makes an account with the user command.
+func (b *box) addUser(name, pw string) {
+	b.t.Helper()
+	add := exec.Command(built(b.t), "user", "-state", b.state, "add", name)
+	add.Stdin = strings.NewReader(pw + "\n")
+	if out, err := add.CombinedOutput(); err != nil {
+		b.t.Fatalf("user add %s: %v %s", name, err, out)
+	}
+}
+
+// ocs is the box's OCS base URL.
+func (b *box) ocs(p string) string { return "https://localhost:" + b.port(b.https) + "/ocs/v2.php" + p }
+
+// testShares shares a folder from one user to another over the OCS API,
+// as the apps' share menus do, and checks with curl (WebDAV) and OpenSSH's
+// sftp that a read-only share refuses every change, a read-write one takes
+// them (for its owner), and a revoked one is gone at once.
+func testShares(t *testing.T, b *box) {
+	b.addUser("sara", "sara-secret-1")
+	b.addUser("tom", "tom-secret-1")
+	sara, tom := "sara:sara-secret-1", "tom:tom-secret-1"
+	note := filepath.Join(b.work, "note.txt")
+	os.WriteFile(note, []byte("from sara\n"), 0o644)
+	b.curl("-u", sara, "-X", "MKCOL", b.url("Holiday"))
+	if code, _ := b.curl("-u", sara, "-T", note, b.url("Holiday/note.txt")); code != 201 {
+		t.Fatalf("PUT = %d", code)
+	}
+	code, body := b.curl("-u", sara, "-H", "OCS-APIREQUEST: true", "--data", "path=/Holiday&shareType=0&shareWith=tom&permissions=1", b.ocs("/apps/files_sharing/api/v1/shares"))
+	id := regexp.MustCompile(`<id>(\d+)</id>`).FindStringSubmatch(body)
+	if code != 200 || id == nil {
+		t.Fatalf("share = %d %s", code, body)
+	}
+	// Tom reads it over WebDAV and SFTP.
+	if code, body := b.curl("-u", tom, b.url("Holiday/note.txt")); code != 200 || body != "from sara\n" {
+		t.Errorf("tom's GET = %d %q", code, body)
+	}
+	back := filepath.Join(b.work, "tom-got.txt")
+	if out, ok := b.sftp("tom", "password:tom-secret-1", "get Holiday/note.txt "+back); !ok {
+		t.Errorf("tom's sftp get:\n%s", out)
+	}
+	// Read-only: every change refused, over each protocol.
+	for what, args := range map[string][]string{
+		"PUT":       {"-T", note, b.url("Holiday/new.txt")},
+		"overwrite": {"-T", note, b.url("Holiday/note.txt")},
+		"DELETE":    {"-X", "DELETE", b.url("Holiday/note.txt")},
+		"MKCOL":     {"-X", "MKCOL", b.url("Holiday/sub")},
+		"MOVE":      {"-X", "MOVE", "-H", "Destination: " + b.url("Holiday/moved.txt"), b.url("Holiday/note.txt")},
+		"PROPPATCH": {"-X", "PROPPATCH", "--data", `<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><d:lastmodified>1600000000</d:lastmodified></d:prop></d:set></d:propertyupdate>`, b.url("Holiday/note.txt")},
+	} {
+		if code, _ := b.curl(append([]string{"-u", tom}, args...)...); code != 403 {
+			t.Errorf("tom's %s in a read-only share = %d, want 403", what, code)
+		}
+	}
+	for _, cmd := range []string{"put " + note + " Holiday/new.txt", "rm Holiday/note.txt", "mkdir Holiday/sub",
+		"rename Holiday/note.txt Holiday/moved.txt", "chmod 600 Holiday/note.txt"} {
+		if out, ok := b.sftp("tom", "password:tom-secret-1", cmd); ok {
+			t.Errorf("tom's sftp %q in a read-only share succeeded:\n%s", cmd, out)
+		}
+	}
+	if code, body := b.curl("-u", sara, b.url("Holiday/note.txt")); code != 200 || body != "from sara\n" {
+		t.Errorf("sara's file after tom's tries = %d %q", code, body)
+	}
+	// Read and write: tom's file is sara's.
+	if code, body := b.curl("-u", sara, "-X", "PUT", "--data", "permissions=15", b.ocs("/apps/files_sharing/api/v1/shares/"+id[1])); code != 200 {
+		t.Fatalf("update = %d %s", code, body)
+	}
+	if out, ok := b.sftp("tom", "password:tom-secret-1", "put "+note+" Holiday/from-tom.txt"); !ok {
+		t.Errorf("tom's sftp put in a read-write share:\n%s", out)
+	}
+	if code, _ := b.curl("-u", sara, b.url("Holiday/from-tom.txt")); code != 200 {
+		t.Errorf("sara does not have tom's file: %d", code)
+	}
+	// Revoked: gone for tom at once.
+	if code, _ := b.curl("-u", sara, "-X", "DELETE", b.ocs("/apps/files_sharing/api/v1/shares/"+id[1])); code != 200 {
+		t.Errorf("revoke = %d", code)
+	}
+	if code, _ := b.curl("-u", tom, b.url("Holiday/note.txt")); code != 404 {
+		t.Errorf("tom's GET after the revoke = %d, want 404", code)
+	}
+}
+
+// testCalendarShare shares sara's calendar read-only with tom from the
+// sharing page, and looks at it as tom through python3-caldav (it is
+// listed, its events read, a new event refused) and vdirsyncer (its
+// events come down).
+func testCalendarShare(t *testing.T, b *box) {
+	need(t, "vdirsyncer")
+	if err := exec.Command("/usr/bin/python3", "-c", "import caldav").Run(); err != nil {
+		t.Fatal("python3-caldav is not installed; scripts/install-test-deps.sh installs it")
+	}
+	server := "https://localhost:" + b.port(b.https)
+	cal := server + "/remote.php/dav/calendars/sara/personal/"
+	if code, out := b.curl("-u", "sara:sara-secret-1", "-H", "Content-Type: text/calendar", "--data-binary", fmt.Sprintf(vEvent, "sara-party", "Sara's party"),
+		"-X", "PUT", cal+"party.ics"); code != 201 && code != 204 {
+		t.Fatalf("PUT = %d %s", code, out)
+	}
+	c, session, csrf := webSession(t, b, "sara", "sara-secret-1")
+	req, _ := http.NewRequest("POST", server+"/shares", strings.NewReader(url.Values{"csrf": {csrf}, "action": {"add"}, "kind": {"user"},
+		"collection": {"calendar/personal"}, "with": {"tom"}, "rights": {"read"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Cookie", session)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readAllString(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(page, "Shared with tom.") {
+		t.Fatalf("sharing the calendar: %s %s", resp.Status, page)
+	}
+
+	const py = `import caldav, json, sys
+url, user, pw, ca = sys.argv[1:5]
+client = caldav.DAVClient(url, username=user, password=pw, ssl_verify_cert=ca)
+cals = client.principal().calendars()
+shared = [c for c in cals if "shared_by_sara" in str(c.url)][0]
+events = [e.vobject_instance.vevent.summary.value for e in shared.events()]
+try:
+    shared.save_event("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\nUID:tom-try\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:20261205T100000Z\r\nSUMMARY:Tom's\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+    refused = False
+except Exception as e:
+    refused = True
+print(json.dumps({"calendars": [str(c.url) for c in cals], "name": shared.name, "events": events, "refused": refused}))`
+	out, err := exec.Command("/usr/bin/python3", "-c", py, server+"/remote.php/dav/", "tom", "tom-secret-1", b.caFile).CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3-caldav: %v\n%s", err, out)
+	}
+	var got struct {
+		Calendars []string
+		Name      string
+		Events    []string
+		Refused   bool
+	}
+	if err := json.Unmarshal(out[bytes.LastIndexByte(bytes.TrimSpace(out), '\n')+1:], &got); err != nil {
+		t.Fatalf("python3-caldav said %s", out)
+	}
+	if len(got.Events) != 1 || got.Events[0] != "Sara's party" || !got.Refused || got.Name != "Personal (sara)" && !strings.Contains(got.Name, "(sara)") {
+		t.Errorf("tom's view of sara's calendar through python3-caldav: %s", out)
+	}
+
+	work := filepath.Join(b.work, "vdir-tom")
+	os.MkdirAll(work, 0o755)
+	conf := fmt.Sprintf(`[general]
+status_path = "%[1]s/status/"
+
+[pair cal]
+a = "cal_local"
+b = "cal_remote"
+collections = ["from b"]
+
+[storage cal_local]
+type = "filesystem"
+path = "%[1]s/cal/"
+fileext = ".ics"
+
+[storage cal_remote]
+type = "caldav"
+url = "%[2]s/"
+username = "tom"
+password = "tom-secret-1"
+verify = "%[3]s"
+`, work, server, b.caFile)
+	confFile := filepath.Join(work, "config")
+	os.WriteFile(confFile, []byte(conf), 0o600)
+	for _, args := range [][]string{{"discover"}, {"sync"}} {
+		cmd := exec.Command("vdirsyncer", append([]string{"-c", confFile}, args...)...)
+		cmd.Stdin = strings.NewReader(strings.Repeat("y\n", 10))
+		cmd.Env = append(os.Environ(), "HOME="+work)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("vdirsyncer %v: %v\n%s", args, err, out)
+		}
+	}
+	if got := readAll(t, filepath.Join(work, "cal", "personal_shared_by_sara")); !strings.Contains(got, "Sara's party") {
+		t.Errorf("vdirsyncer did not bring sara's event to tom: %q", got)
+	}
+}
