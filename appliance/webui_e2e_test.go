@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -9,6 +10,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/jpeg"
 	"io"
 	"maps"
 	"net/http"
@@ -144,7 +147,9 @@ func testBrowser(t *testing.T, b *box) {
 			}
 			n, _ := eval("controls on "+name, markFocusableJS).(float64)
 			reached := map[string]bool{}
-			for i := 0; i < int(n)+3; i++ {
+			// A few Tabs more than controls: the walk may begin past the
+			// top, and a date field takes a Tab per part (day, month, year).
+			for i := 0; i < int(n)+8; i++ {
 				do("Tab", chromedp.KeyEvent(kb.Tab))
 				at, _ := eval("focus on "+name, focusedJS).(map[string]any)
 				if id, _ := at["id"].(string); id != "" && !reached[id] {
@@ -358,6 +363,63 @@ func testBrowser(t *testing.T, b *box) {
 	if !sameContents(got, want) {
 		t.Errorf("the zip holds %v, want %v", keys(got), keys(want))
 	}
+
+	// Pictures: thumbnails in the list, the photos page; a folder shared by
+	// a link with a password, and the link's page in a browser with no
+	// session (a context of its own), its gallery and its download.
+	photo := filepath.Join(b.work, "album.jpg")
+	os.WriteFile(photo, testJPEG(), 0o644)
+	b.curl("-u", b.admin(), "-X", "MKCOL", b.url("Album"))
+	if code, _ := b.curl("-u", b.admin(), "-T", photo, b.url("Album/beach.jpg")); code != 201 {
+		t.Fatalf("PUT beach.jpg = %d", code)
+	}
+	loaded := func(what, sel string) {
+		t.Helper()
+		if ok, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('`+sel+`')].length > 0 && [...document.querySelectorAll('`+sel+`')].every(i => i.complete && i.naturalWidth > 0)`,
+			chromedp.WithPollingTimeout(20*time.Second))); err != nil || !ok {
+			t.Errorf("%s: the pictures did not load: %v", what, err)
+		}
+	}
+	do("the album", chromedp.Navigate(base+"/files/Album/"), chromedp.WaitVisible(css("img.thumb")))
+	loaded("the file list's thumbnails", "img.thumb")
+	do("photos", chromedp.Navigate(base+"/photos"), chromedp.WaitVisible(css(".grid img")))
+	loaded("the photos page", ".grid img")
+	accessible("photos")
+	shoot("photos")
+	do("share by link",
+		chromedp.Navigate(base+"/shares?path=/Album"),
+		chromedp.WaitVisible(chromedp.ID("share")),
+		chromedp.SetValue(chromedp.ID("share-with"), "*link"),
+		chromedp.SendKeys(chromedp.ID("share-password"), "beach-party"),
+		chromedp.Click(chromedp.ID("share")),
+		chromedp.WaitVisible(chromedp.ID("new-link")),
+	)
+	link, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("new-link")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	accessible("shares")
+	shoot("shares")
+	pctx, cancelP := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
+	defer cancelP()
+	owner := ctx
+	ctx = pctx // the helpers act on the guest's browser now
+	do("open the link", chromedp.Navigate(linkOn(base, link)),
+		chromedp.WaitVisible(chromedp.ID("link-password")))
+	accessible("public-link-password")
+	shoot("public-link-password")
+	do("give the password",
+		chromedp.SendKeys(chromedp.ID("link-password"), "beach-party"),
+		chromedp.Click(chromedp.ID("unlock")),
+		chromedp.WaitVisible(css(".grid img")),
+	)
+	loaded("the link's gallery", ".grid img")
+	if page, _ := chromedp.Run(ctx, chromedp.OuterHTML(css("html"))); strings.Contains(page, "Log out") || strings.Contains(page, "admin") {
+		t.Error("the link's page names the box's account or menu")
+	}
+	accessible("public-link")
+	shoot("public-link")
+	ctx = owner
 
 	// The account and admin pages.
 	do("account", chromedp.Navigate(base+"/account"), chromedp.WaitVisible(chromedp.ID("app-label")))
@@ -638,3 +700,23 @@ const unreachedJS = `(() => {
 	const reached = new Set('%s'.split(','));
 	return [...document.querySelectorAll('[data-tab]')].filter(e => !reached.has(e.dataset.tab)).map(e => e.outerHTML.slice(0, 80));
 })()`
+
+// linkOn is a link's page on base (the box as this test reaches it: the
+// link names the host the page was asked by).
+func linkOn(base, link string) string {
+	if i := strings.Index(link, "/index.php/s/"); i >= 0 {
+		return base + link[i:]
+	}
+	return link
+}
+
+// testJPEG is a small photo.
+func testJPEG() []byte {
+	m := image.NewRGBA(image.Rect(0, 0, 640, 480))
+	for i := 0; i < len(m.Pix); i += 4 {
+		m.Pix[i], m.Pix[i+1], m.Pix[i+2], m.Pix[i+3] = byte(i/2560), 120, byte(255-i/5120), 255
+	}
+	var b bytes.Buffer
+	jpeg.Encode(&b, m, nil)
+	return b.Bytes()
+}

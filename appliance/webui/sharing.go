@@ -151,8 +151,8 @@ func (u *UI) sharesPost(w http.ResponseWriter, r *http.Request) {
 			req.Perm = int(store.PermRead)
 		}
 		req.Type = shares.TypeUser
-		if r.PostFormValue("kind") == "link" {
-			req.Type = shares.TypeLink
+		if req.With == "*link" || r.PostFormValue("kind") == "link" {
+			req.Type, req.With = shares.TypeLink, ""
 		}
 		if e := strings.TrimSpace(r.PostFormValue("expires")); e != "" {
 			t, err := time.ParseInLocation("2006-01-02", e, time.Local)
