@@ -88,6 +88,13 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 		mux.HandleFunc("SEARCH "+p, h.search)
 	}
 	mux.HandleFunc("OPTIONS "+ncDAVRoot, davRootOptions)
+	// The Android app's login asks /remote.php/dav without a password and
+	// wants to be asked for one: 401, not a redirect to the slash.
+	mux.HandleFunc(ncDAVRoot, func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := h.Door.Authenticate(w, r); ok {
+			http.Redirect(w, r, ncDAVRoot+"/", http.StatusMovedPermanently)
+		}
+	})
 	mux.Handle(ncTrashbin, http.HandlerFunc(h.serveTrashbin))
 	mux.Handle(ncVersions, http.HandlerFunc(h.serveVersions))
 	mux.HandleFunc("/status.php", status)

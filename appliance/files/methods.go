@@ -32,11 +32,25 @@ func (q *request) get() {
 		return
 	}
 	if in.IsDir() {
-		if q.h.FolderPage == nil {
-			http.Error(q.w, "a folder: list it with PROPFIND", http.StatusMethodNotAllowed)
-			return
+		page := ""
+		if q.h.FolderPage != nil {
+			page = q.h.FolderPage(strings.TrimSuffix(path.Clean("/"+q.name), "/") + "/")
 		}
-		http.Redirect(q.w, q.r, q.h.FolderPage(strings.TrimSuffix(path.Clean("/"+q.name), "/")+"/"), http.StatusSeeOther)
+		switch {
+		case q.prefix != Prefix:
+			// The apps' roots answer a folder's HEAD or GET as Nextcloud
+			// does: 200, it exists (the Android app checks its root so).
+			q.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			msg := "a folder: list it with PROPFIND"
+			if page != "" {
+				msg += ", or see it at " + page
+			}
+			io.WriteString(q.w, msg+"\n")
+		case page == "":
+			http.Error(q.w, "a folder: list it with PROPFIND", http.StatusMethodNotAllowed)
+		default:
+			http.Redirect(q.w, q.r, page, http.StatusSeeOther)
+		}
 		return
 	}
 	h := q.w.Header()
