@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/bonesync/bonesync/appliance/preview/previewtest"
 )
 
 // FuzzDecode feeds the decoders any bytes: an error is fine, a panic or
@@ -15,8 +17,8 @@ func FuzzDecode(f *testing.F) {
 		b, _ := os.ReadFile(name)
 		f.Add(b)
 	}
-	f.Add(withExif(jpegOf(f, picture(40, 30), 70), 6, "2024:05:06 07:08:09", "+02:00", jpegOf(f, picture(16, 12), 50)))
-	f.Add(pngBytes(picture(30, 20)))
+	f.Add(previewtest.WithExif(jpegOf(f, previewtest.Picture(40, 30), 70), 6, "2024:05:06 07:08:09", "+02:00", jpegOf(f, previewtest.Picture(16, 12), 50)))
+	f.Add(pngBytes(previewtest.Picture(30, 20)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 1<<20 {
 			return

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 )
 
 var errUnsupported = errors.New("unsupported JPEG")
@@ -84,6 +85,9 @@ type component struct {
 	stride   int
 	inScan   bool
 	finished bool // sequential: every block decoded
+	// sequential: where each coefficient (zigzag) goes in the block, -1
+	// for those outside the ny×nx that the scale uses
+	place [64]int8
 }
 
 type jpegDecoder struct {
@@ -105,10 +109,12 @@ type jpegDecoder struct {
 	streaming     bool
 	frame         bool
 
-	bits   uint32 // MSB first
+	bits   uint // MSB first: a machine word, as wide as registers are
 	nbits  uint
-	marker byte // a marker met in the entropy-coded data, 0 if none
-	fed    int  // zero bytes fed past the end of the data
+	win    []byte // fill's window on the reader's buffer (see sync)
+	used   int    // the bytes of win fill has taken
+	marker byte   // a marker met in the entropy-coded data, 0 if none
+	fed    int    // zero bytes fed past the end of the data
 	scans  int
 	err    error
 
@@ -142,6 +148,7 @@ func (d *jpegDecoder) u16() (int, error) {
 // nextMarker reads up to and including the next marker: the one the
 // entropy-coded data ended on, or the next 0xFF xx with xx not 0 or fill.
 func (d *jpegDecoder) nextMarker() (byte, error) {
+	d.sync()
 	if m := d.marker; m != 0 {
 		d.marker = 0
 		return m, nil
@@ -495,52 +502,91 @@ func (d *jpegDecoder) readScan(n int) error {
 	return d.scanSequential(scan)
 }
 
-// fill tops up the bit buffer to at least 25 bits; past the end of the
-// entropy-coded data (a marker), it feeds zeros.
+// wordBits is the bit buffer's width: 64 on a PC, 32 on the board, where
+// a wider one would cost two registers for every shift.
+const wordBits = bits.UintSize
+
+// fill tops up the bit buffer to more than wordBits-8 bits; past the end
+// of the entropy-coded data (a marker), it feeds zeros. The bytes come
+// straight from the reader's buffer (win) while none is 0xFF; a stuffed
+// zero, a marker and the buffer's end take the slow path.
 func (d *jpegDecoder) fill() {
-	for d.nbits <= 24 {
-		var b byte
-		if d.marker == 0 && d.err == nil {
-			c, err := d.r.ReadByte()
-			switch {
-			case err != nil:
-				d.err = err
-			case c != 0xFF:
-				b = c
-			default:
-				for c == 0xFF {
-					if c, err = d.r.ReadByte(); err != nil {
-						d.err = err
-						break
-					}
-				}
-				if c == 0 {
-					b = 0xFF
-				} else if err == nil {
-					d.marker = c
+	for {
+		bits, nbits, used, win := d.bits, d.nbits, d.used, d.win
+		for nbits <= wordBits-8 && used < len(win) && win[used] != 0xFF {
+			bits |= uint(win[used]) << ((wordBits - 8 - nbits) & (wordBits - 1))
+			nbits += 8
+			used++
+		}
+		d.bits, d.nbits, d.used = bits, nbits, used
+		if nbits > wordBits-8 {
+			return
+		}
+		d.fillSlow()
+	}
+}
+
+// sync gives the reader back the bytes fill took from its buffer; before
+// anything else reads from it.
+func (d *jpegDecoder) sync() {
+	if d.win != nil {
+		d.r.Discard(d.used)
+		d.win, d.used = nil, 0
+	}
+}
+
+// fillSlow adds one byte the slow way (a stuffed 0xFF 0x00, a marker, the
+// end of the data), or refills the window.
+func (d *jpegDecoder) fillSlow() {
+	d.sync()
+	var b byte
+	if d.marker == 0 && d.err == nil {
+		if next, err := d.r.Peek(1); err == nil && next[0] != 0xFF {
+			d.win, _ = d.r.Peek(d.r.Buffered())
+			return
+		}
+		c, err := d.r.ReadByte()
+		switch {
+		case err != nil:
+			d.err = err
+		case c != 0xFF:
+			b = c
+		default:
+			for c == 0xFF {
+				if c, err = d.r.ReadByte(); err != nil {
+					d.err = err
+					break
 				}
 			}
+			if c == 0 {
+				b = 0xFF
+			} else if err == nil {
+				d.marker = c
+			}
 		}
-		if d.marker != 0 || d.err != nil {
-			d.fed++
-		}
-		d.bits |= uint32(b) << (24 - d.nbits)
-		d.nbits += 8
 	}
+	if d.marker != 0 || d.err != nil {
+		d.fed++
+	}
+	d.bits |= uint(b) << (wordBits - 8 - d.nbits)
+	d.nbits += 8
 }
 
 // exhausted is whether the decoding ran past the data by more than the
 // bits a last code may look ahead: the data is cut short or damaged, and
 // decoding on would only read zeros (the work of a whole picture for a
 // header that claims one).
-func (d *jpegDecoder) exhausted() bool { return d.fed > 8 }
+func (d *jpegDecoder) exhausted() bool { return d.fed > wordBits/4 }
 
+// getBits reads n bits, at most 16.
 func (d *jpegDecoder) getBits(n uint) int32 {
 	if n == 0 {
 		return 0
 	}
-	d.fill()
-	v := int32(d.bits >> (32 - n))
+	if d.nbits < n {
+		d.fill()
+	}
+	v := int32(d.bits >> (wordBits - n))
 	d.bits <<= n
 	d.nbits -= n
 	return v
@@ -559,16 +605,24 @@ func (d *jpegDecoder) receiveExtend(s uint) int32 {
 	return v
 }
 
+// huff reads a Huffman-coded symbol: most from the lookup table, the
+// rest bit length by bit length.
 func (d *jpegDecoder) huff(h *huffman) byte {
-	d.fill()
-	if e := h.lookup[d.bits>>(32-lookupBits)]; e != 0 {
+	if d.nbits < 16 {
+		d.fill()
+	}
+	if e := h.lookup[d.bits>>(wordBits-lookupBits)]; e != 0 {
 		l := uint(e >> 8)
 		d.bits <<= l
 		d.nbits -= l
 		return byte(e)
 	}
+	return d.huffLong(h)
+}
+
+func (d *jpegDecoder) huffLong(h *huffman) byte {
 	for l := lookupBits + 1; l <= 16; l++ {
-		code := int32(d.bits >> (32 - l))
+		code := int32(d.bits >> (wordBits - l))
 		if code <= h.maxcode[l] && code >= h.mincode[l] {
 			d.bits <<= uint(l)
 			d.nbits -= uint(l)
@@ -822,6 +876,12 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 		if len(c.plane) < rows*c.stride {
 			c.plane = make([]byte, rows*c.stride)
 		}
+		for k, z := range zigzag {
+			c.place[k] = -1
+			if int(z>>3) < c.ny && int(z&7) < c.nx {
+				c.place[k] = int8(z)
+			}
+		}
 	}
 	var coef [64]int32
 	d.forEachMCU(scan, func(c *component, bx, by int) bool {
@@ -829,29 +889,8 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 		q := &d.quant[c.tq]
 		s := d.huff(&d.dc[c.td])
 		c.pred += d.receiveExtend(uint(s))
-		coef[0] = c.pred * int32(q[0])
-		ac := &d.ac[c.ta]
-		for k := 1; k < 64; {
-			rs := d.huff(ac)
-			r, s := int(rs>>4), uint(rs&15)
-			if s == 0 {
-				if r != 15 {
-					break
-				}
-				k += 16
-				continue
-			}
-			k += r
-			if k > 63 {
-				d.err = jpegError("bad AC run")
-				break
-			}
-			v := d.receiveExtend(s)
-			if z := zigzag[k]; int(z>>3) < c.ny && int(z&7) < c.nx {
-				coef[z] = v * int32(q[k])
-			}
-			k++
-		}
+		coef[0] = clampCoef(c.pred * int32(q[0]))
+		d.blockAC(c, &d.ac[c.ta], q, &coef)
 		if d.err == nil && d.exhausted() {
 			d.err = io.ErrUnexpectedEOF
 		}
@@ -872,6 +911,61 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 		c.finished = true
 	}
 	return nil
+}
+
+// blockAC decodes a sequential block's AC coefficients into coef, those
+// the scale uses (c.place). The hottest loop of a preview: huff and
+// receiveExtend by hand, on the bit buffer in locals, as the compiler
+// inlines neither and keeps no field of d in a register.
+func (d *jpegDecoder) blockAC(c *component, h *huffman, q *[64]uint16, coef *[64]int32) {
+	bits, nbits := d.bits, d.nbits
+	for k := 1; k < 64; {
+		if nbits < 16 {
+			d.bits, d.nbits = bits, nbits
+			d.fill()
+			bits, nbits = d.bits, d.nbits
+		}
+		var rs byte
+		if e := h.lookup[bits>>(wordBits-lookupBits)]; e != 0 {
+			l := uint(e>>8) & 15
+			bits <<= l
+			nbits -= l
+			rs = byte(e)
+		} else {
+			d.bits, d.nbits = bits, nbits
+			rs = d.huffLong(h)
+			bits, nbits = d.bits, d.nbits
+		}
+		r, s := int(rs>>4), uint(rs&15)
+		if s == 0 {
+			if r != 15 {
+				break // the end of the block
+			}
+			k += 16
+			continue
+		}
+		k += r
+		if k > 63 {
+			d.err = jpegError("bad AC run")
+			break
+		}
+		if nbits < s {
+			d.bits, d.nbits = bits, nbits
+			d.fill()
+			bits, nbits = d.bits, d.nbits
+		}
+		v := int32(bits >> ((wordBits - s) & (wordBits - 1)))
+		bits <<= s
+		nbits -= s
+		if z := c.place[k]; z >= 0 {
+			if v < 1<<(s-1) {
+				v += -1<<s + 1
+			}
+			coef[z] = clampCoef(v * int32(q[k]))
+		}
+		k++
+	}
+	d.bits, d.nbits = bits, nbits
 }
 
 // finish hands on what streaming did not: the planes of a JPEG in
@@ -908,7 +1002,7 @@ func (d *jpegDecoder) planeFromCoefs(c *component) {
 			kept := c.coefs[(by*c.bw+bx)*per:][:per]
 			clear(coef[:])
 			for k, v := range kept {
-				coef[zigzag[k]] = int32(v) * int32(q[k])
+				coef[zigzag[k]] = clampCoef(int32(v) * int32(q[k]))
 			}
 			idct(&coef, c.nx, c.ny, c.plane[by*c.ny*c.stride+bx*c.nx:], c.stride)
 		}

@@ -2,36 +2,16 @@ package preview
 
 import (
 	"bytes"
+	"fmt"
 	"image"
-	"image/color"
 	"image/jpeg"
 	"math"
 	"os"
 	"strings"
 	"testing"
-)
 
-// picture is a test picture: gradients, a sharp-edged disc and stripes,
-// in colour.
-func picture(w, h int) *image.RGBA {
-	m := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			r := byte(255 * x / w)
-			g := byte(255 * y / h)
-			b := byte(128 + 127*math.Sin(float64(x+y)/17))
-			dx, dy := x-w/3, y-h/2
-			if dx*dx+dy*dy < (h/4)*(h/4) {
-				r, g, b = 250, 240, 20
-			}
-			if x > 2*w/3 && (y/16)%2 == 0 { // stripes a 1/8 decode can show
-				r, g, b = 10, 10, 10
-			}
-			m.SetRGBA(x, y, color.RGBA{r, g, b, 255})
-		}
-	}
-	return m
-}
+	"github.com/bonesync/bonesync/appliance/preview/previewtest"
+)
 
 func jpegOf(t testing.TB, m image.Image, q int) []byte {
 	t.Helper()
@@ -113,10 +93,10 @@ func TestDecodeMatchesImageJPEG(t *testing.T) {
 		name string
 		m    image.Image
 	}{
-		{"colour 4:2:0", picture(317, 203)},
+		{"colour 4:2:0", previewtest.Picture(317, 203)},
 		{"grey", func() image.Image {
 			g := image.NewGray(image.Rect(0, 0, 250, 130))
-			draw := picture(250, 130)
+			draw := previewtest.Picture(250, 130)
 			for i := range g.Pix {
 				g.Pix[i] = draw.Pix[4*i+1]
 			}
@@ -173,7 +153,7 @@ func TestDecodeProgressiveAndRestarts(t *testing.T) {
 
 // Broken input is an error, never a panic or a hang.
 func TestDecodeBrokenInput(t *testing.T) {
-	data := jpegOf(t, picture(64, 48), 80)
+	data := jpegOf(t, previewtest.Picture(64, 48), 80)
 	for cut := 0; cut < len(data); cut += 7 {
 		s := &shrink{fit: same}
 		decodeJPEG(bytes.NewReader(data[:cut]), func(int, int, bool) int { return 8 }, s)
@@ -211,5 +191,22 @@ func TestDecodeSamplings(t *testing.T) {
 				t.Errorf("%s at %d/8: PSNR %.1f dB against image/jpeg shrunk, want over 28", name, n, p)
 			}
 		}
+	}
+}
+
+// BenchmarkDecodePhoto decodes a 12-megapixel photo as the grid preview
+// (1/8) and the iOS app's large preview (1/2) do.
+func BenchmarkDecodePhoto(b *testing.B) {
+	data := jpegOf(b, previewtest.Photo(4000, 3000, 12), 90)
+	for _, n := range []int{1, 4} {
+		b.Run(fmt.Sprintf("%d-8", n), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				s := &shrink{fit: func(w8, h8 int) (int, int) { return w8 / 8 * n / 8, h8 / 8 * n / 8 }}
+				if err := decodeJPEG(bytes.NewReader(data), func(int, int, bool) int { return n }, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"image/draw"
 	"image/png"
 	"testing"
+
+	"github.com/bonesync/bonesync/appliance/preview/previewtest"
 )
 
 func pngOf(t *testing.T, m image.Image) []byte {
@@ -33,7 +35,7 @@ func decodedPNG(t *testing.T, data []byte) *image.RGBA {
 }
 
 func TestDecodePNGKinds(t *testing.T) {
-	src := picture(97, 61)
+	src := previewtest.Picture(97, 61)
 	alpha := image.NewNRGBA(src.Bounds())
 	draw.Draw(alpha, alpha.Bounds(), src, image.Point{}, draw.Src)
 	for i := 3; i < len(alpha.Pix); i += 4 {
@@ -73,7 +75,7 @@ func TestDecodePNGKinds(t *testing.T) {
 }
 
 func TestDecodePNGBroken(t *testing.T) {
-	data := pngOf(t, picture(40, 30))
+	data := pngOf(t, previewtest.Picture(40, 30))
 	for cut := 0; cut < len(data); cut += 5 {
 		decodePNG(bytes.NewReader(data[:cut]), &shrink{fit: same})
 	}

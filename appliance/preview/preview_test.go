@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/preview/previewtest"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -88,7 +90,7 @@ func TestPreviewsOfPhotos(t *testing.T) {
 	b := newBox(t)
 	// A portrait photo: stored 1600×1200, the camera turned right (6),
 	// with a 512×384 EXIF thumbnail.
-	photo := withExif(jpegOf(t, picture(1600, 1200), 85), 6, "2024:05:06 07:08:09", "+02:00", jpegOf(t, picture(512, 384), 80))
+	photo := previewtest.WithExif(jpegOf(t, previewtest.Picture(1600, 1200), 85), 6, "2024:05:06 07:08:09", "+02:00", jpegOf(t, previewtest.Picture(512, 384), 80))
 	if err := b.tree.Mkdir("DCIM"); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +156,7 @@ func TestPreviewsOfPhotos(t *testing.T) {
 
 func TestPreviewOfTrashedAndSweep(t *testing.T) {
 	b := newBox(t)
-	in := b.put("a.jpg", jpegOf(t, picture(300, 200), 80))
+	in := b.put("a.jpg", jpegOf(t, previewtest.Picture(300, 200), 80))
 	if got := picSize(t, b.get(fmt.Sprintf("/index.php/core/preview?fileId=%d&x=128&y=128&a=1", in.FileID))); got != image.Pt(128, 85) {
 		t.Errorf("preview %v", got)
 	}
@@ -225,8 +227,8 @@ func TestSupported(t *testing.T) {
 
 func TestTaken(t *testing.T) {
 	b := newBox(t)
-	shot := b.put("shot.jpg", withExif(jpegOf(t, picture(64, 48), 80), 1, "2023:07:08 09:10:11", "", jpegOf(t, picture(16, 12), 50)))
-	plain := b.put("plain.jpg", jpegOf(t, picture(64, 48), 80))
+	shot := b.put("shot.jpg", previewtest.WithExif(jpegOf(t, previewtest.Picture(64, 48), 80), 1, "2023:07:08 09:10:11", "", jpegOf(t, previewtest.Picture(16, 12), 50)))
+	plain := b.put("plain.jpg", jpegOf(t, previewtest.Picture(64, 48), 80))
 	src := func(p string, in store.Info) Source {
 		return Source{User: "u", ID: in.FileID, Version: in.ETag, Open: func() (*os.File, error) { return b.tree.Open(p) }}
 	}
@@ -246,5 +248,36 @@ func TestTaken(t *testing.T) {
 	b.h.Maker.Sweep()
 	if idx := b.h.Maker.loadDates("u"); len(idx) != 1 {
 		t.Errorf("after the sweep the dates hold %v", idx)
+	}
+}
+
+// BenchmarkMake makes the grid preview of a 12-megapixel photo, from its
+// EXIF thumbnail and from the photo itself.
+func BenchmarkMake(b *testing.B) {
+	var photo, thumb bytes.Buffer
+	jpeg.Encode(&photo, previewtest.Photo(4000, 3000, 12), &jpeg.Options{Quality: 90})
+	jpeg.Encode(&thumb, previewtest.Photo(512, 384, 12), &jpeg.Options{Quality: 80})
+	for _, c := range []struct {
+		name, how string
+		data      []byte
+	}{
+		{"thumbnail", "exif 4/8", previewtest.WithExif(photo.Bytes(), 1, "2026:06:07 08:09:10", "", thumb.Bytes())},
+		{"photo", "1/8", photo.Bytes()},
+	} {
+		f, err := os.Create(filepath.Join(b.TempDir(), "photo.jpg"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Write(c.data)
+		b.Run(c.name, func(b *testing.B) {
+			m := &Maker{}
+			for b.Loop() {
+				f.Seek(0, io.SeekStart)
+				if _, how, err := m.make(f, spec{side: 256}); err != nil || how != c.how {
+					b.Fatalf("made %q, %v; want %q", how, err, c.how)
+				}
+			}
+		})
+		f.Close()
 	}
 }

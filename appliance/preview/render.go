@@ -67,7 +67,7 @@ type rendering struct {
 	f     io.ReadSeeker
 	spec  spec
 	heavy func() (release func()) // the slot for a whole decode
-	used  string                  // how it was made, for the log and the tests: "exif", "1/8"...
+	used  string                  // how it was made, for the log and the tests: "exif 4/8", "1/8"...
 }
 
 func (r *rendering) run() (*image.RGBA, error) {
@@ -111,16 +111,6 @@ func (r *rendering) jpeg() (*image.RGBA, int, error) {
 	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
 		return nil, 0, err
 	}
-	if len(info.thumb) > 0 {
-		if t, err := probeJPEG(bytes.NewReader(info.thumb)); err == nil && r.spec.enough(t.width, t.height) {
-			s := &shrink{fit: r.spec.fit()}
-			err := decodeJPEG(bytes.NewReader(info.thumb), func(int, int, bool) int { return 8 }, s)
-			if m, ok := s.result(); err == nil && ok {
-				r.used = "exif"
-				return m, info.orientation, nil
-			}
-		}
-	}
 	chosen := 8
 	scale := func(w, h int, progressive bool) int {
 		for _, n := range []int{1, 2, 4} {
@@ -129,7 +119,18 @@ func (r *rendering) jpeg() (*image.RGBA, int, error) {
 				return n
 			}
 		}
+		chosen = 8
 		return 8
+	}
+	if len(info.thumb) > 0 {
+		if t, err := probeJPEG(bytes.NewReader(info.thumb)); err == nil && r.spec.enough(t.width, t.height) {
+			s := &shrink{fit: r.spec.fit()}
+			err := decodeJPEG(bytes.NewReader(info.thumb), scale, s)
+			if m, ok := s.result(); err == nil && ok {
+				r.used = fmt.Sprintf("exif %d/8", chosen)
+				return m, info.orientation, nil
+			}
+		}
 	}
 	s := &shrink{fit: r.spec.fit()}
 	if err := decodeJPEG(r.f, scale, s); err != nil {
