@@ -43,6 +43,8 @@ type armResult struct {
 	// SSH connections ("login") and SFTP put and get per MiB with
 	// chacha20-poly1305@openssh.com: both builds and Debian's armhf sshd.
 	SFTP, SFTPStd, SFTPSshd map[string]float64
+	// A preview of a 12-megapixel photo, and djpeg's decode of it.
+	Photos armPhotos
 }
 
 // armReference are the figures the armcost tool's README prints (the tool
@@ -149,6 +151,15 @@ func armBlock(ctx context.Context, o *options) armResult {
 		}
 		if err != nil {
 			res.Notes = append(res.Notes, "uploads under qemu-arm failed: "+err.Error())
+		}
+	}
+	if ctx.Err() == nil {
+		chainFile, keyFile, _, err := armFiles(o, "ecdsa-p256")
+		if err == nil {
+			res.Photos, err = countPreviews(ctx, o, plugin, bin, chainFile, keyFile)
+		}
+		if err != nil {
+			res.Notes = append(res.Notes, "previews under qemu-arm failed: "+err.Error())
 		}
 	}
 	return res

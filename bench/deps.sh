@@ -2,7 +2,9 @@
 # Installs the Debian packages `make bench` compares bonesync with, if they
 # are missing: nginx (with Debian's OpenSSL), openssh-server (sshd), apache2
 # (mod_dav), nextcloud-desktop-cmd (the sync client), qemu-user
-# (the dynamic qemu-arm that loads the armcost plugin) and gcc (to build it).
+# (the dynamic qemu-arm that loads the armcost plugin), gcc (to build it),
+# libjpeg-turbo-progs (djpeg, beside bonesync's previews) and GNU time (the
+# peak memory of a process it starts).
 # Package scripts are not allowed to start the services: the benchmark runs
 # its own nginx and sshd on loopback with its own config files. Then the
 # armhf sysroot (bench/armhf-sysroot.sh), once.
@@ -16,6 +18,8 @@ need=()
 command -v nextcloudcmd >/dev/null || need+=(nextcloud-desktop-cmd)
 command -v qemu-arm >/dev/null || need+=(qemu-user)
 command -v gcc >/dev/null || need+=(gcc libc6-dev)
+command -v djpeg >/dev/null || need+=(libjpeg-turbo-progs)
+[ -x /usr/bin/time ] || need+=(time)
 sysroot() { # the armhf nginx for the ARM counts; without it they are Go-only
   "$(dirname "$0")/armhf-sysroot.sh" ${cache:+"$cache"} || echo "bench: no armhf sysroot; nginx will not be counted under qemu-arm" >&2
 }

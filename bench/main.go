@@ -19,8 +19,10 @@
 //  5. sync: an unchanged nextcloudcmd sync, PROPFIND beside Apache's
 //     mod_dav, memory during PROPFIND Depth infinity, upload CPU with and
 //     without digests (sync.go);
-//  6. ARM instruction counts under qemu-arm with the armcost plugin;
-//  7. the report.
+//  6. photos: previews of a 12-megapixel JPEG with and without an EXIF
+//     thumbnail, beside djpeg (photos.go);
+//  7. ARM instruction counts under qemu-arm with the armcost plugin;
+//  8. the report.
 package main
 
 import (
@@ -61,6 +63,8 @@ type options struct {
 	armN       int
 	https, ssh bool
 	sync       bool
+	photos     bool
+	baseline   string
 	abuse      bool
 	arm        bool
 	keep       bool
@@ -90,6 +94,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.ssh, "ssh", true, "compare SFTP's SSH handshake with sshd")
 	fs.BoolVar(&o.abuse, "abuse", true, "abuse: idle, slow and login floods against nginx, sshd and bonesync")
 	fs.BoolVar(&o.sync, "sync", true, "sync figures: nextcloudcmd, PROPFIND beside Apache's mod_dav, upload digests")
+	fs.BoolVar(&o.photos, "photos", true, "photo figures: previews of a 12-megapixel JPEG beside djpeg")
+	fs.StringVar(&o.baseline, "baseline", "a3b639f", "git revision whose PROPFIND the sync figures compare with (\"\": none); a3b639f is main before the apps' properties")
 	fs.BoolVar(&o.arm, "arm", true, "count ARM instructions per handshake under qemu-arm")
 	fs.IntVar(&o.armN, "arm-n", 20, "handshakes counted per kind under qemu-arm")
 	fs.StringVar(&o.sysroot, "sysroot", "out/cache/bench-armhf/sysroot", "armhf sysroot with Debian's nginx (bench/armhf-sysroot.sh)")
@@ -146,7 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	r := &results{Started: time.Now(), Clients: o.clients, Warm: o.warm, Dur: o.dur, Machine: thisMachine(o)}
 	var failed []string
 
-	if o.https || o.ssh || o.sync || o.abuse {
+	if o.https || o.ssh || o.sync || o.abuse || o.photos {
 		keyTypes := o.keys
 		if !o.https {
 			keyTypes = []string{"ecdsa-p256"}
@@ -195,6 +201,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				o.logf("sync failed: %s", s.Err)
 			}
 			r.Sync = &s
+		}
+		if o.photos && ctx.Err() == nil {
+			p := photosBlock(ctx, o, dirs[keyTypes[0]])
+			if p.Err != "" {
+				failed = append(failed, "photos")
+				o.logf("photos failed: %s", p.Err)
+			}
+			r.Photos = &p
 		}
 	}
 	if o.arm && ctx.Err() == nil {

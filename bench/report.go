@@ -19,6 +19,7 @@ type results struct {
 	SSH       *sshResult
 	Abuse     *abuseResult
 	Sync      *syncResult
+	Photos    *photoResult
 	ARM       *armResult
 }
 
@@ -125,6 +126,10 @@ func (r *results) markdown(w io.Writer) {
 
 	if r.Sync != nil {
 		r.Sync.markdown(w)
+	}
+
+	if r.Photos != nil {
+		r.Photos.markdown(w)
 	}
 
 	if r.ARM != nil {
@@ -304,6 +309,16 @@ func (a *armResult) markdown(w io.Writer) {
 		fmt.Fprintf(w, "WebDAV upload (PUT of %d MiB over TLS 1.3, one connection each, into the store) per MiB, million instructions: "+
 			"%.1f with the SHA-1 computed as the bytes stream, %.1f in the build without digests (bench/nohash.go): **%s** (target: at most 1.15×).\n\n",
 			armUploadMiB, a.UploadHashed, a.UploadPlain, ratio(a.UploadHashed, a.UploadPlain))
+	}
+	if p := a.Photos; p.Plain > 0 {
+		djpeg := "djpeg not counted (no armhf sysroot)"
+		if p.Djpeg > 0 {
+			djpeg = fmt.Sprintf("Debian's armhf djpeg (libjpeg-turbo, with its NEON code) decodes the same photo at 1/8 in %.1f (its run less a run on an 8×8 picture): **%s** for bonesync's whole preview without the thumbnail",
+				p.Djpeg, ratio(p.Plain, p.Djpeg))
+		}
+		fmt.Fprintf(w, "Previews (the apps' grid size, 256 px, `/index.php/core/preview.png`, as in the Photos section) of the %d×%d JPEG, million instructions per preview, "+
+			"less the %.1f of a connection that gets the CA file: **%.1f** from its EXIF thumbnail, **%.1f** decoding it at 1/8 (est. %s previews/s on one 1 GHz core). %s.\n\n",
+			photoW, photoH, p.Conn, p.Thumb, p.Plain, estimate(p.Plain), djpeg)
 	}
 	writeNotes(w, a.Notes)
 }

@@ -350,3 +350,30 @@ func startBonesync(ctx context.Context, bin, dir string) (*server, string, error
 	s.addr = got["https"]
 	return s, got["ssh"], nil
 }
+
+// startBonesyncOn runs `bonesync serve` on free ports chosen here, ready
+// when its HTTPS port accepts: for a baseline build from before READY=1
+// carried the addresses.
+func startBonesyncOn(ctx context.Context, bin, dir string) (*server, error) {
+	var ports [3]int
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	addr := func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }
+	stderrLog := filepath.Join(dir, "serve-baseline.stderr")
+	s := &server{name: "bonesync (baseline)", addr: addr(ports[0]), logs: []string{stderrLog}}
+	s.cmd = exec.Command(bin, "serve", "-state", filepath.Join(dir, "state"), "-config", filepath.Join(dir, "bonesync.conf"),
+		"-https", addr(ports[0]), "-http", addr(ports[1]), "-ssh", addr(ports[2]))
+	var err error
+	if s.cmd.Stderr, err = os.Create(stderrLog); err != nil {
+		return nil, err
+	}
+	if err := start(ctx, s, func() error { return dialable(s.addr) }); err != nil {
+		return nil, err
+	}
+	return s, nil
+}

@@ -5,6 +5,10 @@ package main
 // Apache's mod_dav on a copy of the same tree, bonesync's memory during a
 // PROPFIND Depth infinity over 20,000 files, and upload CPU per MiB with
 // the digests computed as the bytes stream against a build without them.
+// The Depth 1 PROPFIND is also asked with the Nextcloud Android app's
+// properties (shares, previews, favourites, folder sizes), and both are
+// asked of a baseline build, the release before those properties
+// (-baseline), on the same folder: what the new properties cost.
 
 import (
 	"bytes"
@@ -47,6 +51,12 @@ type syncResult struct {
 	// PROPFIND Depth 1 of 10,000 files: median wall time and server CPU.
 	PropBonesync, PropApache propFigures
 	ApacheVersion            string
+	// The same folder with the Android app's listing, and both requests
+	// asked of the baseline build (-baseline) on the same folder.
+	PropApps           propFigures
+	Baseline           string // its revision
+	BaseSync, BaseApps propFigures
+	BaselineErr        string
 	// PROPFIND Depth infinity over 20,000 files.
 	InfRSSBeforeKB, InfHWMKB int64
 	InfBytes                 int64
@@ -123,10 +133,14 @@ func syncRun(ctx context.Context, o *options, dir string, res *syncResult) error
 
 	// PROPFIND Depth 1, bonesync then Apache on a copy of the same folder.
 	flatURL := base + "/dav/flat/"
-	if res.PropBonesync, err = propfindFigures(ctx, bs, client, flatURL, "1"); err != nil {
+	if res.PropBonesync, err = propfindFigures(ctx, bs, client, flatURL, "1", propfindProps); err != nil {
 		return err
 	}
 	o.logf("sync: PROPFIND Depth 1 of %d files: bonesync %.0f ms, CPU %.0f ms", flatFiles, ms(res.PropBonesync.Wall), ms(res.PropBonesync.CPU))
+	if res.PropApps, err = propfindFigures(ctx, bs, client, flatURL, "1", androidProps); err != nil {
+		return err
+	}
+	o.logf("sync: PROPFIND Depth 1 of %d files, the Android app's properties: bonesync %.0f ms, CPU %.0f ms", flatFiles, ms(res.PropApps.Wall), ms(res.PropApps.CPU))
 	if err := apacheRun(ctx, o, st, client, res); err != nil {
 		o.logf("sync: Apache: %v", err)
 		res.Err = "apache: " + err.Error()
@@ -137,7 +151,7 @@ func syncRun(ctx context.Context, o *options, dir string, res *syncResult) error
 	os.WriteFile("/proc/"+pid+"/clear_refs", []byte("5"), 0) // reset VmHWM
 	res.InfRSSBeforeKB, _ = statusKB("/proc/"+pid+"/status", "VmRSS")
 	t0 := time.Now()
-	n, err := propfind(client, base+"/dav/inf/", "infinity")
+	n, err := propfind(client, base+"/dav/inf/", "infinity", propfindProps)
 	if err != nil {
 		return err
 	}
@@ -154,6 +168,13 @@ func syncRun(ctx context.Context, o *options, dir string, res *syncResult) error
 		return err
 	}
 	bs.stop()
+	if o.baseline != "" {
+		res.Baseline = o.baseline
+		if err := baselineRun(ctx, o, dir, client, res); err != nil {
+			o.logf("sync: baseline %s: %v", o.baseline, err)
+			res.BaselineErr = err.Error()
+		}
+	}
 	plain := filepath.Join(o.work, "bonesync-nohash")
 	overlay, err := nohashOverlay(o.work, "")
 	if err != nil {
@@ -293,9 +314,22 @@ func davClient() *http.Client {
 const propfindProps = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop>` +
 	`<d:resourcetype/><d:getlastmodified/><d:getcontentlength/><d:getetag/></d:prop></d:propfind>`
 
-// propfind asks for what a sync client asks and reads the whole answer.
-func propfind(c *http.Client, url, depth string) (int64, error) {
-	req, _ := http.NewRequest("PROPFIND", url, strings.NewReader(propfindProps))
+// androidProps is the Nextcloud Android app's folder listing
+// (WebdavUtils.getAllPropSet in nextcloud/android 35), as
+// appliance/apps_e2e_test.go replays it.
+const androidProps = `<?xml version="1.0" encoding="UTF-8"?><D:propfind xmlns:D="DAV:"><D:prop>
+<D:displayname/><D:getcontenttype/><D:resourcetype/><D:getcontentlength/><D:getlastmodified/><D:creationdate/><D:getetag/>
+<oc:permissions xmlns:oc="http://owncloud.org/ns"/><oc:fileid xmlns:oc="http://owncloud.org/ns"/><oc:id xmlns:oc="http://owncloud.org/ns"/>
+<oc:size xmlns:oc="http://owncloud.org/ns"/><oc:favorite xmlns:oc="http://owncloud.org/ns"/><oc:owner-id xmlns:oc="http://owncloud.org/ns"/>
+<oc:owner-display-name xmlns:oc="http://owncloud.org/ns"/><oc:comments-unread xmlns:oc="http://owncloud.org/ns"/>
+<nc:is-encrypted xmlns:nc="http://nextcloud.org/ns"/><nc:mount-type xmlns:nc="http://nextcloud.org/ns"/><nc:has-preview xmlns:nc="http://nextcloud.org/ns"/>
+<nc:note xmlns:nc="http://nextcloud.org/ns"/><nc:sharees xmlns:nc="http://nextcloud.org/ns"/><nc:lock xmlns:nc="http://nextcloud.org/ns"/>
+<nc:metadata-photos-size xmlns:nc="http://nextcloud.org/ns"/><nc:hidden xmlns:nc="http://nextcloud.org/ns"/>
+</D:prop></D:propfind>`
+
+// propfind asks for the properties in body and reads the whole answer.
+func propfind(c *http.Client, url, depth, body string) (int64, error) {
+	req, _ := http.NewRequest("PROPFIND", url, strings.NewReader(body))
 	req.SetBasicAuth(syncUser, syncPass)
 	req.Header.Set("Depth", depth)
 	req.Header.Set("Content-Type", "application/xml")
@@ -313,16 +347,16 @@ func propfind(c *http.Client, url, depth string) (int64, error) {
 
 // propfindFigures is the median wall time and CPU of five PROPFINDs, after
 // one unmeasured.
-func propfindFigures(ctx context.Context, s *server, c *http.Client, url, depth string) (propFigures, error) {
+func propfindFigures(ctx context.Context, s *server, c *http.Client, url, depth, body string) (propFigures, error) {
 	var f propFigures
-	if _, err := propfind(c, url, depth); err != nil {
+	if _, err := propfind(c, url, depth, body); err != nil {
 		return f, err
 	}
 	var walls, cpus []time.Duration
 	for i := 0; i < 5 && ctx.Err() == nil; i++ {
 		cpu0, _ := treeCPU(s.pid())
 		t0 := time.Now()
-		n, err := propfind(c, url, depth)
+		n, err := propfind(c, url, depth, body)
 		if err != nil {
 			return f, err
 		}
@@ -390,6 +424,41 @@ func uploadCPU(ctx context.Context, s *server, c *http.Client, base, label strin
 	return measure.Percentile(per, 50), nil
 }
 
+// baselineRun builds the -baseline revision of bonesync from git, starts it
+// on the same state directory and asks it the same two PROPFINDs.
+func baselineRun(ctx context.Context, o *options, dir string, c *http.Client, res *syncResult) error {
+	src := filepath.Join(o.work, "baseline-src")
+	bin := filepath.Join(o.work, "bonesync-baseline")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return err
+	}
+	o.logf("sync: building the baseline %s", o.baseline)
+	archive := exec.CommandContext(ctx, "sh", "-c", `git archive --format=tar "$1" | tar -x -C "$2"`, "sh", o.baseline, src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		return fmt.Errorf("git archive %s: %v %s", o.baseline, err, out)
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./appliance")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s: %v %s", o.baseline, err, out)
+	}
+	s, err := startBonesyncOn(ctx, bin, dir)
+	if err != nil {
+		return err
+	}
+	defer s.stop()
+	url := "https://" + s.addr + "/dav/flat/"
+	if res.BaseSync, err = propfindFigures(ctx, s, c, url, "1", propfindProps); err != nil {
+		return err
+	}
+	if res.BaseApps, err = propfindFigures(ctx, s, c, url, "1", androidProps); err != nil {
+		return err
+	}
+	o.logf("sync: baseline %s PROPFIND Depth 1: %.0f ms, CPU %.0f ms; the app's properties %.0f ms, CPU %.0f ms", o.baseline,
+		ms(res.BaseSync.Wall), ms(res.BaseSync.CPU), ms(res.BaseApps.Wall), ms(res.BaseApps.CPU))
+	return nil
+}
+
 // apacheConf serves a copy of the flat folder with mod_dav over TLS, Basic
 // authentication from a file (SHA-1 entries: cheap, like bonesync's cache
 // of verified passwords).
@@ -451,7 +520,7 @@ func apacheRun(ctx context.Context, o *options, st string, c *http.Client, res *
 	}
 	defer s.stop()
 	res.ApacheVersion = firstMatch(output("/usr/sbin/apache2", "-v"), `Apache/[0-9.]+`)
-	res.PropApache, err = propfindFigures(ctx, s, c, "https://"+s.addr+"/flat/", "1")
+	res.PropApache, err = propfindFigures(ctx, s, c, "https://"+s.addr+"/flat/", "1", propfindProps)
 	if err == nil {
 		o.logf("sync: PROPFIND Depth 1 of %d files: Apache %.0f ms, CPU %.0f ms", flatFiles, ms(res.PropApache.Wall), ms(res.PropApache.CPU))
 	}
@@ -473,6 +542,19 @@ func (s *syncResult) markdown(w io.Writer) {
 		flatFiles, ms(s.PropBonesync.Wall), ms(s.PropApache.Wall), s.ApacheVersion, ratio(ms(s.PropBonesync.Wall), ms(s.PropApache.Wall)))
 	fmt.Fprintf(w, "| ... server CPU | %.0f ms | %.0f ms | %s |\n", ms(s.PropBonesync.CPU), ms(s.PropApache.CPU), ratio(ms(s.PropBonesync.CPU), ms(s.PropApache.CPU)))
 	fmt.Fprintf(w, "| ... answer size | %d kB | %d kB | |\n", s.PropBonesync.Bytes/1000, s.PropApache.Bytes/1000)
+	if s.BaseSync.Wall > 0 {
+		fmt.Fprintf(w, "| ... the same, beside the baseline %s: time, server CPU | %.0f ms, %.0f ms | %.0f ms, %.0f ms | %s, %s |\n", s.Baseline,
+			ms(s.PropBonesync.Wall), ms(s.PropBonesync.CPU), ms(s.BaseSync.Wall), ms(s.BaseSync.CPU),
+			ratio(ms(s.PropBonesync.Wall), ms(s.BaseSync.Wall)), ratio(ms(s.PropBonesync.CPU), ms(s.BaseSync.CPU)))
+	}
+	fmt.Fprintf(w, "| PROPFIND Depth 1, %d files, the Android app's %d properties: time, server CPU, answer size (target within 1.2× of the baseline) | %.0f ms, %.0f ms, %d kB |",
+		flatFiles, strings.Count(androidProps, "/>"), ms(s.PropApps.Wall), ms(s.PropApps.CPU), s.PropApps.Bytes/1000)
+	if s.BaseApps.Wall > 0 {
+		fmt.Fprintf(w, " %.0f ms, %.0f ms, %d kB (baseline %s) | **%s, %s** |\n", ms(s.BaseApps.Wall), ms(s.BaseApps.CPU), s.BaseApps.Bytes/1000, s.Baseline,
+			ratio(ms(s.PropApps.Wall), ms(s.BaseApps.Wall)), ratio(ms(s.PropApps.CPU), ms(s.BaseApps.CPU)))
+	} else {
+		fmt.Fprintf(w, " | |\n")
+	}
 	fmt.Fprintf(w, "| PROPFIND Depth infinity, %d files: RSS growth (target < 10 MB) | %.1f MB (%.1f s, %d kB sent) | | |\n",
 		infDirs*infEach, float64(s.InfHWMKB-s.InfRSSBeforeKB)/1024, s.InfWall.Seconds(), s.InfBytes/1000)
 	fmt.Fprintf(w, "| upload server CPU per MiB, digests on / off (target <= 1.15x) | %.2f / %.2f ms | | %s |\n",
@@ -481,5 +563,13 @@ func (s *syncResult) markdown(w io.Writer) {
 	fmt.Fprintf(w, "| ... one event changed | %.2f ms, %.2f ms | | |\n", ms(s.PollOne.Wall), ms(s.PollOne.CPU))
 	if s.NCRequests != nil {
 		fmt.Fprintf(w, "\nThe unchanged sync's requests: %s.\n", strings.Join(s.NCRequests, ", "))
+	}
+	if s.Baseline != "" {
+		fmt.Fprintf(w, "\nThe baseline is bonesync at %s (`-baseline`), built from git by this run and started on the same state directory "+
+			"after bonesync; it answers the properties it does not know with 404 in the same answer.", s.Baseline)
+		if s.BaselineErr != "" {
+			fmt.Fprintf(w, " **It failed: %s.**", s.BaselineErr)
+		}
+		fmt.Fprintln(w)
 	}
 }

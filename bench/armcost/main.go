@@ -10,7 +10,8 @@
 // With -dav it also serves WebDAV (files.Handler) on a store in DIR with the user
 // "bench" (password "bench-password"), so uploads can be counted: the
 // bench's upload count compares this with the build without digests
-// (bench/nohash.go).
+// (bench/nohash.go). The previews (preview.Handler) are served too, so
+// that making one can be counted.
 //
 // With -sftp it also serves SFTP (sftpd.Server, a throwaway ed25519 host
 // key) on the same store and user, and prints " sftp ADDR" after the
@@ -55,6 +56,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/locks"
+	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/sftpd"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -87,8 +89,9 @@ func (c content) CAPEM() []byte { return c.ca }
 // dav is the files protocol and what SFTP shares with it.
 type dav struct {
 	*files.Handler
-	db   *users.DB
-	door *auth.Door
+	previews *preview.Handler
+	db       *users.DB
+	door     *auth.Door
 }
 
 // newDAV is WebDAV on a store in dir, with the user bench and, if
@@ -123,7 +126,8 @@ func newDAV(dir, authorized string) (*dav, error) {
 	log := sysd.NewLogger(os.Stderr)
 	door := auth.New(db, log)
 	h := &files.Handler{Store: fs, Quotas: db, Door: door, Locks: locks.New(), Log: log}
-	return &dav{Handler: h, db: db, door: door}, nil
+	p := &preview.Handler{Maker: &preview.Maker{Store: fs, Log: log}, Door: door, Log: log}
+	return &dav{Handler: h, previews: p, db: db, door: door}, nil
 }
 
 // counted counts a listener's open connections into open, for the
@@ -190,7 +194,7 @@ func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.
 	}
 	var mounts []front.Mount
 	if d != nil {
-		mounts = append(mounts, d.Handler)
+		mounts = append(mounts, d.Handler, d.previews)
 	}
 	var open atomic.Int64 // HTTPS and SFTP connections, from accept to close
 	srv := &http.Server{
