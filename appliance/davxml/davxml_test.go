@@ -3,6 +3,7 @@ package davxml
 import (
 	"encoding/xml"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -175,5 +176,16 @@ func TestRootIs(t *testing.T) {
 	}
 	if RootIs([]byte(`<cal:calendar-query xmlns:cal="urn:ietf:params:xml:ns:caldav"/>`), NS, "sync-collection") {
 		t.Error("RootIs took a calendar-query for a sync-collection")
+	}
+}
+
+// An href skips the URL escaper when nothing needs escaping; with or
+// without the shortcut it is the same text.
+func TestHrefShortcut(t *testing.T) {
+	for _, p := range []string{"/", "/dav/files/a/b.txt", "/a b", "/ü.txt", "/a&b", "/a%2Fb", "/a:b@c", "/x?y#z", "/~a-b_c.d", "/a\x01b", "/a<b>"} {
+		want := Text((&url.URL{Path: p}).EscapedPath())
+		if got := hrefText(p); got != want {
+			t.Errorf("hrefText(%q) = %q, want %q", p, got, want)
+		}
 	}
 }

@@ -81,7 +81,18 @@ func invalid(r rune) bool {
 
 // Href is a DAV:href element for the URL path p, escaped.
 func Href(p string) string {
-	return "<d:href>" + Text((&url.URL{Path: p}).EscapedPath()) + "</d:href>"
+	return "<d:href>" + hrefText(p) + "</d:href>"
+}
+
+// hrefText is the URL path p escaped for an href: its common case, a path
+// that needs no escaping at all, allocates nothing.
+func hrefText(p string) string {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("/-._~", c) >= 0) {
+			return Text((&url.URL{Path: p}).EscapedPath())
+		}
+	}
+	return p
 }
 
 // Props collects one propstat's properties, written as they are added.
@@ -92,22 +103,40 @@ type Props struct{ b bytes.Buffer }
 // its xml:lang, if any.
 func (p *Props) Add(n xml.Name, lang, inner string) {
 	b := &p.b
-	open := n.Local
-	if pre, ok := Prefixes[n.Space]; ok {
-		open = pre + ":" + n.Local
-		b.WriteString("<" + open)
+	pre, ok := Prefixes[n.Space]
+	b.WriteByte('<')
+	if ok {
+		b.WriteString(pre)
+		b.WriteByte(':')
+		b.WriteString(n.Local)
 	} else {
-		b.WriteString("<" + n.Local + ` xmlns="` + Attr(n.Space) + `"`)
+		b.WriteString(n.Local)
+		b.WriteString(` xmlns="`)
+		b.WriteString(Attr(n.Space))
+		b.WriteByte('"')
 	}
 	if lang != "" {
-		b.WriteString(` xml:lang="` + Attr(lang) + `"`)
+		b.WriteString(` xml:lang="`)
+		b.WriteString(Attr(lang))
+		b.WriteByte('"')
 	}
 	if inner == "" {
 		b.WriteString("/>")
 		return
 	}
-	b.WriteString(">" + inner + "</" + open + ">")
+	b.WriteByte('>')
+	b.WriteString(inner)
+	b.WriteString("</")
+	if ok {
+		b.WriteString(pre)
+		b.WriteByte(':')
+	}
+	b.WriteString(n.Local)
+	b.WriteByte('>')
 }
+
+// Reset empties p for the next propstat, keeping its memory.
+func (p *Props) Reset() { p.b.Reset() }
 
 // Len is how many bytes the properties take: 0 if none was added.
 func (p *Props) Len() int { return p.b.Len() }
@@ -138,16 +167,21 @@ func NewWriter(w http.ResponseWriter) *Writer {
 // Response writes one resource's properties; a propstat with no properties
 // is left out.
 func (m *Writer) Response(href string, stats ...Propstat) {
-	m.w.WriteString("<d:response>" + Href(href))
+	m.w.WriteString("<d:response><d:href>")
+	m.w.WriteString(hrefText(href))
+	m.w.WriteString("</d:href>")
 	for _, s := range stats {
 		if s.Props == nil || s.Props.Len() == 0 {
 			continue
 		}
 		m.w.WriteString("<d:propstat><d:prop>")
 		m.w.Write(s.Props.b.Bytes())
-		m.w.WriteString("</d:prop>" + statusLine(s.Status))
+		m.w.WriteString("</d:prop>")
+		m.w.WriteString(statusLine(s.Status))
 		if s.Error != "" {
-			m.w.WriteString("<d:error>" + s.Error + "</d:error>")
+			m.w.WriteString("<d:error>")
+			m.w.WriteString(s.Error)
+			m.w.WriteString("</d:error>")
 		}
 		m.w.WriteString("</d:propstat>")
 	}
@@ -173,7 +207,19 @@ func (m *Writer) Close(syncToken string) error {
 	return m.w.Flush()
 }
 
+// The status lines nearly every response carries, made once.
+var (
+	status200 = "<d:status>HTTP/1.1 200 OK</d:status>"
+	status404 = "<d:status>HTTP/1.1 404 Not Found</d:status>"
+)
+
 func statusLine(code int) string {
+	switch code {
+	case http.StatusOK:
+		return status200
+	case http.StatusNotFound:
+		return status404
+	}
 	return fmt.Sprintf("<d:status>HTTP/1.1 %d %s</d:status>", code, http.StatusText(code))
 }
 

@@ -86,6 +86,9 @@ type propWriter struct {
 	quota    *[2]int64 // used, available; read once
 	favs     map[uint64]bool
 	shares   map[uint64][]int
+	// found and missing are one entry's propstats, their memory kept
+	// from entry to entry.
+	found, missing davxml.Props
 }
 
 // permissions are oc:permissions: what may be done with the entry p, as
@@ -200,7 +203,9 @@ func (pw *propWriter) entry(p string, in store.Info, dead func() (map[xml.Name]d
 	if in.IsDir() && !strings.HasSuffix(href, "/") {
 		href += "/"
 	}
-	var found, missing davxml.Props
+	found, missing := &pw.found, &pw.missing
+	found.Reset()
+	missing.Reset()
 	switch {
 	case pw.req.PropName:
 		for _, n := range allLive {
@@ -213,22 +218,22 @@ func (pw *propWriter) entry(p string, in store.Info, dead func() (map[xml.Name]d
 		}
 	case pw.req.AllProp:
 		for _, n := range allLive {
-			pw.live(&found, n, p, in)
+			pw.live(found, n, p, in)
 		}
 		for n, prop := range deadMap {
 			found.Add(n, prop.Lang, prop.Inner)
 		}
 		for _, n := range pw.req.Names { // include
 			if !slices.Contains(allLive, n) {
-				pw.one(&found, &missing, n, p, in, deadMap)
+				pw.one(found, missing, n, p, in, deadMap)
 			}
 		}
 	default:
 		for _, n := range pw.req.Names {
-			pw.one(&found, &missing, n, p, in, deadMap)
+			pw.one(found, missing, n, p, in, deadMap)
 		}
 	}
-	pw.m.Response(href, davxml.Propstat{Status: http.StatusOK, Props: &found}, davxml.Propstat{Status: http.StatusNotFound, Props: &missing})
+	pw.m.Response(href, davxml.Propstat{Status: http.StatusOK, Props: found}, davxml.Propstat{Status: http.StatusNotFound, Props: missing})
 }
 
 // one writes the property n to found, or its name to missing.
@@ -262,7 +267,7 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 		return put(davxml.Text(path.Base(p)))
 	case davxml.Name("getcontentlength"):
 		if !dir {
-			return put(fmt.Sprint(in.Size()))
+			return put(strconv.FormatInt(in.Size(), 10))
 		}
 	case davxml.Name("getlastmodified"):
 		return put(in.ModTime().UTC().Format(http.TimeFormat))
@@ -286,12 +291,12 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 		}
 		if q := pw.quotas(); q != nil {
 			if n == quotaUsed {
-				return put(fmt.Sprint(q[0]))
+				return put(strconv.FormatInt(q[0], 10))
 			}
-			return put(fmt.Sprint(q[1]))
+			return put(strconv.FormatInt(q[1], 10))
 		}
 	case ocFileID:
-		return put(fmt.Sprint(in.FileID))
+		return put(strconv.FormatUint(in.FileID, 10))
 	case ocID:
 		return put(ocIDOf(in.FileID))
 	case ocPermissions:
@@ -315,7 +320,7 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 		return put(davxml.Text(owner))
 	case ocSize: // a folder's: what its files take, kept as they change
 		if !dir {
-			return put(fmt.Sprint(in.Size()))
+			return put(strconv.FormatInt(in.Size(), 10))
 		}
 		n := in.TreeSize
 		if n < 0 {
@@ -324,7 +329,7 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 				return false
 			}
 		}
-		return put(fmt.Sprint(n))
+		return put(strconv.FormatInt(n, 10))
 	case ocChecksums:
 		if !dir && in.Sums != nil {
 			return put("<oc:checksum>" + checksumsText(in.Sums) + "</oc:checksum>")
