@@ -249,15 +249,18 @@ func (s *Store) describe(fi fs.FileInfo, x xattrs) Info {
 	}
 	if fi.IsDir() {
 		in.TreeSize = -1
+		in.FileID = ino
 		if r, ok := s.readFolder(x); ok {
 			in.ETag = etag("d", s.epoch[:], r.tag[:])
 			if r.sized {
 				in.TreeSize = r.size
 			}
+			if r.id != 0 { // made by the store: an id of its own (newFolder)
+				in.FileID = r.id
+			}
 		} else { // never changed through the store: its own times stand in
 			in.ETag = etag("d", s.epoch[:], u64(ino), i64(fi.ModTime().UnixNano()), i64(ctime))
 		}
-		in.FileID = ino
 		return in
 	}
 	m, ok := readMeta(x)

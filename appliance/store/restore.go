@@ -224,5 +224,8 @@ func (t *Tree) makeParents(c string) ([]string, error) {
 	if err := t.root.MkdirAll(c, 0o755); err != nil {
 		return nil, err
 	}
+	for _, d := range missing {
+		t.newFolder(d) // (without attributes, the inode number is the id)
+	}
 	return missing, nil
 }

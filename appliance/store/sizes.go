@@ -28,33 +28,39 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// folderRecordLen is a folder's record: tag, epoch, size.
-const folderRecordLen = 8 + 8 + 8
+// folderRecordLen is a folder's record: tag, epoch, size, and the
+// folder's id where the store made the folder (24 bytes without it: the
+// folder's inode number is its id).
+const folderRecordLen = 8 + 8 + 8 + 8
 
 // folderRecord is what a folder's attribute holds.
 type folderRecord struct {
 	tag   [8]byte
 	sized bool // size is this epoch's
 	size  int64
+	id    uint64 // 0: none, the inode number stands in
 }
 
-// readRecord reads a folder's record through x; an 8-byte attribute (an
+// readFolder reads a folder's record through x; an 8-byte attribute (an
 // earlier version's, a tag only) has no size.
 func (s *Store) readFolder(x xattrs) (folderRecord, bool) {
 	var b [folderRecordLen]byte
 	n, err := x.get(tagAttr, b[:])
 	var r folderRecord
-	if err != nil || n != 8 && n != folderRecordLen {
+	if err != nil || n != 8 && n != 24 && n != folderRecordLen {
 		return r, false
 	}
 	copy(r.tag[:], b[:8])
-	if n == folderRecordLen && [8]byte(b[8:16]) == s.epoch {
-		r.sized, r.size = true, int64(binary.BigEndian.Uint64(b[16:]))
+	if n >= 24 && [8]byte(b[8:16]) == s.epoch {
+		r.sized, r.size = true, int64(binary.BigEndian.Uint64(b[16:24]))
+	}
+	if n == folderRecordLen {
+		r.id = binary.BigEndian.Uint64(b[24:])
 	}
 	return r, true
 }
 
-// writeRecord writes a folder's record on the open folder fd.
+// writeFolder writes a folder's record on the open folder fd.
 func (s *Store) writeFolder(fd int, r folderRecord) error {
 	b := make([]byte, 0, folderRecordLen)
 	b = append(b, r.tag[:]...)
@@ -64,7 +70,26 @@ func (s *Store) writeFolder(fd int, r folderRecord) error {
 	} else {
 		b = append(b, make([]byte, 16)...)
 	}
+	if r.id != 0 {
+		b = binary.BigEndian.AppendUint64(b, r.id)
+	}
 	return unix.Fsetxattr(fd, tagAttr, b, 0)
+}
+
+// newFolder gives the folder the store just made at c an id of its own
+// and a first record. Inode numbers are reused as soon as they are freed,
+// so an id that was one could name, after a delete, a new folder that no
+// share, link or listing ever meant; a random id never does.
+func (t *Tree) newFolder(c string) error {
+	d, err := t.root.Open(c)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	r := folderRecord{id: newFileID()}
+	rand.Read(r.tag[:])
+	r.sized = true // empty
+	return t.s.writeFolder(int(d.Fd()), r)
 }
 
 // touchUp gives the folder c and every folder above it a new change tag,
@@ -175,7 +200,7 @@ func cmpOr(a, b error) error {
 // the way) is counted when next asked.
 func (t *Tree) unsize(c string) {
 	t.upTo(c, func(r *folderRecord) {
-		*r = folderRecord{}
+		*r = folderRecord{id: r.id}
 		rand.Read(r.tag[:])
 	})
 }

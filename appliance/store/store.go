@@ -304,6 +304,10 @@ func (t *Tree) Mkdir(p string) error {
 	if err := t.root.Mkdir(c, 0o755); err != nil {
 		return noSpace(err)
 	}
+	if err := t.newFolder(c); err != nil && !errors.Is(err, unix.ENOTSUP) {
+		t.root.Remove(c)
+		return noSpace(err)
+	}
 	t.touchUp(parent(c), 0)
 	return t.syncDir(parent(c))
 }
