@@ -246,11 +246,12 @@ func permOp(need Perm) string {
 	return "read"
 }
 
-// mounted opens the share m for this tree, once (again if its
-// permissions changed).
+// mounted opens the share m for this tree, once, and again if its
+// permissions changed or the shared item is no longer where it was opened
+// (the owner moved it, or put something else under its name).
 func (t *Tree) mounted(m Mount) (*Tree, error) {
 	if sub, ok := t.subs[m.ID]; ok {
-		if sub.perm == m.Perm {
+		if sub.perm == m.Perm && sub.stillHolds(m.FileID) {
 			return sub, nil
 		}
 		sub.Close()
@@ -265,6 +266,14 @@ func (t *Tree) mounted(m Mount) (*Tree, error) {
 	}
 	t.subs[m.ID] = sub
 	return sub, nil
+}
+
+// stillHolds reports whether the share's tree, opened on the item id of
+// its owner's tree, still stands on it: the owner's path it was opened at
+// holds that id. A long-lived tree (an SFTP session) asks it at each use.
+func (t *Tree) stillHolds(id uint64) bool {
+	in, err := t.home.Info(t.full("."))
+	return err == nil && in.FileID == id
 }
 
 // loadMounts reads the shares a user's tree holds, and makes the folders
@@ -373,4 +382,45 @@ func (t *Tree) topETag(own string) string {
 		}
 	}
 	return etag("t", parts...)
+}
+
+// CheckTransfer says, before anything is changed, whether src may be
+// moved (move) or copied to dst, which it replaces if it exists: in one
+// tree a move is a rename (rename is true); across a share's edge it is a
+// copy and a delete. The shares' permissions are checked for every step,
+// so that a refusal never comes after the destination was removed.
+func (t *Tree) CheckTransfer(src, dst string, move bool) (rename bool, err error) {
+	if _, ok := t.MountAt(src); ok && move {
+		return true, nil // renaming the mount, the recipient's own name
+	}
+	need := PermRead
+	if move {
+		need = PermDelete
+	}
+	from, o, err := t.at(src, need)
+	if err != nil {
+		return false, err
+	}
+	to, n, err := t.at(dst, 0)
+	if err != nil {
+		return false, err
+	}
+	if _, ok := t.MountAt(dst); ok {
+		return false, &fs.PathError{Op: "replace", Path: dst, Err: fs.ErrPermission}
+	}
+	need = PermCreate
+	if dfi, err := to.root.Lstat(n); err == nil {
+		need = PermUpdate
+		sfi, err := from.root.Lstat(o)
+		if err != nil {
+			return false, err
+		}
+		if !(dfi.Mode().IsRegular() && sfi.Mode().IsRegular()) {
+			need = PermDelete | PermCreate // removed, then made again
+		}
+	}
+	if err := to.allows(need, dst); err != nil {
+		return false, err
+	}
+	return from == to, nil
 }

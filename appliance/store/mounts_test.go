@@ -279,3 +279,105 @@ func TestSharedFileAndDrop(t *testing.T) {
 		t.Errorf("a drop replaced a file: %v", err)
 	}
 }
+
+// A folder made through the store has an id of its own: after a shared
+// folder is deleted for good, a new folder that reuses its inode number
+// is not what the share opens.
+func TestShareOfDeletedFolderOpensNothing(t *testing.T) {
+	s, bob, mounts := shareBox(t)
+	s.SetTrashPolicy(0, 0) // deletes are for good: the inode is freed
+	mkdirs(t, bob, "Holiday")
+	put(t, bob, "Holiday/beach.jpg", "x", time.Time{})
+	m := mounts.give(t, bob, "Holiday", "alice", "Holiday", PermRead)
+	if err := bob.RemoveAll("Holiday"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 { // folders and files, to take the freed inode
+		name := "New" + string(rune('a'+i))
+		mkdirs(t, bob, name)
+		put(t, bob, name+"/passwords.txt", "secret", time.Time{})
+	}
+	if sh, err := s.Shared("bob", m.FileID, m.Path, PermRead); err == nil {
+		ents, _ := sh.ReadDir("/")
+		sh.Close()
+		t.Fatalf("the share of a deleted folder opened something, with %d entries", len(ents))
+	}
+	ids := map[uint64]string{}
+	for _, p := range []string{"Photos", "Photos/Trip", "Newa", "Newb"} {
+		in := info(t, bob, p)
+		if other, ok := ids[in.FileID]; ok {
+			t.Errorf("%s and %s have one id", p, other)
+		}
+		ids[in.FileID] = p
+	}
+}
+
+// An open tree (an SFTP session) that used a shared file follows the file,
+// not its name: the owner renames it and puts another file under the name.
+func TestOpenTreeFollowsTheSharedFile(t *testing.T) {
+	s, bob, mounts := shareBox(t)
+	put(t, bob, "Photos/report.txt", "shared content", time.Time{})
+	mounts.give(t, bob, "Photos/report.txt", "alice", "report.txt", PermRead)
+	alice := open(t, s, "alice")
+	if got, err := readAll(t, alice, "/report.txt"); err != nil || got != "shared content" {
+		t.Fatalf("read = %q, %v", got, err)
+	}
+	if err := bob.Rename("Photos/report.txt", "Photos/report-old.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := bob.Rename("Private/secret", "Photos/report.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := readAll(t, alice, "/report.txt"); got != "shared content" {
+		t.Errorf("after the owner's renames the session reads %q, want the shared file", got)
+	}
+	// A shared folder moved by its owner: the session's writes land in it
+	// where it is now.
+	mounts.give(t, bob, "Photos/Trip", "alice", "Trip", PermAll)
+	if _, err := readAll(t, alice, "/Trip/a.jpg"); err != nil {
+		t.Fatal(err)
+	}
+	if err := bob.Rename("Photos/Trip", "Trip2026"); err != nil {
+		t.Fatal(err)
+	}
+	put(t, alice, "/Trip/b.jpg", "BB", time.Time{})
+	if got, err := readAll(t, bob, "Trip2026/b.jpg"); err != nil || got != "BB" {
+		t.Errorf("the write went elsewhere: %q, %v", got, err)
+	}
+	if in := info(t, bob, "Trip2026"); in.TreeSize != 6 {
+		t.Errorf("the moved folder's size = %d, want 6", in.TreeSize)
+	}
+}
+
+// A move or copy that a share's permissions refuse is refused before the
+// destination is touched; across a share's edge a move is no rename.
+func TestCheckTransfer(t *testing.T) {
+	s, bob, mounts := shareBox(t)
+	mounts.give(t, bob, "Photos", "alice", "Ro", PermRead)
+	mounts.give(t, bob, "Private", "alice", "Rw", PermRead|PermUpdate|PermCreate|PermDelete)
+	alice := open(t, s, "alice")
+	mkdirs(t, alice, "Mine", "Mine2")
+	for _, c := range []struct {
+		src, dst   string
+		move       bool
+		ok, rename bool
+	}{
+		{"Mine", "Mine3", true, true, true},
+		{"Mine", "Ro/Trip", true, false, false},       // would replace a read-only folder
+		{"Ro/Trip", "Mine3", true, false, false},      // cannot delete from a read-only share
+		{"Ro/Trip", "Mine3", false, true, false},      // a copy out is a read
+		{"Mine", "Rw/sub", true, true, false},         // into a read-write share: copy and delete
+		{"Mine", "Rw/secret", true, true, false},      // a folder over a file there
+		{"Mine", "Ro", true, false, false},            // over a mount
+		{"Rw", "Shared-by-bob", true, true, true},     // the mount renamed
+		{"Rw/secret", "Rw/secret2", true, true, true}, // inside the share
+	} {
+		rename, err := alice.CheckTransfer(c.src, c.dst, c.move)
+		if (err == nil) != c.ok || err == nil && rename != c.rename {
+			t.Errorf("CheckTransfer(%s, %s, move %v) = %v, %v; want ok %v, rename %v", c.src, c.dst, c.move, rename, err, c.ok, c.rename)
+		}
+	}
+	if _, err := readAll(t, bob, "Photos/Trip/a.jpg"); err != nil {
+		t.Errorf("a check changed the owner's files: %v", err)
+	}
+}

@@ -275,6 +275,21 @@ func (t *Tree) Trash() ([]TrashItem, error) {
 	return t.s.loadTrash(t.user)
 }
 
+// HistoryOf is the tree whose trash holds the versions of the file p, once
+// need is allowed at p: this one for one's own files, the owner's whole
+// tree for a file in a share (Versions lists them). The caller uses it
+// only for the ids Versions gave, and does not close it.
+func (t *Tree) HistoryOf(p string, need Perm) (*Tree, error) {
+	tt, _, err := t.at(p, need)
+	if err != nil {
+		return nil, err
+	}
+	if tt.home != nil {
+		return tt.home, nil
+	}
+	return tt, nil
+}
+
 // Versions lists the old versions of the file at p, newest first: those
 // with its file id, which it keeps when renamed, and those made at its
 // path (a file another was renamed over, as editors and rsync save).
