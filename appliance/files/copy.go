@@ -24,7 +24,9 @@ const maxCopyDepth = 1000
 // onto a file is replaced by one rename (a copy is written beside it
 // first), so that a copy that fails (quota, full disk) or a power cut
 // leaves the old file; a folder in the way is removed first, as the RFC
-// says. A copy keeps its source's dates and dead properties.
+// says, once every permission a share asks for is known to be there. A
+// MOVE into or out of a share is a copy and a delete. A copy keeps its
+// source's dates and dead properties.
 func (q *request) copyMove(dst string) {
 	r, w := q.r, q.w
 	src := path.Clean("/" + q.name)
@@ -66,15 +68,26 @@ func (q *request) copyMove(dst string) {
 		http.Error(w, "the destination exists (Overwrite: F)", http.StatusPreconditionFailed)
 		return
 	}
+	move := r.Method == "MOVE"
+	rename, err := q.tree.CheckTransfer(src, dst, move)
+	if err != nil {
+		q.refused(r.Method, err)
+		return
+	}
 	if !created && !(sfi.Mode().IsRegular() && dfi.Mode().IsRegular()) {
 		if err := q.tree.RemoveAll(dst); err != nil {
 			q.refused(r.Method, err)
 			return
 		}
 	}
-	if r.Method == "MOVE" {
+	switch {
+	case move && rename:
 		err = q.tree.Rename(src, dst)
-	} else {
+	case move: // into or out of a share: the owner's files are another tree
+		if err = q.copy(src, dst, -1, 0); err == nil {
+			err = q.tree.RemoveAll(src)
+		}
+	default:
 		err = q.copy(src, dst, depth, 0)
 	}
 	if err != nil {

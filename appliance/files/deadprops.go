@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/store"
 )
 
 // propsAttr is the extended attribute holding a file's dead properties.
@@ -124,6 +126,21 @@ func (q *request) patch(f *os.File, patches []davxml.Patch) ([]davxml.Propstat, 
 	}
 	var mtime time.Time
 	var favorite *bool
+	changes := false // the file's own properties or date, not the user's star
+	for _, p := range patches {
+		if p.Name != ocFavorite || q.h.Favorites == nil {
+			changes = true
+		}
+	}
+	if changes {
+		// Properties and dates are the file's, and the owner's: a share
+		// must let them be changed (favourites are the user's own).
+		if perm, err := q.tree.PermAt(q.name); err != nil {
+			return nil, err
+		} else if perm&store.PermUpdate == 0 {
+			return nil, &fs.PathError{Op: "change (the share is read-only)", Path: q.name, Err: fs.ErrPermission}
+		}
+	}
 	for _, p := range patches {
 		code, why := http.StatusOK, ""
 		switch {
@@ -154,10 +171,12 @@ func (q *request) patch(f *os.File, patches []davxml.Patch) ([]davxml.Propstat, 
 	for _, p := range patches {
 		all.Add(p.Name, "", "")
 	}
-	if err := storeProps(int(f.Fd()), m); err != nil {
-		// The file system cannot hold them (no extended attributes, or
-		// full): nothing is changed, the date neither.
-		return []davxml.Propstat{{Status: http.StatusInsufficientStorage, Props: &all}}, nil
+	if changes { // (the star alone writes nothing on the file)
+		if err := storeProps(int(f.Fd()), m); err != nil {
+			// The file system cannot hold them (no extended attributes,
+			// or full): nothing is changed, the date neither.
+			return []davxml.Propstat{{Status: http.StatusInsufficientStorage, Props: &all}}, nil
+		}
 	}
 	if !mtime.IsZero() {
 		if err := q.tree.SetModTime(q.name, mtime); err != nil {

@@ -156,7 +156,7 @@ func (q *history) versions() {
 			})
 		}
 	case len(p) == 3 && p[0] == "versions":
-		_, vs, ok := q.fileVersions(p[1])
+		fp, vs, ok := q.fileVersions(p[1])
 		if !ok {
 			return
 		}
@@ -165,6 +165,20 @@ func (q *history) versions() {
 			http.Error(q.w, "no such version", http.StatusNotFound)
 			return
 		}
+		// A shared file's versions are its owner's: read, restored and
+		// deleted there, as the share allows.
+		need := store.PermRead
+		if m == http.MethodDelete || m == "MOVE" {
+			need = store.PermUpdate
+		}
+		holder, err := q.tree.HistoryOf(fp, need)
+		if err != nil {
+			WriteStoreError(q.w, err)
+			return
+		}
+		owned := *q
+		owned.tree = holder
+		q := &owned
 		switch m {
 		case "PROPFIND":
 			q.propfind(func(m *davxml.Writer, req davxml.Propfind) { q.versionEntry(m, req, p[1], it) }, nil)
