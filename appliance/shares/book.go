@@ -72,6 +72,13 @@ type Share struct {
 // its day, as Nextcloud counts).
 func (s Share) Expired(now time.Time) bool { return !s.Expires.IsZero() && !now.Before(s.Expires) }
 
+// live reports whether s gives anything now: not past its expiry, and
+// its owner and (for a user share) its recipient still have accounts. An
+// account deleted ends its shares (UserGone); this holds in the meantime.
+func (b *Book) live(s Share, now time.Time) bool {
+	return !s.Expired(now) && b.accounts.Exists(s.Owner) && (s.Type != TypeUser || b.accounts.Exists(s.With))
+}
+
 // Accounts are what the book asks of the users (users.DB).
 type Accounts interface {
 	Exists(name string) bool
@@ -406,7 +413,7 @@ func (b *Book) By(owner string) []Share {
 // With is the shares user receives, live ones only.
 func (b *Book) With(user string) []Share {
 	now := b.now()
-	return b.filter(func(s Share) bool { return s.Type == TypeUser && s.With == user && !s.Expired(now) })
+	return b.filter(func(s Share) bool { return s.Type == TypeUser && s.With == user && b.live(s, now) })
 }
 
 func (b *Book) filter(keep func(Share) bool) []Share {
@@ -425,7 +432,7 @@ func (b *Book) filter(keep func(Share) bool) []Share {
 func (b *Book) Link(token string) (Share, bool) {
 	now := b.now()
 	for _, s := range b.filter(func(s Share) bool { return s.Type == TypeLink && s.Token == token }) {
-		if !s.Expired(now) {
+		if b.live(s, now) {
 			return s, true
 		}
 	}
@@ -448,7 +455,7 @@ func (b *Book) Types(owner string) map[uint64][]int {
 // user, live ones.
 func (b *Book) Collections(user, item string) []Share {
 	return b.filter(func(s Share) bool {
-		return s.Type == TypeUser && s.With == user && s.Item == item && !s.Expired(b.now())
+		return s.Type == TypeUser && s.With == user && s.Item == item && b.live(s, b.now())
 	})
 }
 
@@ -476,7 +483,7 @@ func (b *Book) Mount(user, name string) (store.Mount, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, s := range b.shares {
-		if s.Type == TypeUser && s.With == user && s.Mount == name && !s.Expired(now) {
+		if s.Type == TypeUser && s.With == user && s.Mount == name && b.live(s, now) {
 			return mountOf(s), true
 		}
 	}
@@ -505,6 +512,16 @@ func (b *Book) Renamed(user, id, name string) error {
 func (b *Book) Left(user, id string) error {
 	n, _ := strconv.Atoi(id)
 	return b.Remove(user, n)
+}
+
+// UserGone ends every share user made or received: their account was
+// deleted. It returns how many ended.
+func (b *Book) UserGone(user string) int {
+	gone := b.filter(func(s Share) bool { return s.Owner == user || s.With == user })
+	for _, s := range gone {
+		b.Remove(s.Owner, s.ID)
+	}
+	return len(gone)
 }
 
 // Expire ends the shares past their expiry (their recipients' empty

@@ -33,6 +33,7 @@ type box struct {
 	store *store.Store
 	book  *Book
 	mux   *http.ServeMux
+	users *users.DB
 }
 
 func newBox(t *testing.T) *box {
@@ -57,7 +58,7 @@ func newBox(t *testing.T) *box {
 		t.Fatal(err)
 	}
 	s.SetMounts(book, db.Quota)
-	b := &box{t: t, store: s, book: book, mux: http.NewServeMux()}
+	b := &box{t: t, store: s, book: book, mux: http.NewServeMux(), users: db}
 	(&API{Book: book, Store: s, Door: basicDoor{}, Users: db, Log: log}).Routes(b.mux)
 	bob, _ := s.Tree("bob")
 	defer bob.Close()
@@ -216,4 +217,31 @@ func between(s, a, b string) string {
 		return s[:j]
 	}
 	return ""
+}
+
+// A deleted account's shares and links give nothing at once, and end.
+func TestDeletedOwnerSharesNothing(t *testing.T) {
+	b := newBox(t)
+	if code, body := b.do("bob", "POST", api, "path=%2FTrip&shareType=0&shareWith=alice&permissions=31"); code != 200 {
+		t.Fatalf("share = %d %s", code, body)
+	}
+	code, body := b.do("bob", "POST", api, "path=%2FTrip&shareType=3", "Accept", "application/json")
+	var got struct{ OCS struct{ Data map[string]any } }
+	json.Unmarshal([]byte(body), &got)
+	tok, _ := got.OCS.Data["token"].(string)
+	if code != 200 || tok == "" {
+		t.Fatalf("link = %d %s", code, body)
+	}
+	if err := b.users.Delete("bob"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.book.Link(tok); ok {
+		t.Error("the link of a deleted account still opens")
+	}
+	if _, err := b.read("alice", "Trip/a.jpg"); err == nil {
+		t.Error("alice still reads a deleted account's files")
+	}
+	if n := b.book.UserGone("bob"); n != 2 || len(b.book.By("bob")) != 0 {
+		t.Errorf("UserGone ended %d, left %d", n, len(b.book.By("bob")))
+	}
 }

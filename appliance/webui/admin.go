@@ -155,7 +155,11 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "User not deleted: "+err.Error())
 			return
 		}
-		u.Log.Info("web: admin deleted a user (the files stay)", "user", name)
+		ended := 0
+		if u.Shares != nil {
+			ended = u.Shares.UserGone(name) // their links and shares end with them
+		}
+		u.Log.Info("web: admin deleted a user (the files stay)", "user", name, "shares_ended", ended)
 		u.showAdmin(w, sess, http.StatusOK, "User "+name+" deleted. Their files stay on the disk.", "", adminData{})
 	case "measure":
 		if u.Measure == nil {

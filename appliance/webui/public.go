@@ -37,28 +37,51 @@ import (
 const linkFor = 12 * time.Hour
 
 // linkVisits remembers the browsers that gave a link's password: a
-// cookie per link, with a token that also guards its forms.
+// cookie per link, with a token that also guards its forms. A visit holds
+// for the password it was given under: a new password, or one set on a
+// link that had none, asks every browser again.
 type linkVisits struct {
 	mu sync.Mutex
-	m  map[string]time.Time // token + "/" + visit → until
+	m  map[string]linkVisit // token + "/" + visit
 }
 
-func (v *linkVisits) open(token string) string {
+type linkVisit struct {
+	until time.Time
+	hash  string // the link's password hash then ("": none)
+}
+
+// maxVisits bounds the visits remembered. Visits to links without a
+// password cost nothing to make, so they are the ones dropped when it is
+// reached; visits that gave a password (which the ban policy slows) stay.
+const maxVisits = 10000
+
+func (v *linkVisits) open(token, hash string) string {
 	visit := auth.RandomToken()
+	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.m == nil || len(v.m) > 10000 {
-		v.m = map[string]time.Time{}
+	if v.m == nil {
+		v.m = map[string]linkVisit{}
 	}
-	v.m[token+"/"+visit] = time.Now().Add(linkFor)
+	if len(v.m) >= maxVisits {
+		for k, e := range v.m {
+			if !now.Before(e.until) || e.hash == "" {
+				delete(v.m, k)
+			}
+		}
+	}
+	if len(v.m) >= maxVisits && hash == "" {
+		return visit // not remembered: its forms ask for a new visit
+	}
+	v.m[token+"/"+visit] = linkVisit{until: now.Add(linkFor), hash: hash}
 	return visit
 }
 
-func (v *linkVisits) valid(token, visit string) bool {
+func (v *linkVisits) valid(token, visit, hash string) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	until, ok := v.m[token+"/"+visit]
-	return ok && time.Now().Before(until)
+	e, ok := v.m[token+"/"+visit]
+	return ok && time.Now().Before(e.until) && e.hash == hash
 }
 
 func linkCookie(token string) string { return "link_" + token }
@@ -115,7 +138,7 @@ func (u *UI) link(w http.ResponseWriter, r *http.Request) (shares.Share, *store.
 		return s, nil, "", false
 	}
 	visit := ""
-	if c, err := r.Cookie(linkCookie(token)); err == nil && u.links.valid(token, c.Value) {
+	if c, err := r.Cookie(linkCookie(token)); err == nil && u.links.valid(token, c.Value, s.Hash) {
 		visit = c.Value
 	}
 	if s.Hash != "" && visit == "" {
@@ -128,7 +151,7 @@ func (u *UI) link(w http.ResponseWriter, r *http.Request) (shares.Share, *store.
 		return s, nil, "", false
 	}
 	if visit == "" { // no password: a visit for the forms' token
-		visit = u.links.open(token)
+		visit = u.links.open(token, s.Hash)
 		u.setLinkCookie(w, s, visit)
 	}
 	return s, tree, visit, true
@@ -158,7 +181,7 @@ func (u *UI) publicPassword(w http.ResponseWriter, r *http.Request) {
 	}
 	switch res := u.Door.LinkPassword(guard.Host(r.RemoteAddr), s.Token, s.Hash, r.PostFormValue("password")); res {
 	case auth.OK:
-		u.setLinkCookie(w, s, u.links.open(s.Token))
+		u.setLinkCookie(w, s, u.links.open(s.Token, s.Hash))
 		http.Redirect(w, r, shares.LinkPath(s.Token), http.StatusSeeOther)
 	default:
 		code := map[auth.Result]int{auth.Wrong: http.StatusUnauthorized, auth.Banned: http.StatusTooManyRequests}[res]
@@ -328,6 +351,9 @@ func (u *UI) publicUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dir := inShare(r)
+	if store.Perm(s.Perm)&store.PermRead == 0 {
+		dir = "/" // a drop: its top only, so that no name inside can be probed
+	}
 	n := 0
 	for {
 		part, err := mr.NextPart()
