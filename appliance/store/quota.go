@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrQuota is returned (wrapped) when a write would take a user past their
@@ -18,7 +19,11 @@ type usage struct {
 	commit sync.Mutex // a commit's quota check and its rename, one at a time
 	trash  sync.Mutex // changes to the user's trash folder (trashLock)
 	sizes  sync.Mutex // the folders' records (sizes.go)
-	mu     sync.Mutex
+	// changing is how many changes of the files' bytes are between their
+	// first touch of the disk and their folders' records; changed counts
+	// those done (sizeChange).
+	changing, changed atomic.Int64
+	mu                sync.Mutex
 	known  bool
 	bytes  int64
 }

@@ -84,6 +84,7 @@ func (r restoring) run() (to string, displaced bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
+	defer t.sizeChange()()
 	dir, err := t.root.Open(parent(c))
 	if err != nil {
 		return "", false, err

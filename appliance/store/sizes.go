@@ -92,6 +92,19 @@ func (t *Tree) newFolder(c string) error {
 	return t.s.writeFolder(int(d.Fd()), r)
 }
 
+// sizeChange marks a change of the bytes in the user's files, from before
+// it touches the disk until its folders' records are written (done): a
+// count that overlaps one, which may have seen the file and then see its
+// bytes added to the record, records nothing.
+func (t *Tree) sizeChange() (done func()) {
+	us := t.s.usageOf(t.user)
+	us.changing.Add(1)
+	return func() {
+		us.changed.Add(1)
+		us.changing.Add(-1)
+	}
+}
+
 // touchUp gives the folder c and every folder above it a new change tag,
 // and adds delta bytes to their sizes. Errors are ignored: a file system
 // without extended attributes still serves, its folder ETags following
@@ -144,6 +157,8 @@ func (t *Tree) countFolder(d *os.File) (int64, error) {
 	if before.sized {
 		return before.size, nil
 	}
+	us := t.s.usageOf(t.user)
+	changed, quiet := us.changed.Load(), us.changing.Load() == 0
 	names, err := d.Readdirnames(-1)
 	if err != nil {
 		return 0, err
@@ -178,6 +193,9 @@ func (t *Tree) countFolder(d *os.File) (int64, error) {
 	l := &t.s.usageOf(t.user).sizes
 	l.Lock()
 	defer l.Unlock()
+	if !quiet || us.changing.Load() != 0 || us.changed.Load() != changed {
+		return sum, nil // a change overlapped: counted again when next asked
+	}
 	if now, _ := t.s.readFolder(fdXattrs(d.Fd())); now.tag == before.tag {
 		if !had { // a folder never changed through the store: a tag of its own
 			rand.Read(before.tag[:])

@@ -83,3 +83,21 @@ func TestFolderSizesAfterPowerCut(t *testing.T) {
 		t.Errorf("counted again, a says %d", got)
 	}
 }
+
+// A count that overlaps a change (which may have seen the file before its
+// bytes reach the records) records nothing; one after it does.
+func TestCountDuringChangeRecordsNothing(t *testing.T) {
+	tr := trashTree(t) // hello.txt (5 bytes), put there from outside: uncounted
+	done := tr.sizeChange()
+	if n, err := tr.Size("/"); err != nil || n != 5 {
+		t.Fatalf("Size(/) = %d, %v", n, err)
+	}
+	if got := treeSize(t, tr, "."); got != -1 {
+		t.Errorf("a count during a change recorded %d", got)
+	}
+	done()
+	tr.Size("/")
+	if got := treeSize(t, tr, "."); got != 5 {
+		t.Errorf("a quiet count recorded %d, want 5", got)
+	}
+}

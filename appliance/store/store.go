@@ -338,6 +338,7 @@ func (t *Tree) Remove(p string) error {
 // and the trash takes it) or else removes it with remove; then counts it
 // out of the usage, tags the folders above and makes it durable.
 func (t *Tree) drop(c string, freed int64, trash bool, remove func(string) error) error {
+	defer t.sizeChange()()
 	gone := false
 	var err error
 	if trash {
@@ -429,6 +430,8 @@ func (t *Tree) Rename(oldp, newp string) error {
 			}
 		}
 	}
+	sized := t.sizeChange()
+	defer sized()
 	err = t.root.Rename(o, n)
 	if err == nil {
 		t.account(-replaced)

@@ -353,6 +353,9 @@ type committing struct {
 	size int64
 	grew int64    // what the commit added to the user's bytes
 	dir  *os.File // the final name's folder, from rename on
+	// sized ends the change of the folders' sizes (sizeChange), from
+	// the rename to their records.
+	sized func()
 }
 
 // commit runs the first n of commitSteps.
@@ -361,6 +364,9 @@ func (u *Upload) commit(n int) error {
 	defer func() {
 		if c.dir != nil {
 			c.dir.Close()
+		}
+		if c.sized != nil {
+			c.sized()
 		}
 	}()
 	for _, step := range commitSteps[:n] {
@@ -473,6 +479,7 @@ func (c *committing) rename() error {
 		}
 	}
 	version := u.t.versionBeforeReplace(dir, u.name)
+	c.sized = u.t.sizeChange()
 	if err := unix.Renameat(int(u.t.s.staging.Fd()), u.tmp, int(dir.Fd()), path.Base(u.name)); err != nil {
 		u.t.dropVersion(version)
 		return fmt.Errorf("put %s in place: %w", u.name, err)
@@ -485,6 +492,8 @@ func (c *committing) rename() error {
 // tag gives the folders above new ETags.
 func (c *committing) tag() error {
 	c.u.t.touchUp(parent(c.u.name), c.grew)
+	c.sized()
+	c.sized = nil
 	return nil
 }
 
