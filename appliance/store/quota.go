@@ -24,8 +24,8 @@ type usage struct {
 	// those done (sizeChange).
 	changing, changed atomic.Int64
 	mu                sync.Mutex
-	known  bool
-	bytes  int64
+	known             bool
+	bytes             int64
 }
 
 func (s *Store) usageOf(user string) *usage {
