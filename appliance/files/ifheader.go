@@ -126,7 +126,8 @@ func (q *request) ifHeader() (holds bool, submitted []string, ok bool) {
 			var v bool
 			if c.token != "" {
 				submitted = append(submitted, c.token)
-				v = q.h.Locks.Valid(q.user, res, c.token)
+				space, at := q.lockSpace(res)
+				v = q.h.Locks.Valid(space, at, c.token)
 			} else {
 				in, err := q.tree.Info(res)
 				v = err == nil && in.ETag == c.etag
@@ -158,9 +159,12 @@ func (q *request) conditions(changes ...locks.Change) bool {
 		http.Error(w, "precondition failed: the If header does not hold", http.StatusPreconditionFailed)
 		return false
 	}
-	if err := q.h.Locks.Check(q.user, submitted, changes...); err != nil {
-		http.Error(w, err.Error(), http.StatusLocked)
-		return false
+	for _, c := range changes { // each in its owner's paths (lockSpace)
+		space, at := q.lockSpace(c.Path)
+		if err := q.h.Locks.Check(space, submitted, locks.Change{Path: at, Tree: c.Tree, Member: c.Member}); err != nil {
+			http.Error(w, c.Path+": locked by a WebDAV client", http.StatusLocked)
+			return false
+		}
 	}
 	return true
 }

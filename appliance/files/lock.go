@@ -20,6 +20,36 @@ import (
 	"github.com/bonesync/bonesync/appliance/locks"
 )
 
+// lockSpace is where the locks of the path p (the user's) are kept: with
+// its owner's paths, so that a lock on a shared file holds for everyone
+// who reaches it, the owner and every recipient.
+func (q *request) lockSpace(p string) (user, at string) {
+	if owner, op, err := q.tree.Owner(p); err == nil {
+		return owner, op
+	}
+	return q.user, p
+}
+
+// seenAt is the lock l as the user sees it at p (whose locks are kept at
+// ownerPath): its root in the user's paths. A lock taken above a shared
+// folder shows as the share's top.
+func seenAt(l locks.Lock, p, ownerPath string) locks.Lock {
+	p, ownerPath = locks.Clean(p), locks.Clean(ownerPath)
+	if p == ownerPath {
+		return l
+	}
+	below, ok := strings.CutPrefix(ownerPath, l.Root)
+	if l.Root == "/" {
+		below, ok = ownerPath, true
+	}
+	if root, cut := strings.CutSuffix(p, below); ok && cut && root != "" {
+		l.Root = root
+	} else {
+		l.Root = p
+	}
+	return l
+}
+
 // lock answers LOCK: a new lock (exclusive or shared, depth 0 or infinity;
 // on a name that does not exist it makes an empty file, RFC 4918 section
 // 9.10.4), or with no body a refresh of a lock the If header names.
@@ -37,8 +67,9 @@ func (q *request) lock() {
 			if !ok || !holds {
 				break
 			}
-			if l, err := q.h.Locks.Refresh(q.user, name, tok, timeout); err == nil {
-				writeLockDiscovery(w, http.StatusOK, q.prefix, l)
+			space, at := q.lockSpace(name)
+			if l, err := q.h.Locks.Refresh(space, at, tok, timeout); err == nil {
+				writeLockDiscovery(w, http.StatusOK, q.prefix, seenAt(l, name, at))
 				return
 			}
 		}
@@ -78,7 +109,8 @@ func (q *request) lock() {
 		}
 		created = true
 	}
-	l, err := q.h.Locks.Create(q.user, name, depth, li.Shared, owner, timeout)
+	space, at := q.lockSpace(name)
+	l, err := q.h.Locks.Create(space, at, depth, li.Shared, owner, timeout)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusLocked)
 		return
@@ -90,14 +122,14 @@ func (q *request) lock() {
 			err = u.Close()
 		}
 		if err != nil {
-			q.h.Locks.Unlock(q.user, name, l.Token)
+			q.h.Locks.Unlock(space, at, l.Token)
 			WriteStoreError(w, err)
 			return
 		}
 		status = http.StatusCreated
 	}
 	w.Header().Set("Lock-Token", "<"+l.Token+">")
-	writeLockDiscovery(w, status, q.prefix, l)
+	writeLockDiscovery(w, status, q.prefix, seenAt(l, name, at))
 }
 
 // unlock answers UNLOCK: the Lock-Token must name a lock covering the path.
@@ -108,8 +140,8 @@ func (q *request) unlock() {
 		http.Error(w, "UNLOCK needs a Lock-Token", http.StatusBadRequest)
 		return
 	}
-	if err := q.h.Locks.Unlock(q.user, q.name, tok); err != nil {
-		http.Error(w, err.Error(), http.StatusConflict)
+	if space, at := q.lockSpace(q.name); q.h.Locks.Unlock(space, at, tok) != nil {
+		http.Error(w, fmt.Sprintf("no lock %s on %s", tok, q.name), http.StatusConflict)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

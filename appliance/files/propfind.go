@@ -281,8 +281,9 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 		return put(supportedLock)
 	case davxml.Name("lockdiscovery"):
 		var b strings.Builder
-		for _, l := range pw.q.h.Locks.On(pw.q.user, p) {
-			b.WriteString(activeLock(pw.q.prefix, l))
+		space, at := pw.q.lockSpace(p)
+		for _, l := range pw.q.h.Locks.On(space, at) {
+			b.WriteString(activeLock(pw.q.prefix, seenAt(l, p, at)))
 		}
 		return put(b.String())
 	case quotaUsed, quotaAvailable:

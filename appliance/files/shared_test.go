@@ -2,6 +2,7 @@ package files
 
 import (
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -142,4 +143,45 @@ func TestVersionsOfSharedFile(t *testing.T) {
 	name := href[strings.LastIndex(href, "/")+1:]
 	must(t, h, 201, davRequest("MOVE", href, "", "Destination", "https://box/remote.php/dav/versions/u/restore/"+name))
 	ownerHas(t, o, "Docs/a.txt", "version one")
+}
+
+// A lock on a shared file holds for everyone who reaches it: the owner's
+// lock against the recipient, the recipient's against the owner; the
+// recipient sees it at their own path.
+func TestLocksAcrossShare(t *testing.T) {
+	h, _ := sharedBox(t, store.PermAll)
+	h.Door = basicDoor{}
+	lockBody := `<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`
+	as := func(user string, r *http.Request) *http.Request {
+		r.SetBasicAuth(user, "pw")
+		return r
+	}
+	w := muxed(h, as("o", davRequest("LOCK", "/remote.php/dav/files/o/Docs/a.txt", lockBody)))
+	if w.Code != 200 {
+		t.Fatalf("owner's LOCK = %d %s", w.Code, w.Body.String())
+	}
+	token := w.Header().Get("Lock-Token")
+	must(t, h, 423, as("u", davRequest("PUT", "/remote.php/dav/files/u/Docs/a.txt", "overwritten")))
+	must(t, h, 423, as("u", davRequest("DELETE", "/remote.php/dav/files/u/Docs/a.txt", "")))
+	disc := must(t, h, 207, as("u", davRequest("PROPFIND", "/remote.php/dav/files/u/Docs/a.txt",
+		`<d:propfind xmlns:d="DAV:"><d:prop><d:lockdiscovery/></d:prop></d:propfind>`, "Depth", "0")))
+	if !strings.Contains(disc, "<lockroot><href>/remote.php/dav/files/u/Docs/a.txt</href></lockroot>") {
+		t.Errorf("the recipient's lockdiscovery: %s", disc)
+	}
+	must(t, h, 204, as("o", davRequest("UNLOCK", "/remote.php/dav/files/o/Docs/a.txt", "", "Lock-Token", token)))
+	must(t, h, 204, as("u", davRequest("PUT", "/remote.php/dav/files/u/Docs/a.txt", "mine now")))
+
+	// The recipient locks the folder; the owner cannot add to it.
+	if w := muxed(h, as("u", davRequest("LOCK", "/remote.php/dav/files/u/Docs", lockBody))); w.Code != 200 {
+		t.Fatalf("recipient's LOCK = %d %s", w.Code, w.Body.String())
+	}
+	must(t, h, 423, as("o", davRequest("PUT", "/remote.php/dav/files/o/Docs/new.txt", "x")))
+}
+
+// basicDoor lets in whoever Basic auth names.
+type basicDoor struct{}
+
+func (basicDoor) Authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	u, _, ok := r.BasicAuth()
+	return u, ok
 }

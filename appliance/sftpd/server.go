@@ -404,7 +404,18 @@ func (s *Server) sftp(user string, ch ssh.Channel) uint32 {
 	tree.SetQuota(s.Quotas.Quota(user)) // read at each session's start
 	var locked func(...locks.Change) error
 	if s.Locks != nil {
-		locked = func(c ...locks.Change) error { return s.Locks.Check(user, nil, c...) }
+		locked = func(changes ...locks.Change) error {
+			for _, c := range changes { // in the owner's paths, as WebDAV keeps them
+				space, at := user, c.Path
+				if owner, op, err := tree.Owner(c.Path); err == nil {
+					space, at = owner, op
+				}
+				if err := s.Locks.Check(space, nil, locks.Change{Path: at, Tree: c.Tree, Member: c.Member}); err != nil {
+					return fmt.Errorf("%s: %w", c.Path, locks.ErrLocked)
+				}
+			}
+			return nil
+		}
 	}
 	// Serve returns when the client ends the subsystem, having closed its
 	// open files; the channel stays open for the exit-status (no rs.Close,
