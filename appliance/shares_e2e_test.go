@@ -56,12 +56,14 @@ func testShares(t *testing.T, b *box) {
 	}
 	// Read-only: every change refused, over each protocol.
 	for what, args := range map[string][]string{
-		"PUT":       {"-T", note, b.url("Holiday/new.txt")},
-		"overwrite": {"-T", note, b.url("Holiday/note.txt")},
-		"DELETE":    {"-X", "DELETE", b.url("Holiday/note.txt")},
-		"MKCOL":     {"-X", "MKCOL", b.url("Holiday/sub")},
-		"MOVE":      {"-X", "MOVE", "-H", "Destination: " + b.url("Holiday/moved.txt"), b.url("Holiday/note.txt")},
-		"PROPPATCH": {"-X", "PROPPATCH", "--data", `<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><d:lastmodified>1600000000</d:lastmodified></d:prop></d:set></d:propertyupdate>`, b.url("Holiday/note.txt")},
+		"PUT":                     {"-T", note, b.url("Holiday/new.txt")},
+		"overwrite":               {"-T", note, b.url("Holiday/note.txt")},
+		"DELETE":                  {"-X", "DELETE", b.url("Holiday/note.txt")},
+		"MKCOL":                   {"-X", "MKCOL", b.url("Holiday/sub")},
+		"MOVE":                    {"-X", "MOVE", "-H", "Destination: " + b.url("Holiday/moved.txt"), b.url("Holiday/note.txt")},
+		"PROPPATCH":               {"-X", "PROPPATCH", "--data", `<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><d:lastmodified>1600000000</d:lastmodified></d:prop></d:set></d:propertyupdate>`, b.url("Holiday/note.txt")},
+		"PROPPATCH of a property": {"-X", "PROPPATCH", "--data", `<d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:x"><d:set><d:prop><x:tag>tom's</x:tag></d:prop></d:set></d:propertyupdate>`, b.url("Holiday/note.txt")},
+		"COPY into":               {"-X", "COPY", "-H", "Destination: " + b.url("Holiday/copy.txt"), b.url("Holiday/note.txt")},
 	} {
 		if code, _ := b.curl(append([]string{"-u", tom}, args...)...); code != 403 {
 			t.Errorf("tom's %s in a read-only share = %d, want 403", what, code)
