@@ -334,9 +334,16 @@ func TestCheckDriversBeagleBone(t *testing.T) {
 		}
 	}
 	for what, want := range map[string]DriverCheck{
-		"SD card and eMMC":            {Driver: "sdhci_omap", How: HowModule},
-		"serial console (debug UART)": {Driver: "omap_serial", How: HowBuiltinByName},
-		"Ethernet switch (CPSW)":      {Driver: "ti_cpsw_new", How: HowModule},
+		"SD card and eMMC":                             {Driver: "sdhci_omap", How: HowModule},
+		"serial console (debug UART)":                  {Driver: "omap_serial", How: HowBuiltinByName},
+		"Ethernet switch (CPSW)":                       {Driver: "ti_cpsw_new", How: HowModule},
+		"USB host port (MUSB controller, AM335x glue)": {Driver: "musb_dsps", How: HowModule},
+		"USB PHY":                                {Driver: "phy_am335x", How: HowModule},
+		"USB PHY control module":                 {Driver: "phy_am335x_control", How: HowModule},
+		"USB DMA (CPPI 4.1)":                     {Driver: "cppi41", How: HowModule},
+		"USB mass storage (a USB disk or stick)": {Driver: "usb_storage", How: HowModule},
+		"USB Attached SCSI (a fast USB disk)":    {Driver: "uas", How: HowModule},
+		"SCSI disks (/dev/sdX, for USB disks)":   {Driver: "sd_mod", How: HowModule},
 	} {
 		i := slices.IndexFunc(checks, func(c DriverCheck) bool { return c.What == what })
 		if i < 0 || checks[i].Driver != want.Driver || checks[i].How != want.How {
@@ -355,6 +362,26 @@ func TestCheckDriversBeagleBone(t *testing.T) {
 		}
 		if sd && (!strings.Contains(c.Problem, "add sdhci_omap") || c.How != HowNotIncluded || c.Driver != "sdhci_omap") {
 			t.Errorf("SD card check = %+v, want one saying to add sdhci_omap", c)
+		}
+	}
+}
+
+// Without the glue of the USB host port, exactly that check fails: the
+// image would boot with no USB disk.
+func TestCheckDriversBeagleBoneUSB(t *testing.T) {
+	m, dtb := testKernel(t)
+	b := loadBoard(t, "beaglebone-black")
+	included, err := m.Closure(slices.DeleteFunc(slices.Clone(b.Modules), func(n string) bool { return n == "musb_dsps" }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range CheckDrivers(b, dtb, m, included) {
+		usb := c.What == "USB host port (MUSB controller, AM335x glue)"
+		if c.OK == usb {
+			t.Errorf("check %+v: want OK %v", c, !usb)
+		}
+		if usb && !strings.Contains(c.Problem, "musb_dsps") {
+			t.Errorf("USB check = %+v, want one naming musb_dsps", c)
 		}
 	}
 }
