@@ -259,14 +259,11 @@ func (c *chunks) assemble(transfer string) {
 		http.Error(w, "the Destination is not in your files", http.StatusBadRequest)
 		return
 	}
-	tree, err := c.h.Store.Tree(c.user)
-	if err != nil {
-		c.h.Log.Error("cannot open the files", "user", c.user, "err", err)
-		http.Error(w, "cannot open your files", http.StatusInternalServerError)
+	tree, ok := c.h.openTree(w, c.user)
+	if !ok {
 		return
 	}
 	defer tree.Close()
-	tree.SetQuota(c.h.Quotas.Quota(c.user))
 	defer c.h.paths.lock(c.user, dst)()
 	q := &request{h: c.h, w: w, r: r, tree: tree, user: c.user, prefix: dstPrefix, name: dst}
 	if !q.conditions(locks.Change{Path: dst, Tree: true, Member: true}) {

@@ -138,16 +138,26 @@ type request struct {
 	name         string
 }
 
-// serve answers a WebDAV request on user's tree, reached under prefix.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, user, prefix string) {
+// openTree opens user's tree with their quota, or answers 500; the caller
+// closes it.
+func (h *Handler) openTree(w http.ResponseWriter, user string) (*store.Tree, bool) {
 	tree, err := h.Store.Tree(user)
 	if err != nil {
 		h.Log.Error("cannot open the files", "user", user, "err", err)
 		http.Error(w, "cannot open your files", http.StatusInternalServerError)
+		return nil, false
+	}
+	tree.SetQuota(h.Quotas.Quota(user))
+	return tree, true
+}
+
+// serve answers a WebDAV request on user's tree, reached under prefix.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, user, prefix string) {
+	tree, ok := h.openTree(w, user)
+	if !ok {
 		return
 	}
 	defer tree.Close()
-	tree.SetQuota(h.Quotas.Quota(user))
 	q := &request{h: h, w: w, r: r, tree: tree, user: user, prefix: prefix,
 		name: norm.NFC.String(strings.TrimPrefix(r.URL.Path, prefix))}
 	switch r.Method {

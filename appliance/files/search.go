@@ -106,13 +106,10 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 // open opens user's tree for a request reached under prefix, naming
 // name; the caller closes q.tree.
 func (h *Handler) open(w http.ResponseWriter, r *http.Request, user, prefix, name string) (*request, bool) {
-	tree, err := h.Store.Tree(user)
-	if err != nil {
-		h.Log.Error("cannot open the files", "user", user, "err", err)
-		http.Error(w, "cannot open your files", http.StatusInternalServerError)
+	tree, ok := h.openTree(w, user)
+	if !ok {
 		return nil, false
 	}
-	tree.SetQuota(h.Quotas.Quota(user))
 	return &request{h: h, w: w, r: r, tree: tree, user: user, prefix: prefix, name: name}, true
 }
 

@@ -76,14 +76,11 @@ func (h *Handler) serveHistory(w http.ResponseWriter, r *http.Request, prefix st
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	tree, err := h.Store.Tree(user)
-	if err != nil {
-		h.Log.Error("cannot open the files", "user", user, "err", err)
-		http.Error(w, "cannot open your files", http.StatusInternalServerError)
+	tree, ok := h.openTree(w, user)
+	if !ok {
 		return
 	}
 	defer tree.Close()
-	tree.SetQuota(h.Quotas.Quota(user))
 	q := &history{h: h, w: w, r: r, user: user, tree: tree, root: prefix + user}
 	for _, s := range strings.Split(rest, "/") {
 		if s != "" {
@@ -108,22 +105,7 @@ func (q *history) trashbin() {
 		if !ok {
 			return
 		}
-		switch m {
-		case "PROPFIND":
-			q.propfind(func(m *davxml.Writer, req davxml.Propfind) { q.trashEntry(m, req, it) }, nil)
-		case http.MethodGet, http.MethodHead:
-			q.download(it)
-		case http.MethodDelete:
-			q.forget(it)
-		case "MOVE":
-			if dst, ok := q.destination(); ok && len(dst) == 2 && dst[0] == "restore" {
-				q.restore(it)
-				return
-			}
-			http.Error(q.w, "a trash item is restored by a MOVE to "+q.root+"/restore/"+p[1], http.StatusForbidden)
-		default:
-			q.notAllowed("PROPFIND, GET, HEAD, DELETE, MOVE")
-		}
+		q.item(it, func(m *davxml.Writer, req davxml.Propfind) { q.trashEntry(m, req, it) }, p[1])
 	case len(p) > 2 && p[0] == "trash":
 		if it, ok := q.deleted(p[1]); ok {
 			q.inTrashedFolder(it, path.Join(p[2:]...))
@@ -132,6 +114,28 @@ func (q *history) trashbin() {
 		q.notAllowed("PROPFIND")
 	default:
 		http.Error(q.w, "not found", http.StatusNotFound)
+	}
+}
+
+// item answers a request on one trash item or version: its properties
+// (entry), its content, its deletion, or its restore by a MOVE to
+// restore/NAME.
+func (q *history) item(it store.TrashItem, entry func(*davxml.Writer, davxml.Propfind), name string) {
+	switch q.r.Method {
+	case "PROPFIND":
+		q.propfind(entry, nil)
+	case http.MethodGet, http.MethodHead:
+		q.download(it)
+	case http.MethodDelete:
+		q.forget(it)
+	case "MOVE":
+		if dst, ok := q.destination(); ok && len(dst) == 2 && dst[0] == "restore" {
+			q.restore(it)
+			return
+		}
+		http.Error(q.w, "restored by a MOVE to "+q.root+"/restore/"+name, http.StatusForbidden)
+	default:
+		q.notAllowed("PROPFIND, GET, HEAD, DELETE, MOVE")
 	}
 }
 
@@ -178,23 +182,7 @@ func (q *history) versions() {
 		}
 		owned := *q
 		owned.tree = holder
-		q := &owned
-		switch m {
-		case "PROPFIND":
-			q.propfind(func(m *davxml.Writer, req davxml.Propfind) { q.versionEntry(m, req, p[1], it) }, nil)
-		case http.MethodGet, http.MethodHead:
-			q.download(it)
-		case http.MethodDelete:
-			q.forget(it)
-		case "MOVE":
-			if dst, ok := q.destination(); ok && len(dst) == 2 && dst[0] == "restore" {
-				q.restore(it)
-				return
-			}
-			http.Error(q.w, "a version is restored by a MOVE to "+q.root+"/restore/target", http.StatusForbidden)
-		default:
-			q.notAllowed("PROPFIND, GET, HEAD, DELETE, MOVE")
-		}
+		owned.item(it, func(m *davxml.Writer, req davxml.Propfind) { q.versionEntry(m, req, p[1], it) }, "target")
 	case len(p) <= 1:
 		q.notAllowed("PROPFIND")
 	default:
