@@ -24,57 +24,7 @@ func testVdirsyncer(t *testing.T, b *box) {
 	need(t, "vdirsyncer")
 	work := filepath.Join(b.work, "vdir")
 	server := "https://localhost:" + b.port(b.https)
-	conf := fmt.Sprintf(`[general]
-status_path = "%[1]s/status/"
-
-[pair cal]
-a = "cal_local"
-b = "cal_remote"
-collections = ["from b"]
-
-[storage cal_local]
-type = "filesystem"
-path = "%[1]s/cal/"
-fileext = ".ics"
-
-[storage cal_remote]
-type = "caldav"
-url = "%[2]s/"
-username = "admin"
-password = "%[3]s"
-verify = "%[4]s"
-
-[pair card]
-a = "card_local"
-b = "card_remote"
-collections = ["from b"]
-
-[storage card_local]
-type = "filesystem"
-path = "%[1]s/card/"
-fileext = ".vcf"
-
-[storage card_remote]
-type = "carddav"
-url = "%[2]s/"
-username = "admin"
-password = "%[3]s"
-verify = "%[4]s"
-`, work, server, b.password, b.caFile)
-	os.MkdirAll(work, 0o755)
-	confFile := filepath.Join(work, "config")
-	os.WriteFile(confFile, []byte(conf), 0o600)
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("vdirsyncer", append([]string{"-c", confFile}, args...)...)
-		cmd.Stdin = strings.NewReader(strings.Repeat("y\n", 10))
-		cmd.Env = append(os.Environ(), "HOME="+work)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("vdirsyncer %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
+	run := vdirsyncer(t, work, server, "admin", b.password, b.caFile)
 	cal := server + "/remote.php/dav/calendars/admin/personal/"
 	book := server + "/remote.php/dav/addressbooks/users/admin/contacts/"
 	put := func(url, ctype, body string) {
@@ -214,5 +164,50 @@ print(json.dumps({"first": first, "nothing": nothing, "changed": len(list(up)), 
 	}
 	if got.First < 1 || len(got.Nothing) != 3 || got.Nothing[0] != 0.0 || got.Nothing[1] != 0.0 || got.Nothing[2] != true || got.Changed != 1 || !got.TokenMoved {
 		t.Errorf("sync by token: %s", out)
+	}
+}
+
+// vdirsyncer writes a vdirsyncer config in work that pairs user's
+// calendars and address books on server with folders in work (cal/,
+// card/), and returns a runner of vdirsyncer on it (answering its
+// questions yes).
+func vdirsyncer(t *testing.T, work, server, user, password, caFile string) func(args ...string) string {
+	t.Helper()
+	conf := fmt.Sprintf(`[general]
+status_path = "%[1]s/status/"
+`, work)
+	for _, kind := range []struct{ name, dav, ext string }{{"cal", "caldav", ".ics"}, {"card", "carddav", ".vcf"}} {
+		conf += fmt.Sprintf(`
+[pair %[1]s]
+a = "%[1]s_local"
+b = "%[1]s_remote"
+collections = ["from b"]
+
+[storage %[1]s_local]
+type = "filesystem"
+path = "%[4]s/%[1]s/"
+fileext = "%[3]s"
+
+[storage %[1]s_remote]
+type = "%[2]s"
+url = "%[5]s/"
+username = "%[6]s"
+password = "%[7]s"
+verify = "%[8]s"
+`, kind.name, kind.dav, kind.ext, work, server, user, password, caFile)
+	}
+	os.MkdirAll(work, 0o755)
+	confFile := filepath.Join(work, "config")
+	os.WriteFile(confFile, []byte(conf), 0o600)
+	return func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("vdirsyncer", append([]string{"-c", confFile}, args...)...)
+		cmd.Stdin = strings.NewReader(strings.Repeat("y\n", 10))
+		cmd.Env = append(os.Environ(), "HOME="+work)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("vdirsyncer %v: %v\n%s", args, err, out)
+		}
+		return string(out)
 	}
 }

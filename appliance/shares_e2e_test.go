@@ -157,37 +157,9 @@ print(json.dumps({"calendars": [str(c.url) for c in cals], "name": shared.name, 
 	}
 
 	work := filepath.Join(b.work, "vdir-tom")
-	os.MkdirAll(work, 0o755)
-	conf := fmt.Sprintf(`[general]
-status_path = "%[1]s/status/"
-
-[pair cal]
-a = "cal_local"
-b = "cal_remote"
-collections = ["from b"]
-
-[storage cal_local]
-type = "filesystem"
-path = "%[1]s/cal/"
-fileext = ".ics"
-
-[storage cal_remote]
-type = "caldav"
-url = "%[2]s/"
-username = "tom"
-password = "tom-secret-1"
-verify = "%[3]s"
-`, work, server, b.caFile)
-	confFile := filepath.Join(work, "config")
-	os.WriteFile(confFile, []byte(conf), 0o600)
-	for _, args := range [][]string{{"discover"}, {"sync"}} {
-		cmd := exec.Command("vdirsyncer", append([]string{"-c", confFile}, args...)...)
-		cmd.Stdin = strings.NewReader(strings.Repeat("y\n", 10))
-		cmd.Env = append(os.Environ(), "HOME="+work)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("vdirsyncer %v: %v\n%s", args, err, out)
-		}
-	}
+	run := vdirsyncer(t, work, "https://localhost:"+b.port(b.https), "tom", "tom-secret-1", b.caFile)
+	run("discover")
+	run("sync")
 	if got := readAll(t, filepath.Join(work, "cal", "personal_shared_by_sara")); !strings.Contains(got, "Sara's party") {
 		t.Errorf("vdirsyncer did not bring sara's event to tom: %q", got)
 	}
