@@ -1,0 +1,343 @@
+// Package copies makes the encrypted copy of the household's data off the
+// box: every user's files (with their dates), a list of their digests, and
+// their calendars and contacts (the backup format of `bonesync backup`),
+// to a USB disk, an SFTP server or a second bonesync box, incremental and
+// readable without any bonesync box.
+//
+// The engine is rclone's (github.com/rclone/rclone), linked in as a
+// library: its sync (what changed is sent, what went is moved aside) and
+// its crypt format (file contents in NaCl secretbox, names encrypted,
+// keys from a password with scrypt), which the rclone that Debian
+// packages reads: docs/copies.md has the commands. bonesync writes none
+// of the mechanism, only which files, where, and when.
+//
+// A copy holds, under the target's folder, encrypted:
+//
+//	current/files/USER/...       every user's files, as they are
+//	current/extra/USER.sha1      their SHA-1 digests (sha1sum -c reads it)
+//	current/extra/USER-calendars.zip
+//	old/YYYYMMDD-HHMMSS/...      what each run replaced or removed (Keep runs)
+//
+// A run never changes the source. A run cut short (a power cut) leaves
+// the target's files whole (rclone writes each under a temporary name
+// and renames it), and the next run completes it.
+package copies
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rclone/rclone/fs"
+	"github.com/rclone/rclone/fs/accounting"
+	"github.com/rclone/rclone/fs/filter"
+	"github.com/rclone/rclone/fs/operations"
+	"github.com/rclone/rclone/fs/sync"
+
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/store"
+)
+
+// Settings say where copies go and how.
+type Settings struct {
+	// Target is where: a folder (a USB disk's), sftp://USER@HOST[:PORT]/PATH,
+	// or webdav(s)://USER@HOST[:PORT]/PATH (a second bonesync box: its
+	// WebDAV URL, https://HOST/remote.php/dav/files/USER/PATH, written
+	// with davs://).
+	Target string
+	// TargetPassword is the target's login password, if it takes one (an
+	// SFTP server may take the box's key instead: Key).
+	TargetPassword string
+	// Key is the box's SSH key file for SFTP targets (KeyFile).
+	Key string
+	// KnownHosts is where an SFTP target's host key is recorded at the
+	// first run and checked at every later one; "": not checked.
+	KnownHosts string
+	// Password is the encryption password (NewPassword).
+	Password string
+	// Keep is how many runs' replaced and removed files are kept (old/).
+	Keep int
+	// BwLimit is the bandwidth limit in KiB/s; 0: none.
+	BwLimit int
+}
+
+// Extra is what a run adds beside the files: each user's calendars and
+// contacts, in the backup format (package calendars).
+type Extra interface {
+	Backup(user string, w io.Writer) (int, error)
+}
+
+// Result is what a run did.
+type Result struct {
+	Started, Ended time.Time
+	Users          []string
+	Files          int64 // files sent (new or changed)
+	Bytes          int64
+	Errors         int64
+	Err            error
+}
+
+// Copier makes copies of a store.
+type Copier struct {
+	Settings Settings
+	Store    *store.Store
+	Users    func() []string
+	Extra    Extra // nil: no calendars
+	// Work is a folder of the box's own for what a run writes before it
+	// is sent (the digests and calendars).
+	Work string
+	Log  *slog.Logger
+	now  func() time.Time
+}
+
+// Run makes one copy: sends what changed since the last, moves what it
+// replaces or removes to old/, and keeps Keep runs of that.
+func (c *Copier) Run(ctx context.Context) Result {
+	now := time.Now
+	if c.now != nil {
+		now = c.now
+	}
+	r := Result{Started: now(), Users: c.Users()}
+	r.Err = c.run(ctx, &r, now())
+	r.Ended = now()
+	return r
+}
+
+func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
+	root, err := configure(c.Settings)
+	if err != nil {
+		return err
+	}
+	ctx, ci := fs.AddConfig(ctx)
+	ci.Transfers, ci.Checkers = 2, 4 // the board's memory, not its link, bounds it
+	ci.BufferSize = 256 << 10
+	ci.LogLevel = fs.LogLevelNotice
+	ci.BackupDir = root + "old/" + stamp.UTC().Format("20060102-150405")
+	ci.Metadata = false
+	if c.Settings.BwLimit > 0 {
+		bw := fs.SizeSuffix(c.Settings.BwLimit) * fs.SizeSuffix(fs.Kibi)
+		accounting.TokenBucket.SetBwLimit(fs.BwPair{Tx: bw, Rx: bw})
+		defer accounting.TokenBucket.SetBwLimit(fs.BwPair{})
+	}
+	ctx = accounting.WithStatsGroup(ctx, "bonesync-copy")
+	stats := accounting.StatsGroup(ctx, "bonesync-copy")
+	stats.ResetCounters() // one group, counted from zero each run
+
+	if err := c.writeExtra(r.Users); err != nil {
+		return err
+	}
+	// The users' files: the store's folder, less its own (.bonesync) and
+	// its uploads' temporary files, and only the users that exist.
+	rules := []string{"- /.bonesync/**", "- .*.upload-*"}
+	for _, u := range r.Users {
+		rules = append(rules, "+ /"+u+"/**")
+	}
+	rules = append(rules, "- **")
+	opt := filter.Opt // the defaults (no flags are parsed)
+	opt.FilterRule = rules
+	fi, err := filter.NewFilter(&opt)
+	if err != nil {
+		return fmt.Errorf("copy filter: %w", err)
+	}
+	fctx := filter.ReplaceConfig(ctx, fi)
+	src, err := fs.NewFs(fctx, c.Store.Dir())
+	if err != nil {
+		return fmt.Errorf("the store: %w", err)
+	}
+	dst, err := fs.NewFs(ctx, root+"current/files")
+	if err != nil {
+		return fmt.Errorf("the copy's target: %w", err)
+	}
+	defer shutdown(ctx, dst)
+	first := sync.Sync(fctx, dst, src, false)
+	// The digests and calendars, made before the files were sent.
+	extraSrc, err := fs.NewFs(ctx, c.extraDir())
+	if err != nil {
+		return err
+	}
+	extraDst, err := fs.NewFs(ctx, root+"current/extra")
+	if err != nil {
+		return err
+	}
+	defer shutdown(ctx, extraDst)
+	second := sync.Sync(ctx, extraDst, extraSrc, false)
+	r.Files, r.Bytes, r.Errors = stats.GetTransfers(), stats.GetBytes(), stats.GetErrors()
+	if err := errors.Join(first, second); err != nil {
+		return fmt.Errorf("copy to %s: %w", Redacted(c.Settings.Target), err)
+	}
+	return c.prune(ctx, root)
+}
+
+// extraDir is where the digests and calendars are written before a run
+// sends them.
+func (c *Copier) extraDir() string { return filepath.Join(c.Work, "extra") }
+
+// writeExtra writes each user's digest list and calendars for the run.
+func (c *Copier) writeExtra(users []string) error {
+	dir := c.extraDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	// Those of users gone since go from the copy too (moved to old/).
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			u := strings.TrimSuffix(strings.TrimSuffix(e.Name(), ".sha1"), "-calendars.zip")
+			if !slices.Contains(users, u) {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	for _, u := range users {
+		if err := c.writeDigests(u, filepath.Join(dir, u+".sha1")); err != nil {
+			return err
+		}
+		if c.Extra != nil {
+			if err := writeFile(filepath.Join(dir, u+"-calendars.zip"), func(w io.Writer) error {
+				_, err := c.Extra.Backup(u, w)
+				return err
+			}); err != nil {
+				return fmt.Errorf("calendars of %s: %w", u, err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeDigests writes the SHA-1 of each of user's files as sha1sum does
+// (paths from the user's folder), read from the store's records, not
+// computed again. A file changed behind the store's back has none and is
+// left out.
+func (c *Copier) writeDigests(user, file string) error {
+	tree, err := c.Store.Tree(user)
+	if err != nil {
+		return err
+	}
+	defer tree.Close()
+	return writeFile(file, func(w io.Writer) error {
+		return tree.Walk("/", func(p string, in store.Info) error {
+			if _, ok := tree.MountAt(p); ok {
+				return iofs.SkipDir // another user's, copied with theirs
+			}
+			if in.IsDir() || in.Sums == nil {
+				return nil
+			}
+			_, err := fmt.Fprintf(w, "%x  %s\n", in.Sums.SHA1, strings.TrimPrefix(p, "/"))
+			return err
+		})
+	})
+}
+
+// prune removes the oldest runs' replaced files beyond Keep.
+func (c *Copier) prune(ctx context.Context, root string) error {
+	old, err := fs.NewFs(ctx, root+"old")
+	if err != nil {
+		return err
+	}
+	defer shutdown(ctx, old)
+	entries, err := old.List(ctx, "")
+	if errors.Is(err, fs.ErrorDirNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list old runs: %w", err)
+	}
+	var runs []string
+	for _, e := range entries {
+		if _, ok := e.(fs.Directory); ok {
+			runs = append(runs, e.Remote())
+		}
+	}
+	slices.Sort(runs) // by their stamp: oldest first
+	keep := max(c.Settings.Keep, 0)
+	for len(runs) > keep {
+		if err := operations.Purge(ctx, old, runs[0]); err != nil {
+			return fmt.Errorf("remove the run %s: %w", runs[0], err)
+		}
+		runs = runs[1:]
+	}
+	return nil
+}
+
+// shutdown ends what the engine holds open for f (its SFTP connections):
+// between runs the box keeps none.
+func shutdown(ctx context.Context, f fs.Fs) {
+	if s, ok := f.(fs.Shutdowner); ok {
+		s.Shutdown(ctx)
+	}
+}
+
+// writeFile writes a file through fill, atomically, unless it already
+// holds just that (state.WriteFile): a file the run sends again only if
+// it changed.
+func writeFile(name string, fill func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := fill(&b); err != nil {
+		return err
+	}
+	return state.WriteFile(name, b.Bytes(), 0o600)
+}
+
+// ErrNoPassword is returned by UseDir before the first `bonesync copy run`
+// made the encryption password.
+var ErrNoPassword = errors.New("no encryption password yet: bonesync copy run makes it, and shows it once")
+
+// Dir is the copies' own folder in the state directory: the encryption
+// password, the box's SSH key for SFTP targets, the target's recorded host
+// key, and what a run writes before it sends it.
+func Dir(stateDir string) string { return filepath.Join(stateDir, "copies") }
+
+// UseDir takes the box's key, the recorded host key and the encryption
+// password from dir (Dir); without a password it returns ErrNoPassword.
+func (st *Settings) UseDir(dir string) error {
+	st.Key, st.KnownHosts = filepath.Join(dir, "id_ed25519"), filepath.Join(dir, "known_hosts")
+	pw, err := os.ReadFile(filepath.Join(dir, "password"))
+	if errors.Is(err, os.ErrNotExist) {
+		return ErrNoPassword
+	}
+	if err != nil {
+		return err
+	}
+	st.Password = strings.TrimSpace(string(pw))
+	return nil
+}
+
+// MakePassword makes dir's encryption password if it has none, and
+// returns it if it made it ("" if there was one).
+func MakePassword(dir string) (string, error) {
+	file := filepath.Join(dir, "password")
+	if _, err := os.Stat(file); err == nil {
+		return "", nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	pw := NewPassword()
+	return pw, state.WriteFile(file, []byte(pw), 0o600)
+}
+
+// Daily runs a copy each day at the time at (after local midnight) until
+// ctx ends, and tells done each result.
+func (c *Copier) Daily(ctx context.Context, at time.Duration, done func(Result)) {
+	for {
+		now := time.Now()
+		next := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location()).Add(at)
+		if !next.After(now) {
+			next = next.AddDate(0, 0, 1)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(next)):
+		}
+		done(c.Run(ctx))
+	}
+}

@@ -1,0 +1,358 @@
+package copies
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rclone/rclone/fs"
+
+	"github.com/bonesync/bonesync/appliance/store"
+)
+
+// box is a store with two users' files, dated.
+type box struct {
+	st    *store.Store
+	dates map[string]time.Time // USER/PATH
+	data  map[string]string
+}
+
+func newBox(t *testing.T) *box {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &box{st: st, dates: map[string]time.Time{}, data: map[string]string{}}
+	when := time.Date(2019, 5, 6, 7, 8, 9, 0, time.UTC)
+	for i, f := range []string{"alice/notes.txt", "alice/Photos/2019/beach.jpg", "alice/Photos/2019/sea.jpg", "bob/report.pdf", "bob/é ü/odd name #1.txt"} {
+		b.put(t, f, strings.Repeat(f, i*1000+1), when.Add(time.Duration(i)*time.Hour))
+	}
+	return b
+}
+
+func (b *box) put(t *testing.T, f, content string, mtime time.Time) {
+	t.Helper()
+	user, p, _ := strings.Cut(f, "/")
+	tree, err := b.st.Tree(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	if dir := filepath.Dir(p); dir != "." {
+		parts := strings.Split(dir, "/")
+		for i := range parts {
+			tree.Mkdir(strings.Join(parts[:i+1], "/"))
+		}
+	}
+	u, err := tree.Create(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(u, content)
+	u.SetModTime(mtime)
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b.dates[f], b.data[f] = mtime, content
+}
+
+func (b *box) copier(t *testing.T, target string) *Copier {
+	return &Copier{
+		Settings: Settings{Target: target, Password: "correct horse battery staple", Keep: 1},
+		Store:    b.st,
+		Users:    func() []string { return []string{"alice", "bob"} },
+		Work:     t.TempDir(),
+		Log:      slog.New(slog.DiscardHandler),
+	}
+}
+
+// same checks that st holds exactly the files of b, with their bytes and dates.
+func (b *box) same(t *testing.T, st *store.Store) {
+	t.Helper()
+	n := 0
+	for _, user := range []string{"alice", "bob"} {
+		tree, err := st.Tree(user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree.Walk("/", func(p string, in store.Info) error {
+			if in.IsDir() {
+				return nil
+			}
+			f := user + p
+			n++
+			want, ok := b.data[f]
+			if !ok {
+				t.Errorf("restored %s, which was not in the store", f)
+				return nil
+			}
+			r, _ := tree.Open(p)
+			got, _ := io.ReadAll(r)
+			r.Close()
+			if string(got) != want {
+				t.Errorf("%s: %d bytes, want %d", f, len(got), len(want))
+			}
+			if !in.ModTime().Equal(b.dates[f]) {
+				t.Errorf("%s dated %v, want %v", f, in.ModTime(), b.dates[f])
+			}
+			return nil
+		})
+		tree.Close()
+	}
+	if n != len(b.data) {
+		t.Errorf("%d files restored, want %d", n, len(b.data))
+	}
+}
+
+// A copy to a folder (a USB disk's): encrypted, incremental, what is
+// replaced kept for Keep runs, restored with bytes, dates and digests.
+func TestCopyAndRestore(t *testing.T) {
+	ctx := context.Background()
+	b := newBox(t)
+	target := filepath.Join(t.TempDir(), "copy")
+	c := b.copier(t, target)
+	r := c.Run(ctx)
+	if r.Err != nil || r.Files < 5 {
+		t.Fatalf("first run: %+v", r)
+	}
+	// Nothing readable on the target: names and contents are encrypted.
+	filepath.Walk(target, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && (strings.Contains(p, "alice") || strings.Contains(p, "beach")) {
+			t.Errorf("a name in clear on the target: %s", p)
+		}
+		if err == nil && fi.Mode().IsRegular() {
+			data, _ := os.ReadFile(p)
+			if bytes.Contains(data, []byte("alice/notes.txt")) {
+				t.Errorf("content in clear on the target: %s", p)
+			}
+		}
+		return nil
+	})
+	// Unchanged: nothing sent.
+	if r := c.Run(ctx); r.Err != nil || r.Files != 0 {
+		t.Errorf("an unchanged run sent %d files: %+v", r.Files, r)
+	}
+	// A change and a delete: sent, the old bytes moved to old/.
+	b.put(t, "alice/notes.txt", "changed", time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC))
+	bob, _ := b.st.Tree("bob")
+	bob.Remove("report.pdf")
+	bob.Close()
+	delete(b.data, "bob/report.pdf")
+	c.now = func() time.Time { return time.Now().Add(time.Second) }
+	if r := c.Run(ctx); r.Err != nil || r.Files < 1 {
+		t.Fatalf("third run: %+v", r)
+	}
+	c.now = func() time.Time { return time.Now().Add(2 * time.Second) }
+	b.put(t, "alice/notes.txt", "changed again", time.Date(2020, 1, 3, 3, 4, 5, 0, time.UTC))
+	if r := c.Run(ctx); r.Err != nil {
+		t.Fatalf("fourth run: %+v", r)
+	}
+	root, _ := configure(c.Settings)
+	oldRuns, _ := fs.NewFs(ctx, root+"old")
+	if runs, err := oldRuns.List(ctx, ""); err != nil || len(runs) != 1 {
+		t.Errorf("%d runs kept in old/ (%v), want Keep = 1", len(runs), err)
+	}
+	// Restored into a fresh store.
+	fresh, err := store.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Restore(ctx, c.Settings, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.same(t, fresh)
+	if res.Checked != int64(len(b.data)) || len(res.Mismatch) != 0 {
+		t.Errorf("digests: %d checked, mismatched %v; want %d checked", res.Checked, res.Mismatch, len(b.data))
+	}
+	// The wrong password reads nothing.
+	bad := c.Settings
+	bad.Password = "wrong"
+	if res, err := Restore(ctx, bad, fresh); err == nil && res.Files > 0 {
+		t.Errorf("the wrong password restored %d files", res.Files)
+	}
+}
+
+// The copy is read on a laptop by the rclone that Debian packages, with the
+// commands docs/copies.md gives, and sha1sum checks the files.
+func TestReadableWithRclone(t *testing.T) {
+	rclone, err := exec.LookPath("rclone")
+	if err != nil {
+		t.Skip("rclone is not installed (scripts/test-deps.sh installs it)")
+	}
+	ctx := context.Background()
+	b := newBox(t)
+	target := filepath.Join(t.TempDir(), "copy")
+	c := b.copier(t, target)
+	if r := c.Run(ctx); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	work := t.TempDir()
+	env := append(os.Environ(), "RCLONE_CONFIG="+filepath.Join(work, "rclone.conf"))
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(rclone, args...)
+		cmd.Env, cmd.Dir = env, work
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("rclone %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("config", "create", "bonesync-copy", "crypt", "remote="+target, "password="+c.Settings.Password,
+		"filename_encryption=standard", "directory_name_encryption=true", "--obscure")
+	run("copy", "bonesync-copy:current/files", "files")
+	run("copy", "bonesync-copy:current/extra", "extra")
+	for f, want := range b.data {
+		got, err := os.ReadFile(filepath.Join(work, "files", f))
+		if err != nil || string(got) != want {
+			t.Errorf("%s from rclone: %v", f, err)
+			continue
+		}
+		if fi, _ := os.Stat(filepath.Join(work, "files", f)); !fi.ModTime().Equal(b.dates[f]) {
+			t.Errorf("%s dated %v by rclone, want %v", f, fi.ModTime(), b.dates[f])
+		}
+	}
+	for _, user := range []string{"alice", "bob"} {
+		cmd := exec.Command("sha1sum", "-c", filepath.Join(work, "extra", user+".sha1"))
+		cmd.Dir = filepath.Join(work, "files", user)
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), ": OK") {
+			t.Errorf("sha1sum -c for %s: %v\n%s", user, err, out)
+		}
+	}
+}
+
+// sshd starts OpenSSH's sshd on a free port of 127.0.0.1 for the user
+// running the test, taking the key pub, and returns its port. It needs
+// root (sshd's privilege separation) and openssh-server.
+func sshd(t *testing.T, pub string) string {
+	t.Helper()
+	bin, err := exec.LookPath("sshd")
+	if err != nil {
+		bin = "/usr/sbin/sshd"
+	}
+	if _, err := os.Stat(bin); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and OpenSSH's sshd (openssh-server; scripts/install-test-deps.sh installs it)")
+	}
+	dir := t.TempDir()
+	hostKey := filepath.Join(dir, "host_ed25519")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", hostKey).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(dir, "authorized_keys"), []byte(pub+"\n"), 0o600)
+	os.MkdirAll("/run/sshd", 0o755)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	cfg := filepath.Join(dir, "sshd_config")
+	os.WriteFile(cfg, []byte(strings.Join([]string{
+		"Port " + port, "ListenAddress 127.0.0.1", "HostKey " + hostKey,
+		"AuthorizedKeysFile " + filepath.Join(dir, "authorized_keys"), "StrictModes no",
+		"PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
+		"PermitRootLogin prohibit-password", "PidFile none", "Subsystem sftp internal-sftp", "",
+	}, "\n")), 0o600)
+	cmd := exec.Command(bin, "-D", "-e", "-f", cfg)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its connections' processes too
+	logFile, err := os.Create(filepath.Join(dir, "sshd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = logFile // a file: Wait need not wait for its connections' processes
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		if log, _ := os.ReadFile(logFile.Name()); t.Failed() {
+			t.Logf("sshd:\n%s", log)
+		}
+	})
+	for i := 0; i < 100; i++ {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+			c.Close()
+			return port
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(logFile.Name())
+	t.Fatalf("sshd did not listen:\n%s", log)
+	return ""
+}
+
+// A copy to OpenSSH's SFTP server, with the box's own key, and back; a run
+// cut short (its context cancelled mid-way, as a power cut ends it) leaves
+// a target the next run completes.
+func TestCopyToSFTP(t *testing.T) {
+	ctx := context.Background()
+	b := newBox(t)
+	key := filepath.Join(t.TempDir(), "copies_ed25519")
+	pub, err := KeyFile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := sshd(t, pub)
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "copy")
+	c := b.copier(t, "sftp://"+u.Username+"@127.0.0.1:"+port+target)
+	c.Settings.Key = key
+	c.Settings.KnownHosts = filepath.Join(t.TempDir(), "known_hosts")
+
+	for i := range 200 { // enough that a run takes a while
+		b.put(t, fmt.Sprintf("alice/many/%03d.bin", i), strings.Repeat("x", 20000+i), time.Date(2021, 1, 1, 0, 0, i, 0, time.UTC))
+	}
+	cut, cancel := context.WithCancel(ctx)
+	go func() {
+		for cut.Err() == nil {
+			if entries, _ := os.ReadDir(target); len(entries) > 0 {
+				time.Sleep(20 * time.Millisecond)
+				cancel()
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	if r := c.Run(cut); r.Err == nil {
+		t.Log("the cut run completed before it was cut")
+	}
+	cancel()
+	if r := c.Run(ctx); r.Err != nil {
+		t.Fatalf("the run after the cut: %+v", r)
+	}
+	fresh, err := store.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Restore(ctx, c.Settings, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.same(t, fresh)
+	if res.Checked != int64(len(b.data)) {
+		t.Errorf("%d digests checked, want %d (mismatched: %v)", res.Checked, len(b.data), res.Mismatch)
+	}
+	// Another host key at the target's address: refused.
+	os.WriteFile(c.Settings.KnownHosts, []byte("[127.0.0.1]:"+port+" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMq0nSqa1X5C5mGN6vkhyZ4Q0vbC0cEavmDH2jpInTdw\n"), 0o600)
+	if r := c.Run(ctx); r.Err == nil {
+		t.Error("a run went to a target whose host key changed")
+	}
+}

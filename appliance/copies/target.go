@@ -1,0 +1,228 @@
+package copies
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	// The engine's parts that copies use: its sync and crypt, and the
+	// targets a household has (a disk, an SFTP server, a second box).
+	_ "github.com/rclone/rclone/backend/crypt"
+	_ "github.com/rclone/rclone/backend/local"
+	_ "github.com/rclone/rclone/backend/sftp"
+	_ "github.com/rclone/rclone/backend/webdav"
+	"github.com/rclone/rclone/fs/config"
+	"github.com/rclone/rclone/fs/config/obscure"
+)
+
+// The engine's names (rclone's config sections, in memory only) for the
+// target and for the encrypted copy on it.
+const (
+	targetRemote = "bonesync-target"
+	copyRemote   = "bonesync-copy"
+)
+
+// Target is a parsed Settings.Target.
+type Target struct {
+	Kind string // "local", "sftp", "webdav"
+	Path string // the folder on it
+	User string
+	Host string // host:port
+	URL  string // webdav: the folder's URL
+}
+
+// ParseTarget reads a target: a folder, sftp://USER@HOST[:PORT]/PATH, or
+// davs://USER@HOST[:PORT]/PATH (dav:// for plain HTTP).
+func ParseTarget(s string) (Target, error) {
+	if s == "" {
+		return Target{}, errors.New("no target")
+	}
+	if strings.HasPrefix(s, "/") {
+		return Target{Kind: "local", Path: filepath.Clean(s)}, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return Target{}, fmt.Errorf("%q is not a folder (/...), sftp://USER@HOST/PATH or davs://USER@HOST/PATH", Redacted(s))
+	}
+	if u.User != nil {
+		if _, set := u.User.Password(); set {
+			return Target{}, errors.New("a password goes in copy_target_password, not in the target")
+		}
+	}
+	t := Target{User: u.User.Username(), Host: u.Host, Path: u.Path}
+	switch u.Scheme {
+	case "sftp":
+		t.Kind = "sftp"
+		if t.User == "" {
+			return Target{}, fmt.Errorf("%s: the SFTP user is missing (sftp://USER@HOST/PATH)", s)
+		}
+		if rest, ok := strings.CutPrefix(t.Path, "/~/"); ok { // in the user's home
+			t.Path = rest
+		}
+		if _, _, err := net.SplitHostPort(t.Host); err != nil {
+			t.Host = net.JoinHostPort(t.Host, "22")
+		}
+	case "davs", "dav":
+		t.Kind = "webdav"
+		scheme := "https"
+		if u.Scheme == "dav" {
+			scheme = "http"
+		}
+		t.URL = (&url.URL{Scheme: scheme, Host: u.Host, Path: u.Path}).String()
+		t.Path = ""
+	default:
+		return Target{}, fmt.Errorf("%s: a target is a folder, sftp:// or davs://", Redacted(s))
+	}
+	return t, nil
+}
+
+// Redacted is a target as logs may say it: no password.
+func Redacted(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, set := u.User.Password(); set {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return s
+}
+
+// configure tells the engine of the target and the copy on it, and
+// returns the copy's root ("bonesync-copy:").
+func configure(st Settings) (string, error) {
+	t, err := ParseTarget(st.Target)
+	if err != nil {
+		return "", err
+	}
+	if st.Password == "" {
+		return "", errors.New("no encryption password")
+	}
+	remote := t.Path
+	config.Data().DeleteSection(targetRemote)
+	set := func(k, v string) { config.FileSetValue(targetRemote, k, v) }
+	switch t.Kind {
+	case "sftp":
+		host, port, _ := net.SplitHostPort(t.Host)
+		set("type", "sftp")
+		set("host", host)
+		set("port", port)
+		set("user", t.User)
+		if st.TargetPassword != "" {
+			set("pass", obscure.MustObscure(st.TargetPassword))
+		} else {
+			set("key_file", st.Key)
+		}
+		if st.KnownHosts != "" {
+			if err := pinHostKey(t.Host, st.KnownHosts); err != nil {
+				return "", err
+			}
+			set("known_hosts_file", st.KnownHosts)
+		}
+		set("set_modtime", "true")
+		// The target's own commands are not needed: no shell is assumed.
+		set("shell_type", "none")
+		set("disable_hashcheck", "true")
+		remote = targetRemote + ":" + t.Path
+	case "webdav":
+		set("type", "webdav")
+		set("url", t.URL)
+		set("vendor", "owncloud") // dates by X-OC-Mtime, as the box and Nextcloud take them
+		set("user", t.User)
+		if st.TargetPassword != "" {
+			set("pass", obscure.MustObscure(st.TargetPassword))
+		}
+		remote = targetRemote + ":"
+	}
+	config.Data().DeleteSection(copyRemote)
+	for k, v := range map[string]string{
+		"type": "crypt", "remote": remote, "password": obscure.MustObscure(st.Password),
+		"filename_encryption": "standard", "directory_name_encryption": "true",
+	} {
+		config.FileSetValue(copyRemote, k, v)
+	}
+	return copyRemote + ":", nil
+}
+
+// NewPassword is a new encryption password: 26 letters and digits (130
+// bits), easy to write down.
+func NewPassword() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// KeyFile makes, if missing, the box's SSH key for SFTP targets at file,
+// and returns its public half (authorized_keys form), for the owner to
+// give the target.
+func KeyFile(file string) (string, error) {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return "", err
+		}
+		block, err := ssh.MarshalPrivateKey(priv, "bonesync copies")
+		if err != nil {
+			return "", err
+		}
+		data = pem.EncodeToMemory(block)
+		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+			return "", err
+		}
+		if err := writeFile(file, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+			return "", err
+		}
+	} else if err != nil {
+		return "", err
+	}
+	signer, err := ssh.ParsePrivateKey(data)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", file, err)
+	}
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey()))) + " bonesync-copies", nil
+}
+
+// pinHostKey records, the first time, the host key the SFTP target at
+// host presents, in known_hosts form at file; later runs then refuse any
+// other key (a machine that took the target's address).
+func pinHostKey(host, file string) error {
+	if _, err := os.Stat(file); err == nil {
+		return nil
+	}
+	var key ssh.PublicKey
+	cfg := &ssh.ClientConfig{
+		User: "bonesync-pin",
+		HostKeyCallback: func(_ string, _ net.Addr, k ssh.PublicKey) error {
+			key = k
+			return errPinned
+		},
+		Timeout: 15 * time.Second,
+	}
+	c, err := ssh.Dial("tcp", host, cfg)
+	if c != nil {
+		c.Close()
+	}
+	if key == nil {
+		return fmt.Errorf("the SFTP target %s: %w", host, err)
+	}
+	line := knownhosts.Line([]string{knownhosts.Normalize(host)}, key)
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return err
+	}
+	return writeFile(file, func(w io.Writer) error { _, err := io.WriteString(w, line+"\n"); return err })
+}
+
+var errPinned = errors.New("host key recorded")
