@@ -3,6 +3,8 @@ package server
 import (
 	"os"
 	"runtime/debug"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,4 +29,36 @@ func limitMemory() {
 	// small. Best effort: a kernel before 3.15 does not know the option.
 	unix.Prctl(unix.PR_SET_THP_DISABLE, 1, 0, 0, 0)
 	debug.FreeOSMemory() // what the benchmark used
+	dropStartupPages()
+}
+
+// dropStartupPages lets go of the binary's read-only pages that starting
+// up touched: the init code of every package linked in (the copy
+// engine's, rclone's, among them) and what the first-boot benchmark ran,
+// which serving may never touch again. They stay in the page cache (on
+// the board, in the initramfs); the ones serving needs come back at their
+// next use. Only read-only mappings of the executable are dropped: for
+// them MADV_DONTNEED only unmaps, it cannot lose a byte.
+func dropStartupPages() {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(line) // start-end perms offset dev inode path
+		if len(f) < 6 || f[5] != exe || strings.Contains(f[1], "w") || !strings.HasSuffix(f[1], "p") {
+			continue
+		}
+		start, end, ok := strings.Cut(f[0], "-")
+		lo, err1 := strconv.ParseUint(start, 16, 64)
+		hi, err2 := strconv.ParseUint(end, 16, 64)
+		if !ok || err1 != nil || err2 != nil || hi <= lo {
+			continue
+		}
+		unix.Syscall(unix.SYS_MADVISE, uintptr(lo), uintptr(hi-lo), unix.MADV_DONTNEED)
+	}
 }
