@@ -88,6 +88,7 @@ var subcommands = map[string][]string{
 	"check-config": {"state", "config"},
 	"backup":       {"state", "files"},
 	"restore":      {"state", "files"},
+	"copy":         {"state", "config", "files"},
 }
 
 // flags are shared by the subcommands.
@@ -157,7 +158,7 @@ func parse(name string, args []string, stdout io.Writer) (*flags, error) {
 		return nil, usagef("%s (bonesync %s -h lists its flags)", strings.TrimSpace(errs.String()), name)
 	}
 	f.args = fs.Args()
-	if len(f.args) > 0 && name != "user" && name != "backup" && name != "restore" {
+	if len(f.args) > 0 && name != "user" && name != "backup" && name != "restore" && name != "copy" {
 		return nil, usagef("unexpected arguments: %v", f.args)
 	}
 	if f.config == "" {
@@ -252,6 +253,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return backupCalendars(f, stdout, stderr)
 	case "restore":
 		return restoreCalendars(f, stdout)
+	case "copy":
+		return copyCmd(ctx, f, stdin, stdout, stderr)
 	}
 	return nil
 }
@@ -319,6 +322,9 @@ const usage = `usage:
   bonesync check-config [-config FILE]                       check a config file, as sshd -t does
   bonesync backup [-state DIR] USER [FILE]                   a user's calendars (.ics) and address books (.vcf) in one zip
   bonesync restore [-state DIR] USER FILE                    read such a zip back (objects with the same UID are replaced)
+  bonesync copy [-state DIR] [-config FILE] run              copy everyone's files, calendars and contacts to copy_target, encrypted
+  bonesync copy [-state DIR] [-config FILE] key              the box's SSH public key, for an SFTP target's authorized_keys
+  bonesync copy [-state DIR] [-config FILE] restore          bring a copy back (its password from stdin)
   bonesync config-example                                    print a config file with every setting
   bonesync version                                           also --version
   bonesync help [COMMAND]                                    also -h; COMMAND -h lists its flags

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use, if they are missing:
-# real clients (curl, OpenSSH's sftp and ssh-keygen, rclone, litmus),
+# real clients (curl, OpenSSH's sftp and ssh-keygen, rclone, litmus), OpenSSH's sshd,
 # qemu-user-static (runs the ARM binary), file and binutils (ELF checks).
 set -euo pipefail
 need=()
@@ -10,6 +10,7 @@ command -v file >/dev/null || need+=(file)
 command -v readelf >/dev/null || need+=(binutils)
 command -v python3 >/dev/null || need+=(python3)
 command -v sftp >/dev/null || need+=(openssh-client)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)   # an SFTP target the copies are sent to
 command -v rclone >/dev/null || need+=(rclone)
 command -v litmus >/dev/null || need+=(litmus)
 command -v nextcloudcmd >/dev/null || need+=(nextcloud-desktop-cmd)

@@ -70,6 +70,12 @@ type Config struct {
 	// (0: no trash); the trash never holds on to the last TrashReserveMB
 	// MiB of free space (store.SetTrashPolicy).
 	TrashDays, TrashReserveMB int
+	// The copy off the box (package copies): where, the target's
+	// password, when each day, the runs' replaced files kept, and the
+	// bandwidth (KiB/s, 0: no limit).
+	CopyTarget, CopyTargetPassword string
+	CopyAt                         time.Duration // after midnight
+	CopyKeep, CopyBwLimit          int
 }
 
 // Default returns the configuration used when the file sets nothing.
@@ -101,6 +107,9 @@ func Default() Config {
 
 		TrashDays:      30,
 		TrashReserveMB: 1024,
+
+		CopyAt:   3*time.Hour + 30*time.Minute,
+		CopyKeep: 7,
 	}
 }
 

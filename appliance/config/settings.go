@@ -4,6 +4,7 @@ import (
 	"net"
 	"slices"
 
+	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/dnsname"
 
 	"fmt"
@@ -155,6 +156,48 @@ var settings = []setting{
 		"in its owner's trash, to be restored from the web page. 0: no trash, deletes are final."),
 	capSetting("trash_reserve_mb", "1024", 0, 1<<20, func(c *Config) *int { return &c.TrashReserveMB },
 		"Free space (MiB) the trash never holds on to: below it, the oldest trash goes first."),
+	{
+		name: "copy_target", def: "",
+		help: []string{
+			"Where the encrypted copy of everyone's files, calendars and contacts goes",
+			"(docs/copies.md): a folder (a USB disk's), sftp://USER@HOST[:PORT]/PATH (the box's",
+			"key, `bonesync copy key`, or copy_target_password), or davs://USER@HOST/PATH (a",
+			"second bonesync box: HOST/remote.php/dav/files/USER/PATH). Empty: no copies.",
+		},
+		set: func(c *Config, v string) error {
+			if v != "" {
+				if _, err := copies.ParseTarget(v); err != nil {
+					return err
+				}
+			}
+			c.CopyTarget = v
+			return nil
+		},
+	},
+	{
+		name: "copy_target_password", def: "",
+		help: []string{"The target's login password, if it takes one (an SFTP target is better given the box's key)."},
+		set: func(c *Config, v string) error {
+			c.CopyTargetPassword = v
+			return nil
+		},
+	},
+	{
+		name: "copy_at", def: "03:30",
+		help: []string{"When the daily copy runs (HH:MM, the box's local time)."},
+		set: func(c *Config, v string) error {
+			t, err := time.Parse("15:04", v)
+			if err != nil {
+				return fmt.Errorf("%q is not HH:MM", v)
+			}
+			c.CopyAt = time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute
+			return nil
+		},
+	},
+	capSetting("copy_keep", "7", 0, 1000, func(c *Config) *int { return &c.CopyKeep },
+		"Runs whose replaced and deleted files the copy keeps (old/ on the target)."),
+	capSetting("copy_bwlimit_kib", "0", 0, 1<<20, func(c *Config) *int { return &c.CopyBwLimit },
+		"Bandwidth a copy may use, in KiB/s; 0: no limit."),
 	{
 		name: "bench_budget", def: "90s",
 		help: []string{"Time the first-boot benchmark may take in all (10s..30m)."},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/calendars"
+	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
@@ -23,6 +24,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/sftpd"
 	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/sysd"
+	"github.com/bonesync/bonesync/appliance/users"
 	"github.com/bonesync/bonesync/appliance/webui"
 )
 
@@ -56,7 +58,46 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 		{"clock", s.keepClock, false},
 		{"first-login", s.tidyFirstLogin, false},
 		{"watchdog", s.watchdog(lns.HTTP.Addr()), false},
+		{"copies", s.copies, false},
 	}, nil
+}
+
+// copies runs the daily copy off the box, if copy_target names one and
+// `bonesync copy run` has made its password; a failed run is a notice for
+// the admin.
+func (s *services) copies(ctx context.Context) error {
+	if s.cfg.CopyTarget == "" {
+		return nil
+	}
+	st := copies.Settings{Target: s.cfg.CopyTarget, TargetPassword: s.cfg.CopyTargetPassword,
+		Keep: s.cfg.CopyKeep, BwLimit: s.cfg.CopyBwLimit}
+	dir := copies.Dir(s.o.State)
+	if err := st.UseDir(dir); err != nil {
+		s.log.Warn("copies: not made", "target", copies.Redacted(st.Target), "err", err)
+		return nil
+	}
+	c := &copies.Copier{Settings: st, Store: s.files, Extra: s.pim, Work: dir, Log: s.log,
+		Users: func() []string {
+			list, _ := s.accounts.List()
+			var names []string
+			for _, u := range list {
+				names = append(names, u.Name)
+			}
+			return names
+		}}
+	c.Daily(ctx, s.cfg.CopyAt, func(r copies.Result) {
+		attrs := []any{"target", copies.Redacted(st.Target), "files", r.Files, "bytes", r.Bytes,
+			"errors", r.Errors, "took", r.Ended.Sub(r.Started).Round(time.Second)}
+		if r.Err != nil {
+			s.log.Error("copy failed", append(attrs, "err", r.Err)...)
+			s.notices.Post(users.Admin, "copy", "", "The copy off the box failed",
+				fmt.Sprintf("The copy to %s failed: %v. The next runs at %v.", copies.Redacted(st.Target), r.Err, s.cfg.CopyAt), "")
+			return
+		}
+		s.log.Info("copy made", attrs...)
+		s.notices.Clear(users.Admin, "copy", "")
+	})
+	return nil
 }
 
 // web is the HTTPS and plain-HTTP front with every protocol mounted.

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/bonesync/bonesync/appliance/calendars"
+	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/sysd"
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// copyDir is the copies' own folder in the state directory.
+func copyDir(f *flags) string { return copies.Dir(f.state) }
+
+// copyCmd is `bonesync copy run|key|restore`.
+func copyCmd(ctx context.Context, f *flags, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(f.args) != 1 {
+		return usagef("usage: bonesync copy [-state DIR] [-config FILE] run|key|restore")
+	}
+	dir := copyDir(f)
+	switch f.args[0] {
+	case "key":
+		pub, err := copies.KeyFile(filepath.Join(dir, "id_ed25519"))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s\n", pub)
+		return nil
+	case "run":
+		return copyRun(ctx, f, stdout, stderr)
+	case "restore":
+		return copyRestore(ctx, f, stdin, stdout)
+	}
+	return usagef("usage: bonesync copy [-state DIR] [-config FILE] run|key|restore")
+}
+
+// copySettings are the config's copy settings, with the box's key and its
+// record of the target's host key.
+func copySettings(f *flags) (copies.Settings, config.Config, error) {
+	cfg, probs := config.Load(f.config)
+	for _, p := range probs {
+		if strings.Contains(p.Msg, "copy_") {
+			return copies.Settings{}, cfg, fmt.Errorf("%s", p)
+		}
+	}
+	if cfg.CopyTarget == "" {
+		return copies.Settings{}, cfg, fmt.Errorf("no copy_target in %s (docs/copies.md)", f.config)
+	}
+	return copies.Settings{
+		Target: cfg.CopyTarget, TargetPassword: cfg.CopyTargetPassword,
+		Keep: cfg.CopyKeep, BwLimit: cfg.CopyBwLimit,
+	}, cfg, nil
+}
+
+// copyRun is `bonesync copy run`: one copy, now. The first one makes the
+// encryption password and prints it, once.
+func copyRun(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
+	st, _, err := copySettings(f)
+	if err != nil {
+		return err
+	}
+	dir := copyDir(f)
+	made, err := copies.MakePassword(dir)
+	if err != nil {
+		return err
+	}
+	if made != "" {
+		fmt.Fprintf(stdout, "The copies' encryption password is:\n\n    %s\n\n"+
+			"Write it down and keep it off this box. It is shown only this once. Without it the\n"+
+			"copies cannot be read, by anyone: if this box is lost, only your record of it\n"+
+			"opens them (docs/copies.md).\n\n", made)
+	}
+	if err := st.UseDir(dir); err != nil {
+		return err
+	}
+	if _, err := copies.KeyFile(st.Key); err != nil {
+		return err
+	}
+	db, s, err := openStore(f)
+	if err != nil {
+		return err
+	}
+	cals, err := calendars.Open(f.files)
+	if err != nil {
+		return err
+	}
+	c := &copies.Copier{Settings: st, Store: s, Users: func() []string { return userNames(db) }, Extra: cals,
+		Work: dir, Log: sysd.NewLogger(stderr)}
+	r := c.Run(ctx)
+	fmt.Fprintf(stdout, "copy to %s: %d files sent (%d bytes), %d errors, in %v\n",
+		copies.Redacted(st.Target), r.Files, r.Bytes, r.Errors, r.Ended.Sub(r.Started).Round(1e6))
+	return r.Err
+}
+
+// copyRestore is `bonesync copy restore`: the copy's files back into the
+// store, with their dates, checked against their digests, and each user's
+// calendars and contacts; the password is read from stdin.
+func copyRestore(ctx context.Context, f *flags, stdin io.Reader, stdout io.Writer) error {
+	st, _, err := copySettings(f)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, "The copies' encryption password: ")
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return errors.New("no password given")
+	}
+	st.UseDir(copyDir(f)) // its key and known host, if this box has them
+	st.Password = strings.TrimSpace(line)
+	fmt.Fprintln(stdout)
+	db, s, err := openStore(f)
+	if err != nil {
+		return err
+	}
+	res, err := copies.Restore(ctx, st, s)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	cals, err := calendars.Open(f.files)
+	if err != nil {
+		return err
+	}
+	for user, zip := range res.Calendars {
+		r, err := cals.Restore(user, bytes.NewReader(zip), int64(len(zip)))
+		if err != nil {
+			return fmt.Errorf("calendars of %s: %w", user, err)
+		}
+		fmt.Fprintf(stdout, "%s: %d calendar objects restored\n", user, r.Objects)
+	}
+	for _, u := range res.Users {
+		if !db.Exists(u) {
+			fmt.Fprintf(stdout, "%s has no account on this box yet: bonesync user add %s\n", u, u)
+		}
+	}
+	fmt.Fprintf(stdout, "restored %d files (%d bytes) of %s; %d checked against their digests\n",
+		res.Files, res.Bytes, strings.Join(res.Users, ", "), res.Checked)
+	if len(res.Mismatch) > 0 {
+		return fmt.Errorf("%d files do not match their digests: %s", len(res.Mismatch), strings.Join(res.Mismatch, ", "))
+	}
+	return nil
+}
+
+// openStore opens the users and the store of the state directory.
+func openStore(f *flags) (*users.DB, *store.Store, error) {
+	sd, err := state.Open(f.state)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := users.Open(sd)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := store.Open(f.files)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, s, nil
+}
+
+// userNames are the accounts' names.
+func userNames(db *users.DB) []string {
+	list, _ := db.List()
+	var names []string
+	for _, u := range list {
+		names = append(names, u.Name)
+	}
+	return names
+}
