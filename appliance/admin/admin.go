@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -32,6 +33,9 @@ type System struct {
 	// Reboot asks PID 1 to reboot into the armed update; nil where no
 	// bonesync PID 1 is there to ask.
 	Reboot func(why string)
+	// Copy is the last copy off the box (package copies); nil or !ok:
+	// none made.
+	Copy func() (copies.Status, bool)
 }
 
 // Door is the login door as the admin routes ask it (package auth).
@@ -120,7 +124,13 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		Uptime  int64          `json:"uptime_seconds"`
 		System  *update.Status `json:"system,omitempty"`
 		Problem string         `json:"system_problem,omitempty"`
+		Copy    *copies.Status `json:"copy,omitempty"`
 	}{Version: sys.Version, Board: sys.Board, Uptime: int64(time.Since(sys.Started).Seconds())}
+	if sys.Copy != nil {
+		if c, ok := sys.Copy(); ok {
+			st.Copy = &c
+		}
+	}
 	if sys.Card != nil {
 		s, err := sys.Card.Status()
 		st.System = &s

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/copies"
 )
 
 const promptHelp = `commands:
@@ -16,6 +18,7 @@ const promptHelp = `commands:
   status                 addresses, server, uptime
   user add|passwd|del NAME, user list, user key add NAME FILE
   bench                  measure again (the server picks up the new choice)
+  copy run|key           the encrypted copy off the box, now; the box's SSH key for it
   update FILE            write an update bundle to the other slot and boot it on trial
   kill -SIGNAL           signal the server: STOP to try the watchdog, TERM to restart it
   reboot, poweroff
@@ -54,6 +57,8 @@ func (s *System) command(ctx context.Context, f []string) {
 		self("report", "-state", StateDir)
 	case "status":
 		s.status()
+	case "copy":
+		self(append([]string{"copy", "-state", StateDir, "-config", ConfigFile, "-files", FilesDir}, f[1:]...)...)
 	case "user":
 		self(append([]string{"user", "-state", StateDir, "-files", FilesDir}, f[1:]...)...)
 	case "bench":
@@ -93,6 +98,9 @@ func (s *System) status() {
 	fmt.Fprintf(s.Console, "name:    %s.local\n", s.Hostname)
 	if s.Server != nil {
 		fmt.Fprintf(s.Console, "%s\n", s.Server.Status())
+	}
+	if st, ok := copies.ReadStatus(copies.Dir(StateDir)); ok {
+		fmt.Fprintf(s.Console, "copy:    %s\n", st)
 	}
 	fmt.Fprintf(s.Console, "LEDs:    %s%s\n", s.LEDs.State(), s.LEDs.Sysfs())
 	fmt.Fprintf(s.Console, "watchdog: %s%s\n", s.dog.String(), watchdogSysfs())

@@ -26,6 +26,7 @@ package copies
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -109,6 +110,9 @@ func (c *Copier) Run(ctx context.Context) Result {
 	r := Result{Started: now(), Users: c.Users()}
 	r.Err = c.run(ctx, &r, now())
 	r.Ended = now()
+	if c.Work != "" {
+		c.record(r)
+	}
 	return r
 }
 
@@ -339,5 +343,60 @@ func (c *Copier) Daily(ctx context.Context, at time.Duration, done func(Result))
 		case <-time.After(time.Until(next)):
 		}
 		done(c.Run(ctx))
+	}
+}
+
+// Status is the last run's outcome as the box keeps it (status.json in
+// Dir), for the console's status, /status.json and the notices.
+type Status struct {
+	Target      string    `json:"target"`
+	Started     time.Time `json:"started"`
+	Ended       time.Time `json:"ended"`
+	Files       int64     `json:"files_sent"`
+	Bytes       int64     `json:"bytes_sent"`
+	Errors      int64     `json:"errors"`
+	Error       string    `json:"error,omitempty"`
+	LastSuccess time.Time `json:"last_success,omitzero"`
+}
+
+// ReadStatus reads the last run's outcome from dir (Dir); ok is false if
+// no run was made.
+func ReadStatus(dir string) (st Status, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "status.json"))
+	if err != nil || json.Unmarshal(b, &st) != nil {
+		return Status{}, false
+	}
+	return st, true
+}
+
+// String is the status in one line.
+func (st Status) String() string {
+	when := st.Ended.Local().Format("2006-01-02 15:04")
+	if st.Error != "" {
+		last := "never"
+		if !st.LastSuccess.IsZero() {
+			last = st.LastSuccess.Local().Format("2006-01-02 15:04")
+		}
+		return fmt.Sprintf("to %s failed at %s (%s); last good copy: %s", st.Target, when, st.Error, last)
+	}
+	return fmt.Sprintf("to %s made at %s: %d files sent (%d bytes)", st.Target, when, st.Files, st.Bytes)
+}
+
+// record keeps r as the last run's outcome in the Work folder.
+func (c *Copier) record(r Result) {
+	st := Status{Target: Redacted(c.Settings.Target), Started: r.Started, Ended: r.Ended,
+		Files: r.Files, Bytes: r.Bytes, Errors: r.Errors}
+	if old, ok := ReadStatus(c.Work); ok {
+		st.LastSuccess = old.LastSuccess
+	}
+	if r.Err != nil {
+		st.Error = r.Err.Error()
+	} else {
+		st.LastSuccess = r.Ended
+	}
+	if b, err := json.Marshal(st); err == nil {
+		if err := state.WriteFile(filepath.Join(c.Work, "status.json"), b, 0o600); err != nil && c.Log != nil {
+			c.Log.Warn("copies: cannot keep the run's outcome", "err", err)
+		}
 	}
 }

@@ -141,6 +141,9 @@ func TestCopyAndRestore(t *testing.T) {
 		}
 		return nil
 	})
+	if st, ok := ReadStatus(c.Work); !ok || st.Files != r.Files || st.Error != "" || st.LastSuccess.IsZero() {
+		t.Errorf("the run's outcome kept: %+v, %v", st, ok)
+	}
 	// Unchanged: nothing sent.
 	if r := c.Run(ctx); r.Err != nil || r.Files != 0 {
 		t.Errorf("an unchanged run sent %d files: %+v", r.Files, r)
@@ -177,6 +180,16 @@ func TestCopyAndRestore(t *testing.T) {
 	b.same(t, fresh)
 	if res.Checked != int64(len(b.data)) || len(res.Mismatch) != 0 {
 		t.Errorf("digests: %d checked, mismatched %v; want %d checked", res.Checked, res.Mismatch, len(b.data))
+	}
+	// A run that fails keeps the last good copy's time.
+	good, _ := ReadStatus(c.Work)
+	broken := *c
+	broken.Settings.Target = "sftp://nobody@127.0.0.1:1/nowhere"
+	if r := broken.Run(ctx); r.Err == nil {
+		t.Error("a run to an unreachable target succeeded")
+	}
+	if st, _ := ReadStatus(c.Work); st.Error == "" || !st.LastSuccess.Equal(good.LastSuccess) || !strings.Contains(st.String(), "failed") {
+		t.Errorf("after a failed run: %+v (%s)", st, st)
 	}
 	// The wrong password reads nothing.
 	bad := c.Settings

@@ -33,6 +33,7 @@ func (s *services) keepNotices(ctx context.Context) error {
 		}
 		wait = checkNoticesEvery
 		s.checkNotices()
+		s.checkCopyAge()
 		if n := s.shares.Expire(); n > 0 {
 			s.log.Info("shares past their expiry ended", "count", n)
 		}

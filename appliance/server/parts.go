@@ -100,6 +100,30 @@ func (s *services) copies(ctx context.Context) error {
 	return nil
 }
 
+// copyStaleAfter is how long without a good copy makes a notice, whether
+// runs failed or none ran (the box was off at copy_at).
+const copyStaleAfter = 3 * 24 * time.Hour
+
+// checkCopyAge posts a notice for the admin when copy_target is set and no
+// copy has succeeded for copyStaleAfter.
+func (s *services) checkCopyAge() {
+	if s.cfg.CopyTarget == "" {
+		return
+	}
+	st, ok := copies.ReadStatus(copies.Dir(s.o.State))
+	since := st.LastSuccess
+	if !ok || since.IsZero() {
+		since = st.Started // none ever: from the first try
+	}
+	if !ok || time.Since(since) < copyStaleAfter {
+		s.notices.Clear(users.Admin, "copy-stale", "")
+		return
+	}
+	s.notices.Post(users.Admin, "copy-stale", "", "No copy off the box for 3 days",
+		fmt.Sprintf("The last copy to %s that succeeded was made %s. Run bonesync copy run on the console to see why.",
+			copies.Redacted(s.cfg.CopyTarget), since.Local().Format("2006-01-02 15:04")), "")
+}
+
 // web is the HTTPS and plain-HTTP front with every protocol mounted.
 func (s *services) web(lns *listen.Listeners) *front.Server {
 	cfg := s.cfg
@@ -157,7 +181,8 @@ func (s *services) sftp() (*sftpd.Server, error) {
 // system is the running version and the card's slots, for /status.json,
 // updates and the admin page.
 func (s *services) system() *admin.System {
-	sys := &admin.System{Version: s.o.Version, Board: s.o.Board, Card: s.card, Started: time.Now()}
+	sys := &admin.System{Version: s.o.Version, Board: s.o.Board, Card: s.card, Started: time.Now(),
+		Copy: func() (copies.Status, bool) { return copies.ReadStatus(copies.Dir(s.o.State)) }}
 	if onBoardWithPID1(s.o) {
 		sys.Reboot = func(why string) { sysd.RequestReboot(why) }
 	}
