@@ -175,6 +175,7 @@ func TestSync(t *testing.T) {
 	t.Run("shares", func(t *testing.T) { testShares(t, b) })
 	t.Run("calendar-share", func(t *testing.T) { testCalendarShare(t, b) })
 	t.Run("apps", func(t *testing.T) { testApps(t, b) })
+	t.Run("copies", func(t *testing.T) { testCopies(t, b) })
 	t.Run("killed", func(t *testing.T) { testKilledServer(t, b) })
 	t.Run("escape", func(t *testing.T) { testEscape(t, b) })
 	t.Run("interrupted", func(t *testing.T) { testInterrupted(t, b) })

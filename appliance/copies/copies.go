@@ -63,6 +63,10 @@ type Settings struct {
 	// KnownHosts is where an SFTP target's host key is recorded at the
 	// first run and checked at every later one; "": not checked.
 	KnownHosts string
+	// TargetCA is where an HTTPS target's certificate authority is
+	// recorded at the first run and trusted alone at every later one; "":
+	// the system's roots.
+	TargetCA string
 	// Password is the encryption password (NewPassword).
 	Password string
 	// Keep is how many runs' replaced and removed files are kept (old/).
@@ -119,6 +123,9 @@ func (c *Copier) Run(ctx context.Context) Result {
 func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
 	root, err := configure(c.Settings)
 	if err != nil {
+		return err
+	}
+	if ctx, err = withTarget(ctx, c.Settings); err != nil {
 		return err
 	}
 	ctx, ci := fs.AddConfig(ctx)
@@ -303,6 +310,7 @@ func Dir(stateDir string) string { return filepath.Join(stateDir, "copies") }
 // password from dir (Dir); without a password it returns ErrNoPassword.
 func (st *Settings) UseDir(dir string) error {
 	st.Key, st.KnownHosts = filepath.Join(dir, "id_ed25519"), filepath.Join(dir, "known_hosts")
+	st.TargetCA = filepath.Join(dir, "target-ca.pem")
 	pw, err := os.ReadFile(filepath.Join(dir, "password"))
 	if errors.Is(err, os.ErrNotExist) {
 		return ErrNoPassword

@@ -369,3 +369,25 @@ func TestCopyToSFTP(t *testing.T) {
 		t.Error("a run went to a target whose host key changed")
 	}
 }
+
+func TestParseTarget(t *testing.T) {
+	for in, want := range map[string]Target{
+		"/media/usb/copy":                {Kind: "local", Path: "/media/usb/copy"},
+		"sftp://me@nas:2222/backups/box": {Kind: "sftp", User: "me", Host: "nas:2222", Path: "/backups/box"},
+		"sftp://me@nas/~/box":            {Kind: "sftp", User: "me", Host: "nas:22", Path: "box"},
+		"davs://me@box2/remote.php/dav/files/me/copies/a": {Kind: "webdav", User: "me", Host: "box2",
+			URL: "https://box2/remote.php/dav/files/me/", Path: "copies/a"},
+		"dav://me@nas:8080/webdav/box": {Kind: "webdav", User: "me", Host: "nas:8080", URL: "http://nas:8080/", Path: "webdav/box"},
+	} {
+		if got, err := ParseTarget(in); err != nil || got != want {
+			t.Errorf("ParseTarget(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "relative/path", "ftp://x/y", "sftp://nas/box", "sftp://me:secret@nas/box"} {
+		if _, err := ParseTarget(bad); err == nil {
+			t.Errorf("ParseTarget(%q) took it", bad)
+		} else if strings.Contains(err.Error(), "secret") {
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+}

@@ -37,6 +37,9 @@ func Restore(ctx context.Context, st Settings, into *store.Store) (Restored, err
 	if err != nil {
 		return res, err
 	}
+	if ctx, err = withTarget(ctx, st); err != nil {
+		return res, err
+	}
 	files, err := fs.NewFs(ctx, root+"current/files")
 	if err != nil {
 		return res, fmt.Errorf("the copy: %w", err)

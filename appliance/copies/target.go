@@ -1,8 +1,11 @@
 package copies
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base32"
 	"encoding/pem"
 	"errors"
@@ -24,6 +27,7 @@ import (
 	_ "github.com/rclone/rclone/backend/local"
 	_ "github.com/rclone/rclone/backend/sftp"
 	_ "github.com/rclone/rclone/backend/webdav"
+	"github.com/rclone/rclone/fs"
 	"github.com/rclone/rclone/fs/config"
 	"github.com/rclone/rclone/fs/config/obscure"
 )
@@ -81,8 +85,16 @@ func ParseTarget(s string) (Target, error) {
 		if u.Scheme == "dav" {
 			scheme = "http"
 		}
-		t.URL = (&url.URL{Scheme: scheme, Host: u.Host, Path: u.Path}).String()
-		t.Path = ""
+		// The engine takes the URL's folder as there already: the user's
+		// DAV root on a bonesync or Nextcloud box, else the server's root;
+		// the folders below it are made as needed.
+		root := "/"
+		if i := strings.Index(u.Path, "/remote.php/dav/files/"); i >= 0 {
+			user, _, _ := strings.Cut(u.Path[i+len("/remote.php/dav/files/"):], "/")
+			root = u.Path[:i] + "/remote.php/dav/files/" + user + "/"
+		}
+		t.URL = (&url.URL{Scheme: scheme, Host: u.Host, Path: root}).String()
+		t.Path = strings.Trim(strings.TrimPrefix(u.Path, root), "/")
 	default:
 		return Target{}, fmt.Errorf("%s: a target is a folder, sftp:// or davs://", Redacted(s))
 	}
@@ -144,7 +156,7 @@ func configure(st Settings) (string, error) {
 		if st.TargetPassword != "" {
 			set("pass", obscure.MustObscure(st.TargetPassword))
 		}
-		remote = targetRemote + ":"
+		remote = targetRemote + ":" + t.Path
 	}
 	config.Data().DeleteSection(copyRemote)
 	for k, v := range map[string]string{
@@ -226,3 +238,55 @@ func pinHostKey(host, file string) error {
 }
 
 var errPinned = errors.New("host key recorded")
+
+// pinCA records, the first time, the certificate authority at the top of
+// the chain the HTTPS target at host presents (a bonesync box's own CA,
+// or a public one's intermediate), as PEM at file; runs then trust only
+// that, as the SFTP target's host key is pinned.
+func pinCA(host, file string) error {
+	if _, err := os.Stat(file); err == nil {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		host = net.JoinHostPort(host, "443")
+	}
+	d := &net.Dialer{Timeout: 15 * time.Second}
+	conn, err := tls.DialWithDialer(d, "tcp", host, &tls.Config{InsecureSkipVerify: true}) // only to read the chain
+	if err != nil {
+		return fmt.Errorf("the WebDAV target %s: %w", host, err)
+	}
+	chain := conn.ConnectionState().PeerCertificates
+	conn.Close()
+	if len(chain) == 0 {
+		return fmt.Errorf("the WebDAV target %s presents no certificate", host)
+	}
+	top := chain[len(chain)-1]
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return err
+	}
+	return writeFile(file, func(w io.Writer) error {
+		return pem.Encode(w, &pem.Block{Type: "CERTIFICATE", Bytes: top.Raw})
+	})
+}
+
+// withTarget is ctx with what the engine's HTTP client needs for the
+// target: for an HTTPS one with a pinned CA (Settings.TargetCA), that CA
+// as its only root.
+func withTarget(ctx context.Context, st Settings) (context.Context, error) {
+	t, err := ParseTarget(st.Target)
+	if err != nil || t.Kind != "webdav" || !strings.HasPrefix(t.URL, "https:") || st.TargetCA == "" {
+		return ctx, err
+	}
+	u, _ := url.Parse(t.URL)
+	if err := pinCA(u.Host, st.TargetCA); err != nil {
+		return ctx, err
+	}
+	// The engine exits on a CA file it cannot read: check it first.
+	b, err := os.ReadFile(st.TargetCA)
+	if err != nil || !x509.NewCertPool().AppendCertsFromPEM(b) {
+		return ctx, fmt.Errorf("the target's recorded CA %s cannot be read (remove it to record it again): %v", st.TargetCA, err)
+	}
+	ctx, ci := fs.AddConfig(ctx)
+	ci.CaCert = []string{st.TargetCA}
+	return ctx, nil
+}
