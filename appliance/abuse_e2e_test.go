@@ -121,8 +121,13 @@ func testAbuse(t *testing.T, b *box) {
 	}
 }
 
-// The whole process stays under 48 MB resident with 100 TLS sessions, 20
-// SFTP sessions and 20 parallel failed logins from 20 addresses.
+// The whole process stays under 52 MB resident with 100 TLS sessions, 20
+// SFTP sessions, 20 parallel failed logins from 20 addresses and previews
+// being made. It was 48 MB until the copy engine (rclone, package copies)
+// was linked in: its package inits keep about 2 MB of heap alive, and each
+// collection walks it and the binary's pages that describe it, 1.5 MB
+// more of the binary resident while serving (45.9 MB peak without it,
+// 48.6-49.6 with it, on amd64).
 func testMemoryCeiling(t *testing.T, b *box) {
 	k := startBox(t, b.state, "-files", t.TempDir())
 	k.password = b.password
@@ -189,8 +194,8 @@ func testMemoryCeiling(t *testing.T, b *box) {
 	pid := k.cmd.Process.Pid
 	t.Logf("peak resident set: %.1f MB (now %.1f MB: %.1f anonymous, %.1f the binary's pages)", float64(hwm)/1000,
 		float64(statusKB(t, pid, "VmRSS"))/1000, float64(statusKB(t, pid, "RssAnon"))/1000, float64(statusKB(t, pid, "RssFile"))/1000)
-	if hwm > 48000 {
-		t.Errorf("peak resident set %d kB, over the 48 MB ceiling", hwm)
+	if hwm > 52000 {
+		t.Errorf("peak resident set %d kB, over the 52 MB ceiling", hwm)
 	}
 	if !strings.Contains(k.stderrCapture.String(), "login failed") {
 		t.Error("no failed login was logged: the flood did not reach the password check")

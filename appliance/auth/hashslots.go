@@ -7,7 +7,7 @@ import (
 
 // hashSlots lets one Argon2id hash run at a time: each takes 12 MiB (more
 // for a hash made otherwise and not yet upgraded: users.DB.upgrade), and the memory
-// ceiling (48 MB for the whole process) has room for one. When
+// ceiling (52 MB for the whole process) has room for one. When
 // several wait, those from addresses with no failed logins go first, so that
 // a flood of guesses from a few addresses delays the owner's own login by at
 // most the hashes already running, not by the whole queue.
