@@ -102,6 +102,8 @@ type Copier struct {
 	Work string
 	Log  *slog.Logger
 	now  func() time.Time
+	// every is how often a run's progress is written; 0: progressEvery.
+	every time.Duration
 }
 
 // Run makes one copy: sends what changed since the last, moves what it
@@ -143,6 +145,9 @@ func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
 	stats := accounting.StatsGroup(ctx, "bonesync-copy")
 	stats.ResetCounters() // one group, counted from zero each run
 
+	if c.Work != "" {
+		defer c.reportProgress(ctx, r.Started, stats)()
+	}
 	if err := c.writeExtra(r.Users); err != nil {
 		return err
 	}
@@ -354,9 +359,53 @@ func (c *Copier) Daily(ctx context.Context, at time.Duration, done func(Result))
 	}
 }
 
+// Progress is a run's as it goes.
+type Progress struct {
+	Started time.Time `json:"started"`
+	At      time.Time `json:"at"` // when these figures were taken
+	Checked int64     `json:"files_checked"`
+	Files   int64     `json:"files_sent"`
+	Bytes   int64     `json:"bytes_sent"`
+}
+
+// progressEvery is how often a run writes its progress into status.json.
+const progressEvery = 15 * time.Second
+
+// reportProgress writes the run's progress into status.json every
+// progressEvery, until the returned function is called; a run that is
+// cut short (a power cut) leaves its last progress, which Status.String
+// tells from a run that is going on by its age.
+func (c *Copier) reportProgress(ctx context.Context, started time.Time, stats *accounting.StatsInfo) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		every := c.every
+		if every == 0 {
+			every = progressEvery
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				st, _ := ReadStatus(c.Work)
+				st.Running = &Progress{Started: started, At: now, Checked: stats.GetChecks(),
+					Files: stats.GetTransfers(), Bytes: stats.GetBytes()}
+				c.writeStatus(st)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
 // Status is the last run's outcome as the box keeps it (status.json in
-// Dir), for the console's status, /status.json and the notices.
+// Dir), for the console's status, /status.json and the notices; and the
+// run going on, if one is.
 type Status struct {
+	Running     *Progress `json:"running,omitempty"`
 	Target      string    `json:"target"`
 	Started     time.Time `json:"started"`
 	Ended       time.Time `json:"ended"`
@@ -379,6 +428,17 @@ func ReadStatus(dir string) (st Status, ok bool) {
 
 // String is the status in one line.
 func (st Status) String() string {
+	if p := st.Running; p != nil {
+		run := fmt.Sprintf("running since %s: %d files checked, %d sent (%d bytes)", p.Started.Local().Format("2006-01-02 15:04"), p.Checked, p.Files, p.Bytes)
+		if time.Since(p.At) > 3*progressEvery {
+			run = fmt.Sprintf("cut short after %s (%d files sent): the next run completes it", p.Started.Local().Format("2006-01-02 15:04"), p.Files)
+		}
+		if st.Ended.IsZero() {
+			return run
+		}
+		st.Running = nil
+		return run + "; before: " + st.String()
+	}
 	when := st.Ended.Local().Format("2006-01-02 15:04")
 	if st.Error != "" {
 		last := "never"
@@ -402,6 +462,10 @@ func (c *Copier) record(r Result) {
 	} else {
 		st.LastSuccess = r.Ended
 	}
+	c.writeStatus(st)
+}
+
+func (c *Copier) writeStatus(st Status) {
 	if b, err := json.Marshal(st); err == nil {
 		if err := state.WriteFile(filepath.Join(c.Work, "status.json"), b, 0o600); err != nil && c.Log != nil {
 			c.Log.Warn("copies: cannot keep the run's outcome", "err", err)

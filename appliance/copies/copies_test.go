@@ -391,3 +391,48 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 }
+
+// A run writes its progress into status.json as it goes (here slowed by
+// the bandwidth limit), and the outcome replaces it at the end.
+func TestProgressWhileRunning(t *testing.T) {
+	b := newBox(t)
+	b.put(t, "alice/big.bin", strings.Repeat("x", 3<<20), time.Now())
+	c := b.copier(t, filepath.Join(t.TempDir(), "copy"))
+	c.Settings.BwLimit = 1024 // KiB/s: about 3 s for big.bin
+	c.every = 50 * time.Millisecond
+	done := make(chan Result)
+	go func() { done <- c.Run(context.Background()) }()
+	var seen []Progress
+	for running := true; running; {
+		select {
+		case r := <-done:
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			running = false
+		case <-time.After(100 * time.Millisecond):
+			if st, ok := ReadStatus(c.Work); ok && st.Running != nil {
+				seen = append(seen, *st.Running)
+			}
+		}
+	}
+	if len(seen) < 3 {
+		t.Fatalf("progress seen %d times while running", len(seen))
+	}
+	last := seen[len(seen)-1]
+	if last.Checked+last.Files == 0 || seen[0].Started.IsZero() {
+		t.Errorf("progress %+v", seen)
+	}
+	if s := (Status{Running: &last}).String(); !strings.Contains(s, "running since") {
+		t.Errorf("a fresh progress reads %q", s)
+	}
+	old := last
+	old.At = time.Now().Add(-time.Hour)
+	if s := (Status{Running: &old}).String(); !strings.Contains(s, "cut short") {
+		t.Errorf("a stale progress reads %q", s)
+	}
+	st, _ := ReadStatus(c.Work)
+	if st.Running != nil || st.LastSuccess.IsZero() {
+		t.Errorf("after the run: %+v", st)
+	}
+}
