@@ -36,6 +36,11 @@ type System struct {
 	// Copy is the last copy off the box (package copies); nil or !ok:
 	// none made.
 	Copy func() (copies.Status, bool)
+	// CopyPlan is the copies' settings in a line; "": no copy_target.
+	CopyPlan string
+	// CopyStart starts a copy now, in the background; the first makes
+	// the encryption password and returns it, to be shown once.
+	CopyStart func() (password string, err error)
 }
 
 // Door is the login door as the admin routes ask it (package auth).

@@ -43,6 +43,7 @@ import (
 	"github.com/rclone/rclone/fs/filter"
 	"github.com/rclone/rclone/fs/operations"
 	"github.com/rclone/rclone/fs/sync"
+	"golang.org/x/sys/unix"
 
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -114,6 +115,14 @@ func (c *Copier) Run(ctx context.Context) Result {
 		now = c.now
 	}
 	r := Result{Started: now(), Users: c.Users()}
+	if c.Work != "" {
+		unlock, err := lockRuns(c.Work)
+		if err != nil {
+			r.Err, r.Ended = err, now()
+			return r // the run going on keeps the status
+		}
+		defer unlock()
+	}
 	r.Err = c.run(ctx, &r, now())
 	r.Ended = now()
 	if c.Work != "" {
@@ -341,22 +350,47 @@ func MakePassword(dir string) (string, error) {
 	return pw, state.WriteFile(file, []byte(pw), 0o600)
 }
 
-// Daily runs a copy each day at the time at (after local midnight) until
-// ctx ends, and tells done each result.
-func (c *Copier) Daily(ctx context.Context, at time.Duration, done func(Result)) {
-	for {
-		now := time.Now()
-		next := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location()).Add(at)
-		if !next.After(now) {
-			next = next.AddDate(0, 0, 1)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(next)):
-		}
-		done(c.Run(ctx))
+// Next is the first time after now that is at after a local midnight:
+// when the daily run is due.
+func Next(now time.Time, at time.Duration) time.Time {
+	next := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location()).Add(at)
+	if !next.After(now) {
+		next = next.AddDate(0, 0, 1)
 	}
+	return next
+}
+
+// ErrRunning is a run asked for while another is going on (the server's
+// daily one, the admin page's, the console's): one at a time, box-wide.
+var ErrRunning = errors.New("a copy is already running")
+
+// lockRuns takes the runs' lock in dir, or says ErrRunning.
+func lockRuns(dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrRunning
+		}
+		return nil, fmt.Errorf("the copies' lock: %w", err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// Running says whether a run is going on in dir, in any process.
+func Running(dir string) bool {
+	unlock, err := lockRuns(dir)
+	if err != nil {
+		return errors.Is(err, ErrRunning)
+	}
+	unlock()
+	return false
 }
 
 // Progress is a run's as it goes.
@@ -378,6 +412,13 @@ const progressEvery = 15 * time.Second
 func (c *Copier) reportProgress(ctx context.Context, started time.Time, stats *accounting.StatsInfo) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	note := func(now time.Time) {
+		st, _ := ReadStatus(c.Work)
+		st.Running = &Progress{Started: started, At: now, Checked: stats.GetChecks(),
+			Files: stats.GetTransfers(), Bytes: stats.GetBytes()}
+		c.writeStatus(st)
+	}
+	note(time.Now()) // at once: a run just asked for shows as running
 	go func() {
 		defer close(done)
 		every := c.every
@@ -391,10 +432,7 @@ func (c *Copier) reportProgress(ctx context.Context, started time.Time, stats *a
 			case <-ctx.Done():
 				return
 			case now := <-t.C:
-				st, _ := ReadStatus(c.Work)
-				st.Running = &Progress{Started: started, At: now, Checked: stats.GetChecks(),
-					Files: stats.GetTransfers(), Bytes: stats.GetBytes()}
-				c.writeStatus(st)
+				note(now)
 			}
 		}
 	}()
@@ -426,11 +464,17 @@ func ReadStatus(dir string) (st Status, ok bool) {
 	return st, true
 }
 
+// Stale says whether the progress recorded is of a run that was cut
+// short (no figures for three times progressEvery).
+func (st Status) Stale() bool {
+	return st.Running != nil && time.Since(st.Running.At) > 3*progressEvery
+}
+
 // String is the status in one line.
 func (st Status) String() string {
 	if p := st.Running; p != nil {
 		run := fmt.Sprintf("running since %s: %d files checked, %d sent (%d bytes)", p.Started.Local().Format("2006-01-02 15:04"), p.Checked, p.Files, p.Bytes)
-		if time.Since(p.At) > 3*progressEvery {
+		if st.Stale() {
 			run = fmt.Sprintf("cut short after %s (%d files sent): the next run completes it", p.Started.Local().Format("2006-01-02 15:04"), p.Files)
 		}
 		if st.Ended.IsZero() {

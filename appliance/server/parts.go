@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -62,21 +63,38 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 	}, nil
 }
 
-// copies runs the daily copy off the box, if copy_target names one and
-// `bonesync copy run` has made its password; a failed run is a notice for
-// the admin.
+// copies runs the daily copy off the box at copy_at, if copy_target
+// names one and the first copy (bonesync copy run, or the admin page) has
+// made its password; a failed run is a notice for the admin.
 func (s *services) copies(ctx context.Context) error {
 	if s.cfg.CopyTarget == "" {
 		return nil
 	}
+	s.copyCtx.Store(&ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Until(copies.Next(time.Now(), s.cfg.CopyAt))):
+		}
+		c, err := s.copier()
+		if err != nil {
+			s.log.Warn("copies: no copy made", "target", copies.Redacted(s.cfg.CopyTarget), "err", err)
+			continue
+		}
+		s.copied(c.Run(ctx))
+	}
+}
+
+// copier is the copy off the box as the config and the state have it.
+func (s *services) copier() (*copies.Copier, error) {
 	st := copies.Settings{Target: s.cfg.CopyTarget, TargetPassword: s.cfg.CopyTargetPassword,
 		Keep: s.cfg.CopyKeep, BwLimit: s.cfg.CopyBwLimit}
 	dir := copies.Dir(s.o.State)
 	if err := st.UseDir(dir); err != nil {
-		s.log.Warn("copies: not made", "target", copies.Redacted(st.Target), "err", err)
-		return nil
+		return nil, err
 	}
-	c := &copies.Copier{Settings: st, Store: s.files, Extra: s.pim, Work: dir, Log: s.log,
+	return &copies.Copier{Settings: st, Store: s.files, Extra: s.pim, Work: dir, Log: s.log,
 		Users: func() []string {
 			list, _ := s.accounts.List()
 			var names []string
@@ -84,20 +102,53 @@ func (s *services) copies(ctx context.Context) error {
 				names = append(names, u.Name)
 			}
 			return names
-		}}
-	c.Daily(ctx, s.cfg.CopyAt, func(r copies.Result) {
-		attrs := []any{"target", copies.Redacted(st.Target), "files", r.Files, "bytes", r.Bytes,
-			"errors", r.Errors, "took", r.Ended.Sub(r.Started).Round(time.Second)}
-		if r.Err != nil {
-			s.log.Error("copy failed", append(attrs, "err", r.Err)...)
-			s.notices.Post(users.Admin, "copy", "", "The copy off the box failed",
-				fmt.Sprintf("The copy to %s failed: %v. The next runs at %v.", copies.Redacted(st.Target), r.Err, s.cfg.CopyAt), "")
-			return
-		}
+		}}, nil
+}
+
+// copied logs a run's result and tells the admin of a failure.
+func (s *services) copied(r copies.Result) {
+	target := copies.Redacted(s.cfg.CopyTarget)
+	attrs := []any{"target", target, "files", r.Files, "bytes", r.Bytes,
+		"errors", r.Errors, "took", r.Ended.Sub(r.Started).Round(time.Second)}
+	switch {
+	case errors.Is(r.Err, copies.ErrRunning):
+		s.log.Info("copy not started: another is running", "target", target)
+	case r.Err != nil:
+		s.log.Error("copy failed", append(attrs, "err", r.Err)...)
+		s.notices.Post(users.Admin, "copy", "", "The copy off the box failed",
+			fmt.Sprintf("The copy to %s failed: %v. The next runs at %v.", target, r.Err, s.cfg.CopyAt), "/admin/#copies")
+	default:
 		s.log.Info("copy made", attrs...)
 		s.notices.Clear(users.Admin, "copy", "")
-	})
-	return nil
+	}
+}
+
+// copyStart is the admin page's "copy now": a run in the background; the
+// first one makes the encryption password, returned to be shown once.
+func (s *services) copyStart() (password string, err error) {
+	if s.cfg.CopyTarget == "" {
+		return "", errors.New("no copy_target in the config (docs/copies.md)")
+	}
+	ctx := s.copyCtx.Load()
+	if ctx == nil {
+		return "", errors.New("the server is not ready to copy yet")
+	}
+	dir := copies.Dir(s.o.State)
+	if copies.Running(dir) {
+		return "", copies.ErrRunning
+	}
+	if password, err = copies.MakePassword(dir); err != nil {
+		return "", err
+	}
+	c, err := s.copier()
+	if err != nil {
+		return password, err
+	}
+	if _, err := copies.KeyFile(c.Settings.Key); err != nil {
+		return password, err
+	}
+	go func() { s.copied(c.Run(*ctx)) }()
+	return password, nil
 }
 
 // copyStaleAfter is how long without a good copy makes a notice, whether
@@ -183,6 +234,15 @@ func (s *services) sftp() (*sftpd.Server, error) {
 func (s *services) system() *admin.System {
 	sys := &admin.System{Version: s.o.Version, Board: s.o.Board, Card: s.card, Started: time.Now(),
 		Copy: func() (copies.Status, bool) { return copies.ReadStatus(copies.Dir(s.o.State)) }}
+	if s.cfg.CopyTarget != "" {
+		bw := "no bandwidth limit"
+		if s.cfg.CopyBwLimit > 0 {
+			bw = fmt.Sprintf("at most %d KiB/s", s.cfg.CopyBwLimit)
+		}
+		sys.CopyPlan = fmt.Sprintf("to %s, daily at %02d:%02d, keeping what the last %d runs replaced or removed, %s",
+			copies.Redacted(s.cfg.CopyTarget), int(s.cfg.CopyAt.Hours()), int(s.cfg.CopyAt.Minutes())%60, s.cfg.CopyKeep, bw)
+		sys.CopyStart = s.copyStart
+	}
 	if onBoardWithPID1(s.o) {
 		sys.Reboot = func(why string) { sysd.RequestReboot(why) }
 	}

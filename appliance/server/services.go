@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/auth"
@@ -56,6 +58,7 @@ type services struct {
 	handshakes *guard.Limiter
 	card       *update.Card // nil off a card
 	first      *firstlogin.Setup
+	copyCtx    atomic.Pointer[context.Context] // the copies part's, once it runs: the admin page's runs end with it
 }
 
 // Provisioning reads the config and opens the state directory and the

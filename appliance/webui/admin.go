@@ -21,18 +21,22 @@ type adminUser struct {
 }
 
 type adminData struct {
-	Users      []adminUser
-	DiskTotal  int64
-	DiskFree   int64
-	Report     string
-	Measuring  bool
-	CanMeasure bool
-	Updates    bool
-	Version    string
-	Slot       string
-	Log        []string
-	NewUser    string // a user just made or reset, with
-	NewPass    string // the password made for it, shown this once
+	Users        []adminUser
+	DiskTotal    int64
+	DiskFree     int64
+	Report       string
+	Measuring    bool
+	CanMeasure   bool
+	Updates      bool
+	Version      string
+	Slot         string
+	Log          []string
+	CopyPlan     string // the copies' settings; "": none set
+	CopyStatus   string // the last run, or the one going on
+	CopyRunning  bool
+	CopyPassword string // the copies' password just made, shown this once
+	NewUser      string // a user just made or reset, with
+	NewPass      string // the password made for it, shown this once
 }
 
 // admin is session for the admin's pages: anyone else gets 403.
@@ -85,6 +89,14 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess *auth.Session, code int, flas
 	}
 	d.CanMeasure = u.Measure != nil
 	d.Measuring = u.bench.running()
+	if u.System != nil {
+		d.CopyPlan = u.System.CopyPlan
+		if u.System.Copy != nil {
+			if st, ok := u.System.Copy(); ok {
+				d.CopyStatus, d.CopyRunning = st.String(), st.Running != nil && !st.Stale()
+			}
+		}
+	}
 	if u.System != nil {
 		d.Version = u.System.Version
 		if u.System.Card != nil {
@@ -161,6 +173,8 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 		}
 		u.Log.Info("web: admin deleted a user (the files stay)", "user", name, "shares_ended", ended)
 		u.showAdmin(w, sess, http.StatusOK, "User "+name+" deleted. Their files stay on the disk.", "", adminData{})
+	case "copy-now":
+		u.copyNow(w, sess, fail)
 	case "measure":
 		if u.Measure == nil {
 			fail(http.StatusNotImplemented, "This server cannot measure again.")
@@ -244,4 +258,21 @@ func (u *UI) benchStatus(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(st)
+}
+
+// copyNow starts a copy off the box; the first one's password is shown
+// this once.
+func (u *UI) copyNow(w http.ResponseWriter, sess *auth.Session, fail func(int, string)) {
+	if u.System == nil || u.System.CopyStart == nil {
+		fail(http.StatusNotImplemented, "No copy target is set: copy_target in the config (docs/copies.md).")
+		return
+	}
+	pw, err := u.System.CopyStart()
+	d := adminData{CopyPassword: pw}
+	if err != nil {
+		u.showAdmin(w, sess, http.StatusConflict, "", "Copy not started: "+err.Error(), d)
+		return
+	}
+	u.Log.Info("web: admin started a copy off the box")
+	u.showAdmin(w, sess, http.StatusOK, "The copy off the box has started; its progress shows below.", "", d)
 }

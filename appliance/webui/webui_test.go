@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/copies"
 	filesdav "github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/notices"
@@ -596,5 +598,47 @@ func TestLoginFlowFloodDoesNotLockOut(t *testing.T) {
 	}
 	if n := len(s.ui.flows.m); n != maxFlows {
 		t.Errorf("%d flows kept, want %d", n, maxFlows)
+	}
+}
+
+// The copies' section: the plan, the last run, "make the first copy"
+// showing the password once, then the run going on.
+func TestAdminPageCopies(t *testing.T) {
+	s := newSite(t)
+	var status *copies.Status
+	started := 0
+	s.ui.System = &admin.System{
+		CopyPlan: "to sftp://nas/backup, daily at 03:30",
+		Copy: func() (copies.Status, bool) {
+			if status == nil {
+				return copies.Status{}, false
+			}
+			return *status, true
+		},
+		CopyStart: func() (string, error) {
+			started++
+			status = &copies.Status{Running: &copies.Progress{Started: time.Now(), At: time.Now(), Files: 3}}
+			if started == 1 {
+				return "the-password-made-once", nil
+			}
+			return "", copies.ErrRunning
+		},
+	}
+	cookie, csrf := s.login(users.Admin, users.Admin+"-password")
+	_, page := s.do("GET", "/admin/", cookie, nil)
+	if !strings.Contains(page, "to sftp://nas/backup, daily at 03:30") || !strings.Contains(page, "Make the first copy") || !strings.Contains(page, "No copy made yet.") {
+		t.Fatalf("before any copy: %s", page)
+	}
+	resp, page := s.do("POST", "/admin/", cookie, url.Values{"csrf": {csrf}, "action": {"copy-now"}})
+	if resp.StatusCode != 200 || !strings.Contains(page, `<code id="copy-password">the-password-made-once</code>`) || !strings.Contains(page, "3 sent") {
+		t.Fatalf("the first copy: %s %s", resp.Status, page)
+	}
+	_, page = s.do("GET", "/admin/", cookie, nil)
+	if strings.Contains(page, "the-password-made-once") || !regexp.MustCompile(`value="copy-now" disabled`).MatchString(page) {
+		t.Fatalf("the password is shown again, or the button is not disabled while running")
+	}
+	resp, page = s.do("POST", "/admin/", cookie, url.Values{"csrf": {csrf}, "action": {"copy-now"}})
+	if resp.StatusCode != 409 || !strings.Contains(page, "a copy is already running") {
+		t.Fatalf("a second copy: %s", resp.Status)
 	}
 }
