@@ -3,6 +3,7 @@ package copies
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -434,5 +435,32 @@ func TestProgressWhileRunning(t *testing.T) {
 	st, _ := ReadStatus(c.Work)
 	if st.Running != nil || st.LastSuccess.IsZero() {
 		t.Errorf("after the run: %+v", st)
+	}
+}
+
+// A run asked for while another holds the lock (another process: the
+// console's, the server's) is refused and leaves the status alone.
+func TestOneRunAtATime(t *testing.T) {
+	b := newBox(t)
+	c := b.copier(t, filepath.Join(t.TempDir(), "copy"))
+	unlock, err := lockRuns(c.Work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Running(c.Work) {
+		t.Error("Running says no while the lock is held")
+	}
+	if r := c.Run(context.Background()); !errors.Is(r.Err, ErrRunning) {
+		t.Fatalf("a second run: %v", r.Err)
+	}
+	if _, ok := ReadStatus(c.Work); ok {
+		t.Error("the refused run wrote a status")
+	}
+	unlock()
+	if Running(c.Work) {
+		t.Error("Running says yes after the lock was given back")
+	}
+	if r := c.Run(context.Background()); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 }
