@@ -309,6 +309,11 @@ func TestBoot(t *testing.T) {
 	} else if w1[2] != w2[2] {
 		t.Errorf("the idle box wrote to its card: %s sectors, then %s two minutes later", w1[2], w2[2])
 	}
+	// The server's look at the card's health at its start (package health):
+	// its writes and no errors, from the kernel's log and ext4's count.
+	if !regexp.MustCompile(`disk: +\S+.*: \S+ \S+ written in 7 days, .* since \d{4}-\d\d-\d\d; no errors`).MatchString(after) {
+		t.Errorf("status does not show the card's health:\n%s", after)
+	}
 	if !regexp.MustCompile(`watchdog: armed .*, fed \d+s ago \(sysfs: Software Watchdog`).MatchString(after) ||
 		!strings.Contains(after, "LEDs:    serving") {
 		t.Errorf("status does not show the watchdog fed and read back from sysfs, and the server's LED state:\n%s", after)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -41,6 +42,9 @@ type System struct {
 	// CopyStart starts a copy now, in the background; the first makes
 	// the encryption password and returns it, to be shown once.
 	CopyStart func() (password string, err error)
+	// Disks are the health reports of the disks under the data (package
+	// health), as last sampled; nil: none kept.
+	Disks func() []health.Report
 }
 
 // Door is the login door as the admin routes ask it (package auth).
@@ -130,10 +134,16 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		System  *update.Status `json:"system,omitempty"`
 		Problem string         `json:"system_problem,omitempty"`
 		Copy    *copies.Status `json:"copy,omitempty"`
+		Disks   []disk         `json:"disks,omitempty"`
 	}{Version: sys.Version, Board: sys.Board, Uptime: int64(time.Since(sys.Started).Seconds())}
 	if sys.Copy != nil {
 		if c, ok := sys.Copy(); ok {
 			st.Copy = &c
+		}
+	}
+	if sys.Disks != nil {
+		for _, r := range sys.Disks() {
+			st.Disks = append(st.Disks, disk{r, r.Problem()})
 		}
 	}
 	if sys.Card != nil {
@@ -145,6 +155,13 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(st)
+}
+
+// disk is a disk's health report and, when there is one, the admin's
+// worry.
+type disk struct {
+	health.Report
+	Problem string `json:"problem,omitempty"`
 }
 
 // update applies an update bundle sent by the admin (curl -T

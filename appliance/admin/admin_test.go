@@ -13,6 +13,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/choose"
+	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/keys"
 	"github.com/bonesync/bonesync/appliance/measure"
 	"github.com/bonesync/bonesync/appliance/report"
@@ -170,5 +171,31 @@ func TestReportReadPerRequest(t *testing.T) {
 		if r.CAFingerprint != fp || !bytes.Contains(w.Body.Bytes(), []byte(fp)) {
 			t.Errorf("GET /report.json fingerprint = %s, want %s", r.CAFingerprint, fp)
 		}
+	}
+}
+
+// /status.json carries each disk's health, with the admin's worry when it
+// reports errors, and not the log's own bookkeeping.
+func TestStatusHasTheDisksHealth(t *testing.T) {
+	disks := []health.Report{
+		{Disk: "mmcblk0", Written: 5 << 20, Days: []health.Day{{Date: "2026-12-01", Written: 5 << 20}}},
+		{Disk: "sda", IOErrors: 2, LastIOError: "I/O error, dev sda, sector 8"},
+	}
+	h, _ := newHandler(t, &System{Started: time.Now(), Disks: func() []health.Report { return disks }})
+	w := serve(h, "GET", "/status.json", "u", "password", "")
+	var st struct {
+		Disks []map[string]any `json:"disks"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil || len(st.Disks) != 2 {
+		t.Fatalf("GET /status.json = %d %s", w.Code, w.Body)
+	}
+	if st.Disks[0]["written_bytes"] != float64(5<<20) || st.Disks[0]["problem"] != nil {
+		t.Errorf("the card: %v", st.Disks[0])
+	}
+	if p, _ := st.Disks[1]["problem"].(string); !strings.Contains(p, "2 I/O errors (the last: I/O error, dev sda, sector 8)") {
+		t.Errorf("the USB disk: %v", st.Disks[1])
+	}
+	if strings.Contains(w.Body.String(), "boot_id") {
+		t.Errorf("the log's bookkeeping in /status.json: %s", w.Body)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/health"
 )
 
 const promptHelp = `commands:
@@ -105,9 +107,13 @@ func (s *System) status() {
 	fmt.Fprintf(s.Console, "LEDs:    %s%s\n", s.LEDs.State(), s.LEDs.Sysfs())
 	fmt.Fprintf(s.Console, "watchdog: %s%s\n", s.dog.String(), watchdogSysfs())
 	if s.disk != nil {
-		if w, err := s.disk.Writes(); err == nil {
-			fmt.Fprintf(s.Console, "card:    %d writes, %d sectors written since boot\n", w.Writes, w.Sectors)
+		card := health.NamedDisk(filepath.Base(s.disk.DataPart), s.disk.Name)
+		if c, err := card.Counters(); err == nil { // an idle box leaves them flat
+			fmt.Fprintf(s.Console, "card:    %d writes, %d sectors written since boot\n", c.Writes, c.WrittenSectors)
 		}
+	}
+	for _, r := range (&health.Log{Dir: health.Dir(StateDir)}).ReadAll() { // the server's hourly look
+		fmt.Fprintf(s.Console, "disk:    %s\n", r)
 	}
 }
 

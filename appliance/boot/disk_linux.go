@@ -250,22 +250,3 @@ func growFS(d *Disk, s *System) error {
 	}
 	return nil
 }
-
-// DiskWrites are the card's write counters since boot (/sys/block/NAME/stat).
-type DiskWrites struct{ Writes, Sectors int64 }
-
-// Writes reads the card's write counters: an idle box must leave them flat.
-func (d *Disk) Writes() (DiskWrites, error) {
-	b, err := os.ReadFile(filepath.Join("/sys/block", d.Name, "stat"))
-	if err != nil {
-		return DiskWrites{}, err
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 7 {
-		return DiskWrites{}, fmt.Errorf("%s/stat: %q", d.Name, b)
-	}
-	var w DiskWrites
-	w.Writes, _ = strconv.ParseInt(f[4], 10, 64)
-	w.Sectors, _ = strconv.ParseInt(f[6], 10, 64)
-	return w, nil
-}

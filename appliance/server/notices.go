@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -22,8 +23,10 @@ const (
 	diskTell, diskClear   = 0.10, 0.15 // of the disk free
 )
 
-// keepNotices checks at start (after a minute) and then hourly.
+// keepNotices checks at start (after a minute; the disks at once) and
+// then hourly.
 func (s *services) keepNotices(ctx context.Context) error {
+	s.checkDisks() // the disks' health from the start: status shows it
 	wait := time.Minute
 	for {
 		select {
@@ -34,6 +37,7 @@ func (s *services) keepNotices(ctx context.Context) error {
 		wait = checkNoticesEvery
 		s.checkNotices()
 		s.checkCopyAge()
+		s.checkDisks()
 		if n := s.shares.Expire(); n > 0 {
 			s.log.Info("shares past their expiry ended", "count", n)
 		}
@@ -85,6 +89,36 @@ func (s *services) checkNotices() {
 		} else if err == nil {
 			s.notices.Clear(users.Admin, "update", "")
 		}
+	}
+}
+
+// checkDisks samples the health of the disks under the state and the
+// files (package health: writes by day, I/O and file system errors) and
+// tells the admin of errors, anew when their number grows.
+func (s *services) checkDisks() {
+	seen := map[string]bool{}
+	for _, dir := range []string{s.o.State, s.o.Files} {
+		d, err := health.DiskOf(dir)
+		if err != nil || seen[d.Whole] {
+			continue // tmpfs, overlay: nothing to watch
+		}
+		seen[d.Whole] = true
+		r, err := s.health.Sample(d, s.prov.Clock.Now())
+		if err != nil {
+			s.log.Warn("cannot look at the disk's health", "disk", d.Whole, "err", err)
+			continue
+		}
+		p := r.Problem()
+		if p == "" {
+			continue
+		}
+		errs := r.IOErrors
+		if r.FS != nil {
+			errs += r.FS.Count
+		}
+		s.log.Warn("the disk reports errors", "disk", d.Whole, "io_errors", r.IOErrors, "problem", p)
+		s.post(users.Admin, "disk-health", fmt.Sprintf("%s/%d", d.Whole, errs), "The disk "+d.Whole+" reports errors",
+			fmt.Sprintf("%s. A card or disk that reports errors may soon lose files: make sure a copy off the box is recent, and replace it.", p), "/admin/")
 	}
 }
 

@@ -232,7 +232,7 @@ func (s *services) sftp() (*sftpd.Server, error) {
 // system is the running version and the card's slots, for /status.json,
 // updates and the admin page.
 func (s *services) system() *admin.System {
-	sys := &admin.System{Version: s.o.Version, Board: s.o.Board, Card: s.card, Started: time.Now(),
+	sys := &admin.System{Version: s.o.Version, Board: s.o.Board, Card: s.card, Started: time.Now(), Disks: s.health.ReadAll,
 		Copy: func() (copies.Status, bool) { return copies.ReadStatus(copies.Dir(s.o.State)) }}
 	if s.cfg.CopyTarget != "" {
 		bw := "no bandwidth limit"

@@ -20,6 +20,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/favorites"
 	"github.com/bonesync/bonesync/appliance/firstlogin"
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/notices"
@@ -59,6 +60,7 @@ type services struct {
 	card       *update.Card // nil off a card
 	first      *firstlogin.Setup
 	copyCtx    atomic.Pointer[context.Context] // the copies part's, once it runs: the admin page's runs end with it
+	health     *health.Log                     // the disks' writes and errors, sampled hourly
 }
 
 // Provisioning reads the config and opens the state directory and the
@@ -96,7 +98,8 @@ func Provisioning(o Options, log *slog.Logger) (provision.Options, error) {
 // open builds the shared services.
 func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listeners, log *slog.Logger, recent *sysd.Recent) (*services, error) {
 	s := &services{o: o, log: log, recent: recent, prov: p, cfg: p.Config, box: &current{box: box, urls: p.URLs},
-		locks: locks.New(), handshakes: guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second)}
+		locks: locks.New(), handshakes: guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second),
+		health: &health.Log{Dir: health.Dir(o.State)}}
 	var err error
 	if s.accounts, err = users.Open(p.State); err != nil {
 		return nil, err

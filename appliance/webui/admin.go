@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -20,10 +21,17 @@ type adminUser struct {
 	Used int64
 }
 
+// diskHealth is a disk's health report as the admin page shows it.
+type diskHealth struct {
+	Line, Problem string
+	Days          []health.Day // newest first
+}
+
 type adminData struct {
 	Users        []adminUser
 	DiskTotal    int64
 	DiskFree     int64
+	Disks        []diskHealth
 	Report       string
 	Measuring    bool
 	CanMeasure   bool
@@ -89,6 +97,13 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess *auth.Session, code int, flas
 	}
 	d.CanMeasure = u.Measure != nil
 	d.Measuring = u.bench.running()
+	if u.System != nil && u.System.Disks != nil {
+		for _, r := range u.System.Disks() {
+			days := slices.Clone(r.Days)
+			slices.Reverse(days)
+			d.Disks = append(d.Disks, diskHealth{Line: r.String(), Problem: r.Problem(), Days: days[:min(len(days), 14)]})
+		}
+	}
 	if u.System != nil {
 		d.CopyPlan = u.System.CopyPlan
 		if u.System.Copy != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/copies"
 	filesdav "github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/preview"
@@ -640,5 +641,31 @@ func TestAdminPageCopies(t *testing.T) {
 	resp, page = s.do("POST", "/admin/", cookie, url.Values{"csrf": {csrf}, "action": {"copy-now"}})
 	if resp.StatusCode != 409 || !strings.Contains(page, "a copy is already running") {
 		t.Fatalf("a second copy: %s", resp.Status)
+	}
+}
+
+// The admin page shows each disk's writes and, when it reports errors,
+// the warning first.
+func TestAdminPageShowsTheDisksHealth(t *testing.T) {
+	s := newSite(t)
+	s.ui.System = &admin.System{Disks: func() []health.Report {
+		return []health.Report{{Disk: "mmcblk0", Identity: health.Identity{Name: "SL16G"}, Written: 3 << 20,
+			Since: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Sampled: time.Now(),
+			Days:     []health.Day{{Date: "2026-11-30", Written: 1 << 20}, {Date: "2026-12-01", Written: 2 << 20}},
+			IOErrors: 1, LastIOError: "I/O error, dev mmcblk0, sector 99"}}
+	}}
+	cookie, _ := s.login(users.Admin, users.Admin+"-password")
+	resp, page := s.do("GET", "/admin/", cookie, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /admin/ = %s", resp.Status)
+	}
+	for _, want := range []string{
+		`<p class="problem" role="alert">1 I/O errors (the last: I/O error, dev mmcblk0, sector 99). A disk that reports errors may soon lose files`,
+		"mmcblk0 (SL16G): ", "since 2026-11-01; WARNING",
+		"<tr><td>2026-12-01</td><td class=\"num\">" + humanSize(2<<20) + "</td></tr><tr><td>2026-11-30</td>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the admin page lacks %q", want)
+		}
 	}
 }
