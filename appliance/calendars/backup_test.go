@@ -115,3 +115,32 @@ func TestRestoreKeepsOthers(t *testing.T) {
 		t.Errorf("after the restore: %d objects; the client's kept: %v", len(objs), strings.Contains(all, "client's"))
 	}
 }
+
+// A user's calendars as the admin's view counts and removes them.
+func TestUsageAndRemoveOwner(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureDefault(Calendars, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Usage("ann"); err != nil || n == 0 {
+		t.Fatalf("ann's calendars take %d bytes, %v", n, err)
+	}
+	if n, err := s.Usage("nobody"); err != nil || n != 0 {
+		t.Fatalf("nobody's: %d %v", n, err)
+	}
+	if o := s.Owners(); len(o) != 1 || o[0] != "ann" {
+		t.Fatalf("owners %v", o)
+	}
+	if err := s.RemoveOwner("ann"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.Usage("ann"); n != 0 || len(s.Owners()) != 0 {
+		t.Fatalf("after removing: %d bytes, owners %v", n, s.Owners())
+	}
+	if err := s.RemoveOwner("../x"); err == nil {
+		t.Fatal("RemoveOwner took a path")
+	}
+}

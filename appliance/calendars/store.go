@@ -780,3 +780,56 @@ func cardUID(card vcard.Card, name string) string {
 	}
 	return "name:" + name
 }
+
+// Owners are the users with calendars or address books here, with an
+// account or not.
+func (s *Store) Owners() []string {
+	entries, _ := os.ReadDir(s.dir)
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && ValidName(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// Usage is the bytes a user's calendars and address books take.
+func (s *Store) Usage(user string) (int64, error) {
+	if !ValidName(user) {
+		return 0, ErrNotFound
+	}
+	var n int64
+	err := filepath.WalkDir(filepath.Join(s.dir, user), func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// RemoveOwner removes every calendar and address book of user, a user
+// with no account.
+func (s *Store) RemoveOwner(user string) error {
+	if !ValidName(user) {
+		return ErrNotFound
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dir := filepath.Join(s.dir, user)
+	for d := range s.uids {
+		if strings.HasPrefix(d, dir+string(filepath.Separator)) {
+			delete(s.uids, d)
+		}
+	}
+	return os.RemoveAll(dir)
+}

@@ -190,7 +190,7 @@ func (s *services) web(lns *listen.Listeners) *front.Server {
 		&calendars.Handler{Store: s.pim, Door: s.door, Emails: s.accounts, Log: s.log},
 		&webui.UI{Door: s.door, Users: s.accounts, Store: s.files, Log: s.log, System: sys,
 			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Previews: s.previews, Notices: s.notices,
-			Shares: s.shares, Collections: s.collectionNames},
+			Shares: s.shares, Collections: s.collectionNames, Calendars: s.pim},
 		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: listen.PortOf(lns.HTTP), Log: s.log},
 	}
 	return &front.Server{

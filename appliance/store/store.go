@@ -148,7 +148,7 @@ func (s *Store) Tree(user string) (*Tree, error) { return s.tree(user, true) }
 
 // tree opens a user's tree, with the shares they receive if withMounts.
 func (s *Store) tree(user string, withMounts bool) (*Tree, error) {
-	if user == "" || strings.ContainsAny(user, "/\\\x00") || strings.HasPrefix(user, ".") {
+	if !validUser(user) {
 		return nil, fmt.Errorf("bad user name %q", user)
 	}
 	dir := filepath.Join(s.dir, user)
@@ -545,7 +545,7 @@ func (s *Store) forgetUsage(user string) {
 // (Nextcloud's uploads/USER). It is outside the tree: no file protocol
 // lists it. The caller must Close it.
 func (s *Store) Chunks(user string) (*os.Root, error) {
-	if user == "" || strings.ContainsAny(user, "/\\\x00") || strings.HasPrefix(user, ".") {
+	if !validUser(user) {
 		return nil, fmt.Errorf("bad user name %q", user)
 	}
 	dir := filepath.Join(s.own, "chunks", user)

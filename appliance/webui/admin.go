@@ -3,6 +3,7 @@ package webui
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,12 +14,22 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/health"
+	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
 type adminUser struct {
 	users.Info
-	Used int64
+	store.Usage       // files (what the quota counts), trash, versions
+	Calendars   int64 // calendars and address books
+}
+
+// departed is the data of a name with no account: a user deleted, whose
+// files stay until the admin hands them to another user or removes them.
+type departed struct {
+	Name string
+	store.Usage
+	Calendars int64
 }
 
 // diskHealth is a disk's health report as the admin page shows it.
@@ -29,6 +40,7 @@ type diskHealth struct {
 
 type adminData struct {
 	Users        []adminUser
+	Departed     []departed
 	DiskTotal    int64
 	DiskFree     int64
 	Disks        []diskHealth
@@ -83,12 +95,13 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess *auth.Session, code int, flas
 	}
 	for _, in := range list {
 		au := adminUser{Info: in}
-		if t, err := u.Store.Tree(in.Name); err == nil {
-			au.Used, _ = t.Usage()
-			t.Close()
+		au.Usage, _ = u.Store.UsageOf(in.Name)
+		if u.Calendars != nil {
+			au.Calendars, _ = u.Calendars.Usage(in.Name)
 		}
 		d.Users = append(d.Users, au)
 	}
+	d.Departed = u.departed(list)
 	d.DiskTotal, d.DiskFree, _ = u.Store.DiskSpace()
 	if u.Report != nil {
 		var b strings.Builder
@@ -125,6 +138,30 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess *auth.Session, code int, flas
 	}
 	p.Data = d
 	u.render(w, code, "admin", p)
+}
+
+// departed lists the data of names that have no account.
+func (u *UI) departed(accounts []users.Info) []departed {
+	names, _ := u.Store.Owners()
+	if u.Calendars != nil {
+		names = append(names, u.Calendars.Owners()...)
+	}
+	slices.Sort(names)
+	var out []departed
+	for _, n := range slices.Compact(names) {
+		if slices.ContainsFunc(accounts, func(a users.Info) bool { return a.Name == n }) {
+			continue
+		}
+		dp := departed{Name: n}
+		dp.Usage, _ = u.Store.UsageOf(n)
+		if u.Calendars != nil {
+			dp.Calendars, _ = u.Calendars.Usage(n)
+		}
+		if dp.Files+dp.Trash+dp.Versions+dp.Calendars > 0 {
+			out = append(out, dp)
+		}
+	}
+	return out
 }
 
 func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
@@ -187,9 +224,11 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			ended = u.Shares.UserGone(name) // their links and shares end with them
 		}
 		u.Log.Info("web: admin deleted a user (the files stay)", "user", name, "shares_ended", ended)
-		u.showAdmin(w, sess, http.StatusOK, "User "+name+" deleted. Their files stay on the disk.", "", adminData{})
+		u.showAdmin(w, sess, http.StatusOK, "User "+name+" deleted. Their files stay on the disk: hand them to another user or remove them below.", "", adminData{})
 	case "copy-now":
 		u.copyNow(w, sess, fail)
+	case "hand-over", "remove-data":
+		u.departedPost(w, r, sess, name, fail)
 	case "measure":
 		if u.Measure == nil {
 			fail(http.StatusNotImplemented, "This server cannot measure again.")
@@ -290,4 +329,38 @@ func (u *UI) copyNow(w http.ResponseWriter, sess *auth.Session, fail func(int, s
 	}
 	u.Log.Info("web: admin started a copy off the box")
 	u.showAdmin(w, sess, http.StatusOK, "The copy off the box has started; its progress shows below.", "", d)
+}
+
+// departedPost hands a deleted user's files over, or removes all they left.
+func (u *UI) departedPost(w http.ResponseWriter, r *http.Request, sess *auth.Session, name string, fail func(int, string)) {
+	switch r.PostFormValue("action") {
+	case "hand-over":
+		to := strings.TrimSpace(r.PostFormValue("to"))
+		if u.Users.Exists(name) || !u.Users.Exists(to) {
+			fail(http.StatusBadRequest, "Files are handed over from a deleted user to a user with an account.")
+			return
+		}
+		folder := "Files of " + name
+		if err := u.Store.HandOver(name, to, folder); err != nil {
+			fail(http.StatusConflict, "Files not handed over: "+err.Error())
+			return
+		}
+		u.Log.Info("web: admin handed a deleted user's files over", "from", name, "to", to, "folder", folder)
+		u.showAdmin(w, sess, http.StatusOK, fmt.Sprintf("The files of %s are now %s's, in the folder %q.", name, to, folder), "", adminData{})
+	case "remove-data":
+		if u.Users.Exists(name) {
+			fail(http.StatusBadRequest, name+" has an account: delete the user first.")
+			return
+		}
+		err := u.Store.RemoveOwner(name)
+		if err == nil && u.Calendars != nil {
+			err = u.Calendars.RemoveOwner(name)
+		}
+		if err != nil {
+			fail(http.StatusInternalServerError, "Not all removed: "+err.Error())
+			return
+		}
+		u.Log.Info("web: admin removed a deleted user's data", "user", name)
+		u.showAdmin(w, sess, http.StatusOK, "The files, trash, versions, calendars and contacts of "+name+" are removed.", "", adminData{})
+	}
 }

@@ -84,6 +84,9 @@ type UI struct {
 	// Collections names a user's calendars and address books, which
 	// may be shared; nil: none.
 	Collections func(user string) (calendars, addressBooks []string)
+	// Calendars is the calendars' and address books' data as the admin
+	// page counts and removes it (package calendars); nil: none.
+	Calendars CalendarData
 
 	flows  loginFlows
 	links  linkVisits
@@ -91,6 +94,13 @@ type UI struct {
 	once   sync.Once
 	pages  map[string]*template.Template
 	static map[string]staticFile
+}
+
+// CalendarData is what the admin page asks of the calendars' store.
+type CalendarData interface {
+	Owners() []string
+	Usage(user string) (int64, error)
+	RemoveOwner(user string) error
 }
 
 type staticFile struct {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -667,5 +668,58 @@ func TestAdminPageShowsTheDisksHealth(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the admin page lacks %q", want)
 		}
+	}
+}
+
+// A deleted user's files: listed on the admin page with their trash and
+// versions, handed to another user with their dates, then the rest
+// removed on the admin's word.
+func TestAdminHandsOverADeletedUsersFiles(t *testing.T) {
+	s := newSite(t)
+	ann, _ := s.ui.Store.Tree("ann")
+	when := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	for _, content := range []string{"old", "newer"} { // the first is kept as a version
+		up, _ := ann.Create("diary.txt", false)
+		up.SetModTime(when)
+		io.WriteString(up, content)
+		if err := up.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ann.Close()
+	cookie, csrf := s.login(users.Admin, users.Admin+"-password")
+	post := func(v url.Values) (int, string) {
+		v.Set("csrf", csrf)
+		resp, page := s.do("POST", "/admin/", cookie, v)
+		return resp.StatusCode, page
+	}
+	if code, page := post(url.Values{"action": {"hand-over"}, "user": {"ann"}, "to": {"bob"}}); code != 400 {
+		t.Fatalf("a hand-over of a user with an account = %d %s", code, page)
+	}
+	if code, _ := post(url.Values{"action": {"delete"}, "user": {"ann"}}); code != 200 {
+		t.Fatalf("delete ann = %d", code)
+	}
+	_, page := s.do("GET", "/admin/", cookie, nil)
+	row := regexp.MustCompile(`<tr data-departed="ann"><td>ann</td><td class="num">([^<]+)</td><td class="num">([^<]+)</td><td class="num">([^<]+)</td>`).FindStringSubmatch(page)
+	if row == nil || row[1] != humanSize(5) || row[3] != humanSize(3) {
+		t.Fatalf("the departed ann's row: %q", row)
+	}
+	if code, page := post(url.Values{"action": {"hand-over"}, "user": {"ann"}, "to": {"bob"}}); code != 200 || !strings.Contains(page, `now bob&#39;s, in the folder &#34;Files of ann&#34;`) {
+		t.Fatalf("hand-over = %d %s", code, page)
+	}
+	bob, _ := s.ui.Store.Tree("bob")
+	defer bob.Close()
+	fi, err := bob.Stat("Files of ann/diary.txt")
+	if err != nil || fi.Size() != 5 || !fi.ModTime().Equal(when) {
+		t.Fatalf("bob's copy of ann's diary: %v %v", fi, err)
+	}
+	if code, _ := post(url.Values{"action": {"remove-data"}, "user": {"bob"}}); code != 400 {
+		t.Fatalf("removing the data of a user with an account = %d", code)
+	}
+	if code, page := post(url.Values{"action": {"remove-data"}, "user": {"ann"}}); code != 200 || strings.Contains(page, `data-departed="ann"`) {
+		t.Fatalf("remove ann's data = %d; still listed: %v", code, strings.Contains(page, `data-departed="ann"`))
+	}
+	if owners, _ := s.ui.Store.Owners(); slices.Contains(owners, "ann") {
+		t.Fatalf("ann's data is still in the store: %v", owners)
 	}
 }
