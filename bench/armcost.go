@@ -69,10 +69,9 @@ const armWarm = 3
 // key; the load is this program, natively, one connection at a time.
 func armBlock(ctx context.Context, o *options) armResult {
 	var res armResult
-	plugin := filepath.Join(o.work, "libinsncount.so")
-	src := filepath.Join(o.armcostDir, "insncount.c")
-	if out, err := exec.CommandContext(ctx, "gcc", "-O2", "-shared", "-fPIC", "-o", plugin, src).CombinedOutput(); err != nil {
-		res.Err = fmt.Sprintf("build the armcost plugin from %s: %v %s", src, err, out)
+	plugin, err := armPlugin(ctx, o)
+	if err != nil {
+		res.Err = err.Error()
 		return res
 	}
 	bin, binStd := filepath.Join(o.work, "armcost-armv7"), filepath.Join(o.work, "armcost-armv7-std")
@@ -169,6 +168,25 @@ func armBlock(ctx context.Context, o *options) armResult {
 // built: with the armcrypto overlay (make build-arm), or with Go's crypto
 // as it is (make build-arm-std) for the comparison.
 func buildArmcost(ctx context.Context, o *options, bin string, overlay, nohash bool) error {
+	return buildArm(ctx, o, bin, "./bench/armcost", overlay, nohash)
+}
+
+// armPlugin builds the armcost plugin (insncount.c) once per run.
+func armPlugin(ctx context.Context, o *options) (string, error) {
+	plugin := filepath.Join(o.work, "libinsncount.so")
+	if _, err := os.Stat(plugin); err == nil {
+		return plugin, nil
+	}
+	src := filepath.Join(o.armcostDir, "insncount.c")
+	if out, err := exec.CommandContext(ctx, "gcc", "-O2", "-shared", "-fPIC", "-o", plugin, src).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the armcost plugin from %s: %v %s", src, err, out)
+	}
+	return plugin, nil
+}
+
+// buildArm builds the package pkg for GOARM=7, with the ARM crypto
+// overlay if overlay, without the store's digests if nohash.
+func buildArm(ctx context.Context, o *options, bin, pkg string, overlay, nohash bool) error {
 	args := []string{"build", "-trimpath", "-o", bin}
 	if overlay {
 		// Written once per run (o.work is new each time), for every build
@@ -195,10 +213,10 @@ func buildArmcost(ctx context.Context, o *options, bin string, overlay, nohash b
 	case overlay:
 		args = append(args, "-overlay="+filepath.Join(o.work, "armcrypto", "overlay.json"))
 	}
-	build := exec.CommandContext(ctx, "go", append(args, "./bench/armcost")...)
+	build := exec.CommandContext(ctx, "go", append(args, pkg)...)
 	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build bench/armcost for GOARM=7 (overlay %v, without digests %v): %v %s", overlay, nohash, err, out)
+		return fmt.Errorf("build %s for GOARM=7 (overlay %v, without digests %v): %v %s", pkg, overlay, nohash, err, out)
 	}
 	return nil
 }

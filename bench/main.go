@@ -64,6 +64,9 @@ type options struct {
 	https, ssh bool
 	sync       bool
 	photos     bool
+	copies     bool
+	copyFiles  int
+	copyBytes  int64
 	baseline   string
 	abuse      bool
 	arm        bool
@@ -95,6 +98,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.abuse, "abuse", true, "abuse: idle, slow and login floods against nginx, sshd and bonesync")
 	fs.BoolVar(&o.sync, "sync", true, "sync figures: nextcloudcmd, PROPFIND beside Apache's mod_dav, upload digests")
 	fs.BoolVar(&o.photos, "photos", true, "photo figures: previews of a 12-megapixel JPEG beside djpeg")
+	fs.BoolVar(&o.copies, "copies", true, "copies off the box: bonesync copy run beside rclone sync, to sshd")
+	fs.IntVar(&o.copyFiles, "copy-files", 10000, "files in the copied tree")
+	copyMiB := fs.Int64("copy-mib", 1024, "MiB in the copied tree")
 	fs.StringVar(&o.baseline, "baseline", "a3b639f", "git revision whose PROPFIND the sync figures compare with (\"\": none); a3b639f is main before the apps' properties")
 	fs.BoolVar(&o.arm, "arm", true, "count ARM instructions per handshake under qemu-arm")
 	fs.IntVar(&o.armN, "arm-n", 20, "handshakes counted per kind under qemu-arm")
@@ -107,13 +113,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	o.copyBytes = *copyMiB << 20
 	for _, k := range strings.Split(keyList, ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			o.keys = append(o.keys, k)
 		}
 	}
-	if o.clients < 1 || o.dur <= 0 || o.armN < 1 {
-		return nil, errors.New("-clients, -duration and -arm-n must be positive")
+	if o.clients < 1 || o.dur <= 0 || o.armN < 1 || o.copyFiles < 20 || o.copyBytes < 20<<20 {
+		return nil, errors.New("-clients, -duration and -arm-n must be positive, -copy-files at least 20 and -copy-mib 20")
 	}
 	return o, nil
 }
@@ -152,7 +159,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	r := &results{Started: time.Now(), Clients: o.clients, Warm: o.warm, Dur: o.dur, Machine: thisMachine(o)}
 	var failed []string
 
-	if o.https || o.ssh || o.sync || o.abuse || o.photos {
+	if o.https || o.ssh || o.sync || o.abuse || o.photos || o.copies {
 		keyTypes := o.keys
 		if !o.https {
 			keyTypes = []string{"ecdsa-p256"}
@@ -209,6 +216,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				o.logf("photos failed: %s", p.Err)
 			}
 			r.Photos = &p
+		}
+		if o.copies && ctx.Err() == nil {
+			c := copiesBlock(ctx, o, dirs[keyTypes[0]])
+			if c.Err != "" {
+				failed = append(failed, "copies")
+				o.logf("copies failed: %s", c.Err)
+			}
+			r.Copies = &c
 		}
 	}
 	if o.arm && ctx.Err() == nil {

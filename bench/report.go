@@ -20,6 +20,7 @@ type results struct {
 	Abuse     *abuseResult
 	Sync      *syncResult
 	Photos    *photoResult
+	Copies    *copyResult
 	ARM       *armResult
 }
 
@@ -128,6 +129,9 @@ func (r *results) markdown(w io.Writer) {
 		r.Sync.markdown(w)
 	}
 
+	if r.Copies != nil {
+		r.Copies.markdown(w)
+	}
 	if r.Photos != nil {
 		r.Photos.markdown(w)
 	}

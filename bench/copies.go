@@ -1,0 +1,402 @@
+package main
+
+// The copy off the box: `bonesync copy run` (rclone's sync and crypt,
+// linked in) of a user's tree to OpenSSH's SFTP server, twice (the second
+// with nothing changed), beside Debian's rclone doing the same work by
+// hand (`rclone sync` through a crypt remote to the same server): wall
+// time, CPU per MiB, peak resident set. Then, where the engine's code
+// runs on the board, ARM instructions per MiB and per unchanged file
+// under the armcost proxy, bonesync's armv7 build beside Debian's armhf
+// rclone on a smaller tree.
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+const copyUser = "copier"
+
+// copyRun is one run's cost.
+type copyRun struct {
+	Who, What string
+	Wall, CPU time.Duration
+	MaxRSS    int64 // kB
+}
+
+type copyResult struct {
+	Files    int
+	Bytes    int64
+	Rclone   string // Debian's rclone, the peer
+	Runs     []copyRun
+	ARMFiles int
+	ARMBytes int64
+	ARM      []armCopy
+	Notes    []string
+	Err      string
+}
+
+// armCopy is one program's count under qemu-arm: million instructions
+// per MiB for the first run, per file for the unchanged one.
+type armCopy struct {
+	Who                string
+	PerMiB, PerFile    float64
+	First, Second, Nil float64 // million instructions: the runs, and a start that does nothing
+}
+
+func copiesBlock(ctx context.Context, o *options, dir string) copyResult {
+	res := copyResult{Files: o.copyFiles, Bytes: o.copyBytes}
+	if err := copiesRun(ctx, o, dir, &res); err != nil {
+		res.Err = err.Error()
+	}
+	return res
+}
+
+// copyTree writes n files of about total bytes in all (random, so no
+// compression helps) under root, 100 to a folder, with dates in the past.
+func copyTree(root string, n int, total int64) error {
+	rng := mrand.New(mrand.NewPCG(24, 1))
+	avg := total / int64(n)
+	buf := make([]byte, 2*avg)
+	old := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var written int64
+	for i := range n {
+		size := avg/2 + rng.Int64N(avg+1) // avg/2 .. 3avg/2
+		if i == n-1 {
+			size = max(0, total-written)
+		}
+		size = min(size, int64(len(buf)))
+		rand.Read(buf[:size])
+		p := filepath.Join(root, fmt.Sprintf("folder%03d", i/100), fmt.Sprintf("file%05d.bin", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, buf[:size], 0o644); err != nil {
+			return err
+		}
+		when := old.Add(time.Duration(i) * time.Minute)
+		os.Chtimes(p, when, when)
+		written += size
+	}
+	return nil
+}
+
+func copiesRun(ctx context.Context, o *options, dir string, res *copyResult) error {
+	work := filepath.Join(o.work, "copies")
+	os.MkdirAll(work, 0o755)
+	st, files := filepath.Join(dir, "state"), filepath.Join(dir, "files")
+	add := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "-files", files, "add", copyUser)
+	add.Stdin = strings.NewReader(syncPass + "\n")
+	if out, err := add.CombinedOutput(); err != nil && !strings.Contains(string(out), "exists") {
+		return fmt.Errorf("user add: %v %s", err, out)
+	}
+	// The tree is made in place, as a user's files the box did not see
+	// uploaded (the copy's digest list then reads them once): the upload
+	// is not what is measured.
+	tree := filepath.Join(files, copyUser)
+	o.logf("copies: writing %d files, %d MiB", res.Files, res.Bytes>>20)
+	if err := copyTree(tree, res.Files, res.Bytes); err != nil {
+		return err
+	}
+	res.Rclone = rcloneVersion(ctx, "rclone")
+
+	// OpenSSH's sshd, the target: the box's own key (bonesync copy key)
+	// and rclone's in its authorized_keys.
+	_, hostPEM, err := sshdHostKey()
+	if err != nil {
+		return err
+	}
+	boxKey, err := exec.CommandContext(ctx, o.bonesync, "copy", "-state", st, "key").Output()
+	if err != nil {
+		return fmt.Errorf("bonesync copy key: %w", err)
+	}
+	rcloneKey, rclonePub, err := clientKeyFile(work)
+	if err != nil {
+		return err
+	}
+	sshdDir := filepath.Join(work, "sshd")
+	os.MkdirAll(sshdDir, 0o755)
+	sshd, err := startSSHD(ctx, sshdDir, hostPEM)
+	if err != nil {
+		return err
+	}
+	defer sshd.stop()
+	if err := os.WriteFile(filepath.Join(sshdDir, "authorized_keys"), append(append(boxKey, '\n'), rclonePub...), 0o644); err != nil {
+		return err
+	}
+	_, port, _ := strings.Cut(sshd.addr, ":")
+
+	// bonesync copy run, twice.
+	conf := filepath.Join(work, "copy.conf")
+	target := filepath.Join(work, "target-bonesync")
+	os.WriteFile(conf, fmt.Appendf(nil, "copy_target = sftp://root@127.0.0.1:%s%s\n", port, target), 0o644)
+	bonesync := func(what string) error {
+		r, out, err := timed(ctx, exec.Command(o.bonesync, "copy", "-state", st, "-config", conf, "-files", files, "run"))
+		if err != nil {
+			return fmt.Errorf("bonesync copy run (%s): %v\n%s", what, err, lastBytes(out, 2000))
+		}
+		r.Who, r.What = "bonesync copy run", what
+		res.Runs = append(res.Runs, r)
+		o.logf("copies: bonesync, %s: %v wall, %v CPU, %.0f MiB peak", what, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), mib(r.MaxRSS))
+		return nil
+	}
+	if err := bonesync("first copy"); err != nil {
+		return err
+	}
+	if err := bonesync("nothing changed"); err != nil {
+		return err
+	}
+
+	// Debian's rclone, the same tree through a crypt remote to the same
+	// server.
+	pass, err := exec.CommandContext(ctx, "rclone", "obscure", "bench-copy-password").Output()
+	if err != nil {
+		return fmt.Errorf("rclone obscure: %w", err)
+	}
+	env := append(os.Environ(), "RCLONE_CONFIG=/dev/null",
+		"RCLONE_CONFIG_TGT_TYPE=sftp", "RCLONE_CONFIG_TGT_HOST=127.0.0.1", "RCLONE_CONFIG_TGT_PORT="+port,
+		"RCLONE_CONFIG_TGT_USER=root", "RCLONE_CONFIG_TGT_KEY_FILE="+rcloneKey,
+		// The SFTP options bonesync sets: no shell commands on the target
+		// (else rclone probes for one, 25 s here), no remote hash check.
+		"RCLONE_CONFIG_TGT_SHELL_TYPE=none", "RCLONE_CONFIG_TGT_DISABLE_HASHCHECK=true",
+		"RCLONE_CONFIG_CR_TYPE=crypt", "RCLONE_CONFIG_CR_REMOTE=tgt:"+filepath.Join(work, "target-rclone"),
+		"RCLONE_CONFIG_CR_PASSWORD="+strings.TrimSpace(string(pass)))
+	peer := func(what string) error {
+		cmd := exec.Command("rclone", "sync", tree, "cr:current/files/"+copyUser)
+		cmd.Env = env
+		r, out, err := timed(ctx, cmd)
+		if err != nil {
+			return fmt.Errorf("rclone sync (%s): %v\n%s", what, err, lastBytes(out, 2000))
+		}
+		r.Who, r.What = "rclone sync (Debian's)", what
+		res.Runs = append(res.Runs, r)
+		o.logf("copies: rclone, %s: %v wall, %v CPU, %.0f MiB peak", what, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), mib(r.MaxRSS))
+		return nil
+	}
+	if err := peer("first copy"); err != nil {
+		return err
+	}
+	if err := peer("nothing changed"); err != nil {
+		return err
+	}
+	if o.arm {
+		if err := copiesARM(ctx, o, work, port, rcloneKey, string(pass), res); err != nil {
+			res.Notes = append(res.Notes, "the ARM count failed: "+err.Error())
+		}
+	}
+	return nil
+}
+
+// timed runs cmd and returns its wall time, CPU (user and system) and
+// peak resident set, from the kernel's accounting of the process.
+func timed(ctx context.Context, cmd *exec.Cmd) (copyRun, string, error) {
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return copyRun{}, "", err
+	}
+	stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	stop()
+	r := copyRun{Wall: time.Since(t0)}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		r.MaxRSS = ru.Maxrss
+	}
+	return r, out.String(), err
+}
+
+// clientKeyFile writes an ed25519 key for rclone in OpenSSH's format and
+// returns its path and its authorized_keys line.
+func clientKeyFile(dir string) (string, []byte, error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", nil, err
+	}
+	pemKey, err := openSSHKey(priv)
+	if err != nil {
+		return "", nil, err
+	}
+	p := filepath.Join(dir, "rclone_ed25519")
+	if err := os.WriteFile(p, pemKey, 0o600); err != nil {
+		return "", nil, err
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return "", nil, err
+	}
+	return p, ssh.MarshalAuthorizedKey(sp), nil
+}
+
+func rcloneVersion(ctx context.Context, bin string) string {
+	b, _ := exec.CommandContext(ctx, bin, "version").Output()
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(line)
+}
+
+// lastBytes is the end of a command's output, for an error message.
+func lastBytes(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+var insnTotal = regexp.MustCompile(`total (\d+)`)
+
+// lastTotal is the plugin log's last total, in millions.
+func lastTotal(log string) (float64, error) {
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return 0, err
+	}
+	m := insnTotal.FindAllStringSubmatch(string(b), -1)
+	if m == nil {
+		return 0, fmt.Errorf("no instruction total in %s", log)
+	}
+	n, _ := strconv.ParseFloat(m[len(m)-1][1], 64)
+	return n / 1e6, nil
+}
+
+// copiesARM counts, under qemu-arm, bonesync's armv7 build (with the
+// ARM crypto overlay, as the board runs it) copying a smaller tree to the
+// same sshd twice, and Debian's armhf rclone doing the same by hand; a
+// start that does nothing (version) is taken off each.
+func copiesARM(ctx context.Context, o *options, work, port, rcloneKey, pass string, res *copyResult) error {
+	plugin, err := armPlugin(ctx, o)
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(work, "bonesync-armv7")
+	o.logf("copies: building bonesync for GOARM=7 with the ARM crypto overlay")
+	if err := buildArm(ctx, o, bin, "./appliance", true, false); err != nil {
+		return err
+	}
+	res.ARMFiles, res.ARMBytes = o.copyFiles/20, o.copyBytes/20
+	dir := filepath.Join(work, "arm")
+	st, files := filepath.Join(dir, "state"), filepath.Join(dir, "files")
+	add := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "-files", files, "add", copyUser)
+	add.Stdin = strings.NewReader(syncPass + "\n")
+	if out, err := add.CombinedOutput(); err != nil {
+		return fmt.Errorf("user add: %v %s", err, out)
+	}
+	tree := filepath.Join(files, copyUser)
+	if err := copyTree(tree, res.ARMFiles, res.ARMBytes); err != nil {
+		return err
+	}
+	key, err := exec.CommandContext(ctx, o.bonesync, "copy", "-state", st, "key").Output()
+	if err != nil {
+		return err
+	}
+	auth := filepath.Join(work, "sshd", "authorized_keys")
+	had, _ := os.ReadFile(auth)
+	if err := os.WriteFile(auth, append(had, key...), 0o644); err != nil {
+		return err
+	}
+	conf := filepath.Join(dir, "copy.conf")
+	os.WriteFile(conf, fmt.Appendf(nil, "copy_target = sftp://root@127.0.0.1:%s%s\n", port, filepath.Join(dir, "target-bonesync")), 0o644)
+	count := func(env []string, args ...string) (float64, error) {
+		log := filepath.Join(dir, fmt.Sprintf("plugin-%d.log", time.Now().UnixNano()))
+		q := append([]string{"-cpu", "cortex-a8", "-plugin", plugin, "-d", "plugin", "-D", log}, args...)
+		cmd := exec.CommandContext(ctx, "qemu-arm", q...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("qemu-arm %s: %v\n%s", strings.Join(args, " "), err, lastBytes(string(out), 2000))
+		}
+		return lastTotal(log)
+	}
+	mibs := float64(res.ARMBytes) / (1 << 20)
+	o.logf("copies: bonesync under qemu-arm, %d files, %d MiB", res.ARMFiles, res.ARMBytes>>20)
+	b := armCopy{Who: "bonesync copy run (armv7, ARM crypto)"}
+	if b.Nil, err = count(os.Environ(), bin, "version"); err != nil {
+		return err
+	}
+	run := []string{bin, "copy", "-state", st, "-config", conf, "-files", files, "run"}
+	if b.First, err = count(os.Environ(), run...); err != nil {
+		return err
+	}
+	if b.Second, err = count(os.Environ(), run...); err != nil {
+		return err
+	}
+	b.PerMiB, b.PerFile = (b.First-b.Nil)/mibs, (b.Second-b.Nil)*1e6/float64(res.ARMFiles)
+	res.ARM = append(res.ARM, b)
+
+	rclone := filepath.Join(o.sysroot, "usr/bin/rclone")
+	if _, err := os.Stat(rclone); err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("Debian's armhf rclone not counted: not in the sysroot %s (bench/armhf-sysroot.sh puts it there)", o.sysroot))
+		return nil
+	}
+	o.logf("copies: Debian's armhf rclone under qemu-arm")
+	env := append(os.Environ(), "RCLONE_CONFIG=/dev/null",
+		"RCLONE_CONFIG_TGT_TYPE=sftp", "RCLONE_CONFIG_TGT_HOST=127.0.0.1", "RCLONE_CONFIG_TGT_PORT="+port,
+		"RCLONE_CONFIG_TGT_USER=root", "RCLONE_CONFIG_TGT_KEY_FILE="+rcloneKey,
+		// The SFTP options bonesync sets: no shell commands on the target
+		// (else rclone probes for one, 25 s here), no remote hash check.
+		"RCLONE_CONFIG_TGT_SHELL_TYPE=none", "RCLONE_CONFIG_TGT_DISABLE_HASHCHECK=true",
+		"RCLONE_CONFIG_CR_TYPE=crypt", "RCLONE_CONFIG_CR_REMOTE=tgt:"+filepath.Join(dir, "target-rclone"),
+		"RCLONE_CONFIG_CR_PASSWORD="+strings.TrimSpace(pass))
+	r := armCopy{Who: "rclone sync (Debian's armhf " + strings.TrimPrefix(rcloneVersion(ctx, "rclone"), "rclone ") + ")"}
+	if r.Nil, err = count(env, "-L", o.sysroot, rclone, "version"); err != nil {
+		return err
+	}
+	sync := []string{"-L", o.sysroot, rclone, "sync", tree, "cr:current/files/" + copyUser}
+	if r.First, err = count(env, sync...); err != nil {
+		return err
+	}
+	if r.Second, err = count(env, sync...); err != nil {
+		return err
+	}
+	r.PerMiB, r.PerFile = (r.First-r.Nil)/mibs, (r.Second-r.Nil)*1e6/float64(res.ARMFiles)
+	res.ARM = append(res.ARM, r)
+	return nil
+}
+
+// markdown writes the copy block.
+func (c *copyResult) markdown(w io.Writer) {
+	fmt.Fprintf(w, "## Copies off the box: bonesync copy run beside rclone sync, to OpenSSH's SFTP server\n\n")
+	if c.Err != "" {
+		fmt.Fprintf(w, "Failed: %s\n\n", c.Err)
+	}
+	fmt.Fprintf(w, "%d files, %d MiB in all (random bytes, 100 to a folder), encrypted (rclone's crypt) to sshd on loopback. "+
+		"The peer is %s, by hand: `rclone sync` of the same folder through a crypt remote, with the SFTP options bonesync "+
+		"sets (shell_type none, disable_hashcheck). bonesync also writes the user's digest list and calendars' zip, and opens "+
+		"several crypt remotes a run (current files, extra, old), each a 16 MiB scrypt of the password. CPU is user and system time of the process; the peak is its resident set.\n\n", c.Files, c.Bytes>>20, c.Rclone)
+	fmt.Fprintf(w, "| run | who | wall | CPU | CPU per MiB | peak resident | ratio (CPU) |\n|---|---|---:|---:|---:|---:|---:|\n")
+	peer := map[string]copyRun{}
+	for _, r := range c.Runs {
+		if !strings.HasPrefix(r.Who, "bonesync") {
+			peer[r.What] = r
+		}
+	}
+	for _, r := range c.Runs {
+		rat := ""
+		if p, ok := peer[r.What]; ok && strings.HasPrefix(r.Who, "bonesync") {
+			rat = ratio(float64(r.CPU), float64(p.CPU))
+		}
+		fmt.Fprintf(w, "| %s | %s | %.1f s | %.1f s | %.1f ms | %.1f MiB | %s |\n", r.What, r.Who, r.Wall.Seconds(), r.CPU.Seconds(),
+			ms(r.CPU)/(float64(c.Bytes)/(1<<20)), mib(r.MaxRSS), rat)
+	}
+	if len(c.ARM) > 0 {
+		fmt.Fprintf(w, "\nUnder the armcost proxy (qemu-arm, Cortex-A8 model), %d files, %d MiB, a start that does nothing taken off:\n\n", c.ARMFiles, c.ARMBytes>>20)
+		fmt.Fprintf(w, "| who | first copy, M instructions per MiB | nothing changed, instructions per file |\n|---|---:|---:|\n")
+		for _, a := range c.ARM {
+			fmt.Fprintf(w, "| %s | %.1f | %.0f |\n", a.Who, a.PerMiB, a.PerFile)
+		}
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "\n%s\n", n)
+	}
+	fmt.Fprintln(w)
+}
