@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/bonesync/bonesync/appliance/state"
 )
 
@@ -27,7 +29,9 @@ func (s *Store) Owners() ([]string, error) {
 			return nil, fmt.Errorf("the store's users: %w", err)
 		}
 		for _, e := range entries {
-			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !slices.Contains(names, e.Name()) {
+			// lost+found, where the files folder is a file system's root,
+			// is fsck's, nobody's: only names an account could have.
+			if e.IsDir() && accountName(e.Name()) && !slices.Contains(names, e.Name()) {
 				names = append(names, e.Name())
 			}
 		}
@@ -46,6 +50,9 @@ type Usage struct {
 // UsageOf counts what user's data takes; a user with none has zeros.
 func (s *Store) UsageOf(user string) (Usage, error) {
 	var u Usage
+	if !validUser(user) {
+		return u, fmt.Errorf("bad user name %q", user)
+	}
 	if fi, err := os.Stat(filepath.Join(s.dir, user)); err == nil && fi.IsDir() {
 		t, err := s.tree(user, false)
 		if err != nil {
@@ -56,9 +63,6 @@ func (s *Store) UsageOf(user string) (Usage, error) {
 		if err != nil {
 			return u, err
 		}
-	}
-	if !validUser(user) {
-		return u, fmt.Errorf("bad user name %q", user)
 	}
 	items, err := s.loadTrash(user)
 	if err != nil {
@@ -110,12 +114,13 @@ func (s *Store) HandOver(from, to, name string) error {
 	}
 	unlock := t.usageStep()
 	sized := t.sizeChange()
-	err = os.Rename(src, filepath.Join(s.dir, to, name))
+	defer sized() // after the records are up: a count in between would see the files twice
+	// No replacing: a folder of that name made since the check stays.
+	err = unix.Renameat2(unix.AT_FDCWD, src, unix.AT_FDCWD, filepath.Join(s.dir, to, name), unix.RENAME_NOREPLACE)
 	if err == nil {
 		t.account(moved)
 	}
 	unlock()
-	sized()
 	if err != nil {
 		return fmt.Errorf("hand %s's files to %s: %w", from, to, err)
 	}
@@ -142,6 +147,20 @@ func (s *Store) RemoveOwner(user string) error {
 	s.heldAt = time.Time{} // count the trash anew
 	s.heldMu.Unlock()
 	return nil
+}
+
+// accountName says whether name is one an account could have (package
+// users: a lowercase letter, then lowercase letters, digits, _ and -).
+func accountName(name string) bool {
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func validUser(user string) bool {

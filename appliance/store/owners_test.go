@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -78,5 +79,33 @@ func TestHandOverAndRemoveAnOwnersFiles(t *testing.T) {
 	}
 	if err := s.RemoveOwner("../bob"); err == nil {
 		t.Error("RemoveOwner took a path")
+	}
+}
+
+// A second process's store (bonesync copy) beside the server's: the same
+// folder ETags, and the server's running mark left alone, so the server's
+// next start is not taken for one after a crash.
+func TestOpenBesideKeepsTheServersMark(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "files")
+	server, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beside, err := OpenBeside(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if beside.epoch != server.epoch {
+		t.Error("the second opener has another epoch: every folder ETag would differ")
+	}
+	beside.Close()
+	if _, err := os.Stat(filepath.Join(dir, ownDir, "running")); err != nil {
+		t.Fatalf("the server's running mark is gone: %v", err)
+	}
+	server.Close()
+	again, _ := Open(dir)
+	defer again.Close()
+	if again.epoch != server.epoch {
+		t.Error("after a clean stop the epoch was renewed")
 	}
 }

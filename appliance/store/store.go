@@ -27,6 +27,7 @@ import (
 // the store's own: the staging folder for uploads in progress, the epoch
 // of folder ETags (see meta.go) and the users' trash (trash.go).
 type Store struct {
+	beside  bool // OpenBeside's: the running mark is another process's
 	dir     string
 	own     string   // dir/.bonesync
 	staging *os.File // dir/.bonesync/staging, where uploads are written
@@ -84,9 +85,44 @@ func Open(dir string) (*Store, error) {
 	return s, nil
 }
 
-// Close marks a clean stop: the next Open keeps the folder ETags.
+// OpenBeside opens the store at dir for a second process while the
+// server may hold it (bonesync copy run and restore): it takes the epoch
+// of folder ETags as it is and neither writes nor removes the running
+// mark, which is the server's. Writes through it keep the files'
+// records and folder tags on the disk; the server's counts of usage learn
+// of them at its next start.
+func OpenBeside(dir string) (*Store, error) {
+	s := &Store{dir: dir, own: filepath.Join(dir, ownDir), beside: true}
+	s.free = func() (int64, error) { _, free, err := diskSpace(dir); return free, err }
+	if err := os.MkdirAll(filepath.Join(s.own, "staging"), 0o700); err != nil {
+		return nil, fmt.Errorf("file store %s: %w", dir, err)
+	}
+	var err error
+	if s.staging, err = os.Open(filepath.Join(s.own, "staging")); err != nil {
+		return nil, fmt.Errorf("file store %s: %w", dir, err)
+	}
+	epoch, err := os.ReadFile(filepath.Join(s.own, "epoch"))
+	switch {
+	case err == nil && len(epoch) == len(s.epoch):
+		copy(s.epoch[:], epoch)
+	case errors.Is(err, fs.ErrNotExist): // a store nobody opened yet
+		rand.Read(s.epoch[:])
+		if err := writeSynced(filepath.Join(s.own, "epoch"), s.epoch[:]); err != nil {
+			return nil, fmt.Errorf("file store %s: %w", dir, err)
+		}
+	default:
+		return nil, fmt.Errorf("file store %s: its epoch is unreadable (%v): start the server once", dir, err)
+	}
+	return s, nil
+}
+
+// Close marks a clean stop: the next Open keeps the folder ETags. (A
+// store opened beside the server leaves the mark alone.)
 func (s *Store) Close() error {
 	s.staging.Close()
+	if s.beside {
+		return nil
+	}
 	return os.Remove(filepath.Join(s.own, "running"))
 }
 
