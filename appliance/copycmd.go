@@ -56,10 +56,7 @@ func copySettings(f *flags) (copies.Settings, config.Config, error) {
 	if cfg.CopyTarget == "" {
 		return copies.Settings{}, cfg, fmt.Errorf("no copy_target in %s (docs/copies.md)", f.config)
 	}
-	return copies.Settings{
-		Target: cfg.CopyTarget, TargetPassword: cfg.CopyTargetPassword,
-		Keep: cfg.CopyKeep, BwLimit: cfg.CopyBwLimit,
-	}, cfg, nil
+	return cfg.Copies(), cfg, nil
 }
 
 // copyRun is `bonesync copy run`: one copy, now. The first one makes the
@@ -86,16 +83,16 @@ func copyRun(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	if _, err := copies.KeyFile(st.Key); err != nil {
 		return err
 	}
-	db, s, err := openStore(f)
+	_, s, err := openStore(f)
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	cals, err := calendars.Open(f.files)
 	if err != nil {
 		return err
 	}
-	c := &copies.Copier{Settings: st, Store: s, Users: func() []string { return userNames(db) }, Extra: cals,
-		Work: dir, Log: sysd.NewLogger(stderr)}
+	c := &copies.Copier{Settings: st, Store: s, Extra: cals, Work: dir, Log: sysd.NewLogger(stderr)}
 	r := c.Run(ctx)
 	fmt.Fprintf(stdout, "copy to %s: %d files sent (%d bytes), %d errors, in %v\n",
 		copies.Redacted(st.Target), r.Files, r.Bytes, r.Errors, r.Ended.Sub(r.Started).Round(1e6))
@@ -150,7 +147,8 @@ func copyRestore(ctx context.Context, f *flags, stdin io.Reader, stdout io.Write
 	return nil
 }
 
-// openStore opens the users and the store of the state directory.
+// openStore opens the users and the store of the state directory, beside
+// the server that may be running (store.OpenBeside).
 func openStore(f *flags) (*users.DB, *store.Store, error) {
 	sd, err := state.Open(f.state)
 	if err != nil {
@@ -160,19 +158,9 @@ func openStore(f *flags) (*users.DB, *store.Store, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := store.Open(f.files)
+	s, err := store.OpenBeside(f.files)
 	if err != nil {
 		return nil, nil, err
 	}
 	return db, s, nil
-}
-
-// userNames are the accounts' names.
-func userNames(db *users.DB) []string {
-	list, _ := db.List()
-	var names []string
-	for _, u := range list {
-		names = append(names, u.Name)
-	}
-	return names
 }

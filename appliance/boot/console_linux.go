@@ -61,6 +61,12 @@ func (s *System) command(ctx context.Context, f []string) {
 		s.status()
 	case "copy":
 		self(append([]string{"copy", "-state", StateDir, "-config", ConfigFile, "-files", FilesDir}, f[1:]...)...)
+		if len(f) > 1 && f[1] == "restore" && s.Server != nil {
+			// The server counts each user's usage once: it starts again to
+			// count the files restored beside it.
+			fmt.Fprintf(s.Console, "restarting the server to count the restored files\n")
+			s.signalServer([]string{"-TERM"})
+		}
 	case "user":
 		self(append([]string{"user", "-state", StateDir, "-files", FilesDir}, f[1:]...)...)
 	case "bench":

@@ -467,3 +467,10 @@ func modern(algs []string) []string {
 	}
 	return out
 }
+
+// Copies are the copy settings (package copies; the keys and the
+// password come from Settings.UseDir).
+func (c Config) Copies() copies.Settings {
+	return copies.Settings{Target: c.CopyTarget, TargetPassword: c.CopyTargetPassword,
+		Keep: c.CopyKeep, BwLimit: c.CopyBwLimit}
+}

@@ -96,8 +96,14 @@ type Result struct {
 type Copier struct {
 	Settings Settings
 	Store    *store.Store
-	Users    func() []string
-	Extra    Extra // nil: no calendars
+	// Users are whose files and calendars are copied; nil: everyone's
+	// the store and the calendars hold, with an account or not (a
+	// deleted user's files stay on the box until the admin decides, and
+	// in the copy as long).
+	Users func() []string
+	// Held says the caller holds the runs' lock (Lock) for this run.
+	Held  bool
+	Extra Extra // nil: no calendars
 	// Work is a folder of the box's own for what a run writes before it
 	// is sent (the digests and calendars).
 	Work string
@@ -105,6 +111,41 @@ type Copier struct {
 	now  func() time.Time
 	// every is how often a run's progress is written; 0: progressEvery.
 	every time.Duration
+	// sameDiskOK lets tests copy to a folder on the files' disk.
+	sameDiskOK bool
+}
+
+// checkFolder refuses a folder target that is not there, or that is on
+// the disk of the files: an unplugged USB disk's mount point would
+// otherwise fill the box's own disk (on the board, its memory) with a
+// copy that is no copy.
+func (c *Copier) checkFolder() error {
+	t, err := ParseTarget(c.Settings.Target)
+	if err != nil || t.Kind != "local" {
+		return err
+	}
+	fi, err := os.Stat(t.Path)
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("the target folder %s is not there: is its disk plugged in and mounted? (make the folder on it once)", t.Path)
+	}
+	var target, files unix.Stat_t
+	if unix.Stat(t.Path, &target) == nil && unix.Stat(c.Store.Dir(), &files) == nil && target.Dev == files.Dev && !c.sameDiskOK {
+		return fmt.Errorf("the target folder %s is on the same disk as the files: a copy there is lost with them (is the USB disk mounted?)", t.Path)
+	}
+	return nil
+}
+
+// owners are the users whose data a run copies.
+func (c *Copier) owners() []string {
+	if c.Users != nil {
+		return c.Users()
+	}
+	names, _ := c.Store.Owners()
+	if o, ok := c.Extra.(interface{ Owners() []string }); ok {
+		names = append(names, o.Owners()...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // Run makes one copy: sends what changed since the last, moves what it
@@ -114,9 +155,9 @@ func (c *Copier) Run(ctx context.Context) Result {
 	if c.now != nil {
 		now = c.now
 	}
-	r := Result{Started: now(), Users: c.Users()}
-	if c.Work != "" {
-		unlock, err := lockRuns(c.Work)
+	r := Result{Started: now(), Users: c.owners()}
+	if c.Work != "" && !c.Held {
+		unlock, err := Lock(c.Work)
 		if err != nil {
 			r.Err, r.Ended = err, now()
 			return r // the run going on keeps the status
@@ -132,6 +173,9 @@ func (c *Copier) Run(ctx context.Context) Result {
 }
 
 func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
+	if err := c.checkFolder(); err != nil {
+		return err
+	}
 	root, err := configure(c.Settings)
 	if err != nil {
 		return err
@@ -347,7 +391,22 @@ func MakePassword(dir string) (string, error) {
 		return "", err
 	}
 	pw := NewPassword()
-	return pw, state.WriteFile(file, []byte(pw), 0o600)
+	// Written aside and linked in place: if two first runs race (the
+	// console's and the admin page's), one password wins and the other
+	// run is told, never shown a password that was not kept.
+	tmp := fmt.Sprintf("%s.%d", file, os.Getpid())
+	if err := state.WriteFile(tmp, []byte(pw), 0o600); err != nil {
+		return "", fmt.Errorf("the copies' password: %w", err)
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, file); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return "", ErrRunning
+		}
+		return "", fmt.Errorf("the copies' password: %w", err)
+	}
+	state.SyncDir(dir)
+	return pw, nil
 }
 
 // Next is the first time after now that is at after a local midnight:
@@ -364,14 +423,16 @@ func Next(now time.Time, at time.Duration) time.Time {
 // daily one, the admin page's, the console's): one at a time, box-wide.
 var ErrRunning = errors.New("a copy is already running")
 
-// lockRuns takes the runs' lock in dir, or says ErrRunning.
-func lockRuns(dir string) (unlock func(), err error) {
+// Lock takes the runs' lock in dir (Dir), or says ErrRunning: one run
+// at a time, across processes. The caller that holds it for a run sets
+// Copier.Held.
+func Lock(dir string) (unlock func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the copies' folder: %w", err)
 	}
 	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the copies' lock: %w", err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
@@ -385,7 +446,7 @@ func lockRuns(dir string) (unlock func(), err error) {
 
 // Running says whether a run is going on in dir, in any process.
 func Running(dir string) bool {
-	unlock, err := lockRuns(dir)
+	unlock, err := Lock(dir)
 	if err != nil {
 		return errors.Is(err, ErrRunning)
 	}
@@ -501,9 +562,12 @@ func (c *Copier) record(r Result) {
 	if old, ok := ReadStatus(c.Work); ok {
 		st.LastSuccess = old.LastSuccess
 	}
-	if r.Err != nil {
+	switch {
+	case errors.Is(r.Err, context.Canceled):
+		st.Error = "interrupted (the box stopped): the next run completes it"
+	case r.Err != nil:
 		st.Error = r.Err.Error()
-	} else {
+	default:
 		st.LastSuccess = r.Ended
 	}
 	c.writeStatus(st)

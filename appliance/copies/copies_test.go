@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -71,12 +72,16 @@ func (b *box) put(t *testing.T, f, content string, mtime time.Time) {
 }
 
 func (b *box) copier(t *testing.T, target string) *Copier {
+	if strings.HasPrefix(target, "/") {
+		os.MkdirAll(target, 0o755) // the USB disk's folder, made once
+	}
 	return &Copier{
-		Settings: Settings{Target: target, Password: "correct horse battery staple", Keep: 1},
-		Store:    b.st,
-		Users:    func() []string { return []string{"alice", "bob"} },
-		Work:     t.TempDir(),
-		Log:      slog.New(slog.DiscardHandler),
+		sameDiskOK: true, // the test's folders are all on one disk
+		Settings:   Settings{Target: target, Password: "correct horse battery staple", Keep: 1},
+		Store:      b.st,
+		Users:      func() []string { return []string{"alice", "bob"} },
+		Work:       t.TempDir(),
+		Log:        slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -443,7 +448,7 @@ func TestProgressWhileRunning(t *testing.T) {
 func TestOneRunAtATime(t *testing.T) {
 	b := newBox(t)
 	c := b.copier(t, filepath.Join(t.TempDir(), "copy"))
-	unlock, err := lockRuns(c.Work)
+	unlock, err := Lock(c.Work)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,5 +467,34 @@ func TestOneRunAtATime(t *testing.T) {
 	}
 	if r := c.Run(context.Background()); r.Err != nil {
 		t.Fatal(r.Err)
+	}
+}
+
+// A folder target must be there and on another disk than the files: an
+// unplugged disk's mount point is refused, not filled.
+func TestFolderTargetMustBeAnotherDisk(t *testing.T) {
+	b := newBox(t)
+	c := b.copier(t, "sftp://x@y/z")
+	c.Settings.Target = filepath.Join(t.TempDir(), "not-mounted", "bonesync-copy")
+	if r := c.Run(context.Background()); r.Err == nil || !strings.Contains(r.Err.Error(), "is its disk plugged in and mounted?") {
+		t.Fatalf("a missing folder: %v", r.Err)
+	}
+	c.Settings.Target = t.TempDir()
+	c.sameDiskOK = false
+	if r := c.Run(context.Background()); r.Err == nil || !strings.Contains(r.Err.Error(), "on the same disk as the files") {
+		t.Fatalf("a folder on the files' disk: %v", r.Err)
+	}
+}
+
+// Without a list of users a run copies everyone the store holds, with an
+// account or not: a deleted user's files are on the box until the admin
+// decides, and so in the copy.
+func TestCopiesEveryOwner(t *testing.T) {
+	b := newBox(t)
+	c := b.copier(t, filepath.Join(t.TempDir(), "copy"))
+	c.Users = nil
+	r := c.Run(context.Background())
+	if r.Err != nil || !slices.Equal(r.Users, []string{"alice", "bob"}) {
+		t.Fatalf("copied %v: %v", r.Users, r.Err)
 	}
 }

@@ -88,21 +88,12 @@ func (s *services) copies(ctx context.Context) error {
 
 // copier is the copy off the box as the config and the state have it.
 func (s *services) copier() (*copies.Copier, error) {
-	st := copies.Settings{Target: s.cfg.CopyTarget, TargetPassword: s.cfg.CopyTargetPassword,
-		Keep: s.cfg.CopyKeep, BwLimit: s.cfg.CopyBwLimit}
+	st := s.cfg.Copies()
 	dir := copies.Dir(s.o.State)
 	if err := st.UseDir(dir); err != nil {
 		return nil, err
 	}
-	return &copies.Copier{Settings: st, Store: s.files, Extra: s.pim, Work: dir, Log: s.log,
-		Users: func() []string {
-			list, _ := s.accounts.List()
-			var names []string
-			for _, u := range list {
-				names = append(names, u.Name)
-			}
-			return names
-		}}, nil
+	return &copies.Copier{Settings: st, Store: s.files, Extra: s.pim, Work: dir, Log: s.log}, nil
 }
 
 // copied logs a run's result and tells the admin of a failure.
@@ -113,6 +104,8 @@ func (s *services) copied(r copies.Result) {
 	switch {
 	case errors.Is(r.Err, copies.ErrRunning):
 		s.log.Info("copy not started: another is running", "target", target)
+	case errors.Is(r.Err, context.Canceled):
+		s.log.Info("copy interrupted: the server stops; the next run completes it", attrs...)
 	case r.Err != nil:
 		s.log.Error("copy failed", append(attrs, "err", r.Err)...)
 		s.notices.Post(users.Admin, "copy", "", "The copy off the box failed",
@@ -134,21 +127,38 @@ func (s *services) copyStart() (password string, err error) {
 		return "", errors.New("the server is not ready to copy yet")
 	}
 	dir := copies.Dir(s.o.State)
-	if copies.Running(dir) {
-		return "", copies.ErrRunning
-	}
-	if password, err = copies.MakePassword(dir); err != nil {
+	unlock, err := copies.Lock(dir) // held from here to the run's end
+	if err != nil {
 		return "", err
+	}
+	c, password, err := s.firstCopier(dir)
+	if err != nil {
+		unlock()
+		return password, err
+	}
+	c.Held = true
+	go func() {
+		defer unlock()
+		s.copied(c.Run(*ctx))
+	}()
+	return password, nil
+}
+
+// firstCopier is the copier, with the encryption password and the box's
+// SSH key made if this is the first copy (the password is returned then).
+func (s *services) firstCopier(dir string) (*copies.Copier, string, error) {
+	password, err := copies.MakePassword(dir)
+	if err != nil {
+		return nil, "", err
 	}
 	c, err := s.copier()
 	if err != nil {
-		return password, err
+		return nil, password, err
 	}
 	if _, err := copies.KeyFile(c.Settings.Key); err != nil {
-		return password, err
+		return nil, password, err
 	}
-	go func() { s.copied(c.Run(*ctx)) }()
-	return password, nil
+	return c, password, nil
 }
 
 // copyStaleAfter is how long without a good copy makes a notice, whether
@@ -163,10 +173,13 @@ func (s *services) checkCopyAge() {
 	}
 	st, ok := copies.ReadStatus(copies.Dir(s.o.State))
 	since := st.LastSuccess
-	if !ok || since.IsZero() {
+	if since.IsZero() {
 		since = st.Started // none ever: from the first try
 	}
-	if !ok || time.Since(since) < copyStaleAfter {
+	if since.IsZero() && st.Running != nil {
+		since = st.Running.Started // the first run, going on or cut short
+	}
+	if !ok || since.IsZero() || time.Since(since) < copyStaleAfter || st.Running != nil && !st.Stale() {
 		s.notices.Clear(users.Admin, "copy-stale", "")
 		return
 	}
