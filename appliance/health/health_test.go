@@ -105,9 +105,11 @@ func TestKernelErrorsAreTheDisksOnly(t *testing.T) {
 		"3,106,1006,-;mmcblk0boot0: error -5 reading\n",
 		"3,107,1007,-;mmcblk01: error -5, another disk\n",
 		"3,108,1008,-;mmcblk0pfoo: error -5, not a partition\n",
+		"5,109,1009,-;EXT4-fs (mmcblk0p2): error count since last fsck: 3\n",
+		"4,110,1010,-;EXT4-fs (mmcblk0p2): warning: mounting fs with errors, running e2fsck is recommended\n",
 	}
 	found, last, err := kernelErrors(&records{lines: log}, "mmcblk0", 0)
-	if err != nil || last != 108 {
+	if err != nil || last != 110 {
 		t.Fatalf("last %d, %v", last, err)
 	}
 	var seqs []uint64
@@ -275,5 +277,32 @@ func TestSampleOfAnIdleDiskWritesNothing(t *testing.T) {
 	l.Sample(d, now.Add(2*time.Hour))
 	if r, _ := (&Log{Dir: l.Dir}).Read("mmcblk0"); r.Written != (300+4096)*512 {
 		t.Fatalf("saved %d bytes, want every sector since the first sample", r.Written)
+	}
+}
+
+// Final saves whatever was written (at shutdown: the counters start again
+// at the next boot), and Told keeps the count the admin was told of.
+func TestFinalSavesAndToldIsKept(t *testing.T) {
+	sys, data := fakeSys(t)
+	d, _ := diskOf(data, sys)
+	l := &Log{Dir: t.TempDir(), bootID: func() (string, error) { return "b", nil },
+		kmsg: func(string, uint64) ([]KernelError, uint64, error) { return nil, 0, nil }}
+	stat := filepath.Join(sys, "block/mmcblk0/stat")
+	os.WriteFile(stat, []byte("1 0 8 0 1 0 100 0 0 0 0 0 0 0 0\n"), 0o644)
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	l.Sample(d, now)
+	os.WriteFile(stat, []byte("1 0 8 0 1 0 300 0 0 0 0 0 0 0 0\n"), 0o644)
+	l.Final(d, now.Add(time.Hour))
+	if r, _ := (&Log{Dir: l.Dir}).Read("mmcblk0"); r.Written != 300*512 {
+		t.Fatalf("after Final the saved report has %d bytes, want %d", r.Written, 300*512)
+	}
+	if err := l.Told("mmcblk0", 4); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := (&Log{Dir: l.Dir}).Read("mmcblk0"); r.Told != 4 {
+		t.Fatalf("told %d", r.Told)
+	}
+	if all := l.ReadAll(); all[0].Told != 4 {
+		t.Fatalf("the newest sample says told %d", all[0].Told)
 	}
 }

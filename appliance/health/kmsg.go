@@ -34,33 +34,38 @@ func kernelErrors(r io.Reader, whole string, after uint64) (found []KernelError,
 		case err != nil:
 			return found, last, err
 		}
-		seq, msg, ok := parseRecord(buf[:n])
+		prio, seq, msg, ok := parseRecord(buf[:n])
 		if !ok || seq <= after && after != 0 {
 			continue
 		}
 		last = max(last, seq)
-		if reportsError(msg, whole) {
+		// Errors are logged at KERN_ERR or worse; ext4's daily reminder of
+		// errors it recorded earlier ("error count since last fsck") is a
+		// notice, and not a new error.
+		if prio&7 <= 3 && reportsError(msg, whole) {
 			found = append(found, KernelError{Seq: seq, Message: msg})
 		}
 	}
 }
 
-// parseRecord splits "PRIO,SEQ,USEC,FLAGS[,...];MESSAGE\n[ KEY=VALUE\n...]".
-func parseRecord(b []byte) (seq uint64, msg string, ok bool) {
+// parseRecord splits "PRIO,SEQ,USEC,FLAGS[,...];MESSAGE\n[ KEY=VALUE\n...]"
+// (PRIO: facility*8 + level).
+func parseRecord(b []byte) (prio int, seq uint64, msg string, ok bool) {
 	head, rest, ok := bytes.Cut(b, []byte(";"))
 	if !ok {
-		return 0, "", false
+		return 0, 0, "", false
 	}
 	f := strings.Split(string(head), ",")
 	if len(f) < 4 {
-		return 0, "", false
+		return 0, 0, "", false
 	}
-	seq, err := strconv.ParseUint(f[1], 10, 64)
-	if err != nil {
-		return 0, "", false
+	prio, err1 := strconv.Atoi(f[0])
+	seq, err2 := strconv.ParseUint(f[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, "", false
 	}
 	msg, _, _ = strings.Cut(string(rest), "\n")
-	return seq, msg, true
+	return prio, seq, msg, true
 }
 
 // reportsError says whether a kernel message reports an error on the disk:

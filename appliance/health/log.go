@@ -41,6 +41,18 @@ type Report struct {
 	// was): the I/O errors are then not counted.
 	KernelLog string    `json:"kernel_log_unreadable,omitempty"`
 	FS        *FSErrors `json:"fs_errors,omitempty"` // nil: not an ext4 partition
+	// Told is the count of errors (I/O and file system) the admin was
+	// last told of (Log.Told).
+	Told int `json:"errors_told,omitempty"`
+}
+
+// Errors are the I/O and file system errors counted.
+func (r Report) Errors() int {
+	n := r.IOErrors
+	if r.FS != nil {
+		n += r.FS.Count
+	}
+	return n
 }
 
 // kept is a disk's file in the log: the report, and where the last sample
@@ -175,9 +187,47 @@ func (l *Log) ReadAll() []Report {
 	return out
 }
 
+// Told records that the admin was told of n errors on the disk.
+func (l *Log) Told(whole string, n int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k, ok := l.read(whole)
+	if !ok {
+		return fmt.Errorf("health of %s: no report to mark", whole)
+	}
+	k.Told = n
+	if r, ok := l.last[whole]; ok {
+		r.Told = n
+		l.last[whole] = r
+	}
+	return l.save(whole, k)
+}
+
 // Sample reads the disk's counters and errors now, adds what was written
-// since the last sample to today's figure, and keeps the report.
-func (l *Log) Sample(d Disk, now time.Time) (Report, error) {
+// since the last sample to today's figure, and keeps the report (saved
+// when the disk was written saveAfter since the last save or its errors
+// changed).
+func (l *Log) Sample(d Disk, now time.Time) (Report, error) { return l.sample(d, now, false) }
+
+// Final is Sample, saved whatever was written: at shutdown, since the
+// counters start again at the next boot.
+func (l *Log) Final(d Disk, now time.Time) (Report, error) { return l.sample(d, now, true) }
+
+func (l *Log) save(whole string, k kept) error {
+	b, err := json.MarshalIndent(k, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
+		return fmt.Errorf("health log: %w", err)
+	}
+	if err := state.WriteFile(filepath.Join(l.Dir, whole+".json"), b, 0o600); err != nil {
+		return fmt.Errorf("health log: %w", err)
+	}
+	return nil
+}
+
+func (l *Log) sample(d Disk, now time.Time, force bool) (Report, error) {
 	c, err := d.Counters()
 	if err != nil {
 		return Report{}, fmt.Errorf("health of %s: %w", d.Whole, err)
@@ -233,20 +283,10 @@ func (l *Log) Sample(d Disk, now time.Time) (Report, error) {
 	}
 	l.last[d.Whole] = *r
 	l.mu.Unlock()
-	if ok && written*512 < saveAfter && r.IOErrors == before.IOErrors && reflect.DeepEqual(r.FS, before.FS) && r.Identity == before.Identity {
+	if !force && ok && written*512 < saveAfter && r.IOErrors == before.IOErrors && reflect.DeepEqual(r.FS, before.FS) && r.Identity == before.Identity {
 		return *r, nil
 	}
-	b, err := json.MarshalIndent(k, "", "  ")
-	if err != nil {
-		return *r, err
-	}
-	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
-		return *r, fmt.Errorf("health log: %w", err)
-	}
-	if err := state.WriteFile(filepath.Join(l.Dir, d.Whole+".json"), b, 0o600); err != nil {
-		return *r, fmt.Errorf("health log: %w", err)
-	}
-	return *r, nil
+	return *r, l.save(d.Whole, k)
 }
 
 // addDay adds n to the day's figure and drops days past keepDays.

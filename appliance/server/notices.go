@@ -26,18 +26,19 @@ const (
 // keepNotices checks at start (after a minute; the disks at once) and
 // then hourly.
 func (s *services) keepNotices(ctx context.Context) error {
-	s.checkDisks() // the disks' health from the start: status shows it
+	s.checkDisks(false) // the disks' health from the start: status shows it
 	wait := time.Minute
 	for {
 		select {
 		case <-ctx.Done():
+			s.checkDisks(true) // this boot's writes counted before a reboot
 			return nil
 		case <-time.After(wait):
 		}
 		wait = checkNoticesEvery
 		s.checkNotices()
 		s.checkCopyAge()
-		s.checkDisks()
+		s.checkDisks(false)
 		if n := s.shares.Expire(); n > 0 {
 			s.log.Info("shares past their expiry ended", "count", n)
 		}
@@ -94,8 +95,9 @@ func (s *services) checkNotices() {
 
 // checkDisks samples the health of the disks under the state and the
 // files (package health: writes by day, I/O and file system errors) and
-// tells the admin of errors, anew when their number grows.
-func (s *services) checkDisks() {
+// tells the admin of errors, anew when their number grows. final saves
+// the sample whatever was written (at shutdown).
+func (s *services) checkDisks(final bool) {
 	seen := map[string]bool{}
 	for _, dir := range []string{s.o.State, s.o.Files} {
 		d, err := health.DiskOf(dir)
@@ -103,7 +105,11 @@ func (s *services) checkDisks() {
 			continue // tmpfs, overlay: nothing to watch
 		}
 		seen[d.Whole] = true
-		r, err := s.health.Sample(d, s.prov.Clock.Now())
+		sample := s.health.Sample
+		if final {
+			sample = s.health.Final
+		}
+		r, err := sample(d, s.prov.Clock.Now())
 		if err != nil {
 			s.log.Warn("cannot look at the disk's health", "disk", d.Whole, "err", err)
 			continue
@@ -112,12 +118,15 @@ func (s *services) checkDisks() {
 		if p == "" {
 			continue
 		}
-		errs := r.IOErrors
-		if r.FS != nil {
-			errs += r.FS.Count
-		}
+		errs := r.Errors()
 		s.log.Warn("the disk reports errors", "disk", d.Whole, "io_errors", r.IOErrors, "problem", p)
-		s.post(users.Admin, "disk-health", fmt.Sprintf("%s/%d", d.Whole, errs), "The disk "+d.Whole+" reports errors",
+		// One notice a disk, told anew (even if dismissed) when the errors
+		// grow; the count it told is kept with the report.
+		if errs > r.Told {
+			s.notices.Clear(users.Admin, "disk-health", d.Whole)
+			s.health.Told(d.Whole, errs)
+		}
+		s.post(users.Admin, "disk-health", d.Whole, "The disk "+d.Whole+" reports errors",
 			fmt.Sprintf("%s. A card or disk that reports errors may soon lose files: make sure a copy off the box is recent, and replace it.", p), "/admin/")
 	}
 }
