@@ -92,24 +92,39 @@ func copyTree(root string, n int, total int64) error {
 	return nil
 }
 
-func copiesRun(ctx context.Context, o *options, dir string, res *copyResult) error {
+func copiesRun(ctx context.Context, o *options, prepared string, res *copyResult) error {
 	work := filepath.Join(o.work, "copies")
 	os.MkdirAll(work, 0o755)
-	st, files := filepath.Join(dir, "state"), filepath.Join(dir, "files")
+	// A box of its own: the prepared state (keys, report) without the
+	// files other blocks left, so the run copies this block's tree only.
+	dir := filepath.Join(work, "box")
+	os.MkdirAll(dir, 0o755)
+	for _, f := range []string{"state", "bonesync.conf"} {
+		if out, err := exec.CommandContext(ctx, "cp", "-a", filepath.Join(prepared, f), dir).CombinedOutput(); err != nil {
+			return fmt.Errorf("copy the prepared %s: %v %s", f, err, out)
+		}
+	}
+	st := filepath.Join(dir, "state")
+	files := filepath.Join(st, "files") // the default: the server is started without -files
 	add := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "-files", files, "add", copyUser)
 	add.Stdin = strings.NewReader(syncPass + "\n")
 	if out, err := add.CombinedOutput(); err != nil && !strings.Contains(string(out), "exists") {
 		return fmt.Errorf("user add: %v %s", err, out)
 	}
-	// The tree is made in place, as a user's files the box did not see
-	// uploaded (the copy's digest list then reads them once): the upload
-	// is not what is measured.
+	// The tree is uploaded to the box with rclone over WebDAV, as a sync
+	// client would, so the store has each file's digests and date (the
+	// upload is not measured).
 	tree := filepath.Join(files, copyUser)
-	o.logf("copies: writing %d files, %d MiB", res.Files, res.Bytes>>20)
-	if err := copyTree(tree, res.Files, res.Bytes); err != nil {
+	local := filepath.Join(work, "tree")
+	o.logf("copies: writing %d files, %d MiB, and uploading them", res.Files, res.Bytes>>20)
+	if err := copyTree(local, res.Files, res.Bytes); err != nil {
 		return err
 	}
 	res.Rclone = rcloneVersion(ctx, "rclone")
+	if err := uploadTree(ctx, o, dir, local); err != nil {
+		return err
+	}
+	os.RemoveAll(local)
 
 	// OpenSSH's sshd, the target: the box's own key (bonesync copy key)
 	// and rclone's in its authorized_keys.
@@ -198,6 +213,27 @@ func copiesRun(ctx context.Context, o *options, dir string, res *copyResult) err
 	return nil
 }
 
+// uploadTree puts the local tree into copyUser's files through the box's
+// WebDAV, with rclone (the owncloud dialect: dates by X-OC-Mtime).
+func uploadTree(ctx context.Context, o *options, dir, local string) error {
+	bs, _, err := startBonesync(ctx, o.bonesync, dir)
+	if err != nil {
+		return err
+	}
+	defer bs.stop()
+	pass, err := exec.CommandContext(ctx, "rclone", "obscure", syncPass).Output()
+	if err != nil {
+		return fmt.Errorf("rclone obscure: %w", err)
+	}
+	up := exec.CommandContext(ctx, "rclone", "copy", local, ":webdav:", "--transfers", "4", "--no-check-certificate",
+		"--webdav-url", "https://"+bs.addr+"/remote.php/dav/files/"+copyUser, "--webdav-vendor", "owncloud",
+		"--webdav-user", copyUser, "--webdav-pass", strings.TrimSpace(string(pass)))
+	if out, err := up.CombinedOutput(); err != nil {
+		return fmt.Errorf("rclone copy to the box: %v\n%s", err, lastBytes(string(out), 2000))
+	}
+	return nil
+}
+
 // timed runs cmd and returns its wall time, CPU (user and system) and
 // peak resident set, from the kernel's accounting of the process.
 func timed(ctx context.Context, cmd *exec.Cmd) (copyRun, string, error) {
@@ -246,6 +282,17 @@ func rcloneVersion(ctx context.Context, bin string) string {
 	return strings.TrimSpace(line)
 }
 
+// sysrootVersion is a package's version in the armhf sysroot's VERSIONS.
+func sysrootVersion(sysroot, pkg string) string {
+	b, _ := os.ReadFile(filepath.Join(sysroot, "VERSIONS"))
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, pkg+" "); ok {
+			return v
+		}
+	}
+	return "version unknown"
+}
+
 // lastBytes is the end of a command's output, for an error message.
 func lastBytes(s string, n int) string {
 	if len(s) > n {
@@ -286,12 +333,15 @@ func copiesARM(ctx context.Context, o *options, work, port, rcloneKey, pass stri
 	}
 	res.ARMFiles, res.ARMBytes = o.copyFiles/20, o.copyBytes/20
 	dir := filepath.Join(work, "arm")
-	st, files := filepath.Join(dir, "state"), filepath.Join(dir, "files")
+	st := filepath.Join(dir, "state")
+	files := filepath.Join(st, "files") // the default: the server is started without -files
 	add := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "-files", files, "add", copyUser)
 	add.Stdin = strings.NewReader(syncPass + "\n")
 	if out, err := add.CombinedOutput(); err != nil {
 		return fmt.Errorf("user add: %v %s", err, out)
 	}
+	// Written in place (no server runs on this state): the store has no
+	// digests for these files, so this run's digest list is empty.
 	tree := filepath.Join(files, copyUser)
 	if err := copyTree(tree, res.ARMFiles, res.ARMBytes); err != nil {
 		return err
@@ -347,7 +397,7 @@ func copiesARM(ctx context.Context, o *options, work, port, rcloneKey, pass stri
 		"RCLONE_CONFIG_TGT_SHELL_TYPE=none", "RCLONE_CONFIG_TGT_DISABLE_HASHCHECK=true",
 		"RCLONE_CONFIG_CR_TYPE=crypt", "RCLONE_CONFIG_CR_REMOTE=tgt:"+filepath.Join(dir, "target-rclone"),
 		"RCLONE_CONFIG_CR_PASSWORD="+strings.TrimSpace(pass))
-	r := armCopy{Who: "rclone sync (Debian's armhf " + strings.TrimPrefix(rcloneVersion(ctx, "rclone"), "rclone ") + ")"}
+	r := armCopy{Who: "rclone sync (Debian's armhf " + sysrootVersion(o.sysroot, "rclone") + ")"}
 	if r.Nil, err = count(env, "-L", o.sysroot, rclone, "version"); err != nil {
 		return err
 	}
@@ -370,7 +420,7 @@ func (c *copyResult) markdown(w io.Writer) {
 		fmt.Fprintf(w, "Failed: %s\n\n", c.Err)
 	}
 	fmt.Fprintf(w, "%d files, %d MiB in all (random bytes, 100 to a folder), encrypted (rclone's crypt) to sshd on loopback. "+
-		"The peer is %s, by hand: `rclone sync` of the same folder through a crypt remote, with the SFTP options bonesync "+
+		"The tree is uploaded to the box over WebDAV first (not measured), so the store has each file's digest. The peer is %s, by hand: `rclone sync` of the same folder through a crypt remote, with the SFTP options bonesync "+
 		"sets (shell_type none, disable_hashcheck). bonesync also writes the user's digest list and calendars' zip, and opens "+
 		"several crypt remotes a run (current files, extra, old), each a 16 MiB scrypt of the password. CPU is user and system time of the process; the peak is its resident set.\n\n", c.Files, c.Bytes>>20, c.Rclone)
 	fmt.Fprintf(w, "| run | who | wall | CPU | CPU per MiB | peak resident | ratio (CPU) |\n|---|---|---:|---:|---:|---:|---:|\n")
@@ -389,7 +439,7 @@ func (c *copyResult) markdown(w io.Writer) {
 			ms(r.CPU)/(float64(c.Bytes)/(1<<20)), mib(r.MaxRSS), rat)
 	}
 	if len(c.ARM) > 0 {
-		fmt.Fprintf(w, "\nUnder the armcost proxy (qemu-arm, Cortex-A8 model), %d files, %d MiB, a start that does nothing taken off:\n\n", c.ARMFiles, c.ARMBytes>>20)
+		fmt.Fprintf(w, "\nUnder the armcost proxy (qemu-arm, Cortex-A8 model), %d files, %d MiB written in place (no digests stored: bonesync's digest list is empty), a start that does nothing taken off:\n\n", c.ARMFiles, c.ARMBytes>>20)
 		fmt.Fprintf(w, "| who | first copy, M instructions per MiB | nothing changed, instructions per file |\n|---|---:|---:|\n")
 		for _, a := range c.ARM {
 			fmt.Fprintf(w, "| %s | %.1f | %.0f |\n", a.Who, a.PerMiB, a.PerFile)

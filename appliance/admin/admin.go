@@ -121,9 +121,11 @@ func (h *Handler) reportJSON(w http.ResponseWriter, r *http.Request) {
 }
 
 // status is /status.json: the running version, the board and the system
-// slots, for a logged-in user.
+// slots, for a logged-in user; the copies off the box and the disks'
+// health for the admin.
 func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.Door.Authenticate(w, r); !ok {
+	user, ok := h.Door.Authenticate(w, r)
+	if !ok {
 		return
 	}
 	sys := h.System
@@ -136,12 +138,13 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		Copy    *copies.Status `json:"copy,omitempty"`
 		Disks   []disk         `json:"disks,omitempty"`
 	}{Version: sys.Version, Board: sys.Board, Uptime: int64(time.Since(sys.Started).Seconds())}
-	if sys.Copy != nil {
+	// The copy's target and the kernel's lines are the admin's to see.
+	if sys.Copy != nil && user == users.Admin {
 		if c, ok := sys.Copy(); ok {
 			st.Copy = &c
 		}
 	}
-	if sys.Disks != nil {
+	if sys.Disks != nil && user == users.Admin {
 		for _, r := range sys.Disks() {
 			st.Disks = append(st.Disks, disk{r, r.Problem()})
 		}

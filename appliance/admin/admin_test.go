@@ -182,7 +182,10 @@ func TestStatusHasTheDisksHealth(t *testing.T) {
 		{Disk: "sda", IOErrors: 2, LastIOError: "I/O error, dev sda, sector 8"},
 	}
 	h, _ := newHandler(t, &System{Started: time.Now(), Disks: func() []health.Report { return disks }})
-	w := serve(h, "GET", "/status.json", "u", "password", "")
+	if w := serve(h, "GET", "/status.json", "u", "password", ""); strings.Contains(w.Body.String(), "disks") {
+		t.Errorf("a user who is not admin sees the disks: %s", w.Body)
+	}
+	w := serve(h, "GET", "/status.json", users.Admin, "adminpass", "")
 	var st struct {
 		Disks []map[string]any `json:"disks"`
 	}
