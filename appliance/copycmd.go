@@ -48,13 +48,16 @@ func copyCmd(ctx context.Context, f *flags, stdin io.Reader, stdout, stderr io.W
 // record of the target's host key.
 func copySettings(f *flags) (copies.Settings, config.Config, error) {
 	cfg, probs := config.Load(f.config)
+	// The admin page's copy settings over the file's, as the server has them.
+	cfg, over := config.Overlay(cfg, copies.SettingsFile(copyDir(f)), "copy_")
+	probs = append(probs, over...)
 	for _, p := range probs {
 		if strings.Contains(p.Msg, "copy_") {
 			return copies.Settings{}, cfg, fmt.Errorf("%s", p)
 		}
 	}
 	if cfg.CopyTarget == "" {
-		return copies.Settings{}, cfg, fmt.Errorf("no copy_target in %s (docs/copies.md)", f.config)
+		return copies.Settings{}, cfg, fmt.Errorf("no copy target: copy_target in %s, or the admin page (docs/copies.md)", f.config)
 	}
 	return cfg.Copies(), cfg, nil
 }

@@ -37,14 +37,28 @@ type System struct {
 	// Copy is the last copy off the box (package copies); nil or !ok:
 	// none made.
 	Copy func() (copies.Status, bool)
-	// CopyPlan is the copies' settings in a line; "": no copy_target.
-	CopyPlan string
+	// CopyPlan is the copies' settings in force in a line; "": no target.
+	CopyPlan func() string
+	// CopyForm and CopySet are the copy settings as the admin page edits
+	// them; CopySet checks, keeps and applies them (an empty password
+	// keeps the one set).
+	CopyForm func() CopyForm
+	CopySet  func(f CopyForm, password string) error
 	// CopyStart starts a copy now, in the background; the first makes
 	// the encryption password and returns it, to be shown once.
 	CopyStart func() (password string, err error)
 	// Disks are the health reports of the disks under the data (package
 	// health), as last sampled; nil: none kept.
 	Disks func() []health.Report
+}
+
+// CopyForm is the copy settings as the admin page's form has them.
+type CopyForm struct {
+	Target      string
+	HasPassword bool // a target password is set (it is never shown)
+	At          string
+	Keep        string
+	BwLimit     string
 }
 
 // Door is the login door as the admin routes ask it (package auth).

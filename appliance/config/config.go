@@ -138,7 +138,41 @@ func Load(path string) (Config, []Problem) {
 
 // Parse reads a config from r; name is used in Problems.
 func Parse(name string, r io.Reader) (Config, []Problem) {
-	c := Default()
+	return parseOnto(Default(), name, r, "")
+}
+
+// Overlay reads the file at path onto c, taking only the settings whose
+// names start with prefix: the admin page's copy settings ("copy_"), kept
+// in the state directory over the config file's. A missing file changes
+// nothing.
+func Overlay(c Config, path, prefix string) (Config, []Problem) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, []Problem{{path, 0, fmt.Sprintf("cannot read: %v; the config file's settings stand", err)}}
+	}
+	defer f.Close()
+	return parseOnto(c, path, f, prefix)
+}
+
+// Line is a setting as a config file writes it, for a file Overlay reads;
+// a value on two lines, or with both kinds of quote, has none.
+func Line(name, value string) (string, error) {
+	if strings.ContainsAny(value, "\r\n") || strings.Contains(value, `"`) && strings.Contains(value, "'") {
+		return "", fmt.Errorf("%s: a value on one line, with one kind of quote at most", name)
+	}
+	q := `"`
+	if strings.Contains(value, `"`) {
+		q = "'"
+	}
+	return name + " = " + q + value + q + "\n", nil
+}
+
+// parseOnto reads settings from r onto c; with a prefix, only those whose
+// names start with it.
+func parseOnto(c Config, name string, r io.Reader, prefix string) (Config, []Problem) {
 	var probs []Problem
 	seen := map[string]int{}
 	sc := bufio.NewScanner(r)
@@ -156,6 +190,10 @@ func Parse(name string, r io.Reader) (Config, []Problem) {
 		s := lookup(k)
 		if s == nil {
 			probs = append(probs, Problem{name, n, fmt.Sprintf("unknown setting %q%s", k, suggest(k))})
+			continue
+		}
+		if !strings.HasPrefix(k, prefix) {
+			probs = append(probs, Problem{name, n, fmt.Sprintf("%s is not set here, only %s*", k, prefix)})
 			continue
 		}
 		if prev, dup := seen[k]; dup {

@@ -152,3 +152,33 @@ func TestBlank(t *testing.T) {
 		t.Error("a blank value was blanked again")
 	}
 }
+
+// The admin page's copy settings over the file's: only copy_* taken, a
+// value with a # or quotes written so that it reads back the same.
+func TestOverlayTakesCopySettingsOnly(t *testing.T) {
+	base, _ := Parse("bonesync.conf", strings.NewReader("hostname = box\ncopy_target = /media/usb/old\ncopy_keep = 3\n"))
+	var b strings.Builder
+	for _, kv := range [][2]string{{"copy_target", "sftp://me@nas/backups"}, {"copy_target_password", `pa#ss "word"`}, {"copy_at", "01:15"}} {
+		line, err := Line(kv[0], kv[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(line)
+	}
+	b.WriteString("hostname = other\n")
+	path := filepath.Join(t.TempDir(), "settings.conf")
+	os.WriteFile(path, []byte(b.String()), 0o600)
+	c, probs := Overlay(base, path, "copy_")
+	if c.CopyTarget != "sftp://me@nas/backups" || c.CopyTargetPassword != `pa#ss "word"` || c.CopyAt != 75*time.Minute || c.CopyKeep != 3 {
+		t.Errorf("overlaid: %q %q %v keep %d", c.CopyTarget, c.CopyTargetPassword, c.CopyAt, c.CopyKeep)
+	}
+	if c.Hostname != "box" || len(probs) != 1 || !strings.Contains(probs[0].Msg, "hostname is not set here") {
+		t.Errorf("hostname %q, problems %v", c.Hostname, probs)
+	}
+	if c, probs := Overlay(base, filepath.Join(t.TempDir(), "none"), "copy_"); c.CopyTarget != "/media/usb/old" || probs != nil {
+		t.Errorf("a missing overlay changed %q %v", c.CopyTarget, probs)
+	}
+	if _, err := Line("copy_target", "a\nb"); err == nil {
+		t.Error("a value on two lines was written")
+	}
+}

@@ -359,6 +359,10 @@ func writeFile(name string, fill func(io.Writer) error) error {
 // made the encryption password.
 var ErrNoPassword = errors.New("no encryption password yet: bonesync copy run makes it, and shows it once")
 
+// SettingsFile is where the admin page keeps its copy settings, in dir
+// (Dir): config lines over the config file's (config.Overlay).
+func SettingsFile(dir string) string { return filepath.Join(dir, "settings.conf") }
+
 // Dir is the copies' own folder in the state directory: the encryption
 // password, the box's SSH key for SFTP targets, the target's recorded host
 // key, and what a run writes before it sends it.

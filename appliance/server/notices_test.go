@@ -65,7 +65,8 @@ func TestCopyStaleNotice(t *testing.T) {
 	dir := t.TempDir()
 	log := slog.New(slog.DiscardHandler)
 	s := &services{log: log, notices: notices.Open(t.TempDir(), log), o: Options{State: dir}}
-	s.cfg.CopyTarget = "/media/usb/copy"
+	s.copyPlan = &copyPlan{changed: make(chan struct{}, 1)}
+	s.copyPlan.cfg.CopyTarget = "/media/usb/copy"
 	write := func(st copies.Status) {
 		b, _ := json.Marshal(st)
 		os.MkdirAll(copies.Dir(dir), 0o700)

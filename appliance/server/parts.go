@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -25,7 +24,6 @@ import (
 	"github.com/bonesync/bonesync/appliance/sftpd"
 	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/sysd"
-	"github.com/bonesync/bonesync/appliance/users"
 	"github.com/bonesync/bonesync/appliance/webui"
 )
 
@@ -61,131 +59,6 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 		{"watchdog", s.watchdog(lns.HTTP.Addr()), false},
 		{"copies", s.copies, false},
 	}, nil
-}
-
-// copies runs the daily copy off the box at copy_at, if copy_target
-// names one and the first copy (bonesync copy run, or the admin page) has
-// made its password; a failed run is a notice for the admin.
-func (s *services) copies(ctx context.Context) error {
-	if s.cfg.CopyTarget == "" {
-		return nil
-	}
-	s.copyCtx.Store(&ctx)
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Until(copies.Next(time.Now(), s.cfg.CopyAt))):
-		}
-		c, err := s.copier()
-		if err != nil {
-			s.log.Warn("copies: no copy made", "target", copies.Redacted(s.cfg.CopyTarget), "err", err)
-			continue
-		}
-		s.copied(c.Run(ctx))
-	}
-}
-
-// copier is the copy off the box as the config and the state have it.
-func (s *services) copier() (*copies.Copier, error) {
-	st := s.cfg.Copies()
-	dir := copies.Dir(s.o.State)
-	if err := st.UseDir(dir); err != nil {
-		return nil, err
-	}
-	return &copies.Copier{Settings: st, Store: s.files, Extra: s.pim, Work: dir, Log: s.log}, nil
-}
-
-// copied logs a run's result and tells the admin of a failure.
-func (s *services) copied(r copies.Result) {
-	target := copies.Redacted(s.cfg.CopyTarget)
-	attrs := []any{"target", target, "files", r.Files, "bytes", r.Bytes,
-		"errors", r.Errors, "took", r.Ended.Sub(r.Started).Round(time.Second)}
-	switch {
-	case errors.Is(r.Err, copies.ErrRunning):
-		s.log.Info("copy not started: another is running", "target", target)
-	case errors.Is(r.Err, context.Canceled):
-		s.log.Info("copy interrupted: the server stops; the next run completes it", attrs...)
-	case r.Err != nil:
-		s.log.Error("copy failed", append(attrs, "err", r.Err)...)
-		s.notices.Post(users.Admin, "copy", "", "The copy off the box failed",
-			fmt.Sprintf("The copy to %s failed: %v. The next runs at %v.", target, r.Err, s.cfg.CopyAt), "/admin/#copies")
-	default:
-		s.log.Info("copy made", attrs...)
-		s.notices.Clear(users.Admin, "copy", "")
-	}
-}
-
-// copyStart is the admin page's "copy now": a run in the background; the
-// first one makes the encryption password, returned to be shown once.
-func (s *services) copyStart() (password string, err error) {
-	if s.cfg.CopyTarget == "" {
-		return "", errors.New("no copy_target in the config (docs/copies.md)")
-	}
-	ctx := s.copyCtx.Load()
-	if ctx == nil {
-		return "", errors.New("the server is not ready to copy yet")
-	}
-	dir := copies.Dir(s.o.State)
-	unlock, err := copies.Lock(dir) // held from here to the run's end
-	if err != nil {
-		return "", err
-	}
-	c, password, err := s.firstCopier(dir)
-	if err != nil {
-		unlock()
-		return password, err
-	}
-	c.Held = true
-	go func() {
-		defer unlock()
-		s.copied(c.Run(*ctx))
-	}()
-	return password, nil
-}
-
-// firstCopier is the copier, with the encryption password and the box's
-// SSH key made if this is the first copy (the password is returned then).
-func (s *services) firstCopier(dir string) (*copies.Copier, string, error) {
-	password, err := copies.MakePassword(dir)
-	if err != nil {
-		return nil, "", err
-	}
-	c, err := s.copier()
-	if err != nil {
-		return nil, password, err
-	}
-	if _, err := copies.KeyFile(c.Settings.Key); err != nil {
-		return nil, password, err
-	}
-	return c, password, nil
-}
-
-// copyStaleAfter is how long without a good copy makes a notice, whether
-// runs failed or none ran (the box was off at copy_at).
-const copyStaleAfter = 3 * 24 * time.Hour
-
-// checkCopyAge posts a notice for the admin when copy_target is set and no
-// copy has succeeded for copyStaleAfter.
-func (s *services) checkCopyAge() {
-	if s.cfg.CopyTarget == "" {
-		return
-	}
-	st, ok := copies.ReadStatus(copies.Dir(s.o.State))
-	since := st.LastSuccess
-	if since.IsZero() {
-		since = st.Started // none ever: from the first try
-	}
-	if since.IsZero() && st.Running != nil {
-		since = st.Running.Started // the first run, going on or cut short
-	}
-	if !ok || since.IsZero() || time.Since(since) < copyStaleAfter || st.Running != nil && !st.Stale() {
-		s.notices.Clear(users.Admin, "copy-stale", "")
-		return
-	}
-	s.notices.Post(users.Admin, "copy-stale", "", "No copy off the box for 3 days",
-		fmt.Sprintf("The last copy to %s that succeeded was made %s. Run bonesync copy run on the console to see why.",
-			copies.Redacted(s.cfg.CopyTarget), since.Local().Format("2006-01-02 15:04")), "")
 }
 
 // web is the HTTPS and plain-HTTP front with every protocol mounted.
@@ -246,16 +119,11 @@ func (s *services) sftp() (*sftpd.Server, error) {
 // updates and the admin page.
 func (s *services) system() *admin.System {
 	sys := &admin.System{Version: s.o.Version, Board: s.o.Board, Card: s.card, Started: time.Now(), Disks: s.health.ReadAll,
-		Copy: func() (copies.Status, bool) { return copies.ReadStatus(copies.Dir(s.o.State)) }}
-	if s.cfg.CopyTarget != "" {
-		bw := "no bandwidth limit"
-		if s.cfg.CopyBwLimit > 0 {
-			bw = fmt.Sprintf("at most %d KiB/s", s.cfg.CopyBwLimit)
-		}
-		sys.CopyPlan = fmt.Sprintf("to %s, daily at %02d:%02d, keeping what the last %d runs replaced or removed, %s",
-			copies.Redacted(s.cfg.CopyTarget), int(s.cfg.CopyAt.Hours()), int(s.cfg.CopyAt.Minutes())%60, s.cfg.CopyKeep, bw)
-		sys.CopyStart = s.copyStart
-	}
+		Copy:      func() (copies.Status, bool) { return copies.ReadStatus(copies.Dir(s.o.State)) },
+		CopyPlan:  s.copyPlanLine,
+		CopyForm:  s.copyForm,
+		CopySet:   s.copySet,
+		CopyStart: s.copyStart}
 	if onBoardWithPID1(s.o) {
 		sys.Reboot = func(why string) { sysd.RequestReboot(why) }
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -54,9 +55,10 @@ type adminData struct {
 	CopyPlan     string // the copies' settings; "": none set
 	CopyStatus   string // the last run, or the one going on
 	CopyRunning  bool
-	CopyPassword string // the copies' password just made, shown this once
-	NewUser      string // a user just made or reset, with
-	NewPass      string // the password made for it, shown this once
+	CopyPassword string          // the copies' password just made, shown this once
+	CopyForm     *admin.CopyForm // the settings to edit; nil: not editable here
+	NewUser      string          // a user just made or reset, with
+	NewPass      string          // the password made for it, shown this once
 }
 
 // admin is session for the admin's pages: anyone else gets 403.
@@ -118,7 +120,13 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess *auth.Session, code int, flas
 		}
 	}
 	if u.System != nil {
-		d.CopyPlan = u.System.CopyPlan
+		if u.System.CopyPlan != nil {
+			d.CopyPlan = u.System.CopyPlan()
+		}
+		if u.System.CopyForm != nil {
+			f := u.System.CopyForm()
+			d.CopyForm = &f
+		}
 		if u.System.Copy != nil {
 			if st, ok := u.System.Copy(); ok {
 				d.CopyStatus, d.CopyRunning = st.String(), st.Running != nil && !st.Stale()
@@ -227,6 +235,8 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 		u.showAdmin(w, sess, http.StatusOK, "User "+name+" deleted. Their files stay on the disk: hand them to another user or remove them below.", "", adminData{})
 	case "copy-now":
 		u.copyNow(w, sess, fail)
+	case "copy-settings":
+		u.copySettings(w, r, sess, fail)
 	case "hand-over", "remove-data":
 		u.departedPost(w, r, sess, name, fail)
 	case "measure":
@@ -363,4 +373,20 @@ func (u *UI) departedPost(w http.ResponseWriter, r *http.Request, sess *auth.Ses
 		u.Log.Info("web: admin removed a deleted user's data", "user", name)
 		u.showAdmin(w, sess, http.StatusOK, "The files, trash, versions, calendars and contacts of "+name+" are removed.", "", adminData{})
 	}
+}
+
+// copySettings takes the copies' settings from the form.
+func (u *UI) copySettings(w http.ResponseWriter, r *http.Request, sess *auth.Session, fail func(int, string)) {
+	if u.System == nil || u.System.CopySet == nil {
+		fail(http.StatusNotImplemented, "The copy settings are not set here.")
+		return
+	}
+	f := admin.CopyForm{Target: r.PostFormValue("copy_target"), At: r.PostFormValue("copy_at"),
+		Keep: r.PostFormValue("copy_keep"), BwLimit: r.PostFormValue("copy_bwlimit_kib")}
+	if err := u.System.CopySet(f, r.PostFormValue("copy_target_password")); err != nil {
+		fail(http.StatusBadRequest, "Copy settings not changed: "+err.Error())
+		return
+	}
+	u.Log.Info("web: admin changed the copy settings")
+	u.showAdmin(w, sess, http.StatusOK, "Copy settings saved: they are in force now.", "", adminData{})
 }

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -610,7 +611,7 @@ func TestAdminPageCopies(t *testing.T) {
 	var status *copies.Status
 	started := 0
 	s.ui.System = &admin.System{
-		CopyPlan: "to sftp://nas/backup, daily at 03:30",
+		CopyPlan: func() string { return "to sftp://nas/backup, daily at 03:30" },
 		Copy: func() (copies.Status, bool) {
 			if status == nil {
 				return copies.Status{}, false
@@ -721,5 +722,39 @@ func TestAdminHandsOverADeletedUsersFiles(t *testing.T) {
 	}
 	if owners, _ := s.ui.Store.Owners(); slices.Contains(owners, "ann") {
 		t.Fatalf("ann's data is still in the store: %v", owners)
+	}
+}
+
+// The copy settings' form: shown with what is in force (never the
+// password), its values handed to CopySet, a refusal shown.
+func TestAdminPageCopySettings(t *testing.T) {
+	s := newSite(t)
+	var got admin.CopyForm
+	var gotPass string
+	s.ui.System = &admin.System{
+		CopyForm: func() admin.CopyForm {
+			return admin.CopyForm{Target: "sftp://me@nas/b", HasPassword: true, At: "03:30", Keep: "7", BwLimit: "0"}
+		},
+		CopySet: func(f admin.CopyForm, pw string) error {
+			if f.At == "99:99" {
+				return errors.New(`copy_at: "99:99" is not HH:MM`)
+			}
+			got, gotPass = f, pw
+			return nil
+		},
+	}
+	cookie, csrf := s.login(users.Admin, users.Admin+"-password")
+	_, page := s.do("GET", "/admin/", cookie, nil)
+	if !strings.Contains(page, `value="sftp://me@nas/b"`) || !strings.Contains(page, "(set; empty keeps it)") {
+		t.Fatalf("the form does not show the settings")
+	}
+	form := url.Values{"csrf": {csrf}, "action": {"copy-settings"}, "copy_target": {"davs://c@box2/remote.php/dav/files/c/x"},
+		"copy_target_password": {"s3cret"}, "copy_at": {"02:00"}, "copy_keep": {"5"}, "copy_bwlimit_kib": {"100"}}
+	if resp, _ := s.do("POST", "/admin/", cookie, form); resp.StatusCode != 200 || got.At != "02:00" || got.Keep != "5" || gotPass != "s3cret" {
+		t.Fatalf("saved %s: %+v %q", resp.Status, got, gotPass)
+	}
+	form.Set("copy_at", "99:99")
+	if resp, page := s.do("POST", "/admin/", cookie, form); resp.StatusCode != 400 || !strings.Contains(page, "is not HH:MM") {
+		t.Fatalf("a bad time: %s", resp.Status)
 	}
 }
