@@ -97,15 +97,9 @@ func copiesRun(ctx context.Context, o *options, prepared string, res *copyResult
 	// A box of its own: the prepared state (keys, report) without the
 	// files other blocks left, so the run copies this block's tree only.
 	dir := filepath.Join(work, "box")
-	if err := boxLike(ctx, prepared, dir); err != nil {
+	st, files, err := copyBox(ctx, o, prepared, dir)
+	if err != nil {
 		return err
-	}
-	st := filepath.Join(dir, "state")
-	files := filepath.Join(st, "files") // the default: the server is started without -files
-	add := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "-files", files, "add", copyUser)
-	add.Stdin = strings.NewReader(syncPass + "\n")
-	if out, err := add.CombinedOutput(); err != nil && !strings.Contains(string(out), "exists") {
-		return fmt.Errorf("user add: %v %s", err, out)
 	}
 	// The tree is uploaded to the box with rclone over WebDAV, as a sync
 	// client would, so the store has each file's digests and date (the
@@ -207,6 +201,22 @@ func copiesRun(ctx context.Context, o *options, prepared string, res *copyResult
 		}
 	}
 	return nil
+}
+
+// copyBox makes dir a box like prepared (boxLike) with the account
+// copyUser, and returns its state and files folders.
+func copyBox(ctx context.Context, o *options, prepared, dir string) (st, files string, err error) {
+	if err := boxLike(ctx, prepared, dir); err != nil {
+		return "", "", err
+	}
+	st = filepath.Join(dir, "state")
+	files = filepath.Join(st, "files") // the default: the server is started without -files
+	add := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "-files", files, "add", copyUser)
+	add.Stdin = strings.NewReader(syncPass + "\n")
+	if out, err := add.CombinedOutput(); err != nil && !strings.Contains(string(out), "exists") {
+		return "", "", fmt.Errorf("user add: %v %s", err, out)
+	}
+	return st, files, nil
 }
 
 // boxLike makes dir a box like prepared, its state (keys, report,
@@ -364,15 +374,9 @@ func copiesARM(ctx context.Context, o *options, work, port, rcloneKey, pass stri
 	}
 	res.ARMFiles, res.ARMBytes = o.copyFiles/20, o.copyBytes/20
 	dir := filepath.Join(work, "arm")
-	if err := boxLike(ctx, filepath.Join(work, "box"), dir); err != nil {
+	st, files, err := copyBox(ctx, o, filepath.Join(work, "box"), dir)
+	if err != nil {
 		return err
-	}
-	st := filepath.Join(dir, "state")
-	files := filepath.Join(st, "files") // the default: the server is started without -files
-	add := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "-files", files, "add", copyUser)
-	add.Stdin = strings.NewReader(syncPass + "\n")
-	if out, err := add.CombinedOutput(); err != nil && !strings.Contains(string(out), "exists") {
-		return fmt.Errorf("user add: %v %s", err, out)
 	}
 	// Written in place (no server runs on this state): the store has no
 	// digests for these files, so this run's digest list is empty.

@@ -85,6 +85,24 @@ func (b *box) copier(t *testing.T, target string) *Copier {
 	}
 }
 
+// restored restores the copy st names into a fresh store and checks it
+// holds b's files, with their bytes, dates and digests.
+func (b *box) restored(t *testing.T, st Settings) {
+	t.Helper()
+	fresh, err := store.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Restore(context.Background(), st, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.same(t, fresh)
+	if res.Checked != int64(len(b.data)) || len(res.Mismatch) != 0 {
+		t.Errorf("digests: %d checked, mismatched %v; want %d checked", res.Checked, res.Mismatch, len(b.data))
+	}
+}
+
 // same checks that st holds exactly the files of b, with their bytes and dates.
 func (b *box) same(t *testing.T, st *store.Store) {
 	t.Helper()
@@ -175,18 +193,7 @@ func TestCopyAndRestore(t *testing.T) {
 		t.Errorf("%d runs kept in old/ (%v), want Keep = 1", len(runs), err)
 	}
 	// Restored into a fresh store.
-	fresh, err := store.Open(filepath.Join(t.TempDir(), "files"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Restore(ctx, c.Settings, fresh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.same(t, fresh)
-	if res.Checked != int64(len(b.data)) || len(res.Mismatch) != 0 {
-		t.Errorf("digests: %d checked, mismatched %v; want %d checked", res.Checked, res.Mismatch, len(b.data))
-	}
+	b.restored(t, c.Settings)
 	// A run that fails keeps the last good copy's time.
 	good, _ := ReadStatus(c.Work)
 	broken := *c
@@ -200,7 +207,11 @@ func TestCopyAndRestore(t *testing.T) {
 	// The wrong password reads nothing.
 	bad := c.Settings
 	bad.Password = "wrong"
-	if res, err := Restore(ctx, bad, fresh); err == nil && res.Files > 0 {
+	empty, err := store.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Restore(ctx, bad, empty); err == nil && res.Files > 0 {
 		t.Errorf("the wrong password restored %d files", res.Files)
 	}
 }
@@ -357,18 +368,7 @@ func TestCopyToSFTP(t *testing.T) {
 	if r := c.Run(ctx); r.Err != nil {
 		t.Fatalf("the run after the cut: %+v", r)
 	}
-	fresh, err := store.Open(filepath.Join(t.TempDir(), "files"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Restore(ctx, c.Settings, fresh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.same(t, fresh)
-	if res.Checked != int64(len(b.data)) {
-		t.Errorf("%d digests checked, want %d (mismatched: %v)", res.Checked, len(b.data), res.Mismatch)
-	}
+	b.restored(t, c.Settings)
 	// Another host key at the target's address: refused.
 	os.WriteFile(c.Settings.KnownHosts, []byte("[127.0.0.1]:"+port+" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMq0nSqa1X5C5mGN6vkhyZ4Q0vbC0cEavmDH2jpInTdw\n"), 0o600)
 	if r := c.Run(ctx); r.Err == nil {
