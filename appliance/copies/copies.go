@@ -448,16 +448,6 @@ func Lock(dir string) (unlock func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// Running says whether a run is going on in dir, in any process.
-func Running(dir string) bool {
-	unlock, err := Lock(dir)
-	if err != nil {
-		return errors.Is(err, ErrRunning)
-	}
-	unlock()
-	return false
-}
-
 // Progress is a run's as it goes.
 type Progress struct {
 	Started time.Time `json:"started"`
