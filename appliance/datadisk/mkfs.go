@@ -389,7 +389,7 @@ func extentInode(b []byte, mode uint16, links uint16, start, count uint32, now u
 	le.PutUint16(e[2:], 1)
 	le.PutUint16(e[4:], 4)
 	le.PutUint16(e[6:], 0)
-	le.PutUint32(e[12:], 0)            // from file block 0
+	le.PutUint32(e[12:], 0)             // from file block 0
 	le.PutUint16(e[16:], uint16(count)) // at most 32,768
 	le.PutUint16(e[18:], 0)
 	le.PutUint32(e[20:], start)
