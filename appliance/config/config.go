@@ -76,6 +76,10 @@ type Config struct {
 	CopyTarget, CopyTargetPassword string
 	CopyAt                         time.Duration // after midnight
 	CopyKeep, CopyBwLimit          int
+	// DataDisk is where the users' data lives: "card", "auto", or a
+	// disk's ext4 label or UUID (package datadisk); DataDiskFormat the
+	// serial of a disk to adopt at start.
+	DataDisk, DataDiskFormat string
 }
 
 // Default returns the configuration used when the file sets nothing.
@@ -110,6 +114,8 @@ func Default() Config {
 
 		CopyAt:   3*time.Hour + 30*time.Minute,
 		CopyKeep: 7,
+
+		DataDisk: "card",
 	}
 }
 

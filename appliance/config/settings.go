@@ -157,6 +157,34 @@ var settings = []setting{
 	capSetting("trash_reserve_mb", "1024", 0, 1<<20, func(c *Config) *int { return &c.TrashReserveMB },
 		"Free space (MiB) the trash never holds on to: below it, the oldest trash goes first."),
 	{
+		name: "data_disk", def: "card",
+		help: []string{
+			"Where the users' files, calendars and contacts live (docs/data-disk.md): card (the SD",
+			"card, or the USB disk `disk adopt` moved them to), auto (the USB disk whose ext4 label",
+			"is BONESYNC), or a disk's ext4 label or UUID. A disk named here and not plugged in is",
+			"waited for: the box answers 503 for files, and never serves the card's instead.",
+		},
+		set: func(c *Config, v string) error {
+			if len(v) > 36 || strings.ContainsAny(v, " \t/") {
+				return fmt.Errorf("%q is not card, auto, an ext4 label (16 bytes at most) or a UUID", v)
+			}
+			c.DataDisk = v
+			return nil
+		},
+	},
+	{
+		name: "data_disk_format", def: "",
+		help: []string{
+			"The serial number of a USB disk to erase, format and move the files onto at start, as",
+			"`disk adopt` does on the console (the console's `disk` lists the serials). Once it is the",
+			"data disk, the setting does nothing more.",
+		},
+		set: func(c *Config, v string) error {
+			c.DataDiskFormat = v
+			return nil
+		},
+	},
+	{
 		name: "copy_target", def: "",
 		help: []string{
 			"Where the encrypted copy of everyone's files, calendars and contacts goes",

@@ -74,8 +74,8 @@ type Format struct {
 	Now time.Time
 }
 
-// Device is what Mkfs writes to: a block device or a file.
-type Device interface {
+// Target is what Mkfs writes to: a block device or a file.
+type Target interface {
 	io.WriterAt
 	Sync() error
 }
@@ -177,7 +177,7 @@ func (l layout) inodeTable(g uint32) uint32  { return l.blockBitmap(g) + 2 }
 // Mkfs writes a new ext4 file system of size bytes on dev. What was on dev
 // is lost. The superblock is written last, after everything it describes
 // is synced: a power cut before leaves no file system a mount would take.
-func Mkfs(dev Device, size int64, f Format) error {
+func Mkfs(dev Target, size int64, f Format) error {
 	l, err := plan(size)
 	if err != nil {
 		return err
@@ -339,7 +339,7 @@ func Mkfs(dev Device, size int64, f Format) error {
 
 // writer writes blocks, keeping the first error.
 type writer struct {
-	dev Device
+	dev Target
 	err error
 }
 

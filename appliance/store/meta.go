@@ -430,3 +430,11 @@ func (t *Tree) SetModTime(p string, mtime time.Time) error { return t.SetTimes(p
 
 // Describe describes a file opened from the tree (Open).
 func (t *Tree) Describe(f *os.File) (Info, error) { return t.s.info(f) }
+
+// RecordedSHA1 is the SHA-1 the store recorded for the open file f, and
+// the size it is of; ok is false if f holds no record. A file changed
+// behind the store's back has a size that no longer matches.
+func RecordedSHA1(f *os.File) (sum [sha1.Size]byte, size int64, ok bool) {
+	m, ok := readMeta(fdXattrs(f.Fd()))
+	return m.SHA1, m.Size, ok
+}
