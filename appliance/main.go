@@ -81,7 +81,7 @@ var Version string
 
 // subcommands are the commands that take flags, with the flags each takes.
 var subcommands = map[string][]string{
-	"serve":        {"state", "config", "files", "listen", "quick", "hostname", "refresh", "boot", "board"},
+	"serve":        {"state", "config", "files", "files-gone", "listen", "quick", "hostname", "refresh", "boot", "board"},
 	"bench":        {"state", "config", "quick"},
 	"report":       {"state"},
 	"user":         {"state", "files"},
@@ -94,6 +94,7 @@ var subcommands = map[string][]string{
 // flags are shared by the subcommands.
 type flags struct {
 	state, config, files string
+	filesGone            string // why the files cannot be served (PID 1: the data disk is unplugged)
 	addrs                map[string]string // by port name (listen.Ports)
 	quick                bool
 	refresh              time.Duration
@@ -128,6 +129,9 @@ func parse(name string, args []string, stdout io.Writer) (*flags, error) {
 	}
 	if takes("files") {
 		fs.StringVar(&f.files, "files", "", "the users' files (default: files in the state directory)")
+	}
+	if takes("files-gone") {
+		fs.StringVar(&f.filesGone, "files-gone", "", "serve no files, answering 503 with this reason (PID 1 passes it while the data disk is unplugged)")
 	}
 	if takes("listen") {
 		f.addrs = map[string]string{}
@@ -237,7 +241,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "serve":
 		return server.Run(ctx, server.Options{
-			State: f.state, Config: f.config, Files: f.files, Addrs: f.addrs, Quick: f.quick,
+			State: f.state, Config: f.config, Files: f.files, FilesGone: f.filesGone, Addrs: f.addrs, Quick: f.quick,
 			Hostname: f.hostname, Refresh: f.refresh, Boot: f.boot, Board: f.board,
 			Version: releaseVersion(), LoadGenerator: loadGenerator, Stdout: stdout, Stderr: stderr,
 		})

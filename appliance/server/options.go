@@ -10,6 +10,10 @@ import (
 // Options are the server's command line.
 type Options struct {
 	State, Config, Files string
+	// FilesGone, when set, is why the files cannot be served (the data
+	// disk is unplugged): the server serves none, answering 503 with it
+	// (gone.go), and leaves the files folder alone.
+	FilesGone string
 	// Addrs are where the ports listen, by port name (listen.Ports);
 	// systemd's sockets, when it passes them, win.
 	Addrs map[string]string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -63,7 +64,6 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 
 // web is the HTTPS and plain-HTTP front with every protocol mounted.
 func (s *services) web(lns *listen.Listeners) *front.Server {
-	cfg := s.cfg
 	dav := &files.Handler{Store: s.files, Quotas: s.accounts, Door: s.door, Favorites: s.favs, Locks: s.locks, Log: s.log,
 		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares,
 		Capabilities: merge(notices.Capabilities, shares.Capabilities)}
@@ -79,6 +79,12 @@ func (s *services) web(lns *listen.Listeners) *front.Server {
 			Shares: s.shares, Collections: s.collectionNames, Calendars: s.pim},
 		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: listen.PortOf(lns.HTTP), Log: s.log},
 	}
+	return s.front(lns, front.HTTPS(s.box, mounts...), front.HTTP(s.box, strconv.Itoa(listen.PortOf(lns.HTTPS)), dav))
+}
+
+// front is the web front on the ports, with the handlers of each.
+func (s *services) front(lns *listen.Listeners, https, plain http.Handler) *front.Server {
+	cfg := s.cfg
 	return &front.Server{
 		HTTPS: lns.HTTPS, TLS: front.TLSConfig(s.box.certificate, s.box.postQuantum, s.prov.Clock.Now),
 		Handshakes: front.Handshakes{
@@ -87,11 +93,11 @@ func (s *services) web(lns *listen.Listeners) *front.Server {
 			Timeout:   10 * time.Second,
 			Log:       s.log,
 		},
-		Handler: front.HTTPS(s.box, mounts...),
+		Handler: https,
 		// Plain HTTP serves the CA and redirects: waiting_per_address
 		// connections per address are plenty.
 		HTTP: lns.HTTP, PlainLimits: guard.Limits{PerAddress: cfg.WaitingPerAddress, Waiting: cfg.WaitingPerAddress},
-		Plain: front.HTTP(s.box, strconv.Itoa(listen.PortOf(lns.HTTPS)), dav),
+		Plain: plain,
 		Log:   s.log,
 	}
 }

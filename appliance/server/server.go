@@ -43,6 +43,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	saveClock(p.Clock, log)
 	limitMemory()
+	if o.FilesGone != "" {
+		return runWithoutFiles(ctx, o, p, box, lns, log)
+	}
 	s, err := open(o, p, box, lns, log, &recent)
 	if err != nil {
 		return err

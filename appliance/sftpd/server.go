@@ -75,6 +75,10 @@ type Server struct {
 	// at once on one connection and for one user over all of them
 	// (0: 10 and 32).
 	SessionsPerConn, SessionsPerUser int
+	// Unavailable, when set, is why no files can be served (the data disk
+	// is unplugged): a login still works, and every session ends with this
+	// line on stderr and exit status 1, writing nothing.
+	Unavailable string
 
 	wg       sync.WaitGroup
 	sessions sessionCount
@@ -367,6 +371,11 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 			}
 			req.Reply(true, nil)
 			drain()
+			if s.Unavailable != "" {
+				fmt.Fprintln(ch.Stderr(), s.Unavailable)
+				status = 1
+				break
+			}
 			status = s.sftp(user, ch)
 		case "exec":
 			cmd, ok := sshString(req.Payload)
@@ -376,6 +385,11 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 			}
 			req.Reply(true, nil)
 			drain()
+			if s.Unavailable != "" {
+				fmt.Fprintln(ch.Stderr(), s.Unavailable)
+				status = 1
+				break
+			}
 			status = s.exec(user, cmd, ch, ch.Stderr())
 		case "shell":
 			req.Reply(true, nil)

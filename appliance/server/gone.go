@@ -1,0 +1,81 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
+	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/listen"
+	"github.com/bonesync/bonesync/appliance/provision"
+	"github.com/bonesync/bonesync/appliance/sysd"
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// runWithoutFiles serves while the files are away (the data disk is
+// unplugged, Options.FilesGone says why): the CA downloads and the
+// redirects as always; every other HTTPS request gets 503 with the reason
+// (a page for a browser, a line for a client), and an SFTP login gets the
+// reason on stderr; nothing is written anywhere. The card's copy of the
+// files, if any is left, is never served in their place. PID 1 starts the
+// full server again when the disk is back.
+func runWithoutFiles(ctx context.Context, o Options, p provision.Options, box *provision.Box, lns *listen.Listeners, log *slog.Logger) error {
+	s := &services{o: o, log: log, prov: p, cfg: p.Config, box: &current{box: box, urls: p.URLs},
+		handshakes: guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second)}
+	var err error
+	if s.accounts, err = users.Open(p.State); err != nil {
+		return err
+	}
+	s.door = auth.New(s.accounts, log)
+	sftp, err := s.sftp()
+	if err != nil {
+		return err
+	}
+	sftp.Unavailable = "bonesync: " + o.FilesGone
+	away := filesAway{why: o.FilesGone}
+	web := s.front(lns, front.HTTPS(s.box, away), front.HTTP(s.box, fmt.Sprint(listen.PortOf(lns.HTTPS))))
+	parts := []part{
+		{"https", web.Run, true},
+		{"sftp", func(ctx context.Context) error { return sftp.Serve(ctx, lns.SSH) }, true},
+		{"refresh", func(ctx context.Context) error { s.watcher().Run(ctx); return nil }, false},
+		{"clock", s.keepClock, false},
+		{"watchdog", s.watchdog(lns.HTTP.Addr()), false},
+	}
+	log.Info("serving HTTPS, HTTP and SFTP", "https", lns.HTTPS.Addr(), "http", lns.HTTP.Addr(), "sftp", lns.SSH.Addr())
+	log.Warn("serving no files", "why", o.FilesGone)
+	sysd.Ready(lns.Addrs())
+	sysd.Status("no files: " + o.FilesGone)
+	defer s.close()
+	if _, err := runParts(ctx, parts, stopGrace, log); err != nil {
+		return fmt.Errorf("server stopped: %w", err)
+	}
+	return nil
+}
+
+// filesAway answers every path the CA downloads do not with 503 and why.
+type filesAway struct{ why string }
+
+func (a filesAway) Routes(mux *http.ServeMux) { mux.Handle("/", a) }
+
+func (a filesAway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", "60")
+	w.Header().Set("Cache-Control", "no-store")
+	msg := "The files are not available: " + a.why + ". Nothing is lost; they are served again as soon as the disk is back."
+	if strings.Contains(r.Header.Get("Accept"), "text/html") {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><meta name=viewport content=\"width=device-width\"><title>bonesync: files not available</title>"+
+			"<meta http-equiv=refresh content=30><h1>Files not available</h1><p>%s</p>", html.EscapeString(msg))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	fmt.Fprintln(w, msg)
+}
