@@ -94,7 +94,7 @@ var subcommands = map[string][]string{
 // flags are shared by the subcommands.
 type flags struct {
 	state, config, files string
-	filesGone            string // why the files cannot be served (PID 1: the data disk is unplugged)
+	filesGone            string            // why the files cannot be served (PID 1: the data disk is unplugged)
 	addrs                map[string]string // by port name (listen.Ports)
 	quick                bool
 	refresh              time.Duration
