@@ -52,6 +52,7 @@ type vm struct {
 	log              *serialLog
 	https, http, ssh string
 	done             chan struct{}
+	monitorPath      string
 }
 
 // freePort is a local port free now and not handed out before: the
@@ -84,16 +85,37 @@ func bootVM(t *testing.T, card string) *vm { return startVM(t, card, false) }
 // machine into U-Boot again, as on the board, where the default is that
 // QEMU exits.
 func startVM(t *testing.T, card string, reboots bool) *vm {
+	return startVMWith(t, card, vmOptions{reboots: reboots})
+}
+
+// vmOptions are what a boot test adds to the machine.
+type vmOptions struct {
+	reboots bool
+	// devices are more QEMU arguments (a USB controller and disk).
+	devices []string
+	// monitor opens QEMU's human monitor on a socket (vm.monitor), to
+	// unplug and plug devices.
+	monitor bool
+}
+
+func startVMWith(t *testing.T, card string, o vmOptions) *vm {
 	t.Helper()
 	live, _ := os.OpenFile(filepath.Join(os.TempDir(), "bonesync-boot-"+t.Name()+".live.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	v := &vm{log: &serialLog{live: live}, https: freePort(t), http: freePort(t), ssh: freePort(t), done: make(chan struct{})}
+	monitor := []string{"-monitor", "none"}
+	if o.monitor {
+		v.monitorPath = filepath.Join(t.TempDir(), "monitor.sock")
+		monitor = []string{"-monitor", "unix:" + v.monitorPath + ",server,nowait"}
+	}
 	v.cmd = exec.Command("qemu-system-arm", "-M", "virt,highmem=off", "-cpu", "cortex-a15", "-smp", "1", "-m", "512",
 		"-bios", "/usr/lib/u-boot/qemu_arm/u-boot.bin",
 		"-drive", "if=none,file="+card+",format=raw,id=sd", "-device", "virtio-blk-pci,drive=sd",
 		"-netdev", fmt.Sprintf("user,id=n0,hostfwd=tcp:127.0.0.1:%s-:443,hostfwd=tcp:127.0.0.1:%s-:80,hostfwd=tcp:127.0.0.1:%s-:22", v.https, v.http, v.ssh),
 		"-device", "virtio-net-pci,netdev=n0", "-device", "virtio-rng-pci",
-		"-display", "none", "-monitor", "none", "-serial", "stdio")
-	if !reboots {
+		"-display", "none", "-serial", "stdio")
+	v.cmd.Args = append(v.cmd.Args, monitor...)
+	v.cmd.Args = append(v.cmd.Args, o.devices...)
+	if !o.reboots {
 		v.cmd.Args = append(v.cmd.Args, "-no-reboot")
 	}
 	v.cmd.Stdout, v.cmd.Stderr = v.log, v.log
@@ -114,6 +136,46 @@ func startVM(t *testing.T, card string, reboots bool) *vm {
 		os.WriteFile(filepath.Join(os.TempDir(), "bonesync-boot-"+t.Name()+".log"), []byte(v.log.String()), 0o644)
 	})
 	return v
+}
+
+// monitor runs one command on QEMU's human monitor and returns its answer.
+func (v *vm) monitor(t *testing.T, command string) string {
+	t.Helper()
+	var c net.Conn
+	var err error
+	for i := 0; i < 50; i++ {
+		if c, err = net.Dial("unix", v.monitorPath); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("QEMU monitor: %v", err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	var got bytes.Buffer
+	buf := make([]byte, 4096)
+	readPrompt := func() {
+		for !strings.HasSuffix(got.String(), "(qemu) ") {
+			n, err := c.Read(buf)
+			if err != nil {
+				t.Fatalf("QEMU monitor, after %q: %v\n%s", command, err, got.String())
+			}
+			got.Write(buf[:n])
+		}
+	}
+	readPrompt()
+	got.Reset()
+	io.WriteString(c, command+"\n")
+	readPrompt()
+	return got.String()
+}
+
+// powerCut is a power cut: QEMU killed, the card as the last write left it.
+func (v *vm) powerCut() {
+	v.cmd.Process.Kill()
+	<-v.done
 }
 
 // waitFor waits until the serial log matches re, and returns the match.

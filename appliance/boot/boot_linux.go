@@ -12,16 +12,19 @@
 //  5. find the card: mount its FAT boot partition read-only at /boot (the
 //     config file is there) and its ext4 data partition at /perm, growing the
 //     data partition to fill the card on first boot;
-//  6. read which system slot booted (package update): an update on trial
+//  6. find the data disk, if the files live on a USB disk: mount it at
+//     /data, or tell the server why there are no files to serve
+//     (datadisk_linux.go, which also watches it and moves files onto it);
+//  7. read which system slot booted (package update): an update on trial
 //     becomes the default once its server is ready; one whose server never
 //     is makes the box reboot into the previous version;
-//  7. set the clock to at least the clock floor, then try NTP;
-//  8. bring up Ethernet (DHCP, else the config's static address, else
+//  8. set the clock to at least the clock floor, then try NTP;
+//  9. bring up Ethernet (DHCP, else the config's static address, else
 //     link-local), set the hostname and announce it over mDNS;
-//  9. run the server as a child process that notifies its state as it would
+//  10. run the server as a child process that notifies its state as it would
 //     to systemd, restarting it if it dies or its heartbeats stop, with the
 //     LEDs showing booting, benchmarking, serving or error;
-//  10. answer the admin prompt on the serial console, until reboot or
+//  11. answer the admin prompt on the serial console, until reboot or
 //     poweroff, which stop the server, sync and unmount first.
 package boot
 
@@ -66,6 +69,7 @@ type System struct {
 	Server   *Supervisor
 	net      netInfo
 	disk     *Disk
+	data     *dataDisk // the USB disk the files are on, if any
 	started  time.Time
 	dog      watchdogState
 	timeSet  bool // NTP has set the clock once
@@ -95,6 +99,7 @@ var steps = []step{
 	{"load kernel modules", false, loadModules},
 	{"start the watchdog", false, startWatchdog},
 	{"mount the boot and data partitions", true, mountCard},
+	{"find the data disk", false, findDataDisk},
 	{"read the system slots", false, openSlots},
 	{"set the clock", false, setClock},
 	{"bring up the network", false, bringUpNetwork},
@@ -131,6 +136,7 @@ func Main() {
 		}
 	}
 	go s.Server.Run(ctx)
+	go s.keepDataDisk(ctx)
 	s.Log.Info("press Enter on this console for the admin prompt")
 	s.prompt(ctx)
 }

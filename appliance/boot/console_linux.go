@@ -21,6 +21,8 @@ const promptHelp = `commands:
   user add|passwd|del NAME, user list, user key add NAME FILE
   bench                  measure again (the server picks up the new choice)
   copy run|key           the encrypted copy off the box, now; the box's SSH key for it
+  disk                   the data disk, and the USB disks plugged in
+  disk adopt DEVICE      erase a USB disk (e.g. sda) and move the files onto it
   update FILE            write an update bundle to the other slot and boot it on trial
   kill -SIGNAL           signal the server: STOP to try the watchdog, TERM to restart it
   reboot, poweroff
@@ -55,12 +57,14 @@ func (s *System) command(ctx context.Context, f []string) {
 	switch f[0] {
 	case "help", "?":
 		fmt.Fprint(s.Console, promptHelp)
+	case "disk":
+		s.diskCommand(ctx, f[1:])
 	case "report":
 		self("report", "-state", StateDir)
 	case "status":
 		s.status()
 	case "copy":
-		self(append([]string{"copy", "-state", StateDir, "-config", ConfigFile, "-files", FilesDir}, f[1:]...)...)
+		self(append([]string{"copy", "-state", StateDir, "-config", ConfigFile, "-files", s.filesDir()}, f[1:]...)...)
 		if len(f) > 1 && f[1] == "restore" && s.Server != nil {
 			// The server counts each user's usage once: it starts again to
 			// count the files restored beside it.
@@ -68,7 +72,7 @@ func (s *System) command(ctx context.Context, f []string) {
 			s.signalServer([]string{"-TERM"})
 		}
 	case "user":
-		self(append([]string{"user", "-state", StateDir, "-files", FilesDir}, f[1:]...)...)
+		self(append([]string{"user", "-state", StateDir, "-files", s.filesDir()}, f[1:]...)...)
 	case "bench":
 		args := []string{"bench", "-state", StateDir, "-config", ConfigFile}
 		if s.Board != nil && s.Board.QuickBenchmark {
@@ -107,6 +111,7 @@ func (s *System) status() {
 	if s.Server != nil {
 		fmt.Fprintf(s.Console, "%s\n", s.Server.Status())
 	}
+	fmt.Fprintf(s.Console, "files:   %s\n", s.diskStatus())
 	if st, ok := copies.ReadStatus(copies.Dir(StateDir)); ok {
 		fmt.Fprintf(s.Console, "copy:    %s\n", st)
 	}

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bonesync/bonesync/appliance/datadisk"
 )
 
 // The labels the image builder gives the card's partitions.
@@ -90,7 +92,7 @@ func findCard() *Disk {
 			continue // a partition, not a disk
 		}
 		p1, p2 := partName(name, 1), partName(name, 2)
-		if label, _ := ext4Label("/dev/" + p2); label == DataLabel {
+		if fs, _ := datadisk.Probe("/dev/" + p2); fs.Label == DataLabel {
 			size, _ := sysfsInt(filepath.Join("/sys/class/block", name, "size"))
 			return &Disk{Name: name, BootPart: "/dev/" + p1, DataPart: "/dev/" + p2, SizeBytes: size * 512}
 		}
@@ -114,40 +116,13 @@ func sysfsInt(path string) (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
-// ext4 superblock fields (at byte 1024 of the file system).
+// ext4 superblock fields the grow reads (datadisk reads the superblock).
 const (
-	sbOffset      = 1024
-	sbMagic       = 56  // uint16, 0xEF53
-	sbBlocksLo    = 4   // uint32
-	sbLogBlock    = 24  // uint32: block size = 1024 << n
-	sbVolumeName  = 120 // [16]byte
+	sbBlocksLo    = 4  // uint32
+	sbLogBlock    = 24 // uint32: block size = 1024 << n
 	sbBlocksHi    = 0x150
 	sbFeatureIcpt = 0x60 // incompat features; 0x80 = 64bit
 )
-
-func superblock(dev string) ([]byte, error) {
-	f, err := os.Open(dev)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sb := make([]byte, 1024)
-	if _, err := f.ReadAt(sb, sbOffset); err != nil {
-		return nil, err
-	}
-	if binary.LittleEndian.Uint16(sb[sbMagic:]) != 0xEF53 {
-		return nil, errors.New("not ext4")
-	}
-	return sb, nil
-}
-
-func ext4Label(dev string) (string, error) {
-	sb, err := superblock(dev)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimRight(string(sb[sbVolumeName:sbVolumeName+16]), "\x00"), nil
-}
 
 // growPartition extends partition 2 in the MBR to the end of the card
 // (aligned to 1 MiB) and tells the kernel. It reports whether it grew.
@@ -221,7 +196,7 @@ const ext4ResizeFS = 0x40086610
 
 // growFS grows the mounted ext4 file system to fill its partition (online).
 func growFS(d *Disk, s *System) error {
-	sb, err := superblock(d.DataPart)
+	sb, err := datadisk.ReadSuperblock(d.DataPart)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ var baseNamespace = []mountPoint{
 	{Dir: "/etc", Mode: 0o755},
 	{Dir: BootMount, Mode: 0o755},
 	{Dir: PermMount, Mode: 0o755},
+	{Dir: DataMount, Mode: 0o755},
 }
 
 func mountBase(_ context.Context, s *System) error {

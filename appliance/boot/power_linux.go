@@ -16,7 +16,7 @@ func (s *System) shutdown(powerOff bool) {
 	}
 	s.net.Stop()
 	unix.Sync()
-	for _, m := range []string{PermMount, BootMount} {
+	for _, m := range []string{DataMount, PermMount, BootMount} {
 		if err := unix.Unmount(m, 0); err != nil && err != unix.EINVAL {
 			s.Log.Warn("cannot unmount: remounting read-only", "mount", m, "err", err)
 			unix.Mount("", m, "", unix.MS_REMOUNT|unix.MS_RDONLY, "")

@@ -74,8 +74,9 @@ func newSupervisor(s *System) *Supervisor {
 
 // Args are the server's command line on the board.
 func (sv *Supervisor) Args() []string {
-	a := []string{"serve", "-state", StateDir, "-config", ConfigFile, "-files", FilesDir,
-		"-hostname", sv.s.Hostname, "-boot", BootMount, "-board", sv.s.Board.Name}
+	a := []string{"serve", "-state", StateDir, "-config", ConfigFile}
+	a = append(a, sv.s.filesArgs()...)
+	a = append(a, "-hostname", sv.s.Hostname, "-boot", BootMount, "-board", sv.s.Board.Name)
 	for _, p := range listen.Ports {
 		a = append(a, "-"+p.Name, p.Default)
 	}

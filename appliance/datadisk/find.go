@@ -1,6 +1,7 @@
 package datadisk
 
 import (
+	"errors"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -169,10 +170,13 @@ func Find(devs []Device, want string) (Device, error) {
 		return found[0], nil // one file system seen twice (a disk and its partition): the first
 	}
 	if want == Auto {
-		return Device{}, fmt.Errorf("no disk labelled %s is plugged in", Label)
+		return Device{}, fmt.Errorf("no disk labelled %s is %w", Label, ErrMissing)
 	}
-	return Device{}, fmt.Errorf("no disk with the label or UUID %q is plugged in", want)
+	return Device{}, fmt.Errorf("no disk with the label or UUID %q is %w", want, ErrMissing)
 }
+
+// ErrMissing is Find's error when no disk holds the file system.
+var ErrMissing = errors.New("plugged in")
 
 // usbSerial walks up from the disk's sysfs node to its USB device and
 // reads the serial number the device reports.

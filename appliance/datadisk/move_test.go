@@ -45,7 +45,7 @@ func put(t *testing.T, root, rel string, b []byte, withRecord bool) {
 func sameTrees(t *testing.T, a, b string) {
 	t.Helper()
 	n := 0
-	filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(a, func(p string, d fs.DirEntry, _ error) error {
 		rel, _ := filepath.Rel(a, p)
 		q := filepath.Join(b, rel)
 		fa, _ := os.Lstat(p)
