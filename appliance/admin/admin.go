@@ -18,6 +18,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/datadisk"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/update"
@@ -50,6 +51,9 @@ type System struct {
 	// Disks are the health reports of the disks under the data (package
 	// health), as last sampled; nil: none kept.
 	Disks func() []health.Report
+	// DataDisk is the USB disk the files were moved to, or are being
+	// moved to (package datadisk); !ok: they are on the card.
+	DataDisk func() (datadisk.Record, bool)
 }
 
 // CopyForm is the copy settings as the admin page's form has them.
@@ -144,13 +148,14 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	}
 	sys := h.System
 	st := struct {
-		Version string         `json:"version"`
-		Board   string         `json:"board,omitempty"`
-		Uptime  int64          `json:"uptime_seconds"`
-		System  *update.Status `json:"system,omitempty"`
-		Problem string         `json:"system_problem,omitempty"`
-		Copy    *copies.Status `json:"copy,omitempty"`
-		Disks   []disk         `json:"disks,omitempty"`
+		Version string           `json:"version"`
+		Board   string           `json:"board,omitempty"`
+		Uptime  int64            `json:"uptime_seconds"`
+		System  *update.Status   `json:"system,omitempty"`
+		Problem string           `json:"system_problem,omitempty"`
+		Copy    *copies.Status   `json:"copy,omitempty"`
+		Disks   []disk           `json:"disks,omitempty"`
+		Data    *datadisk.Record `json:"data_disk,omitempty"`
 	}{Version: sys.Version, Board: sys.Board, Uptime: int64(time.Since(sys.Started).Seconds())}
 	// The copy's target and the kernel's lines are the admin's to see.
 	if sys.Copy != nil && user == users.Admin {
@@ -161,6 +166,11 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	if sys.Disks != nil && user == users.Admin {
 		for _, r := range sys.Disks() {
 			st.Disks = append(st.Disks, disk{r, r.Problem()})
+		}
+	}
+	if sys.DataDisk != nil && user == users.Admin {
+		if r, ok := sys.DataDisk(); ok {
+			st.Data = &r
 		}
 	}
 	if sys.Card != nil {

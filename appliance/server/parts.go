@@ -15,6 +15,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/calendars"
 	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/datadisk"
 	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
@@ -129,7 +130,11 @@ func (s *services) system() *admin.System {
 		CopyPlan:  s.copyPlanLine,
 		CopyForm:  s.copyForm,
 		CopySet:   s.copySet,
-		CopyStart: s.copyStart}
+		CopyStart: s.copyStart,
+		DataDisk: func() (datadisk.Record, bool) {
+			r, ok, _ := datadisk.ReadRecord(s.o.State)
+			return r, ok
+		}}
 	if onBoardWithPID1(s.o) {
 		sys.Reboot = func(why string) { sysd.RequestReboot(why) }
 	}

@@ -45,6 +45,8 @@ type adminData struct {
 	DiskTotal    int64
 	DiskFree     int64
 	Disks        []diskHealth
+	DataDisk     string // where the files are, when a USB disk was adopted
+	OnBoard      bool   // the console's disk adopt is there to move them
 	Report       string
 	Measuring    bool
 	CanMeasure   bool
@@ -119,7 +121,13 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess *auth.Session, code int, flas
 			d.Disks = append(d.Disks, diskHealth{Line: r.String(), Problem: r.Problem(), Days: days[:min(len(days), 14)]})
 		}
 	}
+	if u.System != nil && u.System.DataDisk != nil {
+		if r, ok := u.System.DataDisk(); ok {
+			d.DataDisk = r.String()
+		}
+	}
 	if u.System != nil {
+		d.OnBoard = u.System.Board != ""
 		if u.System.CopyPlan != nil {
 			d.CopyPlan = u.System.CopyPlan()
 		}

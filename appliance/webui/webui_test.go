@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/datadisk"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/copies"
 	filesdav "github.com/bonesync/bonesync/appliance/files"
@@ -669,6 +670,35 @@ func TestAdminPageShowsTheDisksHealth(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the admin page lacks %q", want)
 		}
+	}
+}
+
+// The admin page says where the files are: on the card, with how to move
+// them to a USB disk (on the board), or on the disk, or how far the move is.
+func TestAdminPageShowsTheDataDisk(t *testing.T) {
+	s := newSite(t)
+	var rec datadisk.Record
+	adopted := false
+	s.ui.System = &admin.System{Board: "beaglebone-black", DataDisk: func() (datadisk.Record, bool) { return rec, adopted }}
+	cookie, _ := s.login(users.Admin, users.Admin+"-password")
+	page := func() string {
+		resp, page := s.do("GET", "/admin/", cookie, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET /admin/ = %s", resp.Status)
+		}
+		return page
+	}
+	if p := page(); !strings.Contains(p, "The files are on the SD card.") || !strings.Contains(p, "<code>disk adopt sda</code>") {
+		t.Error("the admin page does not say the files are on the card, and how to move them")
+	}
+	adopted = true
+	rec = datadisk.Record{UUID: "206a557e-106d-41ec-bef7-148390201783", Phase: datadisk.Moving, Files: 120, TotalFiles: 300, Bytes: 1 << 20, Total: 4 << 20, Updated: time.Now()}
+	if p := page(); !strings.Contains(p, "Data disk: moving the files to the USB disk 206a557e-106d-41ec-bef7-148390201783: 120 of 300 files checked, 25% of the bytes") {
+		t.Error("the admin page does not show the move's progress")
+	}
+	rec.Phase, rec.Size, rec.Switched = datadisk.Switched, 2e9, time.Date(2026, 12, 2, 1, 38, 0, 0, time.UTC)
+	if p := page(); !strings.Contains(p, "Data disk: files on the USB disk 206a557e-106d-41ec-bef7-148390201783 (2.0 GB), since 2026-12-02") || strings.Contains(p, "SD card") {
+		t.Error("the admin page does not say the files are on the USB disk")
 	}
 }
 
