@@ -36,6 +36,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/config"
@@ -79,6 +80,8 @@ type System struct {
 	trialMu   sync.Mutex
 	committed bool
 	downMu    sync.Mutex // held from the start of a reboot or power-off
+	// shuttingDown is set at the start of a reboot or power-off.
+	shuttingDown atomic.Bool
 }
 
 // Version is this build's release (main sets it from its -X flag).

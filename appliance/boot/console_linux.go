@@ -64,6 +64,10 @@ func (s *System) command(ctx context.Context, f []string) {
 	case "status":
 		s.status()
 	case "copy":
+		if why := s.filesGone(); why != "" && len(f) > 1 && (f[1] == "run" || f[1] == "restore") {
+			fmt.Fprintf(s.Console, "copy: the files are not here: %s\n", why)
+			return
+		}
 		self(append([]string{"copy", "-state", StateDir, "-config", ConfigFile, "-files", s.filesDir()}, f[1:]...)...)
 		if len(f) > 1 && f[1] == "restore" && s.Server != nil {
 			// The server counts each user's usage once: it starts again to

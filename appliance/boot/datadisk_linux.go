@@ -53,6 +53,16 @@ func (s *System) filesDir() string {
 	return FilesDir
 }
 
+// filesGone is why the files cannot be reached now, "" if they can.
+func (s *System) filesGone() string {
+	if d := s.data; d != nil {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.gone
+	}
+	return ""
+}
+
 // filesArgs are the server's flags for its files.
 func (s *System) filesArgs() []string {
 	a := []string{"-files", s.filesDir()}
@@ -90,6 +100,7 @@ func findDataDisk(_ context.Context, s *System) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
+			placeholder()
 			d.gone = err.Error()
 			if errors.Is(err, datadisk.ErrMissing) {
 				d.gone = fmt.Sprintf("the data disk (%s) is not plugged in", d.want)
@@ -101,13 +112,29 @@ func findDataDisk(_ context.Context, s *System) error {
 	}
 }
 
+// placeholder mounts an empty read-only file system at DataMount while no
+// disk is there, so that nothing (a server still stopping, a console
+// command) can write the users' files into the RAM disk under it.
+func placeholder() {
+	unix.Mount("nodisk", DataMount, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
+}
+
+// unmountData takes whatever is at DataMount off it (the disk, detached if
+// busy, or the placeholder).
+func unmountData() {
+	for unix.Unmount(DataMount, unix.MNT_DETACH) == nil {
+	}
+}
+
 // mountLocked mounts the wanted disk at DataMount, with d.mu held.
 func (d *dataDisk) mountLocked(s *System, rec datadisk.Record, adopted bool) error {
 	dev, err := datadisk.Find(datadisk.Devices(sysBlock, s.cardName()), d.want)
 	if err != nil {
 		return err
 	}
+	unmountData()
 	if err := unix.Mount(dev.Path(), DataMount, "ext4", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOATIME, "errors=remount-ro"); err != nil {
+		placeholder()
 		return fmt.Errorf("the data disk %s is there but does not mount: %w", dev.Path(), err)
 	}
 	switched := adopted && rec.Phase == datadisk.Switched && rec.UUID == dev.FS.UUID
@@ -119,14 +146,16 @@ func (d *dataDisk) mountLocked(s *System, rec datadisk.Record, adopted bool) err
 	}
 	if _, err := os.Stat(DataFiles); errors.Is(err, fs.ErrNotExist) {
 		if switched || cardHasFiles() {
-			unix.Unmount(DataMount, 0)
+			unmountData()
+			placeholder()
 			if switched {
 				return fmt.Errorf("the data disk %s holds no files folder: it is not as the move left it", dev.FS.UUID)
 			}
 			return fmt.Errorf("the disk %s (%s) holds no bonesync files and the card does: `disk adopt %s erase` on the console moves them onto it", dev.Name, dev.FS.UUID, dev.Disk)
 		}
 		if err := os.Mkdir(DataFiles, 0o700); err != nil {
-			unix.Unmount(DataMount, 0)
+			unmountData()
+			placeholder()
 			return fmt.Errorf("make the files folder on the data disk: %w", err)
 		}
 	}
@@ -193,26 +222,28 @@ func (s *System) keepDataDisk(ctx context.Context) {
 			d.mu.Unlock()
 			continue
 		}
-		restart := false
+		var between func() // set: restart the server, running it in between
 		if d.dev != "" {
 			if _, err := os.Stat(filepath.Join(sysBlock, d.dev)); err != nil {
-				unix.Unmount(DataMount, unix.MNT_DETACH)
 				d.gone = fmt.Sprintf("the data disk (%s) was unplugged at %s", d.want, time.Now().Format("15:04"))
 				s.Log.Warn("the data disk was unplugged: serving no files until it is back", "dev", d.dev)
-				d.dev, restart = "", true
+				d.dev = ""
+				// Taken off once the server has stopped, with an empty
+				// read-only placeholder put there before the next starts.
+				between = func() { unmountData(); placeholder() }
 			}
 		} else {
 			rec, adopted, _ := datadisk.ReadRecord(StateDir)
 			if err := d.mountLocked(s, rec, adopted); err == nil {
 				s.Log.Info("the data disk is back: serving the files again")
-				restart = true
+				between = func() {}
 			} else if !errors.Is(err, datadisk.ErrMissing) {
 				d.gone = err.Error() // there, but not usable: say why
 			}
 		}
 		d.mu.Unlock()
-		if restart && s.Server != nil {
-			s.Server.Restart(func() {})
+		if between != nil && s.Server != nil {
+			s.Server.Restart(between)
 		}
 	}
 }
@@ -254,6 +285,12 @@ func (s *System) adoptBySerial(ctx context.Context, serial string) {
 	for i := 0; i < 30; i++ { // USB disks take a few seconds to appear
 		for _, dev := range datadisk.Devices(sysBlock, s.cardName()) {
 			if dev.Serial == serial && dev.Disk == dev.Name {
+				if bonesyncDisk(dev) {
+					// Never erased by a line left in the config: it may
+					// hold the files (a card reflashed, the state lost).
+					s.Log.Error("data_disk_format: that disk is a bonesync data disk already; set data_disk = auto to use it, or erase it with disk adopt on the console", "serial", serial)
+					return
+				}
 				if err := s.adopt(ctx, dev); err != nil {
 					s.Log.Error("data_disk_format: cannot adopt the disk", "serial", serial, "err", err)
 				}
@@ -263,6 +300,17 @@ func (s *System) adoptBySerial(ctx context.Context, serial string) {
 		time.Sleep(time.Second)
 	}
 	s.Log.Error("data_disk_format: no USB disk has that serial (the console's `disk` lists them)", "serial", serial)
+}
+
+// bonesyncDisk says whether dev (or a partition of it) holds a file system
+// labelled as a data disk.
+func bonesyncDisk(dev datadisk.Device) bool {
+	for _, p := range datadisk.Devices(sysBlock, "") {
+		if p.Disk == dev.Disk && p.FS != nil && p.FS.Label == datadisk.Label {
+			return true
+		}
+	}
+	return false
 }
 
 // adopt formats dev and starts moving the files onto it.
@@ -327,9 +375,14 @@ func (s *System) adoptFrom(ctx context.Context, rec datadisk.Record) {
 func (s *System) move(ctx context.Context, rec datadisk.Record) {
 	d := s.data
 	fail := func(err error) {
+		if s.shuttingDown.Load() {
+			// A reboot or power-off cut it: the record stays "moving",
+			// and the next boot goes on.
+			return
+		}
 		rec.Phase, rec.Error = datadisk.Failed, err.Error()
 		rec.Write(StateDir)
-		unix.Unmount(DataMount, 0)
+		unmountData()
 		s.Log.Error("moving the files to the data disk stopped; the card still holds and serves them", "err", err)
 	}
 	var dev datadisk.Device
@@ -344,20 +397,21 @@ func (s *System) move(ctx context.Context, rec datadisk.Record) {
 		case <-time.After(5 * time.Second): // plugged in later
 		}
 	}
-	var st unix.Statfs_t
-	if unix.Statfs(DataMount, &st) != nil || st.Type != unix.EXT4_SUPER_MAGIC {
-		if err := unix.Mount(dev.Path(), DataMount, "ext4", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOATIME, "errors=remount-ro"); err != nil {
-			fail(fmt.Errorf("mount %s: %w", dev.Path(), err))
-			return
-		}
+	// Whatever is at /data (a disk an earlier failure left, a
+	// placeholder) comes off: the move writes to this disk only.
+	unmountData()
+	if err := unix.Mount(dev.Path(), DataMount, "ext4", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOATIME, "errors=remount-ro"); err != nil {
+		fail(fmt.Errorf("mount %s: %w", dev.Path(), err))
+		return
 	}
 	if err := os.MkdirAll(dataMoving, 0o700); err != nil {
 		fail(err)
 		return
 	}
 	p := &datadisk.Progress{}
-	stop := make(chan struct{})
+	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(stopped)
 		t := time.NewTicker(15 * time.Second)
 		defer t.Stop()
 		for n := 0; ; n++ {
@@ -375,8 +429,9 @@ func (s *System) move(ctx context.Context, rec datadisk.Record) {
 		}
 	}()
 	s.Log.Info("moving the files to the data disk; the card serves them until every file is checked", "uuid", rec.UUID)
-	err := datadisk.Move(ctx, FilesDir, dataMoving, p)
+	err := datadisk.Move(ctx, FilesDir, dataMoving, p, time.Time{})
 	close(stop)
+	<-stopped // its last write lands before the next
 	if err != nil {
 		fail(err)
 		return
@@ -386,9 +441,11 @@ func (s *System) move(ctx context.Context, rec datadisk.Record) {
 	s.Log.Info("the files are on the data disk: stopping the server for the last pass", "files", p.Files.Load()+p.Skipped.Load(), "mib", p.Total.Load()>>20)
 	result := make(chan error, 1)
 	last := func() {
-		// The server is stopped: nothing changes on the card now.
+		// The server is stopped: nothing changes on the card now. A file
+		// changed since the move began is copied again, whatever its size
+		// and date say.
 		p := &datadisk.Progress{}
-		err := datadisk.Move(ctx, FilesDir, dataMoving, p)
+		err := datadisk.Move(ctx, FilesDir, dataMoving, p, rec.Started)
 		if err == nil {
 			rec.Note(p)
 			rec.Phase, rec.Switched = datadisk.Switched, time.Now()
@@ -423,13 +480,14 @@ func (s *System) move(ctx context.Context, rec datadisk.Record) {
 }
 
 // removeCardFiles frees the card of the files the disk now holds: renamed
-// aside at once (so nothing could serve them), then removed.
+// aside at once (so nothing could serve them), then removed. Only when the
+// disk's files are mounted and served.
 func (s *System) removeCardFiles() {
 	d := s.data
 	d.mu.Lock()
-	ok := d.want != datadisk.Card && d.dev != ""
+	ok := d.want != datadisk.Card && d.dev != "" && d.gone == ""
 	d.mu.Unlock()
-	if !ok {
+	if _, err := os.Stat(DataFiles); !ok || err != nil {
 		return
 	}
 	aside := FilesDir + ".moved"

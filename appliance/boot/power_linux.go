@@ -10,6 +10,7 @@ import (
 // partitions and reboots or powers off. Nothing acknowledged is lost.
 func (s *System) shutdown(powerOff bool) {
 	s.downMu.Lock() // the first caller shuts down; any other waits forever
+	s.shuttingDown.Store(true)
 	s.Log.Info("stopping the server")
 	if s.Server != nil {
 		s.Server.Stop(15 * time.Second)

@@ -52,7 +52,7 @@ type Supervisor struct {
 	killed   time.Time     // when it was killed as wedged; zero if not
 	checked  time.Time     // the monitor's last look; zero before Run
 	follows  bool          // notifications are read (the socket opened)
-	between  func()        // Restart's: to run before the next start
+	between  []func()      // Restart's: to run, in order, before the next start
 	exited   chan struct{} // closed when Run returns
 	stop     chan struct{} // closed by Stop
 }
@@ -111,7 +111,12 @@ func (sv *Supervisor) Run(ctx context.Context) {
 			sv.mu.Unlock()
 			return
 		}
+		pending := sv.between
+		sv.between = nil
 		sv.mu.Unlock()
+		for _, between := range pending {
+			between()
+		}
 		start := time.Now()
 		ws, err := sv.once(mgr)
 		sv.mu.Lock()
@@ -125,11 +130,10 @@ func (sv *Supervisor) Run(ctx context.Context) {
 			sv.mu.Unlock()
 			return
 		}
-		if between := sv.between; between != nil {
-			// A restart asked for (Restart): no backoff, not an error.
-			sv.between = nil
+		if len(sv.between) > 0 {
+			// A restart asked for (Restart): no backoff, not an error;
+			// what it asks to run runs at the top of the loop.
 			sv.mu.Unlock()
-			between()
 			continue
 		}
 		sv.restarts++
@@ -185,8 +189,9 @@ func (sv *Supervisor) once(mgr *sysd.Manager) (unix.WaitStatus, error) {
 	}
 	sv.pid, sv.since = cmd.Process.Pid, time.Now()
 	sv.ready, sv.status, sv.beat, sv.killed = false, "", sv.since, time.Time{}
-	if sv.stopping {
-		// Stop came while it was being started: it found no pid to signal.
+	if sv.stopping || len(sv.between) > 0 {
+		// Stop or Restart came while it was being started: they found
+		// no pid to signal.
 		syscall.Kill(sv.pid, syscall.SIGTERM)
 	}
 	sv.mu.Unlock()
@@ -366,18 +371,18 @@ func describe(ws unix.WaitStatus) string {
 }
 
 // Restart stops the server (SIGTERM, as for a shutdown) and runs between
-// after it has exited and before it starts again.
+// after it has exited and before it starts again. Restarts asked for
+// together run each between, in order, before the one next start. A
+// server not running now (waiting to be started again) gets them before
+// its next start all the same: nothing starts in between.
 func (sv *Supervisor) Restart(between func()) {
 	sv.mu.Lock()
 	pid := sv.pid
-	if pid == 0 {
-		sv.mu.Unlock()
-		between() // not running now: the next start comes after this
-		return
-	}
-	sv.between = between
+	sv.between = append(sv.between, between)
 	sv.mu.Unlock()
-	syscall.Kill(pid, syscall.SIGTERM)
+	if pid != 0 {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
 }
 
 // Signal sends sig to the server, if it runs.

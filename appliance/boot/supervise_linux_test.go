@@ -190,6 +190,32 @@ func TestSupervisorRestart(t *testing.T) {
 	if !strings.Contains(sv.Status(), "0 restarts") {
 		t.Errorf("a restart asked for counts as a failure: %s", sv.Status())
 	}
+
+	// Two restarts asked for together (the clock's and the data disk's):
+	// both run, in order, before the one next start; none is lost.
+	var order []string
+	var mu sync.Mutex
+	note := func(s string) func() {
+		return func() {
+			if strings.Contains(sv.Status(), "server running") {
+				t.Errorf("%s ran while a server ran", s)
+			}
+			mu.Lock()
+			order = append(order, s)
+			mu.Unlock()
+		}
+	}
+	second := sv.Status()
+	sv.Restart(note("first"))
+	sv.Restart(note("second"))
+	waitFor(t, "restarted again", log, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(order) == 2 && strings.Contains(sv.Status(), "ready") && sv.Status() != second
+	})
+	if order[0] != "first" || order[1] != "second" {
+		t.Errorf("ran %v", order)
+	}
 }
 
 // Without the notify socket the server is only restarted when it exits:

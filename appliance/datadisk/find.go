@@ -1,9 +1,9 @@
 package datadisk
 
 import (
-	"errors"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"

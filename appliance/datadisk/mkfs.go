@@ -38,7 +38,7 @@ const (
 	rootIno        = 2
 	journalIno     = 8
 	descSize       = 32
-	maxBlocks      = 1<<32 - 1 // without 64bit
+	maxBlocks      = 1<<32 - blocksPerGroup // without 64bit (and no uint32 overflow in the group count)
 	minBlocks      = 4096      // 16 MiB: room for the journal and a few files
 )
 

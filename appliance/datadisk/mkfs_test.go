@@ -53,7 +53,7 @@ func mkfsFile(t *testing.T, size int64) string {
 // anything is wrong.
 func TestMkfsFsck(t *testing.T) {
 	need(t, "e2fsck", "dumpe2fs")
-	for _, size := range []int64{32 << 20, 100 << 20, 128<<20 + 40<<12, 300<<20 + 7<<12, 8 << 30} {
+	for _, size := range []int64{32 << 20, 100 << 20, 128<<20 + 40<<12, 300<<20 + 7<<12, 8 << 30, 20 << 30} { // 20 GiB: descriptors over two blocks
 		p := mkfsFile(t, size)
 		out, err := exec.Command("e2fsck", "-fn", p).CombinedOutput()
 		if err != nil {

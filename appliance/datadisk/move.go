@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -30,23 +32,32 @@ type Progress struct {
 // Move makes dst (a folder on the data disk) an exact copy of src (the
 // store's folder on the card): every folder and file with its mode, times
 // and extended attributes (the store's records and tags), and nothing else.
-// Each file is written beside its place, fsynced, read back from the disk
-// (its cached pages dropped first) and compared by SHA-1 with what was read
-// from the card, and only then renamed into place; where the store recorded
-// a SHA-1 for the card's file, the card's bytes are checked against it too.
+// Each file is written to a staging file beside dst (outside the tree, so
+// no user's file can share its name), fsynced, read back from the disk (its
+// cached pages dropped first) and compared by SHA-1 with what was read from
+// the card, and only then renamed into place; where the store recorded a
+// SHA-1 for the card's file, the card's bytes are checked against it too.
+// The bytes, the date, the mode and the attributes all come from the one
+// open file, so a file replaced on the card while it is copied is copied
+// whole, as one version.
 //
 // A file already at dst with the same size, time, mode and attributes is
 // left: it was checked before it was renamed into place, by this pass or
-// one a power cut stopped. Move can be cut at any moment and run again;
-// dst is never used until the move says it is done.
+// one a power cut stopped; unless its inode changed after since (the last
+// pass, with the server stopped, gives the move's start: a file written in
+// place since is copied again even if it kept its size and date). Move can
+// be cut at any moment and run again; dst is never used until the move
+// says it is done.
 //
 // A card file whose bytes disagree with the store's record is copied as it
 // is and counted (Damaged): the move cannot do better than the card, and
 // the copy on the disk is then what the store had.
-func Move(ctx context.Context, src, dst string, p *Progress) error {
+func Move(ctx context.Context, src, dst string, p *Progress, since time.Time) error {
 	if p == nil {
 		p = &Progress{}
 	}
+	staging := filepath.Join(filepath.Dir(dst), movingName)
+	os.Remove(staging) // a power cut's
 	var nfiles, nbytes int64
 	filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
@@ -59,7 +70,6 @@ func Move(ctx context.Context, src, dst string, p *Progress) error {
 	})
 	p.TotalFiles.Store(nfiles)
 	p.Total.Store(nbytes)
-	seen := map[string]bool{}
 	type dirTimes struct {
 		path string
 		fi   fs.FileInfo
@@ -76,11 +86,16 @@ func Move(ctx context.Context, src, dst string, p *Progress) error {
 			return err
 		}
 		rel, _ := filepath.Rel(src, path)
-		seen[rel] = true
 		out := filepath.Join(dst, rel)
 		fi, err := d.Info()
 		if err != nil {
 			return nil // gone since
+		}
+		if have, err := os.Lstat(out); err == nil && have.Mode().Type() != fi.Mode().Type() {
+			// A file where the card now has a folder, or the reverse.
+			if err := os.RemoveAll(out); err != nil {
+				return err
+			}
 		}
 		switch {
 		case d.IsDir():
@@ -93,11 +108,11 @@ func Move(ctx context.Context, src, dst string, p *Progress) error {
 			os.Chmod(out, fi.Mode().Perm())
 			dirs = append(dirs, dirTimes{out, fi})
 		case d.Type().IsRegular():
-			if same(fi, path, out) {
+			if same(fi, path, out) && !changedAfter(fi, since) {
 				p.Skipped.Add(1)
 				return nil
 			}
-			n, damaged, err := copyChecked(path, out, fi)
+			n, damaged, err := copyChecked(path, out, staging)
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
@@ -126,14 +141,16 @@ func Move(ctx context.Context, src, dst string, p *Progress) error {
 		return fmt.Errorf("move %s to %s: %w", src, dst, err)
 	}
 	// What the disk holds that the card no longer does (removed or
-	// renamed since an earlier pass) goes, deepest first.
+	// renamed since an earlier pass) goes. Asked of the card entry by
+	// entry: PID 1 keeps no list of the whole tree.
 	var gone []string
 	filepath.WalkDir(dst, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
 		rel, _ := filepath.Rel(dst, path)
-		if !seen[rel] {
+		in, err := os.Lstat(filepath.Join(src, rel))
+		if err != nil || in.Mode().Type() != d.Type() {
 			gone = append(gone, path)
 			if d.IsDir() {
 				return filepath.SkipDir
@@ -152,6 +169,16 @@ func Move(ctx context.Context, src, dst string, p *Progress) error {
 		os.Chtimes(dirs[i].path, dirs[i].fi.ModTime(), dirs[i].fi.ModTime())
 	}
 	return syncTree(dst)
+}
+
+// changedAfter says whether the file's inode changed (content, attributes
+// or date) at or after since; never for a zero since.
+func changedAfter(fi fs.FileInfo, since time.Time) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if since.IsZero() || !ok {
+		return false
+	}
+	return !time.Unix(st.Ctim.Unix()).Before(since)
 }
 
 // same says whether out already is a copy of path: size, time, mode and
@@ -174,16 +201,23 @@ func same(fi fs.FileInfo, path, out string) bool {
 	return true
 }
 
-// copyChecked copies one file to out through a temporary file beside it,
-// read back from the disk and compared by digest before the rename.
-func copyChecked(path, out string, fi fs.FileInfo) (n int64, damaged bool, err error) {
+// copyChecked copies one file to out through the staging file, read back
+// from the disk and compared by digest before the rename.
+func copyChecked(path, out, staging string) (n int64, damaged bool, err error) {
 	in, err := os.Open(path)
 	if err != nil {
 		return 0, false, err
 	}
 	defer in.Close()
-	tmp := filepath.Join(filepath.Dir(out), movingName)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	fi, err := in.Stat()
+	if err != nil {
+		return 0, false, err
+	}
+	attrs, err := fdXattrs(int(in.Fd()))
+	if err != nil {
+		return 0, false, fmt.Errorf("attributes of %s: %w", path, err)
+	}
+	f, err := os.OpenFile(staging, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return 0, false, err
 	}
@@ -192,7 +226,7 @@ func copyChecked(path, out string, fi fs.FileInfo) (n int64, damaged bool, err e
 			f.Close()
 		}
 		if err != nil {
-			os.Remove(tmp)
+			os.Remove(staging)
 		}
 	}()
 	h := sha1.New()
@@ -204,8 +238,10 @@ func copyChecked(path, out string, fi fs.FileInfo) (n int64, damaged bool, err e
 	if rec, size, ok := store.RecordedSHA1(in); ok && size == n && rec != read {
 		damaged = true
 	}
-	if err := copyXattrs(path, tmp); err != nil {
-		return n, damaged, err
+	for k, v := range attrs {
+		if err := unix.Fsetxattr(int(f.Fd()), k, v, 0); err != nil {
+			return n, damaged, fmt.Errorf("set %s on %s: %w", k, out, err)
+		}
 	}
 	if err := f.Chmod(fi.Mode().Perm()); err != nil {
 		return n, damaged, err
@@ -215,17 +251,17 @@ func copyChecked(path, out string, fi fs.FileInfo) (n int64, damaged bool, err e
 	}
 	f.Close()
 	f = nil
-	got, err := readBack(tmp)
+	got, err := readBack(staging)
 	if err != nil {
 		return n, damaged, err
 	}
 	if got != read {
 		return n, damaged, fmt.Errorf("%s: the disk gave back other bytes than were written (SHA-1 %x, not %x): the disk is failing", out, got, read)
 	}
-	if err := os.Chtimes(tmp, fi.ModTime(), fi.ModTime()); err != nil {
+	if err := os.Chtimes(staging, fi.ModTime(), fi.ModTime()); err != nil {
 		return n, damaged, err
 	}
-	return n, damaged, os.Rename(tmp, out)
+	return n, damaged, os.Rename(staging, out)
 }
 
 // readBack is the SHA-1 of the file as the disk holds it: its pages, clean
@@ -246,10 +282,21 @@ func readBack(path string) ([sha1.Size]byte, error) {
 	return sum, nil
 }
 
-// xattrs are a file's user extended attributes.
+// xattrs are a file's user extended attributes, by path (not following
+// a last symlink) or of an open file.
 func xattrs(path string) (map[string][]byte, error) {
+	return readXattrs(func(b []byte) (int, error) { return unix.Llistxattr(path, b) },
+		func(name string, v []byte) (int, error) { return unix.Lgetxattr(path, name, v) })
+}
+
+func fdXattrs(fd int) (map[string][]byte, error) {
+	return readXattrs(func(b []byte) (int, error) { return unix.Flistxattr(fd, b) },
+		func(name string, v []byte) (int, error) { return unix.Fgetxattr(fd, name, v) })
+}
+
+func readXattrs(list func([]byte) (int, error), get func(string, []byte) (int, error)) (map[string][]byte, error) {
 	buf := make([]byte, 4096)
-	n, err := unix.Llistxattr(path, buf)
+	n, err := list(buf)
 	if err != nil {
 		if errors.Is(err, unix.ENOTSUP) {
 			return nil, nil
@@ -262,7 +309,7 @@ func xattrs(path string) (map[string][]byte, error) {
 			continue
 		}
 		v := make([]byte, 64<<10)
-		m, err := unix.Lgetxattr(path, name, v)
+		m, err := get(name, v)
 		if err != nil {
 			continue
 		}
@@ -308,7 +355,6 @@ func syncTree(root string) error {
 	})
 }
 
-// movingName is the file being copied, in its folder on the disk: one at a
-// time (a name of its own, so a 255-byte name does not overflow). One left
-// by a power cut is removed by the next pass, as the card has no such file.
-const movingName = ".bonesync-moving"
+// movingName is the file being copied, beside the tree on the disk (one
+// at a time); one a power cut left is removed by the next pass.
+const movingName = ".bonesync-moving-file"

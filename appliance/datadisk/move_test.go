@@ -84,6 +84,8 @@ func TestMove(t *testing.T) {
 		put(t, src, fmt.Sprintf("u%d/Photos/%03d.jpg", i%3, i), bytes.Repeat([]byte{byte(i)}, 1000+i*37), true)
 	}
 	put(t, src, "u0/no record.txt", []byte("plain"), false)
+	put(t, src, "u0/.bonesync-moving", []byte("a user's file of that name"), true)
+	put(t, src, "u0/.bonesync-moving-file", []byte("and of this one"), true)
 	put(t, src, ".bonesync/ids/x", []byte("the store's own"), false)
 	unix.Setxattr(filepath.Join(src, "u1"), "user.bonesync.tag", []byte("tag-1"), 0)
 	// A file the card damaged: its bytes no longer what the store recorded.
@@ -101,20 +103,20 @@ func TestMove(t *testing.T) {
 		}
 		cancel()
 	}()
-	if err := Move(ctx, src, dst, &p); err == nil {
+	if err := Move(ctx, src, dst, &p, time.Time{}); err == nil {
 		t.Log("the first pass finished before it was cut")
 	}
-	os.WriteFile(filepath.Join(dst, "u0", movingName), []byte("half"), 0o600) // a power cut's leftover
+	os.WriteFile(filepath.Join(filepath.Dir(dst), movingName), []byte("half"), 0o600) // a power cut's leftover
 	p = Progress{}
-	if err := Move(context.Background(), src, dst, &p); err != nil {
+	if err := Move(context.Background(), src, dst, &p, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	sameTrees(t, src, dst)
 	if p.Damaged.Load() != 1 {
 		t.Errorf("damaged files counted: %d, want 1", p.Damaged.Load())
 	}
-	if p.TotalFiles.Load() != 123 {
-		t.Errorf("total files %d, want 123", p.TotalFiles.Load())
+	if p.TotalFiles.Load() != 125 {
+		t.Errorf("total files %d, want 125", p.TotalFiles.Load())
 	}
 
 	// The server changed the card since: one file added, one removed, one
@@ -123,15 +125,36 @@ func TestMove(t *testing.T) {
 	os.Remove(filepath.Join(src, "u1/Photos/001.jpg"))
 	put(t, src, "u2/Photos/002.jpg", []byte("replaced, same size?"), true)
 	os.RemoveAll(filepath.Join(src, "u0/Photos"))
+	// A file where a folder was, and a folder where a file was.
+	os.RemoveAll(filepath.Join(src, "u1/Photos"))
+	put(t, src, "u1/Photos", []byte("now a file"), true)
+	os.Remove(filepath.Join(src, "u2/Photos/005.jpg"))
+	put(t, src, "u2/Photos/005.jpg/inside.txt", []byte("now a folder"), true)
 	p = Progress{}
-	if err := Move(context.Background(), src, dst, &p); err != nil {
+	if err := Move(context.Background(), src, dst, &p, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	sameTrees(t, src, dst)
-	if got := p.Files.Load(); got != 2 {
-		t.Errorf("the final pass copied %d files, want 2 (the new and the replaced)", got)
+	if got := p.Files.Load(); got != 4 {
+		t.Errorf("the final pass copied %d files, want 4 (the new, the replaced, the two of a changed type)", got)
 	}
-	if p.Removed.Load() != 2 {
-		t.Errorf("removed %d, want 2 (a file and a folder)", p.Removed.Load())
+	if p.Removed.Load() != 1 {
+		t.Errorf("removed %d, want 1 (u0/Photos; u1/Photos went as it became a file)", p.Removed.Load())
+	}
+
+	// Written in place, its size and date kept (as a client may set them
+	// back): the last pass, given the move's start, copies it again.
+	started := time.Now().Add(-time.Second)
+	f := filepath.Join(src, "u2/Photos/002.jpg")
+	fi, _ := os.Stat(f)
+	os.WriteFile(f, []byte("replaced, same size!"), 0o640)
+	os.Chtimes(f, fi.ModTime(), fi.ModTime())
+	p = Progress{}
+	if err := Move(context.Background(), src, dst, &p, started); err != nil {
+		t.Fatal(err)
+	}
+	sameTrees(t, src, dst)
+	if p.Files.Load() < 1 {
+		t.Error("a file written in place with its size and date kept was not copied again")
 	}
 }
