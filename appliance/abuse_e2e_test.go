@@ -121,6 +121,50 @@ func testAbuse(t *testing.T, b *box) {
 	}
 }
 
+// 64 addresses each hold their waiting_per_address (16) idle and slow
+// connections on both ports, reconnecting every half second: 1,024 a port,
+// twice what the port lets wait in a handshake. The legitimate client from
+// another address still gets every HTTPS request and SFTP login through:
+// a full pool closes the oldest handshake of the client holding the most
+// for it (guard.Admission).
+func testDistributedFlood(t *testing.T, b *box) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var waits []func()
+	for i := 0; i < 64; i++ {
+		from := flood.Loopback(3000 + i)
+		for _, h := range []flood.Hold{
+			{From: from, To: b.https, Idle: 8, Slow: 8, Prefix: flood.TLSPrefix, Retry: 500 * time.Millisecond},
+			{From: from, To: b.ssh, Idle: 8, Slow: 8, Prefix: flood.SSHPrefix, Retry: 500 * time.Millisecond},
+		} {
+			_, wait := h.Run(ctx)
+			waits = append(waits, wait)
+		}
+	}
+	defer func() {
+		cancel()
+		for _, w := range waits {
+			w()
+		}
+	}()
+	time.Sleep(5 * time.Second) // every flooder's connections opened
+	l := legit{b}
+	for i := 0; i < 10; i++ {
+		if err := l.https(); err != nil {
+			t.Errorf("HTTPS request %d under the distributed flood: %v", i+1, err)
+		}
+		conn, c, err := l.sftp()
+		if err != nil {
+			t.Errorf("SFTP login %d under the distributed flood: %v", i+1, err)
+			continue
+		}
+		c.Close()
+		conn.Close()
+	}
+	if log := b.stderrCapture.String(); !strings.Contains(log, "closing the oldest of the client holding the most") {
+		t.Errorf("no handshake was evicted: the pool never filled?\n%s", tail(log, 20))
+	}
+}
+
 // The whole process stays under 52 MB resident with 100 TLS sessions, 20
 // SFTP sessions, 20 parallel failed logins from 20 addresses and previews
 // being made. It was 48 MB until the copy engine (rclone, package copies)

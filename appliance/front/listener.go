@@ -63,7 +63,7 @@ func (l *handshakeListener) acceptLoop(ctx context.Context, cfg *tls.Config, h H
 			continue
 		}
 		addr := guard.Host(c.RemoteAddr().String())
-		ticket := h.Admission.Admit(addr)
+		ticket := h.Admission.Admit(addr, c)
 		if ticket == nil {
 			c.Close()
 			continue
@@ -74,7 +74,7 @@ func (l *handshakeListener) acceptLoop(ctx context.Context, cfg *tls.Config, h H
 
 // handshake runs one connection's TLS handshake and hands it on.
 func (l *handshakeListener) handshake(ctx context.Context, c *admitted, addr string, cfg *tls.Config, h Handshakes) {
-	c.SetDeadline(time.Now().Add(h.Timeout))
+	c.SetDeadline(time.Now().Add(h.Admission.HandshakeTimeout(h.Timeout)))
 	gate := guard.NewGate(ctx, c, h.Slots, tlsRecords)
 	tc := tls.Server(gate, cfg)
 	err := tc.HandshakeContext(ctx)
@@ -180,7 +180,7 @@ func (l *admitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		t := l.adm.Admit(guard.Host(c.RemoteAddr().String()))
+		t := l.adm.Admit(guard.Host(c.RemoteAddr().String()), c)
 		if t == nil {
 			c.Close()
 			continue

@@ -8,27 +8,35 @@
 package guard
 
 import (
+	"io"
 	"log/slog"
 	"net"
+	"net/netip"
+	"slices"
 	"sync"
 	"time"
 )
 
-// Limits are one port's caps per client address (the config's
+// Limits are one port's caps per client (the config's
 // https_connections_per_address, ssh_connections_per_address and
-// waiting_per_address).
+// waiting_per_address). A client is an IPv4 address, or an IPv6 /64: one
+// host on a home network may hold a whole /64 (Source).
 type Limits struct {
-	PerAddress int // connections open at once from one address
+	PerAddress int // connections open at once from one client
 	Waiting    int // of them, not yet through their handshake (TLS) or login (SSH)
 }
 
 // MaxWaiting bounds the connections still in their handshake on one port,
-// from all addresses together: what a flood from many addresses may hold.
+// from all clients together: what a flood from many addresses may hold.
 const MaxWaiting = 512
 
-// Admission counts one port's connections per client address and refuses
-// those over its Limits, so that one device, broken or hostile, cannot take
-// the port from the others: its extra connections are closed at once.
+// Admission counts one port's connections per client and refuses those over
+// its Limits, so that one device, broken or hostile, cannot take the port
+// from the others: its extra connections are closed at once. When the
+// port's MaxWaiting handshakes are all taken (a flood from many addresses),
+// a newcomer is not refused while another client holds more handshakes
+// than it: the longest-waiting handshake of the client holding the most is
+// closed to make room. A flood can then take no more than its share.
 type Admission struct {
 	name    string // the port's service, for log lines: "https", "sftp"
 	limits  Limits
@@ -39,10 +47,13 @@ type Admission struct {
 	waiting int
 }
 
-type addrConns struct{ open, waiting int }
+type addrConns struct {
+	open    int
+	queue []*Ticket // those in their handshake, oldest first
+}
 
 // NewAdmission counts connections to the port of service name; refusals are
-// logged once an hour per address and limit.
+// logged once an hour per client and limit.
 func NewAdmission(name string, l Limits, log *slog.Logger) *Admission {
 	return &Admission{name: name, limits: l, notices: NewNotices(log), addrs: map[string]*addrConns{}}
 }
@@ -52,42 +63,103 @@ func NewAdmission(name string, l Limits, log *slog.Logger) *Admission {
 // once.
 type Ticket struct {
 	a              *Admission
-	addr           string
+	src            string
+	conn           io.Closer // closed if the ticket is evicted
 	waiting, ended bool
 }
 
-// Admit admits a new connection from addr (a host, without port), or
-// returns nil if addr is at one of its limits or the port at MaxWaiting. A
-// nil Admission admits everything.
-func (a *Admission) Admit(addr string) *Ticket {
+// Source is what the limits count by: the address, or for IPv6 its /64.
+func Source(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.Prefix(64)
+	return p.String()
+}
+
+// Admit admits a new connection c from addr (a host, without port), or
+// returns nil if addr's client is at one of its limits, or the port's
+// handshakes are all taken by clients that hold no more than it does. c is
+// closed if the connection is evicted for another while in its handshake.
+// A nil Admission admits everything.
+func (a *Admission) Admit(addr string, c io.Closer) *Ticket {
 	if a == nil {
 		return &Ticket{}
 	}
+	src := Source(addr)
+	var victim io.Closer
+	defer func() {
+		if victim != nil {
+			victim.Close() // outside the lock: its Done takes it
+		}
+	}()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	c := a.addrs[addr]
-	if c == nil {
-		c = &addrConns{}
+	cs := a.addrs[src]
+	if cs == nil {
+		cs = &addrConns{}
 	}
 	switch {
-	case c.open >= a.limits.PerAddress:
-		a.notices.Warn(addr+" open", "refusing connections: the limit of open ones per address (logged once an hour)",
-			"service", a.name, "addr", addr, "open", c.open)
+	case cs.open >= a.limits.PerAddress:
+		a.notices.Warn(src+" open", "refusing connections: the limit of open ones per address (logged once an hour)",
+			"service", a.name, "addr", src, "open", cs.open)
 		return nil
-	case c.waiting >= a.limits.Waiting:
-		a.notices.Warn(addr+" waiting", "refusing connections: waiting_per_address are in their handshake or login (logged once an hour)",
-			"service", a.name, "addr", addr, "waiting", c.waiting)
+	case len(cs.queue) >= a.limits.Waiting:
+		a.notices.Warn(src+" waiting", "refusing connections: waiting_per_address are in their handshake or login (logged once an hour)",
+			"service", a.name, "addr", src, "waiting", len(cs.queue))
 		return nil
 	case a.waiting >= MaxWaiting:
-		a.notices.Warn("all waiting", "refusing new connections: too many from all addresses are in their handshake (logged once an hour)",
-			"service", a.name, "waiting", a.waiting)
-		return nil
+		heavy := a.heaviest()
+		if heavy == nil || len(heavy.queue) <= len(cs.queue) {
+			a.notices.Warn("all waiting", "refusing new connections: too many from all addresses are in their handshake (logged once an hour)",
+				"service", a.name, "waiting", a.waiting)
+			return nil
+		}
+		old := heavy.queue[0]
+		old.ready() // out of the count now; its close ends it
+		victim = old.conn
+		a.notices.Warn("evicting", "all handshakes are taken: closing the oldest of the client holding the most, for a newcomer (logged once an hour)",
+			"service", a.name, "from", old.src, "waiting", len(heavy.queue)+1, "for", src)
 	}
-	c.open++
-	c.waiting++
+	t := &Ticket{a: a, src: src, conn: c, waiting: true}
+	cs.open++
+	cs.queue = append(cs.queue, t)
 	a.waiting++
-	a.addrs[addr] = c
-	return &Ticket{a: a, addr: addr, waiting: true}
+	a.addrs[src] = cs
+	return t
+}
+
+// heaviest is a client with the most connections in their handshake.
+func (a *Admission) heaviest() *addrConns {
+	var h *addrConns
+	for _, cs := range a.addrs {
+		if len(cs.queue) > 0 && (h == nil || len(cs.queue) > len(h.queue)) {
+			h = cs
+		}
+	}
+	return h
+}
+
+// HandshakeTimeout is how long a new connection may take over its
+// handshake: base, or a quarter of it (at least 2 s) while more than half
+// the port's handshakes are taken, so that a flood's idle connections give
+// their places back sooner.
+func (a *Admission) HandshakeTimeout(base time.Duration) time.Duration {
+	if a == nil {
+		return base
+	}
+	a.mu.Lock()
+	busy := a.waiting > MaxWaiting/2
+	a.mu.Unlock()
+	if busy {
+		return max(base/4, 2*time.Second)
+	}
+	return base
 }
 
 // Ready marks the connection as through its handshake or login.
@@ -101,11 +173,15 @@ func (t *Ticket) Ready() {
 }
 
 func (t *Ticket) ready() {
-	if t.waiting {
-		t.waiting = false
-		t.a.addrs[t.addr].waiting--
-		t.a.waiting--
+	if !t.waiting {
+		return
 	}
+	t.waiting = false
+	cs := t.a.addrs[t.src]
+	if i := slices.Index(cs.queue, t); i >= 0 {
+		cs.queue = slices.Delete(cs.queue, i, i+1)
+	}
+	t.a.waiting--
 }
 
 // Done marks the connection as closed.
@@ -120,9 +196,9 @@ func (t *Ticket) Done() {
 	}
 	t.ready()
 	t.ended = true
-	c := t.a.addrs[t.addr]
-	if c.open--; c.open == 0 {
-		delete(t.a.addrs, t.addr)
+	cs := t.a.addrs[t.src]
+	if cs.open--; cs.open == 0 {
+		delete(t.a.addrs, t.src)
 	}
 }
 

@@ -2,42 +2,155 @@ package guard
 
 import (
 	"bytes"
-	"github.com/bonesync/bonesync/appliance/sysd"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/sysd"
 )
 
 func TestAdmission(t *testing.T) {
 	var log bytes.Buffer
 	a := NewAdmission("https", Limits{PerAddress: 3, Waiting: 2}, sysd.NewLogger(&log))
-	t1, t2 := a.Admit("10.0.0.2"), a.Admit("10.0.0.2")
+	t1, t2 := a.Admit("10.0.0.2", nil), a.Admit("10.0.0.2", nil)
 	if t1 == nil || t2 == nil {
 		t.Fatal("refused below the limits")
 	}
-	if a.Admit("10.0.0.2") != nil {
+	if a.Admit("10.0.0.2", nil) != nil {
 		t.Fatal("a third waiting connection was admitted")
 	}
-	if a.Admit("10.0.0.2") != nil || strings.Count(log.String(), "refusing") != 1 {
+	if a.Admit("10.0.0.2", nil) != nil || strings.Count(log.String(), "refusing") != 1 {
 		t.Fatalf("want one log line for two refusals:\n%s", log.String())
 	}
-	if a.Admit("10.0.0.3") == nil {
+	if a.Admit("10.0.0.3", nil) == nil {
 		t.Fatal("another address was refused")
 	}
 	t1.Ready()
 	t1.Ready() // twice counts once
-	t3 := a.Admit("10.0.0.2")
+	t3 := a.Admit("10.0.0.2", nil)
 	if t3 == nil {
 		t.Fatal("not admitted after one connection finished its handshake")
 	}
 	t3.Ready()
-	if a.Admit("10.0.0.2") != nil {
+	if a.Admit("10.0.0.2", nil) != nil {
 		t.Fatal("a fourth open connection was admitted")
 	}
 	t1.Done()
 	t1.Done()
-	if t4 := a.Admit("10.0.0.2"); t4 == nil {
+	if t4 := a.Admit("10.0.0.2", nil); t4 == nil {
 		t.Fatal("not admitted after a connection closed")
 	}
 	var none *Admission
-	none.Admit("x").Done() // nil: no caps
+	none.Admit("x", nil).Done() // nil: no caps
+}
+
+// closer records that the admission closed it (an eviction) and ends its
+// ticket, as a connection's handshake ends when it is closed.
+type closer struct {
+	closed bool
+	t      *Ticket
+}
+
+func (c *closer) Close() error {
+	c.closed = true
+	if c.t != nil {
+		c.t.Done()
+	}
+	return nil
+}
+
+// A flood from many addresses fills the port's handshakes: a newcomer is
+// still admitted, the oldest handshake of the client holding the most is
+// closed for it, and a flooder at its share is refused rather than let in.
+func TestAdmissionFairUnderDistributedFlood(t *testing.T) {
+	a := NewAdmission("https", Limits{PerAddress: 64, Waiting: 16}, nil)
+	var conns []*closer
+	admit := func(addr string) *closer {
+		c := &closer{}
+		if c.t = a.Admit(addr, c); c.t == nil {
+			return nil
+		}
+		conns = append(conns, c)
+		return c
+	}
+	// 32 addresses x 16 handshakes: all 512 taken.
+	for i := 0; i < 32; i++ {
+		for j := 0; j < 16; j++ {
+			if admit(fmt.Sprintf("10.0.1.%d", i)) == nil {
+				t.Fatalf("refused %d/%d below the caps", i, j)
+			}
+		}
+	}
+	// One more flooding address: it holds fewer than the others, so it
+	// gets in, evicting one (as the legitimate client would).
+	for k := 0; k < 40; k++ {
+		legit := admit(fmt.Sprintf("192.168.1.%d", k))
+		if legit == nil {
+			t.Fatalf("newcomer %d refused while flooders hold all the handshakes", k)
+		}
+		evicted := 0
+		for _, c := range conns {
+			if c.closed {
+				evicted++
+			}
+		}
+		if evicted != k+1 {
+			t.Fatalf("after %d newcomers, %d evicted", k+1, evicted)
+		}
+	}
+	// The first evicted were the oldest of a heaviest client.
+	if !conns[0].closed && !conns[16].closed {
+		t.Error("the evicted handshakes were not the oldest of their client")
+	}
+	// A flooder at the most any client holds is refused, not let in by
+	// evicting another flooder as heavy as itself.
+	heaviest := 0
+	for _, cs := range a.addrs {
+		heaviest = max(heaviest, len(cs.queue))
+	}
+	for i := 0; i < 32; i++ {
+		addr := fmt.Sprintf("10.0.1.%d", i)
+		if len(a.addrs[addr].queue) == heaviest {
+			if admit(addr) != nil {
+				t.Error("a flooder holding the most was let in by evicting another")
+			}
+			break
+		}
+	}
+	// While more than half the pool waits, handshakes get less time.
+	if got := a.HandshakeTimeout(10 * time.Second); got != 2500*time.Millisecond {
+		t.Errorf("handshake timeout under the flood: %v", got)
+	}
+	for _, c := range conns {
+		c.t.Ready()
+	}
+	if got := a.HandshakeTimeout(10 * time.Second); got != 10*time.Second {
+		t.Errorf("handshake timeout without a flood: %v", got)
+	}
+}
+
+// IPv6 addresses count by their /64: one host may hold a whole /64, and
+// each of its addresses is not another client.
+func TestAdmissionCountsIPv6By64(t *testing.T) {
+	a := NewAdmission("sftp", Limits{PerAddress: 4, Waiting: 4}, nil)
+	for i := 0; i < 4; i++ {
+		if a.Admit(fmt.Sprintf("2001:db8:1:2::%x", i+1), nil) == nil {
+			t.Fatalf("refused %d below the cap", i)
+		}
+	}
+	if a.Admit("2001:db8:1:2:ffff::1", nil) != nil {
+		t.Error("a fifth address of the same /64 was admitted")
+	}
+	if a.Admit("2001:db8:1:3::1", nil) == nil {
+		t.Error("another /64 was refused")
+	}
+	for _, c := range []struct{ in, want string }{
+		{"192.0.2.7", "192.0.2.7"}, {"::ffff:192.0.2.7", "192.0.2.7"},
+		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"}, {"fe80::1%eth0", "fe80::/64"}, {"not an address", "not an address"},
+	} {
+		if got := Source(c.in); got != c.want {
+			t.Errorf("Source(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
 }

@@ -224,7 +224,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	if banned, _ := s.Door.Banned(addr); banned {
 		return
 	}
-	ticket := s.Admission.Admit(addr)
+	ticket := s.Admission.Admit(addr, c)
 	if ticket == nil {
 		return
 	}
@@ -233,7 +233,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	c.SetDeadline(time.Now().Add(timeout))
+	c.SetDeadline(time.Now().Add(s.Admission.HandshakeTimeout(timeout)))
 	gate := guard.NewGate(ctx, c, s.Handshakes, sshPackets())
 	defer gate.Open() // gives back a slot still held
 	ic := &idleConn{Conn: gate}
