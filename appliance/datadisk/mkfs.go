@@ -39,7 +39,7 @@ const (
 	journalIno     = 8
 	descSize       = 32
 	maxBlocks      = 1<<32 - blocksPerGroup // without 64bit (and no uint32 overflow in the group count)
-	minBlocks      = 4096      // 16 MiB: room for the journal and a few files
+	minBlocks      = 4096                   // 16 MiB: room for the journal and a few files
 )
 
 // Feature flags (superblock s_feature_*).

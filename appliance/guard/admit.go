@@ -48,7 +48,7 @@ type Admission struct {
 }
 
 type addrConns struct {
-	open    int
+	open  int
 	queue []*Ticket // those in their handshake, oldest first
 }
 

@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/admin"
-	"github.com/bonesync/bonesync/appliance/datadisk"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/datadisk"
 	filesdav "github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/locks"
