@@ -358,3 +358,41 @@ func TestTrashKeepsWhatSFTPReplaces(t *testing.T) {
 		t.Errorf("listing after the deletes: %v, want only the new, empty a.txt", list)
 	}
 }
+
+// One 10-byte WRITE at 2^40 would make a sparse terabyte that the close's
+// digest, a COPY and a restore all read or write out in full: refused with
+// why, the upload not kept. Out-of-order writes that leave small holes,
+// as sftp's parallel requests do, still work.
+func TestWriteFarPastTheEndRefused(t *testing.T) {
+	c, _ := newClient(t, nil, 0)
+	f, err := c.OpenFile("/far.bin", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteAt([]byte("0123456789"), 1<<40)
+	if err == nil || !strings.Contains(err.Error(), "hole") {
+		t.Fatalf("a write at 2^40: %v, want a refusal that says why", err)
+	}
+	f.Close()
+	if _, err := c.Stat("/far.bin"); err == nil {
+		if fi, _ := c.Stat("/far.bin"); fi.Size() > 0 {
+			t.Errorf("the refused upload was kept, %d bytes", fi.Size())
+		}
+	}
+	g, err := c.OpenFile("/holes.bin", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.WriteAt([]byte("later"), 1<<20); err != nil {
+		t.Fatalf("a write 1 MiB on: %v", err)
+	}
+	if _, err := g.WriteAt([]byte("first"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := c.Stat("/holes.bin"); err != nil || fi.Size() != 1<<20+5 {
+		t.Errorf("out-of-order writes: %v %v", fi, err)
+	}
+}

@@ -208,7 +208,7 @@ func (u *Upload) record(err error) error {
 func (u *Upload) Write(b []byte) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if err := u.grow(u.size + int64(len(b))); err != nil {
+	if err := u.grow(u.size+int64(len(b)), len(b)); err != nil {
 		return 0, err
 	}
 	n, err := u.f.Write(b)
@@ -225,26 +225,33 @@ func (u *Upload) Write(b []byte) (int, error) {
 	return n, noSpaceOrNil(err)
 }
 
-// grow checks that the upload may reach end bytes within the quota. Called
-// with u.mu held.
-func (u *Upload) grow(end int64) error {
+// grow checks that the upload may reach end bytes, n of them written now,
+// within the quota and, when the write leaves a hole before it, the free
+// space: a hole reads as zeros, bytes a copy or a restore writes out and
+// every digest reads, so one 10-byte write at 2^40 must not make a
+// terabyte. Called with u.mu held.
+func (u *Upload) grow(end int64, n int) error {
 	if end <= u.size {
 		return nil
 	}
-	if err := u.t.overQuota(end - u.oldSize); err != nil {
-		if u.err == nil {
-			u.err = err
+	err := u.t.overQuota(end - u.oldSize)
+	if err == nil && end-int64(n) > u.size {
+		if free, ferr := u.t.Free(); ferr == nil && end-u.size > free {
+			err = fmt.Errorf("a write at byte %d would leave a hole of %d bytes, more than the disk's %d free: %w",
+				end-int64(n), end-int64(n)-u.size, free, ErrNoSpace)
 		}
-		return err
 	}
-	return nil
+	if err != nil && u.err == nil {
+		u.err = err
+	}
+	return err
 }
 
 // WriteAt writes data at an offset (SFTP writes arrive so, maybe out of order).
 func (u *Upload) WriteAt(b []byte, off int64) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if err := u.grow(off + int64(len(b))); err != nil {
+	if err := u.grow(off+int64(len(b)), len(b)); err != nil {
 		return 0, err
 	}
 	n, err := u.f.WriteAt(b, off)
@@ -551,7 +558,7 @@ func (u *Upload) Fd() int { return int(u.f.Fd()) }
 func (u *Upload) Truncate(size int64) error {
 	u.mu.Lock()
 	u.h.broken = true
-	if err := u.grow(size); err != nil {
+	if err := u.grow(size, 0); err != nil {
 		u.mu.Unlock()
 		return err
 	}
