@@ -27,7 +27,13 @@ const (
 	floodIdle   = 1000 // idle connections held from 127.0.0.2
 	floodSlow   = 500  // connections sending a byte every 3 s from 127.0.0.2
 	floodLogins = 20   // addresses guessing passwords at once
-	abuseUser   = "admin"
+	// The distributed flood: so many addresses, each holding the per-address
+	// caps (waiting_per_address) idle and slow, reconnecting at once.
+	floodAddrs     = 64
+	floodAddrIdle  = 8
+	floodAddrSlow  = 8
+	floodAddrRetry = 500 * time.Millisecond
+	abuseUser      = "admin"
 )
 
 // abuseRow is one server under one flood.
@@ -101,7 +107,7 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 	// the ban.
 	src := &sources{}
 	for ti, t := range targets {
-		for _, fl := range []string{"none", "idle+slow", "logins"} {
+		for _, fl := range []string{"none", "idle+slow", "distributed", "logins"} {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -113,6 +119,19 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 			case "idle+slow":
 				_, wait = flood.Hold{From: "127.0.0.2", To: t.addr, Idle: floodIdle, Slow: floodSlow, Prefix: t.prefix}.Run(fctx)
 				time.Sleep(3 * time.Second) // all opened
+			case "distributed":
+				var waits []func()
+				for i := 0; i < floodAddrs; i++ {
+					_, w := flood.Hold{From: flood.Loopback(20000 + i), To: t.addr, Idle: floodAddrIdle, Slow: floodAddrSlow,
+						Prefix: t.prefix, Retry: floodAddrRetry}.Run(fctx)
+					waits = append(waits, w)
+				}
+				wait = func() {
+					for _, w := range waits {
+						w()
+					}
+				}
+				time.Sleep(5 * time.Second) // all opened
 			case "logins":
 				done := make(chan struct{})
 				wait = func() { <-done }
@@ -185,9 +204,11 @@ func wrongPassword(addr, user, from string) error {
 func (a *abuseResult) markdown(w io.Writer) {
 	fmt.Fprintf(w, "\n## Abuse: a legitimate client beside floods from other addresses\n\n")
 	fmt.Fprintf(w, "Floods, one at a time: %d idle connections and %d sending a byte every 3 s, all from 127.0.0.2 "+
-		"(each reopened a second after the server closes it); or %d addresses each guessing a password over and over "+
+		"(each reopened a second after the server closes it); or, distributed, %d addresses each holding %d idle and %d slow "+
+		"connections (bonesync's waiting_per_address), reopened %v after a close; or %d addresses each guessing a password over and over "+
 		"(WebDAV Basic auth; SSH passwords). The legitimate client, from other addresses, opens one connection after another "+
-		"for the phase: a full handshake and GET, or a key exchange up to a refused key.\n\n", floodIdle, floodSlow, floodLogins)
+		"for the phase: a full handshake and GET, or a key exchange up to a refused key.\n\n", floodIdle, floodSlow,
+		floodAddrs, floodAddrIdle, floodAddrSlow, floodAddrRetry, floodLogins)
 	if a.Err != "" {
 		fmt.Fprintf(w, "Failed: %s\n\n", a.Err)
 	}

@@ -34,9 +34,10 @@ const MaxWaiting = 512
 // its Limits, so that one device, broken or hostile, cannot take the port
 // from the others: its extra connections are closed at once. When the
 // port's MaxWaiting handshakes are all taken (a flood from many addresses),
-// a newcomer is not refused while another client holds more handshakes
-// than it: the longest-waiting handshake of the client holding the most is
-// closed to make room. A flood can then take no more than its share.
+// a newcomer is not refused while another client holds at least two more
+// handshakes than it: the longest-waiting handshake of the client holding
+// the most is closed to make room. A flood can then take no more than its
+// share.
 type Admission struct {
 	name    string // the port's service, for log lines: "https", "sftp"
 	limits  Limits
@@ -114,8 +115,11 @@ func (a *Admission) Admit(addr string, c io.Closer) *Ticket {
 			"service", a.name, "addr", src, "waiting", len(cs.queue))
 		return nil
 	case a.waiting >= MaxWaiting:
+		// Only for a client lighter by two or more: one just evicted
+		// (lighter by one) evicting another flooder in turn would keep
+		// the whole flood reconnecting.
 		heavy := a.heaviest()
-		if heavy == nil || len(heavy.queue) <= len(cs.queue) {
+		if heavy == nil || len(heavy.queue) <= len(cs.queue)+1 {
 			a.notices.Warn("all waiting", "refusing new connections: too many from all addresses are in their handshake (logged once an hour)",
 				"service", a.name, "waiting", a.waiting)
 			return nil

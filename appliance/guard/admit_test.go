@@ -103,6 +103,17 @@ func TestAdmissionFairUnderDistributedFlood(t *testing.T) {
 	if !conns[0].closed && !conns[16].closed {
 		t.Error("the evicted handshakes were not the oldest of their client")
 	}
+	// A flooder just evicted (one lighter than the heaviest) is refused:
+	// else every eviction would start another, and the whole flood churn.
+	for i := 0; i < 32; i++ {
+		addr := fmt.Sprintf("10.0.1.%d", i)
+		if len(a.addrs[addr].queue) == 15 {
+			if admit(addr) != nil {
+				t.Error("a flooder one lighter than the heaviest evicted another")
+			}
+			break
+		}
+	}
 	// A flooder at the most any client holds is refused, not let in by
 	// evicting another flooder as heavy as itself.
 	heaviest := 0
