@@ -54,7 +54,8 @@ func (u *UI) files(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer tree.Close()
-	name := "/" + r.PathValue("path")
+	// Cleaned: /files/%2e%2e/ is the top folder, whose zip holds no ../.
+	name := path.Clean("/" + r.PathValue("path"))
 	in, err := tree.Info(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -114,7 +115,9 @@ func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess *auth.Session,
 		if err != nil {
 			continue // gone since, or a symlink out of the tree
 		}
-		e := entry{Name: n, Href: url.PathEscape(n), Dir: in.IsDir(), Size: in.Size(), Modified: in.ModTime()}
+		// "./" first: a name such as https:evil.example is a path here,
+		// never a link off the box, and javascript:x is not disabled.
+		e := entry{Name: n, Href: "./" + url.PathEscape(n), Dir: in.IsDir(), Size: in.Size(), Modified: in.ModTime()}
 		if e.Dir {
 			e.Href += "/"
 			if e.Size = in.TreeSize; e.Size < 0 {
@@ -242,6 +245,7 @@ const previewText = 256 << 10
 func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess *auth.Session, tree *store.Tree, name string, in store.Info) {
 	base := path.Base(name)
 	esc := url.PathEscape(base)
+	esc = "./" + esc // a path on the box, whatever the name (https:x, javascript:x)
 	d := previewData{Name: base, Raw: esc + "?raw", Download: esc, Folder: "./", Kind: previewKind(base), Size: in.Size(), Modified: in.ModTime()}
 	if u.Previews != nil && preview.Supported(base) {
 		d.Shown = ThumbURL(name, 1024, true) // upright, and a fraction of a photo's bytes

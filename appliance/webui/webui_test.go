@@ -788,3 +788,44 @@ func TestAdminPageCopySettings(t *testing.T) {
 		t.Fatalf("a bad time: %s", resp.Status)
 	}
 }
+
+// A file's link on its folder's page is a path on the box whatever its
+// name (https:evil.example was a link off it, javascript:x was disabled),
+// and /files/%2e%2e/ is the top folder: its zip holds no ../ names.
+func TestFileLinksStayOnTheBoxAndZipNamesAreClean(t *testing.T) {
+	s := newSite(t)
+	cookie, tok := s.login("ann", "ann-password")
+	for _, n := range []string{"https:evil.example", "javascript:alert(1)"} {
+		req, _ := http.NewRequest("PUT", s.srv.URL+"/dav/"+url.PathEscape(n), strings.NewReader("x"))
+		req.Header.Set("Cookie", cookie)
+		req.Header.Set("X-CSRF-Token", tok)
+		if resp, err := s.c.Do(req); err != nil || resp.StatusCode >= 300 {
+			t.Fatalf("PUT %s: %v %v", n, resp, err)
+		}
+	}
+	_, page := s.do("GET", "/files/", cookie, nil)
+	for _, want := range []string{`href="./https:evil.example"`, `href="./javascript:alert%281%29"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the files page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, `href="https:evil.example"`) || strings.Contains(page, "ZgotmplZ") {
+		t.Error("a file's name became a link off the box, or a disabled one")
+	}
+	resp, body := s.do("GET", "/files/%2e%2e/?zip", cookie, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("zip of /files/%%2e%%2e/: %s", resp.Status)
+	}
+	if cd := resp.Header.Get("Content-Disposition"); !strings.Contains(cd, `filename=files.zip`) {
+		t.Errorf("the zip is named %q", cd)
+	}
+	zr, err := zip.NewReader(bytes.NewReader([]byte(body)), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File {
+		if strings.HasPrefix(f.Name, "/") || slices.Contains(strings.Split(f.Name, "/"), "..") || slices.Contains(strings.Split(f.Name, "/"), ".") {
+			t.Errorf("a zip entry is named %q", f.Name)
+		}
+	}
+}
