@@ -68,6 +68,9 @@ type CopyForm struct {
 // Door is the login door as the admin routes ask it (package auth).
 type Door interface {
 	Authenticate(w http.ResponseWriter, r *http.Request) (string, bool)
+	// AuthenticateAccount takes the account's own password only, never
+	// an app password: for what changes the box (/admin/update).
+	AuthenticateAccount(w http.ResponseWriter, r *http.Request) (string, bool)
 }
 
 // Handler serves the routes.
@@ -202,7 +205,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "updates are not taken from another site's page", http.StatusForbidden)
 		return
 	}
-	user, ok := h.Door.Authenticate(w, r)
+	user, ok := h.Door.AuthenticateAccount(w, r)
 	if !ok {
 		return
 	}

@@ -25,6 +25,13 @@ import (
 // a board measures it, and sys.
 func newHandler(t *testing.T, sys *System) (*Handler, *report.Report) {
 	t.Helper()
+	h, rep, _ := newHandlerDB(t, sys)
+	return h, rep
+}
+
+// newHandlerDB is newHandler with the user database it made.
+func newHandlerDB(t *testing.T, sys *System) (*Handler, *report.Report, *users.DB) {
+	t.Helper()
 	st, err := state.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +70,7 @@ func newHandler(t *testing.T, sys *System) (*Handler, *report.Report) {
 		DurationS:     100,
 	}
 	log := slog.New(slog.DiscardHandler)
-	return &Handler{Door: auth.New(db, log), System: sys, Report: func() *report.Report { return rep }, Log: log}, rep
+	return &Handler{Door: auth.New(db, log), System: sys, Report: func() *report.Report { return rep }, Log: log}, rep, db
 }
 
 func serve(h *Handler, method, path, user, pw, body string, hdr ...string) *httptest.ResponseRecorder {
@@ -112,6 +119,26 @@ func TestSystemRoutes(t *testing.T) {
 	}
 	if rebooted != "" {
 		t.Errorf("a refused update asked for a reboot (%s)", rebooted)
+	}
+}
+
+// An admin's app password (made for a phone or a sync client) reaches the
+// files, not the firmware: /admin/update asks for the account's password
+// (it let an app password through before).
+func TestUpdateRefusesAppPasswords(t *testing.T) {
+	h, _, db := newHandlerDB(t, &System{Version: "9.8.7", Started: time.Now()})
+	app, _, err := db.NewAppPassword(users.Admin, "phone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := serve(h, "GET", "/status.json", users.Admin, app, ""); w.Code != 200 {
+		t.Errorf("the app password does not work at all (%d): the test proves nothing", w.Code)
+	}
+	if w := serve(h, "PUT", "/admin/update", users.Admin, app, "x"); w.Code != 401 {
+		t.Errorf("an update with an app password = %d %s, want 401", w.Code, w.Body)
+	}
+	if w := serve(h, "PUT", "/admin/update", users.Admin, "adminpass", "x"); w.Code != 501 {
+		t.Errorf("an update with the account's password = %d, want it past the login (501 off a card)", w.Code)
 	}
 }
 

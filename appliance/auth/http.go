@@ -25,6 +25,19 @@ import (
 //     Basic dialog could never be logged out of); any other client gets a
 //     Basic challenge.
 func (d *Door) Authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	return d.authenticate(w, r, d.Password)
+}
+
+// AuthenticateAccount is Authenticate for what only the account itself
+// may do (the box's administration, /admin/*): Basic credentials must be
+// the account's password, never an app password, as the web form asks.
+// An app password handed to a phone or a sync client, if it leaks, then
+// reaches the files, not the box's firmware.
+func (d *Door) AuthenticateAccount(w http.ResponseWriter, r *http.Request) (string, bool) {
+	return d.authenticate(w, r, d.AccountPassword)
+}
+
+func (d *Door) authenticate(w http.ResponseWriter, r *http.Request, check func(addr, proto, user, pw string) Result) (string, bool) {
 	if r.TLS == nil {
 		http.Error(w, "WebDAV is served over HTTPS only", http.StatusUnauthorized)
 		return "", false
@@ -47,7 +60,7 @@ func (d *Door) Authenticate(w http.ResponseWriter, r *http.Request) (string, boo
 		challenge(w)
 		return "", false
 	}
-	res := d.Password(addr, "https", user, pw)
+	res := check(addr, "https", user, pw)
 	if res == OK {
 		return user, true
 	}
