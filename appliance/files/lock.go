@@ -111,6 +111,11 @@ func (q *request) lock() {
 	}
 	space, at := q.lockSpace(name)
 	l, err := q.h.Locks.Create(space, at, depth, li.Shared, owner, timeout)
+	if errors.Is(err, locks.ErrTooMany) {
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusLocked)
 		return

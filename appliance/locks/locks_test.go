@@ -2,6 +2,7 @@ package locks
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -81,5 +82,28 @@ func TestExpiryAndRefresh(t *testing.T) {
 	}
 	if l, _ := tb.Create("u", "/g", 0, false, "", 100*time.Hour); l.Timeout != MaxTimeout {
 		t.Errorf("timeout = %v, want it capped at %v", l.Timeout, MaxTimeout)
+	}
+}
+
+// One user's files hold at most MaxPerUser locks; another user's are not
+// touched by that, and an expired lock frees its place.
+func TestLocksPerUserBounded(t *testing.T) {
+	tb := New()
+	now := time.Now()
+	tb.now = func() time.Time { return now }
+	for i := 0; i < MaxPerUser; i++ {
+		if _, err := tb.Create("u", fmt.Sprintf("/f%d", i), 0, false, "", time.Minute); err != nil {
+			t.Fatalf("lock %d: %v", i, err)
+		}
+	}
+	if _, err := tb.Create("u", "/one-more", 0, false, "", time.Minute); !errors.Is(err, ErrTooMany) {
+		t.Errorf("a lock past the cap = %v, want ErrTooMany", err)
+	}
+	if _, err := tb.Create("v", "/f", 0, false, "", time.Minute); err != nil {
+		t.Errorf("another user's lock: %v", err)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := tb.Create("u", "/one-more", 0, false, "", time.Minute); err != nil {
+		t.Errorf("a lock once the others expired: %v", err)
 	}
 }
