@@ -99,27 +99,43 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'")
-	h.Report().Public().Page(w, h.caURL(r))
+	h.Report().Public().Page(w, h.caURL(r), "https://"+h.host(r))
 }
 
 // caURL is the CA over plain HTTP, at the name the browser used for the
 // box and the port the plain-HTTP listener got.
 func (h *Handler) caURL(r *http.Request) string {
-	host := r.Host
-	if hst, _, err := net.SplitHostPort(host); err == nil {
-		host = hst
-	}
-	host = strings.Trim(host, "[]")
-	if host == "" || strings.ContainsAny(host, "/\\@ <>\"'") {
-		host = "bonesync.local"
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
+	host, _ := requestHost(r)
 	if h.PlainPort != 0 && h.PlainPort != 80 {
 		host += ":" + strconv.Itoa(h.PlainPort)
 	}
 	return "http://" + host + "/ca.crt"
+}
+
+// host is the box's HTTPS host and port as the browser reached it.
+func (h *Handler) host(r *http.Request) string {
+	host, port := requestHost(r)
+	if port != "" && port != "443" {
+		host += ":" + port
+	}
+	return host
+}
+
+// requestHost is the request's Host, checked (bonesync.local if it is
+// empty or odd), bracketed if IPv6, and its port.
+func requestHost(r *http.Request) (host, port string) {
+	host = r.Host
+	if hst, p, err := net.SplitHostPort(host); err == nil {
+		host, port = hst, p
+	}
+	host = strings.Trim(host, "[]")
+	if host == "" || strings.ContainsAny(host, "/\\@ <>\"'") || strings.ContainsAny(port, "/\\@ <>\"'") {
+		host, port = "bonesync.local", ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return host, port
 }
 
 // reportJSON is the report: the public one to anyone, the full one to a

@@ -12,15 +12,20 @@ import (
 // caURL is where the CA is served over plain HTTP, as the box listens
 // ("http://bonesync.local/ca.crt", "http://localhost:8080/ca.crt"): the
 // page names it for a device that does not trust the box yet.
-func (r *Report) Page(w io.Writer, caURL string) error {
+//
+// server is the box's HTTPS address as the reader reached it
+// ("https://bonesync.local", "https://localhost:8443"); "" takes the
+// report's first URL.
+func (r *Report) Page(w io.Writer, caURL, server string) error {
 	var table strings.Builder
 	r.Console(&table)
-	server := "https://bonesync.local"
 	for _, u := range r.URLs {
-		if strings.HasPrefix(u, "https://") && strings.Count(u, "/") == 3 {
+		if server == "" && strings.HasPrefix(u, "https://") && strings.Count(u, "/") == 3 {
 			server = strings.TrimSuffix(u, "/")
-			break
 		}
+	}
+	if server == "" {
+		server = "https://bonesync.local"
 	}
 	data := struct {
 		R                  *Report
@@ -43,7 +48,7 @@ func (r *Report) Page(w io.Writer, caURL string) error {
 var page = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>bonesync on {{.R.Machine.Hostname}}</title>
+<title>bonesync on {{.Host}}</title>
 <style>
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem;color:#222}
 pre{background:#f6f6f6;padding:.75rem;overflow-x:auto;font-size:.8rem}
@@ -59,7 +64,7 @@ dt{font-weight:bold}dd{margin:0 0 .5rem 0}
 <dt>Trust this box</dt><dd>Install its certificate authority on each device (below), and check that the
 fingerprint your device shows is the one above and on the box's console. The CA can vouch only for this box's own names
 and private addresses, nothing else on the internet.</dd>
-<dt>Measured on</dt><dd>{{.R.Machine.CPU}}, {{.R.Machine.Cores}} cores{{with .R.Machine.Kernel}}, {{.}}{{end}}{{with .R.Machine.Go}}, {{.}}{{end}}, {{.R.Machine.Time.Format "2006-01-02 15:04 MST"}}</dd>
+<dt>Measured on</dt><dd>{{with .R.Machine.CPU}}{{.}}, {{end}}{{.R.Machine.Cores}} cores{{with .R.Machine.Kernel}}, {{.}}{{end}}{{with .R.Machine.Go}}, {{.}}{{end}}, {{.R.Machine.Time.Format "2006-01-02 15:04 MST"}}</dd>
 </dl>
 {{range .R.Choice.TLS.Warnings}}<p class="warn">{{.}}</p>{{end}}
 {{range .R.Choice.SSH.Warnings}}<p class="warn">{{.}}</p>{{end}}

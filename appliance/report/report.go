@@ -55,12 +55,14 @@ func (r *Report) JSON() ([]byte, error) {
 }
 
 // Public is the report as anyone on the network may see it: the benchmark,
-// the choice and the CA, but not the software versions (kernel, Go), which
-// tell an attacker what to try. The full report is for logged-in users and
-// the console.
+// the choice and the CA fingerprint; not the software versions (kernel,
+// Go), which tell an attacker what to try, nor the CPU's model, the host's
+// name or the box's URLs. The full report is for logged-in users and the
+// console.
 func (r *Report) Public() *Report {
 	p := *r
-	p.Machine.Kernel, p.Machine.Go = "", ""
+	p.Machine.Kernel, p.Machine.Go, p.Machine.CPU, p.Machine.Hostname = "", "", "", ""
+	p.URLs = nil
 	return &p
 }
 

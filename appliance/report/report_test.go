@@ -485,7 +485,7 @@ func TestPage(t *testing.T) {
 	r := mkReport(t)
 	r.Choice.TLS.Warnings = append(r.Choice.TLS.Warnings, `<script>alert("x")</script>`)
 	var b strings.Builder
-	if err := r.Page(&b, "http://box.local:8080/ca.crt"); err != nil {
+	if err := r.Page(&b, "http://box.local:8080/ca.crt", ""); err != nil {
 		t.Fatalf("Page() error = %v, want nil", err)
 	}
 	page := b.String()
@@ -516,7 +516,7 @@ func TestPage(t *testing.T) {
 	// The calendar steps name the box's own URL.
 	r.URLs = []string{"https://box.local/", "https://box.local/dav/ (WebDAV)"}
 	b.Reset()
-	r.Page(&b, "http://box.local:8080/ca.crt")
+	r.Page(&b, "http://box.local:8080/ca.crt", "")
 	for _, want := range []string{"base URL <code>https://box.local/</code>", "server <code>box.local</code>", "https://box.local/remote.php/dav/calendars/USER/",
 		`<a href="http://box.local:8080/ca.crt">http://box.local:8080/ca.crt</a>`} {
 		if !strings.Contains(b.String(), want) {
