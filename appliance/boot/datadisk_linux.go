@@ -373,7 +373,6 @@ func (s *System) adoptFrom(ctx context.Context, rec datadisk.Record) {
 // "switched" (the one write that decides), files.moving becomes files, and
 // the server starts again on the disk.
 func (s *System) move(ctx context.Context, rec datadisk.Record) {
-	d := s.data
 	fail := func(err error) {
 		if s.shuttingDown.Load() {
 			// A reboot or power-off cut it: the record stays "moving",
@@ -409,29 +408,10 @@ func (s *System) move(ctx context.Context, rec datadisk.Record) {
 		return
 	}
 	p := &datadisk.Progress{}
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(15 * time.Second)
-		defer t.Stop()
-		for n := 0; ; n++ {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			r := rec
-			r.Note(p)
-			r.Write(StateDir) // for the status page
-			if n%2 == 1 {
-				fmt.Fprintf(s.Console, "disk: %s\n", r)
-			}
-		}
-	}()
+	stop := s.tellMove(rec, p)
 	s.Log.Info("moving the files to the data disk; the card serves them until every file is checked", "uuid", rec.UUID)
 	err := datadisk.Move(ctx, FilesDir, dataMoving, p, time.Time{})
-	close(stop)
-	<-stopped // its last write lands before the next
+	stop() // its last write lands before the next
 	if err != nil {
 		fail(err)
 		return
@@ -440,31 +420,7 @@ func (s *System) move(ctx context.Context, rec datadisk.Record) {
 	rec.Write(StateDir)
 	s.Log.Info("the files are on the data disk: stopping the server for the last pass", "files", p.Files.Load()+p.Skipped.Load(), "mib", p.Total.Load()>>20)
 	result := make(chan error, 1)
-	last := func() {
-		// The server is stopped: nothing changes on the card now. A file
-		// changed since the move began is copied again, whatever its size
-		// and date say.
-		p := &datadisk.Progress{}
-		err := datadisk.Move(ctx, FilesDir, dataMoving, p, rec.Started)
-		if err == nil {
-			rec.Note(p)
-			rec.Phase, rec.Switched = datadisk.Switched, time.Now()
-			err = rec.Write(StateDir)
-		}
-		if err != nil {
-			result <- err
-			return
-		}
-		// Switched: from here the disk is the store, whatever happens.
-		d.mu.Lock()
-		d.want, d.dev = rec.UUID, dev.Name
-		if err := os.Rename(dataMoving, DataFiles); err != nil {
-			d.gone = fmt.Sprintf("the files folder on the data disk: %v", err)
-		}
-		syncDir(DataMount)
-		d.mu.Unlock()
-		result <- nil
-	}
+	last := func() { result <- s.switchOver(ctx, &rec, dev) }
 	if s.Server != nil {
 		s.Server.Restart(last)
 	} else {
@@ -477,6 +433,58 @@ func (s *System) move(ctx context.Context, rec datadisk.Record) {
 	s.Log.Info("the files are served from the data disk", "uuid", rec.UUID, "dev", dev.Path())
 	fmt.Fprintf(s.Console, "disk: %s\n", rec)
 	s.removeCardFiles()
+}
+
+// tellMove writes how far the move is into the record every 15 s (for
+// the status page) and on the console every 30 s; stop ends it, after its
+// last write.
+func (s *System) tellMove(rec datadisk.Record, p *datadisk.Progress) (stop func()) {
+	quit, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(15 * time.Second)
+		defer t.Stop()
+		for n := 0; ; n++ {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			r := rec
+			r.Note(p)
+			r.Write(StateDir)
+			if n%2 == 1 {
+				fmt.Fprintf(s.Console, "disk: %s\n", r)
+			}
+		}
+	}()
+	return func() { close(quit); <-stopped }
+}
+
+// switchOver is the move's end, with the server stopped (nothing changes
+// on the card now): a last pass, which copies again any file changed since
+// the move began whatever its size and date say; the record written as
+// switched (from then the disk is the store, whatever happens); and
+// files.moving renamed to files.
+func (s *System) switchOver(ctx context.Context, rec *datadisk.Record, dev datadisk.Device) error {
+	p := &datadisk.Progress{}
+	if err := datadisk.Move(ctx, FilesDir, dataMoving, p, rec.Started); err != nil {
+		return err
+	}
+	rec.Note(p)
+	rec.Phase, rec.Switched = datadisk.Switched, time.Now()
+	if err := rec.Write(StateDir); err != nil {
+		return err
+	}
+	d := s.data
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.want, d.dev = rec.UUID, dev.Name
+	if err := os.Rename(dataMoving, DataFiles); err != nil {
+		d.gone = fmt.Sprintf("the files folder on the data disk: %v", err)
+	}
+	syncDir(DataMount)
+	return nil
 }
 
 // removeCardFiles frees the card of the files the disk now holds: renamed

@@ -187,21 +187,63 @@ func Mkfs(dev Target, size int64, f Format) error {
 	}
 	now := uint32(f.Now.Unix())
 	w := &writer{dev: dev}
+	gdt, freeBlocks, freeInodes := l.descriptors(f.UUID)
+	journal := l.writeGroup0(w, f.UUID, now)
+	// The last group's block bitmap: its blocks past the end are marked
+	// used (e2fsck checks the padding).
+	if g := l.groups - 1; g > 0 {
+		bb := make([]byte, blockSize)
+		setBits(bb, 0, l.overhead(g))
+		setBits(bb, l.groupBlocks(g), blocksPerGroup)
+		w.block(l.blockBitmap(g), bb)
+	}
+	// The superblock's copies and the descriptors, then the superblock
+	// itself once they are synced.
+	sb := l.superblock(f, now, freeBlocks, freeInodes, journal)
+	for g := uint32(1); g < l.groups; g++ {
+		if !hasSuper(g) {
+			continue
+		}
+		blk := make([]byte, blockSize)
+		copy(blk, sb)
+		binary.LittleEndian.PutUint16(blk[0x5A:], uint16(g))
+		w.block(l.groupStart(g), blk)
+		w.at(int64(l.groupStart(g)+1)*blockSize, gdt)
+	}
+	w.at(blockSize, gdt)
+	if w.err != nil {
+		return w.err
+	}
+	if err := dev.Sync(); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	// Block 0: the first 1024 bytes zeroed (whatever boot sector or
+	// partition table was there is gone, so nothing reads the disk as what
+	// it was), then the superblock.
+	blk := make([]byte, blockSize)
+	copy(blk[1024:], sb)
+	w.block(0, blk)
+	if w.err != nil {
+		return w.err
+	}
+	return dev.Sync()
+}
 
-	// Group 0's own blocks, after its inode table: the root folder,
-	// lost+found, and the journal.
-	it0 := l.inodeTable(0)
-	rootBlock := it0 + l.itableBlocks
-	lfBlock := rootBlock + 1
-	journalStart := lfBlock + 1
-	used0 := journalStart + l.journalBlocks // blocks 0..used0-1 of group 0 are in use
+// group0 is where group 0's own blocks are, after its inode table: the
+// root folder, lost+found and the journal; used is the first block after.
+func (l layout) group0() (root, lostFound, journal, used uint32) {
+	root = l.inodeTable(0) + l.itableBlocks
+	return root, root + 1, root + 2, root + 2 + l.journalBlocks
+}
 
-	// The descriptors.
-	gdt := make([]byte, l.gdtBlocks*blockSize)
-	var freeBlocks, freeInodes uint64
+// descriptors are the group descriptors, checksummed, and the free blocks
+// and inodes they count.
+func (l layout) descriptors(uuid [16]byte) (gdt []byte, freeBlocks, freeInodes uint64) {
+	_, _, _, used0 := l.group0()
+	gdt = make([]byte, l.gdtBlocks*blockSize)
+	le := binary.LittleEndian
 	for g := uint32(0); g < l.groups; g++ {
 		d := gdt[g*descSize : (g+1)*descSize]
-		le := binary.LittleEndian
 		le.PutUint32(d[0:], l.blockBitmap(g))
 		le.PutUint32(d[4:], l.inodeBitmap(g))
 		le.PutUint32(d[8:], l.inodeTable(g))
@@ -225,13 +267,18 @@ func Mkfs(dev Target, size int64, f Format) error {
 		le.PutUint16(d[0xC:], uint16(fb))
 		le.PutUint16(d[0xE:], uint16(fi))
 		le.PutUint16(d[0x12:], flags)
-		le.PutUint16(d[0x1E:], descChecksum(f.UUID, g, d))
+		le.PutUint16(d[0x1E:], descChecksum(uuid, g, d))
 		freeBlocks += uint64(fb)
 		freeInodes += uint64(fi)
 	}
+	return gdt, freeBlocks, freeInodes
+}
 
-	// Group 0: bitmaps, a zeroed inode table, the first inodes, the two
-	// folders and the zeroed journal.
+// writeGroup0 writes group 0: its bitmaps, a zeroed inode table with the
+// first inodes, the two folders and the zeroed journal. It returns the
+// journal's inode, which the superblock keeps a copy of.
+func (l layout) writeGroup0(w *writer, uuid [16]byte, now uint32) (journal []byte) {
+	rootBlock, lfBlock, journalStart, used0 := l.group0()
 	bb := make([]byte, blockSize)
 	setBits(bb, 0, used0)
 	if l.groups == 1 {
@@ -247,25 +294,20 @@ func Mkfs(dev Target, size int64, f Format) error {
 	ino := func(n uint32) []byte { return itable[(n-1)*inodeSize : n*inodeSize] }
 	dirInode(ino(rootIno), 0o40755, 3, rootBlock, now)
 	dirInode(ino(firstIno), 0o40700, 2, lfBlock, now)
-	j := ino(journalIno)
-	extentInode(j, 0o100600, 1, journalStart, l.journalBlocks, now)
-	w.at(int64(it0)*blockSize, itable)
+	journal = ino(journalIno)
+	extentInode(journal, 0o100600, 1, journalStart, l.journalBlocks, now)
+	w.at(int64(l.inodeTable(0))*blockSize, itable)
 
 	w.block(rootBlock, dirBlock(rootIno, rootIno, dirEntry{firstIno, "lost+found"}))
 	w.block(lfBlock, dirBlock(firstIno, rootIno))
 	w.zero(journalStart+1, l.journalBlocks-1)
-	w.block(journalStart, journalSuper(l.journalBlocks, f.UUID))
+	w.block(journalStart, journalSuper(l.journalBlocks, uuid))
+	return journal
+}
 
-	// The last group's block bitmap: its blocks past the end are marked
-	// used (e2fsck checks the padding).
-	if g := l.groups - 1; g > 0 {
-		bb := make([]byte, blockSize)
-		setBits(bb, 0, l.overhead(g))
-		setBits(bb, l.groupBlocks(g), blocksPerGroup)
-		w.block(l.blockBitmap(g), bb)
-	}
-
-	// The superblock and its copies, descriptors first.
+// superblock is the 1024-byte superblock (group 0's; its copies carry
+// their group's number).
+func (l layout) superblock(f Format, now uint32, freeBlocks, freeInodes uint64, journal []byte) []byte {
 	sb := make([]byte, 1024)
 	le := binary.LittleEndian
 	le.PutUint32(sb[0x0:], l.groups*l.inodesPerGroup)
@@ -300,41 +342,13 @@ func Mkfs(dev Target, size int64, f Format) error {
 	sb[0xFC] = 1 // half_md4
 	sb[0xFD] = 1 // s_jnl_blocks holds the journal inode's blocks
 	le.PutUint32(sb[0x108:], now)
-	copy(sb[0x10C:], j[0x28:0x28+60])
+	copy(sb[0x10C:], journal[0x28:0x28+60])
 	le.PutUint32(sb[0x10C+60:], 0)
 	le.PutUint32(sb[0x10C+64:], l.journalBlocks*blockSize)
 	le.PutUint16(sb[0x15C:], 32)
 	le.PutUint16(sb[0x15E:], 32)
 	le.PutUint32(sb[0x160:], 1) // directory hashes with signed chars, as on a PC
-
-	for g := uint32(1); g < l.groups; g++ {
-		if !hasSuper(g) {
-			continue
-		}
-		c := append([]byte(nil), sb...)
-		le.PutUint16(c[0x5A:], uint16(g))
-		blk := make([]byte, blockSize)
-		copy(blk, c)
-		w.block(l.groupStart(g), blk)
-		w.at(int64(l.groupStart(g)+1)*blockSize, gdt)
-	}
-	w.at(blockSize, gdt)
-	if w.err != nil {
-		return w.err
-	}
-	if err := dev.Sync(); err != nil {
-		return fmt.Errorf("sync: %w", err)
-	}
-	// Block 0: the first 1024 bytes zeroed (whatever boot sector or
-	// partition table was there is gone, so nothing reads the disk as what
-	// it was), then the superblock.
-	blk := make([]byte, blockSize)
-	copy(blk[1024:], sb)
-	w.block(0, blk)
-	if w.err != nil {
-		return w.err
-	}
-	return dev.Sync()
+	return sb
 }
 
 // writer writes blocks, keeping the first error.

@@ -58,16 +58,7 @@ func Move(ctx context.Context, src, dst string, p *Progress, since time.Time) er
 	}
 	staging := filepath.Join(filepath.Dir(dst), movingName)
 	os.Remove(staging) // a power cut's
-	var nfiles, nbytes int64
-	filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				nfiles++
-				nbytes += fi.Size()
-			}
-		}
-		return nil
-	})
+	nfiles, nbytes := countTree(src)
 	p.TotalFiles.Store(nfiles)
 	p.Total.Store(nbytes)
 	type dirTimes struct {
@@ -140,9 +131,34 @@ func Move(ctx context.Context, src, dst string, p *Progress, since time.Time) er
 	if err != nil {
 		return fmt.Errorf("move %s to %s: %w", src, dst, err)
 	}
-	// What the disk holds that the card no longer does (removed or
-	// renamed since an earlier pass) goes. Asked of the card entry by
-	// entry: PID 1 keeps no list of the whole tree.
+	if err := removeGone(src, dst, p); err != nil {
+		return err
+	}
+	// Folder times last, deepest first: writing into a folder moves its.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Chtimes(dirs[i].path, dirs[i].fi.ModTime(), dirs[i].fi.ModTime())
+	}
+	return syncTree(dst)
+}
+
+// countTree is the regular files under root and their bytes.
+func countTree(root string) (files, bytes int64) {
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				files++
+				bytes += fi.Size()
+			}
+		}
+		return nil
+	})
+	return files, bytes
+}
+
+// removeGone removes what dst holds that src no longer does (removed or
+// renamed since an earlier pass), asking src entry by entry: PID 1 keeps
+// no list of the whole tree.
+func removeGone(src, dst string, p *Progress) error {
 	var gone []string
 	filepath.WalkDir(dst, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -164,11 +180,7 @@ func Move(ctx context.Context, src, dst string, p *Progress, since time.Time) er
 		}
 		p.Removed.Add(1)
 	}
-	// Folder times last, deepest first: writing into a folder moves its.
-	for i := len(dirs) - 1; i >= 0; i-- {
-		os.Chtimes(dirs[i].path, dirs[i].fi.ModTime(), dirs[i].fi.ModTime())
-	}
-	return syncTree(dst)
+	return nil
 }
 
 // changedAfter says whether the file's inode changed (content, attributes
