@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/guard"
 )
 
 // The Nextcloud login flow v2 (Nextcloud's developer manual, "Login flow
@@ -18,14 +19,23 @@ import (
 // access; the box makes an app password for the app, and the app's next
 // poll collects it, once. The app never sees the account's password.
 const (
-	flowFor   = 20 * time.Minute // as Nextcloud's
-	maxFlows  = 64               // pending at once
-	flowStart = "/index.php/login/v2"
+	flowFor = 20 * time.Minute // as Nextcloud's
+	// maxFlows bounds the flows pending at once (a few hundred bytes each):
+	// more than the clients one home network holds (an IPv4 /24; an IPv6
+	// /64 counts as one) times maxFlowsPerSource, so strangers on it
+	// cannot fill the table with a flow each.
+	maxFlows = 1024
+	// maxFlowsPerSource is how many one client (an address, an IPv6 /64)
+	// may have waiting: its next one replaces its own oldest.
+	maxFlowsPerSource = 4
+	flowStart         = "/index.php/login/v2"
 )
 
 type flow struct {
 	poll    [32]byte // SHA-256 of the poll token
-	client  string   // the app, as its User-Agent names it
+	client  string   // the app, from a fixed list (appKind)
+	addr    string   // the address it asked from, shown on the grant page
+	source  string   // what the caps count by (guard.Source)
 	created time.Time
 	user    string // set once granted, with
 	pass    string // the app password, until collected
@@ -45,14 +55,45 @@ func (f *loginFlows) sweep(now time.Time) {
 	}
 }
 
-// dropOldestWaiting makes room for a new flow: starting one needs no
-// login, so a stranger's flood must not lock the owner's apps out. The
-// oldest flow nobody has granted yet goes; it reports false if every
-// flow is granted (and waits for its app to collect it).
-func (f *loginFlows) dropOldestWaiting() bool {
+// add keeps a new flow, if there is room. Starting one needs no login, so
+// a stranger must not be able to evict the owner's: a client at
+// maxFlowsPerSource replaces its own oldest; when all maxFlows are taken,
+// the oldest waiting flow of the client with the most goes, if it has at
+// least two more than the newcomer (as guard.Admission does with
+// handshakes). It reports false when there is no room; the caller holds
+// the lock.
+func (f *loginFlows) add(id string, fl *flow, now time.Time) bool {
+	f.sweep(now)
+	waiting := map[string]int{}
+	for _, v := range f.m {
+		if v.user == "" {
+			waiting[v.source]++
+		}
+	}
+	switch {
+	case waiting[fl.source] >= maxFlowsPerSource:
+		f.dropOldestWaiting(fl.source)
+	case len(f.m) >= maxFlows:
+		heavy, n := "", 0
+		for src, c := range waiting {
+			if c > n {
+				heavy, n = src, c
+			}
+		}
+		if n < waiting[fl.source]+2 || !f.dropOldestWaiting(heavy) {
+			return false
+		}
+	}
+	f.m[id] = fl
+	return true
+}
+
+// dropOldestWaiting drops source's oldest flow nobody has granted yet; it
+// reports false if it has none.
+func (f *loginFlows) dropOldestWaiting(source string) bool {
 	var oldest string
 	for k, v := range f.m {
-		if v.user == "" && (oldest == "" || v.created.Before(f.m[oldest].created)) {
+		if v.user == "" && v.source == source && (oldest == "" || v.created.Before(f.m[oldest].created)) {
 			oldest = k
 		}
 	}
@@ -79,21 +120,19 @@ func (u *UI) flowStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, poll := auth.RandomToken(), auth.RandomToken()
-	client := clientOf(r)
-	now := time.Now()
+	addr := guard.Host(r.RemoteAddr)
+	fl := &flow{poll: sha256.Sum256([]byte(poll)), client: appKind(r.UserAgent()), addr: addr, source: guard.Source(addr), created: time.Now()}
 	u.flows.mu.Lock()
 	if u.flows.m == nil {
 		u.flows.m = map[string]*flow{}
 	}
-	u.flows.sweep(now)
-	if len(u.flows.m) >= maxFlows && !u.flows.dropOldestWaiting() {
-		u.flows.mu.Unlock()
+	added := u.flows.add(id, fl, fl.created)
+	u.flows.mu.Unlock()
+	if !added {
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, "too many logins waiting; try again in a minute", http.StatusServiceUnavailable)
 		return
 	}
-	u.flows.m[id] = &flow{poll: sha256.Sum256([]byte(poll)), client: client, created: now}
-	u.flows.mu.Unlock()
 	base := "https://" + r.Host
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -134,7 +173,8 @@ func (u *UI) flowPoll(w http.ResponseWriter, r *http.Request) {
 }
 
 type flowData struct {
-	Client string
+	Client string // from a fixed list, never the app's own words
+	From   string // the address the app asked from
 	Done   bool
 }
 
@@ -160,7 +200,7 @@ func (u *UI) flowPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f, p, ok := u.pending(w, r, sess); ok {
-		p.Data = flowData{Client: f.client}
+		p.Data = flowData{Client: f.client, From: f.addr}
 		u.render(w, http.StatusOK, "flow", p)
 	}
 }
@@ -200,26 +240,34 @@ func (u *UI) flowGrant(w http.ResponseWriter, r *http.Request) {
 	f.user, f.pass = sess.User, pw
 	u.flows.mu.Unlock()
 	u.Log.Info("web: an app connected by the login flow", "user", sess.User, "app", appLabel(f.client))
-	p.Data = flowData{Client: f.client, Done: true}
+	p.Data = flowData{Client: f.client, From: f.addr, Done: true}
 	u.render(w, http.StatusOK, "flow", p)
 }
 
-// appLabel names an app password after the app: Nextcloud's apps put
-// their name and platform in the User-Agent, as "Mozilla/5.0 (Linux)
-// mirall/3.7.3 (Nextcloud, debian-6.1 ClientArchitecture: x86_64 ...)".
-func appLabel(ua string) string {
-	label := ua
-	if i := strings.Index(ua, "("); i >= 0 {
-		if j := strings.LastIndex(ua, "("); j > i {
-			if k := strings.Index(ua[j:], ","); k > 0 {
-				label = strings.TrimSpace(ua[j+1:j+k]) + " app"
-			}
+// appLabel names an app password after the app, and the day.
+func appLabel(kind string) string {
+	return kind + " (" + time.Now().Format("2006-01-02") + ")"
+}
+
+// appKinds are the apps the grant page names, by what their User-Agent
+// carries. Anything else is "An app": the page never shows a requester's
+// own words, which anyone may choose ("Your bank's security check").
+var appKinds = []struct{ token, name string }{
+	{"Nextcloud-android", "The Nextcloud Android app"},
+	{"Nextcloud-iOS", "The Nextcloud iOS app"},
+	{"mirall", "The Nextcloud desktop app"},
+	{"Nextcloud-Talk", "Nextcloud Talk"},
+	{"ownCloud", "An ownCloud app"},
+}
+
+// appKind is what the grant page calls the app asking.
+func appKind(ua string) string {
+	for _, k := range appKinds {
+		if strings.Contains(ua, k.token) {
+			return k.name
 		}
 	}
-	if len(label) > 60 {
-		label = label[:60]
-	}
-	return label + " (" + time.Now().Format("2006-01-02") + ")"
+	return "An app"
 }
 
 // The login flow v1 (older Nextcloud apps): the app opens
@@ -240,7 +288,7 @@ func (u *UI) flowV1Page(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := u.base(sess, "Connect an app", "")
-	p.Data = flowData{Client: clientOf(r)}
+	p.Data = flowData{Client: appKind(r.UserAgent()), From: guard.Host(r.RemoteAddr)}
 	p.FormsTo = "nc:"
 	u.render(w, http.StatusOK, "flow", p)
 }
@@ -250,7 +298,7 @@ func (u *UI) flowV1Grant(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	client := clientOf(r)
+	client := appKind(r.UserAgent())
 	pw, _, err := u.Users.NewAppPassword(sess.User, appLabel(client))
 	if err != nil {
 		p := u.base(sess, "Connect an app", "")
@@ -262,16 +310,4 @@ func (u *UI) flowV1Grant(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Location", "nc://login/server:https://"+r.Host+"&user:"+url.QueryEscape(sess.User)+"&password:"+url.QueryEscape(pw))
 	w.WriteHeader(http.StatusSeeOther)
-}
-
-// clientOf is the app, as its User-Agent names it.
-func clientOf(r *http.Request) string {
-	client := strings.TrimSpace(r.UserAgent())
-	if len(client) > 200 {
-		client = client[:200]
-	}
-	if client == "" {
-		client = "an app"
-	}
-	return client
 }

@@ -122,7 +122,7 @@ func TestLoginFlowV1(t *testing.T) {
 	}
 	cookie, csrf := s.login("ann", "ann-password")
 	resp, page := s.do("GET", "/index.php/login/flow", cookie, nil, "User-Agent", "Mozilla/5.0 (Android) Nextcloud-android/3.14.0")
-	if !strings.Contains(resp.Header.Get("Content-Security-Policy"), "form-action 'self' nc:") || !strings.Contains(page, "Nextcloud-android") {
+	if !strings.Contains(resp.Header.Get("Content-Security-Policy"), "form-action 'self' nc:") || !strings.Contains(page, "The Nextcloud Android app at the address") {
 		t.Fatalf("grant page: %s\n%s", resp.Header.Get("Content-Security-Policy"), page)
 	}
 	resp, _ = s.do("POST", "/index.php/login/flow", cookie, url.Values{"csrf": {csrf}}, "User-Agent", "Mozilla/5.0 (Android) Nextcloud-android/3.14.0")

@@ -407,8 +407,8 @@ func TestNextcloudLoginFlow(t *testing.T) {
 	}
 	cookie, tok := s.login("ann", "ann-password")
 	_, page := s.do("GET", loginPath, cookie, nil)
-	if !strings.Contains(page, "mirall/3.7.3") || !strings.Contains(page, "Grant access") {
-		t.Errorf("the grant page does not name the app:\n%s", page)
+	if !strings.Contains(page, "The Nextcloud desktop app at the address <strong>127.0.0.1</strong>") || !strings.Contains(page, "Grant access") {
+		t.Errorf("the grant page does not name the app and its address:\n%s", page)
 	}
 	if r, _ := s.do("POST", loginPath, cookie, url.Values{}); r.StatusCode != http.StatusForbidden {
 		t.Errorf("a grant without the CSRF token: %s, want 403", r.Status)
@@ -430,7 +430,7 @@ func TestNextcloudLoginFlow(t *testing.T) {
 	if ok, _ := s.ui.Users.CheckPassword("ann", creds.AppPassword, false); !ok {
 		t.Error("the flow's app password does not log ann in")
 	}
-	if apps, _ := s.ui.Users.AppPasswords("ann"); len(apps) != 1 || !strings.HasPrefix(apps[0].Label, "Nextcloud app") {
+	if apps, _ := s.ui.Users.AppPasswords("ann"); len(apps) != 1 || !strings.HasPrefix(apps[0].Label, "The Nextcloud desktop app (") {
 		t.Errorf("app passwords %+v, want one labelled after the app", apps)
 	}
 	if r, _ := poll(); r.StatusCode != http.StatusNotFound {
@@ -600,8 +600,59 @@ func TestLoginFlowFloodDoesNotLockOut(t *testing.T) {
 			t.Fatalf("flow %d: %s", i, r.Status)
 		}
 	}
-	if n := len(s.ui.flows.m); n != maxFlows {
-		t.Errorf("%d flows kept, want %d", n, maxFlows)
+	if n := len(s.ui.flows.m); n != maxFlowsPerSource {
+		t.Errorf("%d flows kept from one address, want %d", n, maxFlowsPerSource)
+	}
+}
+
+// No stranger evicts the owner's pending flow: one address replaces only
+// its own, and when many addresses fill the table a newcomer evicts from
+// the one holding the most (it took about 64 starts from one address to
+// evict the owner's, which then read "expired").
+func TestLoginFlowsFairUnderAFlood(t *testing.T) {
+	var f loginFlows
+	f.m = map[string]*flow{}
+	now := time.Now()
+	add := func(id, src string) bool {
+		now = now.Add(time.Millisecond)
+		return f.add(id, &flow{source: src, created: now}, now)
+	}
+	if !add("owner", "192.168.1.10") {
+		t.Fatal("the owner's flow was refused")
+	}
+	for i := 0; i < 1000; i++ { // one address, over and over
+		add(fmt.Sprintf("a%d", i), "10.0.0.66")
+	}
+	for i := 0; i < 300; i++ { // many addresses, each at its cap: the table full
+		for j := 0; j < maxFlowsPerSource+1; j++ {
+			add(fmt.Sprintf("d%d-%d", i, j), fmt.Sprintf("10.1.%d.%d", i/200, i%200))
+		}
+	}
+	if len(f.m) < maxFlows {
+		t.Fatalf("the table holds %d flows: the test never filled it", len(f.m))
+	}
+	if f.m["owner"] == nil {
+		t.Fatal("a stranger's flood evicted the owner's pending flow")
+	}
+	if len(f.m) > maxFlows {
+		t.Errorf("%d flows kept, more than %d", len(f.m), maxFlows)
+	}
+	if !add("owner-again", "192.168.1.10") {
+		t.Error("the owner could not start another flow under the flood")
+	}
+}
+
+// The grant page names the app from a fixed list and the address it asked
+// from, never the requester's own words.
+func TestLoginFlowGrantPageShowsNoFreeText(t *testing.T) {
+	s := newSite(t)
+	_, body := s.do("POST", flowStart, "", nil, "User-Agent", "Your bank's security check (official)")
+	var start struct{ Login string }
+	json.Unmarshal([]byte(body), &start)
+	cookie, _ := s.login("ann", "ann-password")
+	_, page := s.do("GET", strings.TrimPrefix(start.Login, s.srv.URL), cookie, nil)
+	if strings.Contains(page, "bank") || !strings.Contains(page, "An app at the address <strong>127.0.0.1</strong>") {
+		t.Errorf("the grant page shows the requester's words, or not its address:\n%s", page)
 	}
 }
 
