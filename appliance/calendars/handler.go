@@ -179,6 +179,10 @@ func (h *Handler) checkPut(w http.ResponseWriter, r *http.Request, t target) boo
 		davxml.Precondition(w, http.StatusForbidden, ns, "max-resource-size", fmt.Sprintf("larger than %d bytes", h.Store.Limits.Object))
 		return false
 	}
+	if err := checkShape(body); err != nil {
+		davxml.Precondition(w, http.StatusForbidden, ns, valid, err.Error())
+		return false
+	}
 	if t.kind == Calendars {
 		cal, err := ical.NewDecoder(bytes.NewReader(body)).Decode()
 		if err == nil {
@@ -200,6 +204,44 @@ func (h *Handler) checkPut(w http.ResponseWriter, r *http.Request, t target) boo
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return true
+}
+
+// An object's shape is bounded before it is parsed: the parsers build a
+// tree of every component, and an 800 KB body of 40,000 nested ones took
+// 72 MB and seconds of CPU. An event with its alarms and a time zone is
+// three deep; a long recurring series with its changed instances a few
+// hundred components.
+const (
+	maxDepth      = 8
+	maxComponents = 1000
+)
+
+// checkShape counts the BEGIN lines of an iCalendar or vCard body (a
+// folded line's continuation starts with a space or a tab, and is not one)
+// and how deep they nest.
+func checkShape(body []byte) error {
+	depth, n := 0, 0
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		switch {
+		case len(line) >= 6 && bytes.EqualFold(line[:6], []byte("BEGIN:")):
+			n++
+			if depth++; depth > maxDepth {
+				return fmt.Errorf("components nest more than %d deep", maxDepth)
+			}
+			if n > maxComponents {
+				return fmt.Errorf("more than %d components in one object", maxComponents)
+			}
+		case len(line) >= 4 && bytes.EqualFold(line[:4], []byte("END:")):
+			depth--
+		}
+	}
+	return nil
 }
 
 // The request bodies this package reads itself.
