@@ -216,20 +216,19 @@ const (
 	maxComponents = 1000
 )
 
-// checkShape counts the BEGIN lines of an iCalendar or vCard body (a
-// folded line's continuation starts with a space or a tab, and is not one)
-// and how deep they nest.
+// checkShape counts the BEGIN lines of an iCalendar or vCard body and how
+// deep they nest, reading the lines as the decoders do: unfolded first (a
+// line's continuation starts with a space or a tab), the name up to the
+// first ';' or ':', in any case (BEGIN;X=1:VEVENT is a BEGIN).
 func checkShape(body []byte) error {
 	depth, n := 0, 0
-	for len(body) > 0 {
-		line := body
-		if i := bytes.IndexByte(body, '\n'); i >= 0 {
-			line, body = body[:i], body[i+1:]
-		} else {
-			body = nil
+	for _, line := range unfold(body) {
+		name := line
+		if i := bytes.IndexAny(line, ";:"); i >= 0 {
+			name = line[:i]
 		}
 		switch {
-		case len(line) >= 6 && bytes.EqualFold(line[:6], []byte("BEGIN:")):
+		case bytes.EqualFold(bytes.TrimSpace(name), []byte("BEGIN")):
 			n++
 			if depth++; depth > maxDepth {
 				return fmt.Errorf("components nest more than %d deep", maxDepth)
@@ -237,11 +236,27 @@ func checkShape(body []byte) error {
 			if n > maxComponents {
 				return fmt.Errorf("more than %d components in one object", maxComponents)
 			}
-		case len(line) >= 4 && bytes.EqualFold(line[:4], []byte("END:")):
+		case bytes.EqualFold(bytes.TrimSpace(name), []byte("END")):
 			depth--
 		}
 	}
 	return nil
+}
+
+// unfold is body's content lines, each continuation joined to its line
+// (RFC 5545 3.1, RFC 6350 3.2), split at LF with a CR before it dropped.
+func unfold(body []byte) [][]byte {
+	var lines [][]byte
+	for _, raw := range bytes.Split(body, []byte("\n")) {
+		raw = bytes.TrimSuffix(raw, []byte("\r"))
+		if len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t') && len(lines) > 0 {
+			last := len(lines) - 1
+			lines[last] = append(lines[last], raw[1:]...)
+			continue
+		}
+		lines = append(lines, append([]byte(nil), raw...))
+	}
+	return lines
 }
 
 // The request bodies this package reads itself.

@@ -112,7 +112,10 @@ func TestDiscoveryAndSync(t *testing.T) {
 		"too large": {strings.ReplaceAll(event, "%s", strings.Repeat("x", 2<<20)), "max-resource-size"},
 		// 40,000 nested components in 800 KB took 72 MB to parse.
 		"nested deep": {"BEGIN:VCALENDAR\r\n" + strings.Repeat("BEGIN:X\r\n", 40000) + strings.Repeat("END:X\r\n", 40000) + "END:VCALENDAR\r\n", "nest more than 8 deep"},
-		"too many":    {strings.Replace(strings.ReplaceAll(event, "%s", "uid-m"), "END:VEVENT", "END:VEVENT"+strings.Repeat("\r\nBEGIN:VEVENT\r\nUID:uid-m\r\nDTSTAMP:20260101T000000Z\r\nRECURRENCE-ID:20260102T000000Z\r\nEND:VEVENT", 1001), 1), "more than 1000 components"},
+		// The decoders take a parameter on BEGIN and unfold first.
+		"nested, with parameters": {"BEGIN:VCALENDAR\r\n" + strings.Repeat("BEGIN;X=1:X\r\n", 100) + strings.Repeat("END:X\r\n", 100) + "END:VCALENDAR\r\n", "nest more than 8 deep"},
+		"nested, folded":          {"BEGIN:VCALENDAR\r\n" + strings.Repeat("BEG\r\n IN:X\r\n", 100) + strings.Repeat("END:X\r\n", 100) + "END:VCALENDAR\r\n", "nest more than 8 deep"},
+		"too many":                {strings.Replace(strings.ReplaceAll(event, "%s", "uid-m"), "END:VEVENT", "END:VEVENT"+strings.Repeat("\r\nBEGIN:VEVENT\r\nUID:uid-m\r\nDTSTAMP:20260101T000000Z\r\nRECURRENCE-ID:20260102T000000Z\r\nEND:VEVENT", 1001), 1), "more than 1000 components"},
 	} {
 		code, body, _ := bob.do("PUT", cal+"b.ics", tc.body, "Content-Type", "text/calendar")
 		if code < 400 || !strings.Contains(body, tc.want) {

@@ -370,7 +370,7 @@ func TestWriteFarPastTheEndRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.WriteAt([]byte("0123456789"), 1<<40)
-	if err == nil || !strings.Contains(err.Error(), "hole") {
+	if err == nil || !strings.Contains(err.Error(), "on the disk") {
 		t.Fatalf("a write at 2^40: %v, want a refusal that says why", err)
 	}
 	f.Close()
@@ -379,6 +379,25 @@ func TestWriteFarPastTheEndRefused(t *testing.T) {
 			t.Errorf("the refused upload was kept, %d bytes", fi.Size())
 		}
 	}
+	// Nor a step at a time: each hole within the free space, which holes
+	// never use up, the file's size past it.
+	st, err := c.StatVFS("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := int64(st.FreeSpace())
+	s, err := c.OpenFile("/steps.bin", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stepErr error
+	for i := int64(1); i <= 8 && stepErr == nil; i++ {
+		_, stepErr = s.WriteAt([]byte("x"), i*free/3)
+	}
+	if stepErr == nil || !strings.Contains(stepErr.Error(), "on the disk") {
+		t.Errorf("holes made a step at a time past the free space: %v", stepErr)
+	}
+	s.Close()
 	g, err := c.OpenFile("/holes.bin", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		t.Fatal(err)

@@ -229,16 +229,24 @@ func (u *Upload) Write(b []byte) (int, error) {
 // within the quota and, when the write leaves a hole before it, the free
 // space: a hole reads as zeros, bytes a copy or a restore writes out and
 // every digest reads, so one 10-byte write at 2^40 must not make a
-// terabyte. Called with u.mu held.
+// terabyte. What the file would hold beyond what it has on the disk is
+// measured (its size less its allocated blocks), so that holes made a step
+// at a time, each within the free space that holes never use up, add up.
+// Called with u.mu held.
 func (u *Upload) grow(end int64, n int) error {
 	if end <= u.size {
 		return nil
 	}
 	err := u.t.overQuota(end - u.oldSize)
 	if err == nil && end-int64(n) > u.size {
-		if free, ferr := u.t.Free(); ferr == nil && end-u.size > free {
-			err = fmt.Errorf("a write at byte %d would leave a hole of %d bytes, more than the disk's %d free: %w",
-				end-int64(n), end-int64(n)-u.size, free, ErrNoSpace)
+		var st unix.Stat_t
+		allocated := u.size // if fstat fails: the holes made before are not counted
+		if unix.Fstat(int(u.f.Fd()), &st) == nil {
+			allocated = st.Blocks * 512
+		}
+		if free, ferr := u.t.Free(); ferr == nil && end-allocated > free {
+			err = fmt.Errorf("a write at byte %d would make the file %d bytes with %d of them on the disk, more than the disk's %d free: %w",
+				end-int64(n), end, allocated, free, ErrNoSpace)
 		}
 	}
 	if err != nil && u.err == nil {
