@@ -17,6 +17,7 @@ package auth
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -59,6 +60,47 @@ type Door struct {
 	slots    hashSlots
 	sessions Sessions
 	log      *slog.Logger
+	known    knownAddrs
+}
+
+// knownAddrs are the addresses an account logged in from (its password,
+// an app password or a key; not a public link's password), for 30 days,
+// in memory: the ports let them in when a flood holds every handshake
+// place (guard.Admission.Trust).
+type knownAddrs struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+const knownFor = 30 * 24 * time.Hour
+
+func (k *knownAddrs) add(addr string, now time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[string]time.Time{}
+	}
+	if len(k.m) >= 4096 { // forget the oldest half: a household has far fewer
+		cut := now.Add(-knownFor / 2)
+		for a, t := range k.m {
+			if t.Before(cut) {
+				delete(k.m, a)
+			}
+		}
+		if len(k.m) >= 4096 {
+			clear(k.m)
+		}
+	}
+	k.m[addr] = now
+}
+
+// Known says whether an account logged in from addr in the last 30 days
+// (since this server started).
+func (d *Door) Known(addr string) bool {
+	d.known.mu.Lock()
+	defer d.known.mu.Unlock()
+	t, ok := d.known.m[addr]
+	return ok && time.Since(t) < knownFor
 }
 
 // New returns the door to accounts, logging failures, bans and faults to
@@ -129,6 +171,9 @@ func (d *Door) check(addr, proto, user string, verify func(suspect bool) (bool, 
 		return Wrong
 	}
 	done(loggedIn)
+	if proto != "link" {
+		d.known.add(addr, time.Now())
+	}
 	return OK
 }
 
@@ -144,6 +189,7 @@ func (d *Door) PublicKey(addr, user string, key ssh.PublicKey) Result {
 	case !ok:
 		return Wrong
 	}
+	d.known.add(addr, time.Now())
 	return OK
 }
 

@@ -19,8 +19,8 @@ import (
 
 // Limits are one port's caps per client (the config's
 // https_connections_per_address, ssh_connections_per_address and
-// waiting_per_address). A client is an IPv4 address, or an IPv6 /64: one
-// host on a home network may hold a whole /64 (Source).
+// waiting_per_address). A client is an address, or an IPv6 /64 off the
+// home network (Source).
 type Limits struct {
 	PerAddress int // connections open at once from one client
 	Waiting    int // of them, not yet through their handshake (TLS) or login (SSH)
@@ -42,6 +42,8 @@ type Admission struct {
 	name    string // the port's service, for log lines: "https", "sftp"
 	limits  Limits
 	notices *Notices
+
+	known func(addr string) bool // addresses that logged in before (Trust)
 
 	mu      sync.Mutex
 	addrs   map[string]*addrConns
@@ -69,18 +71,61 @@ type Ticket struct {
 	waiting, ended bool
 }
 
-// Source is what the limits count by: the address, or for IPv6 its /64.
+// Trust lets the addresses known says logged in before (auth.Door.Known)
+// in even when the port's handshakes are all taken and no client holds
+// two more than they do: a flood from as many addresses as there are
+// places cannot keep the household's devices out.
+func (a *Admission) Trust(known func(addr string) bool) *Admission {
+	a.known = known
+	return a
+}
+
+// Source is what the limits count by: the address; for an IPv6 address
+// off the home network, its /64 (one host may hold a whole /64). On the
+// home network (link-local, unique-local, or a prefix of the box's own
+// interfaces) each device is its own client: the household shares that
+// /64 with whoever floods from it, and only the login-based trust tells
+// them apart.
 func Source(addr string) string {
 	ip, err := netip.ParseAddr(addr)
 	if err != nil {
 		return addr
 	}
-	ip = ip.Unmap()
-	if ip.Is4() {
+	ip = ip.WithZone("").Unmap()
+	if ip.Is4() || ip.IsLinkLocalUnicast() || ip.IsPrivate() || ip.IsLoopback() || onLink(ip) {
 		return ip.String()
 	}
 	p, _ := ip.Prefix(64)
 	return p.String()
+}
+
+// onLinks are the box's own IPv6 prefixes, read again once a minute.
+var onLinks struct {
+	sync.Mutex
+	read     time.Time
+	prefixes []netip.Prefix
+}
+
+func onLink(ip netip.Addr) bool {
+	onLinks.Lock()
+	defer onLinks.Unlock()
+	if time.Since(onLinks.read) > time.Minute {
+		onLinks.read, onLinks.prefixes = time.Now(), nil
+		addrs, _ := net.InterfaceAddrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				if p, err := netip.ParsePrefix(n.String()); err == nil && p.Addr().Is6() {
+					onLinks.prefixes = append(onLinks.prefixes, p.Masked())
+				}
+			}
+		}
+	}
+	for _, p := range onLinks.prefixes {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // Admit admits a new connection c from addr (a host, without port), or
@@ -119,7 +164,8 @@ func (a *Admission) Admit(addr string, c io.Closer) *Ticket {
 		// (lighter by one) evicting another flooder in turn would keep
 		// the whole flood reconnecting.
 		heavy := a.heaviest()
-		if heavy == nil || len(heavy.queue) <= len(cs.queue)+1 {
+		trusted := a.known != nil && a.known(addr)
+		if heavy == nil || !trusted && len(heavy.queue) <= len(cs.queue)+1 {
 			a.notices.Warn("all waiting", "refusing new connections: too many from all addresses are in their handshake (logged once an hour)",
 				"service", a.name, "waiting", a.waiting)
 			return nil

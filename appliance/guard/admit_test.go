@@ -158,10 +158,42 @@ func TestAdmissionCountsIPv6By64(t *testing.T) {
 	}
 	for _, c := range []struct{ in, want string }{
 		{"192.0.2.7", "192.0.2.7"}, {"::ffff:192.0.2.7", "192.0.2.7"},
-		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"}, {"fe80::1%eth0", "fe80::/64"}, {"not an address", "not an address"},
+		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"}, {"not an address", "not an address"},
+		// On the home network each device is its own client.
+		{"fe80::1%eth0", "fe80::1"}, {"fd12:3456::7", "fd12:3456::7"}, {"::1", "::1"},
 	} {
 		if got := Source(c.in); got != c.want {
 			t.Errorf("Source(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// A flood from as many addresses as there are places, one each, keeps an
+// unknown newcomer out (no client holds two more than it), but never an
+// address that logged in before.
+func TestAdmissionLetsKnownAddressesIn(t *testing.T) {
+	a := NewAdmission("https", Limits{PerAddress: 64, Waiting: 16}, nil).Trust(func(addr string) bool { return addr == "192.168.1.20" })
+	var conns []*closer
+	for i := 0; i < MaxWaiting; i++ {
+		c := &closer{}
+		if c.t = a.Admit(fmt.Sprintf("10.2.%d.%d", i/250, i%250), c); c.t == nil {
+			t.Fatalf("refused %d below the caps", i)
+		}
+		conns = append(conns, c)
+	}
+	if a.Admit("192.168.1.99", nil) != nil {
+		t.Error("an unknown newcomer evicted a flooder holding as few as it")
+	}
+	if a.Admit("192.168.1.20", nil) == nil {
+		t.Fatal("an address that logged in before was kept out by the flood")
+	}
+	evicted := 0
+	for _, c := range conns {
+		if c.closed {
+			evicted++
+		}
+	}
+	if evicted != 1 {
+		t.Errorf("%d handshakes closed for the known address, want 1", evicted)
 	}
 }

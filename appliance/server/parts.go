@@ -90,7 +90,7 @@ func (s *services) front(lns *listen.Listeners, https, plain http.Handler) *fron
 		HTTPS: lns.HTTPS, TLS: front.TLSConfig(s.box.certificate, s.box.postQuantum, s.prov.Clock.Now),
 		Handshakes: front.Handshakes{
 			Slots:     s.handshakes,
-			Admission: guard.NewAdmission("https", guard.Limits{PerAddress: cfg.HTTPSPerAddress, Waiting: cfg.WaitingPerAddress}, s.log),
+			Admission: guard.NewAdmission("https", guard.Limits{PerAddress: cfg.HTTPSPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known),
 			Timeout:   10 * time.Second,
 			Log:       s.log,
 		},
@@ -108,7 +108,7 @@ func (s *services) sftp() (*sftpd.Server, error) {
 	cfg := s.cfg
 	srv := &sftpd.Server{
 		Door: s.door, Quotas: s.accounts, Store: s.files, Locks: s.locks, Handshakes: s.handshakes,
-		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, s.log),
+		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known),
 		SessionsPerConn: cfg.SSHSessionsPerConn, SessionsPerUser: cfg.SSHSessionsPerUser,
 		HostKey:     func() crypto.Signer { return s.box.get().SSHKey },
 		PostQuantum: func() bool { return s.box.get().Choice.SSHPostQuantum },
