@@ -255,3 +255,19 @@ func TestNameNotUTF8Refused(t *testing.T) {
 		t.Errorf("PUT of a name that is not UTF-8 = %d, want 400", w.Code)
 	}
 }
+
+// A lock's owner is kept and sent back with it: a name or a URL, not up to
+// the request's megabyte (256 locks of 1 MiB each were 256 MiB).
+func TestLockOwnerBounded(t *testing.T) {
+	d := newDAV(t, 1)
+	lock := func(owner string) int {
+		body := `<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:shared/></d:lockscope><d:locktype><d:write/></d:locktype><d:owner>` + owner + `</d:owner></d:lockinfo>`
+		return serveDAV(d, davRequest("LOCK", "/dav/files/f00000.txt", body)).Code
+	}
+	if code := lock("https://example.com/~ann"); code != 200 {
+		t.Errorf("LOCK with a short owner = %d", code)
+	}
+	if code := lock(strings.Repeat("x", 64<<10)); code != 400 {
+		t.Errorf("LOCK with a 64 KiB owner = %d, want 400", code)
+	}
+}

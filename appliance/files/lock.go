@@ -30,6 +30,10 @@ func (q *request) lockSpace(p string) (user, at string) {
 	return q.user, p
 }
 
+// maxLockOwner bounds a lock's DAV:owner, which clients fill with a user
+// name or a URL: with MaxPerUser locks, a user's locks hold at most 1 MiB.
+const maxLockOwner = 4 << 10
+
 // seenAt is the lock l as the user sees it at p (whose locks are kept at
 // ownerPath): its root in the user's paths. A lock taken above a shared
 // folder shows as the share's top.
@@ -101,6 +105,12 @@ func (q *request) lock() {
 		return
 	}
 	owner := string(li.Owner)
+	if len(owner) > maxLockOwner {
+		// Kept with the lock and sent back in every lockdiscovery: a
+		// name or a URL, not a megabyte per lock.
+		http.Error(w, fmt.Sprintf("the lock's owner is over %d bytes", maxLockOwner), http.StatusBadRequest)
+		return
+	}
 	created := false
 	if errors.Is(statErr, os.ErrNotExist) {
 		if _, err := q.tree.Stat(path.Dir(path.Clean("/" + name))); err != nil {

@@ -61,7 +61,7 @@ func (r *Report) JSON() ([]byte, error) {
 // console.
 func (r *Report) Public() *Report {
 	p := *r
-	p.Machine.Kernel, p.Machine.Go, p.Machine.CPU, p.Machine.Hostname = "", "", "", ""
+	p.Machine.Kernel, p.Machine.Go, p.Machine.CPU, p.Machine.Hostname, p.Machine.Board = "", "", "", "", ""
 	p.URLs = nil
 	return &p
 }
