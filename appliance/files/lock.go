@@ -18,6 +18,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/bonesync/bonesync/appliance/locks"
+	"github.com/bonesync/bonesync/appliance/store"
 )
 
 // lockSpace is where the locks of the path p (the user's) are kept: with
@@ -97,6 +98,14 @@ func (q *request) lock() {
 	// Locking an existing file needs no other lock's token (a conflict is
 	// Create's to find); making a new one in a locked folder does.
 	_, statErr := q.tree.Stat(name)
+	if statErr == nil {
+		// A lock is a claim to write: a read-only share's recipient
+		// holding the owner's files locked would lock the owner out.
+		if perm, err := q.tree.PermAt(name); err == nil && perm&store.PermUpdate == 0 {
+			http.Error(w, "this share is read-only: its files cannot be locked", http.StatusForbidden)
+			return
+		}
+	}
 	var changes []locks.Change
 	if statErr != nil {
 		changes = append(changes, locks.Change{Path: name, Member: true})

@@ -185,3 +185,14 @@ func (basicDoor) Authenticate(w http.ResponseWriter, r *http.Request) (string, b
 	u, _, ok := r.BasicAuth()
 	return u, ok
 }
+
+// A lock is a claim to write: the recipient of a read-only share cannot
+// lock the owner's files (and so lock the owner out of them); of a
+// read-write one, can.
+func TestLockInReadOnlyShare(t *testing.T) {
+	lock := `<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`
+	h, _ := sharedBox(t, store.PermRead)
+	must(t, h, 403, davRequest("LOCK", "/remote.php/dav/files/u/Docs/a.txt", lock))
+	h, _ = sharedBox(t, store.PermAll)
+	must(t, h, 200, davRequest("LOCK", "/remote.php/dav/files/u/Docs/a.txt", lock))
+}
