@@ -140,6 +140,14 @@ func (s *Server) config(a *attempt) (*ssh.ServerConfig, error) {
 		PublicKeyAuthAlgorithms: alg.PublicKeyAuths,
 		MaxAuthTries:            6,
 		ServerVersion:           "SSH-2.0-bonesync",
+		// Called after the key exchange, before the login: no banner,
+		// only the login's own time (see serveConn).
+		BannerCallback: func(ssh.ConnMetadata) string {
+			if a.kexDone != nil {
+				a.kexDone()
+			}
+			return ""
+		},
 		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
 			addr := guard.Host(c.RemoteAddr().String())
 			switch s.Door.Password(addr, "sftp", c.User(), string(pw)) {
@@ -233,11 +241,14 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
+	// Under a flood the key exchange gets less time (HandshakeTimeout);
+	// the login, where a person may be typing a password, gets it whole.
 	c.SetDeadline(time.Now().Add(s.Admission.HandshakeTimeout(timeout)))
 	gate := guard.NewGate(ctx, c, s.Handshakes, sshPackets())
 	defer gate.Open() // gives back a slot still held
 	ic := &idleConn{Conn: gate}
 	var a attempt
+	a.kexDone = func() { c.SetDeadline(time.Now().Add(timeout)) }
 	cfg, err := s.config(&a)
 	var sc *ssh.ServerConn
 	var chans <-chan ssh.NewChannel
@@ -457,6 +468,7 @@ func sshString(b []byte) (string, bool) {
 
 // attempt is what one connection's login callbacks saw.
 type attempt struct {
+	kexDone        func() // called when the key exchange is over, before the login
 	passwordFailed atomic.Bool
 	keyOffered     atomic.Bool  // a connection closed at the password prompt, having tried nothing, is no failure
 	fault          atomic.Bool  // the server could not check (its users file): no failure of the client's

@@ -6,6 +6,7 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -129,4 +130,32 @@ func TestSlowClientsHoldNoSlot(t *testing.T) {
 	if lim.InFlight() != 0 {
 		t.Errorf("a logged-in client still holds %d slots", lim.InFlight())
 	}
+}
+
+// Under a flood the key exchange gets a quarter of the handshake time,
+// but the login its whole: a person typing a password is not cut off.
+func TestLoginKeepsItsTimeUnderAFlood(t *testing.T) {
+	s := testServer(t, guard.NewLimiter(2, time.Second))
+	s.HandshakeTimeout = 4 * time.Second
+	s.Admission = guard.NewAdmission("sftp", guard.Limits{PerAddress: 32, Waiting: 16}, nil)
+	for i := 0; i < guard.MaxWaiting/2+10; i++ { // over half the places waiting: 2 s for a handshake
+		s.Admission.Admit(fmt.Sprintf("10.9.%d.%d", i/200, i%200), nil)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Serve(ctx, ln)
+	typing := ssh.PasswordCallback(func() (string, error) {
+		time.Sleep(3 * time.Second) // past the key exchange's 2 s, within the login's 4
+		return "alice-password", nil
+	})
+	conn, err := ssh.Dial("tcp", ln.Addr().String(), &ssh.ClientConfig{User: "alice",
+		Auth: []ssh.AuthMethod{typing}, HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	if err != nil {
+		t.Fatalf("a login typed in 3 s under a flood: %v", err)
+	}
+	conn.Close()
 }
