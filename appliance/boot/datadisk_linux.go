@@ -23,6 +23,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bonesync/bonesync/appliance/datadisk"
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/store"
 )
 
 const (
@@ -141,7 +143,7 @@ func (d *dataDisk) mountLocked(s *System, rec datadisk.Record, adopted bool) err
 	if _, err := os.Stat(DataFiles); errors.Is(err, fs.ErrNotExist) && switched {
 		// The switch was recorded and a power cut came before the rename.
 		if err := os.Rename(dataMoving, DataFiles); err == nil {
-			syncDir(DataMount)
+			state.SyncDir(DataMount)
 		}
 	}
 	if _, err := os.Stat(DataFiles); errors.Is(err, fs.ErrNotExist) {
@@ -273,7 +275,7 @@ func (s *System) adoptCommand(ctx context.Context, name string, erase bool) erro
 	case !erase && (dev.FS != nil || len(parts) > 0 || !blank(dev.Path())):
 		return fmt.Errorf("%s holds data (%s): to erase it and move the files onto it, type: disk adopt %s erase", name, *dev, name)
 	}
-	used := treeSize(FilesDir)
+	used, _ := store.FilesSize(os.DirFS(FilesDir), ".")
 	if dev.Size < used+used/10+256<<20 {
 		return fmt.Errorf("%s holds %.1f GB: the files take %.1f GB", name, float64(dev.Size)/1e9, float64(used)/1e9)
 	}
@@ -418,6 +420,9 @@ func (s *System) move(ctx context.Context, rec datadisk.Record) {
 	}
 	rec.Note(p)
 	rec.Write(StateDir)
+	if n := p.Damaged.Load(); n > 0 {
+		s.Log.Warn("files whose bytes on the card differ from what was uploaded: copied as they are; the card is failing", "files", n)
+	}
 	s.Log.Info("the files are on the data disk: stopping the server for the last pass", "files", p.Files.Load()+p.Skipped.Load(), "mib", p.Total.Load()>>20)
 	result := make(chan error, 1)
 	last := func() { result <- s.switchOver(ctx, &rec, dev) }
@@ -483,7 +488,7 @@ func (s *System) switchOver(ctx context.Context, rec *datadisk.Record, dev datad
 	if err := os.Rename(dataMoving, DataFiles); err != nil {
 		d.gone = fmt.Sprintf("the files folder on the data disk: %v", err)
 	}
-	syncDir(DataMount)
+	state.SyncDir(DataMount)
 	return nil
 }
 
@@ -505,7 +510,7 @@ func (s *System) removeCardFiles() {
 			s.Log.Warn("cannot remove the card's old files", "err", err)
 			return
 		}
-		syncDir(PermMount)
+		state.SyncDir(PermMount)
 	}
 	if _, err := os.Stat(aside); err != nil {
 		return
@@ -549,26 +554,6 @@ func blank(path string) bool {
 	b := make([]byte, 1<<20)
 	n, _ := f.ReadAt(b, 0)
 	return bytes.Count(b[:n], []byte{0}) == n
-}
-
-func treeSize(root string) int64 {
-	var n int64
-	filepath.WalkDir(root, func(_ string, e fs.DirEntry, err error) error {
-		if err == nil && e.Type().IsRegular() {
-			if fi, err := e.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
-}
-
-func syncDir(dir string) {
-	if f, err := os.Open(dir); err == nil {
-		f.Sync()
-		f.Close()
-	}
 }
 
 // diskCommand is the console's `disk` and `disk adopt DEVICE [erase]`.

@@ -83,13 +83,12 @@ func (fs FS) Matches(want string) bool {
 
 // Device is a block device the kernel lists: a disk or a partition.
 type Device struct {
-	Name      string // sda, sda1
-	Disk      string // the whole disk it is on: sda
-	Size      int64  // bytes
-	Removable bool
-	Model     string // the disk's, as the USB bridge reports it
-	Serial    string // the USB device's serial number, if it has one
-	FS        *FS    // its ext4 file system, if any
+	Name   string // sda, sda1
+	Disk   string // the whole disk it is on: sda
+	Size   int64  // bytes
+	Model  string // the disk's, as the USB bridge reports it
+	Serial string // the USB device's serial number, if it has one
+	FS     *FS    // its ext4 file system, if any
 }
 
 // Path is the device's node.
@@ -138,7 +137,6 @@ func Devices(sys, skip string) []Device {
 		}
 		d.Size = sectors * 512
 		disk := filepath.Join(sys, d.Disk)
-		d.Removable = readText(filepath.Join(disk, "removable")) == "1"
 		d.Model = strings.TrimSpace(readText(filepath.Join(disk, "device", "vendor")) + " " + readText(filepath.Join(disk, "device", "model")))
 		d.Serial = usbSerial(disk)
 		if fs, err := Probe("/dev/" + name); err == nil {

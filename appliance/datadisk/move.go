@@ -17,16 +17,19 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
 // Progress is how far a move has gone; its fields are read while it runs.
 type Progress struct {
-	Files, Bytes        atomic.Int64 // copied and checked
-	Skipped             atomic.Int64 // already on the disk, as on the card
-	TotalFiles, Total   atomic.Int64 // what the card holds (known after a first count)
-	Removed             atomic.Int64 // on the disk but no longer on the card
-	Mismatched, Damaged atomic.Int64
+	Files, Bytes      atomic.Int64 // copied and checked
+	Skipped           atomic.Int64 // already on the disk, as on the card
+	TotalFiles, Total atomic.Int64 // what the card holds (known after a first count)
+	Removed           atomic.Int64 // on the disk but no longer on the card
+	// Damaged are the card's files whose bytes differ from what the store
+	// recorded when they were written: copied as they are, and told.
+	Damaged atomic.Int64
 }
 
 // Move makes dst (a folder on the data disk) an exact copy of src (the
@@ -108,7 +111,6 @@ func Move(ctx context.Context, src, dst string, p *Progress, since time.Time) er
 				return nil
 			}
 			if err != nil {
-				p.Mismatched.Add(1)
 				return err
 			}
 			if damaged {
@@ -355,15 +357,7 @@ func syncTree(root string) error {
 		if err != nil || !d.IsDir() {
 			return nil
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", path, err)
-		}
-		return nil
+		return state.SyncDir(path)
 	})
 }
 
