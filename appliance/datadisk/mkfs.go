@@ -17,7 +17,8 @@ package datadisk
 //   - uninit_bg: only group 0 and the last get written bitmaps; the others
 //     are marked uninitialised (checksummed with CRC-16) and the kernel
 //     fills them in on first use, and zeroes their inode tables in the
-//     background. A 2 TB disk is formatted with a few MiB of writes.
+//     background. A 2 TB disk is formatted with 76 MiB of writes, 64 of
+//     them the zeroed journal (measured on a sparse file, e2fsck clean).
 //
 // Not used: 64bit (a disk up to 16 TiB), flex_bg, metadata_csum, resize_inode.
 

@@ -160,12 +160,11 @@ func (a *Admission) Admit(addr string, c io.Closer) *Ticket {
 			"service", a.name, "addr", src, "waiting", len(cs.queue))
 		return nil
 	case a.waiting >= MaxWaiting:
-		// Only for a client lighter by two or more: one just evicted
-		// (lighter by one) evicting another flooder in turn would keep
-		// the whole flood reconnecting.
-		heavy := a.heaviest()
+		held := func(c *addrConns) int { return len(c.queue) }
 		trusted := a.known != nil && a.known(addr)
-		if heavy == nil || !trusted && len(heavy.queue) <= len(cs.queue)+1 {
+		key, ok := Crowding(a.addrs, held, len(cs.queue), trusted)
+		heavy := a.addrs[key]
+		if !ok {
 			a.notices.Warn("all waiting", "refusing new connections: too many from all addresses are in their handshake (logged once an hour)",
 				"service", a.name, "waiting", a.waiting)
 			return nil
@@ -184,15 +183,19 @@ func (a *Admission) Admit(addr string, c io.Closer) *Ticket {
 	return t
 }
 
-// heaviest is a client with the most connections in their handshake.
-func (a *Admission) heaviest() *addrConns {
-	var h *addrConns
-	for _, cs := range a.addrs {
-		if len(cs.queue) > 0 && (h == nil || len(cs.queue) > len(h.queue)) {
-			h = cs
+// Crowding is whom a newcomer holding mine places of a full pool may make
+// room at: the client holding the most, if it holds at least two more
+// (one more would let each evicted client evict another on its return,
+// and a flood churn), or, for a trusted newcomer, any that holds some.
+// The port's handshakes and the web's login flows share this policy.
+func Crowding[K comparable, V any](holders map[K]V, held func(V) int, mine int, trusted bool) (heaviest K, ok bool) {
+	most := 0
+	for k, h := range holders {
+		if n := held(h); n > most {
+			heaviest, most = k, n
 		}
 	}
-	return h
+	return heaviest, most > 0 && (trusted || most >= mine+2)
 }
 
 // HandshakeTimeout is how long a new connection may take over its

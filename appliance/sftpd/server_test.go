@@ -83,13 +83,7 @@ func TestSlowClientsHoldNoSlot(t *testing.T) {
 	lim := guard.NewLimiter(1, time.Second)
 	s := testServer(t, lim)
 	s.Admission = guard.NewAdmission("sftp", guard.Limits{PerAddress: 32, Waiting: 4}, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go s.Serve(ctx, ln)
+	ln := serving(t, s)
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
 	for i := 0; i < 4; i++ {
 		c, err := d.Dial("tcp", ln.Addr().String())
@@ -141,13 +135,7 @@ func TestLoginKeepsItsTimeUnderAFlood(t *testing.T) {
 	for i := 0; i < guard.MaxWaiting/2+10; i++ { // over half the places waiting: 2 s for a handshake
 		s.Admission.Admit(fmt.Sprintf("10.9.%d.%d", i/200, i%200), nil)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go s.Serve(ctx, ln)
+	ln := serving(t, s)
 	typing := ssh.PasswordCallback(func() (string, error) {
 		time.Sleep(3 * time.Second) // past the key exchange's 2 s, within the login's 4
 		return "alice-password", nil
@@ -158,4 +146,17 @@ func TestLoginKeepsItsTimeUnderAFlood(t *testing.T) {
 		t.Fatalf("a login typed in 3 s under a flood: %v", err)
 	}
 	conn.Close()
+}
+
+// serving runs s on a local port until the test ends.
+func serving(t *testing.T, s *Server) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go s.Serve(ctx, ln)
+	return ln
 }

@@ -58,10 +58,8 @@ func (f *loginFlows) sweep(now time.Time) {
 // add keeps a new flow, if there is room. Starting one needs no login, so
 // a stranger must not be able to evict the owner's: a client at
 // maxFlowsPerSource replaces its own oldest; when all maxFlows are taken,
-// the oldest waiting flow of the client with the most goes, if it has at
-// least two more than the newcomer (as guard.Admission does with
-// handshakes). It reports false when there is no room; the caller holds
-// the lock.
+// the oldest waiting flow of the client guard.Crowding picks goes. It
+// reports false when there is no room; the caller holds the lock.
 func (f *loginFlows) add(id string, fl *flow, now time.Time) bool {
 	f.sweep(now)
 	waiting := map[string]int{}
@@ -74,13 +72,8 @@ func (f *loginFlows) add(id string, fl *flow, now time.Time) bool {
 	case waiting[fl.source] >= maxFlowsPerSource:
 		f.dropOldestWaiting(fl.source)
 	case len(f.m) >= maxFlows:
-		heavy, n := "", 0
-		for src, c := range waiting {
-			if c > n {
-				heavy, n = src, c
-			}
-		}
-		if n < waiting[fl.source]+2 || !f.dropOldestWaiting(heavy) {
+		heavy, ok := guard.Crowding(waiting, func(n int) int { return n }, waiting[fl.source], false)
+		if !ok || !f.dropOldestWaiting(heavy) {
 			return false
 		}
 	}
