@@ -80,9 +80,12 @@ test-systemd: deb
 
 # The SD-card image: Debian's armhf kernel and U-Boot (pinned, fetched with
 # apt-get download) and bonesync as /init. No root, no loop devices.
+# The update bundle is signed with UPDATE_KEY (made there on first use, with
+# .pub beside it; keep it safe and out of git), and the image trusts it.
+UPDATE_KEY ?= $(OUT)/update-signing.key
 image: build-arm
 	scripts/fetch-boot.sh
-	SOURCE_DATE_EPOCH=$(BUILD_UNIX) $(GO) run ./image -binary $(OUT)/bonesync-armv7 -out $(OUT) -version $(VERSION)
+	SOURCE_DATE_EPOCH=$(BUILD_UNIX) $(GO) run ./image -binary $(OUT)/bonesync-armv7 -out $(OUT) -version $(VERSION) -sign-key $(UPDATE_KEY)
 
 # Boot the image through U-Boot in QEMU, the serial console on this terminal.
 qemu: image
@@ -95,9 +98,9 @@ qemu-fresh: image
 # The image's checks (partition table, FAT fields, MLO first, fsck, a second
 # build with the same bytes) and the boot test in QEMU.
 test-image: image
-	SOURCE_DATE_EPOCH=$(BUILD_UNIX) BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img $(GO) test -count=1 ./image/
+	SOURCE_DATE_EPOCH=$(BUILD_UNIX) BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img UPDATE_KEY=$(abspath $(UPDATE_KEY)) $(GO) test -count=1 ./image/
 test-boot: image
-	BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img $(GO) test -count=1 -timeout 30m -parallel 3 -run 'TestBoot|TestUpdate|TestDataDisk' -tags vm -v ./image/ 2>&1 | tee $(OUT)/boot-test.log | grep -E '^(=== RUN|--- |\s+(update_|datadisk_)?vm_test|PASS|FAIL|ok)'; test $${PIPESTATUS[0]} -eq 0
+	BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img UPDATE_KEY=$(abspath $(UPDATE_KEY)) $(GO) test -count=1 -timeout 30m -parallel 3 -run 'TestBoot|TestUpdate|TestDataDisk' -tags vm -v ./image/ 2>&1 | tee $(OUT)/boot-test.log | grep -E '^(=== RUN|--- |\s+(update_|datadisk_)?vm_test|PASS|FAIL|ok)'; test $${PIPESTATUS[0]} -eq 0
 
 # The static checks cover every package, the VM tests' files included:
 # gofmt, go vet, staticcheck (the version scripts/install-test-deps.sh

@@ -10,8 +10,8 @@ import (
 
 // writeBundle writes NAME.update: the kernel, DTB and initramfs a slot
 // holds, with a manifest of their sizes and SHA-256 and the version, for
-// `bonesync update` and /admin/update. It names every board the initramfs
-// serves.
+// `bonesync update` and /admin/update, signed with the -sign-key key (the
+// one the initramfs trusts). It names every board the initramfs serves.
 func writeBundle(o *options, p *packages, initrd string) error {
 	out := filepath.Join(o.out, o.name+".update")
 	f, err := os.Create(out + ".tmp")
@@ -23,7 +23,7 @@ func writeBundle(o *options, p *packages, initrd string) error {
 	for _, b := range o.others {
 		boards = append(boards, b.Name)
 	}
-	if err := update.WriteBundle(f, o.version, boards, slotFiles(o, p, initrd), o.epoch); err != nil {
+	if err := update.WriteBundle(f, o.version, boards, slotFiles(o, p, initrd), o.epoch, o.key); err != nil {
 		f.Close()
 		return err
 	}

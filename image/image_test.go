@@ -7,6 +7,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/ed25519"
 	"io"
 	"os"
 	"os/exec"
@@ -36,6 +37,15 @@ func builtImage(t *testing.T) string {
 		t.Skipf("no image at %s (make image)", img)
 	}
 	return img
+}
+
+// signingKey is the key the image's bundles were signed with (make image's
+// UPDATE_KEY).
+func signingKey(img string) string {
+	if k := os.Getenv("UPDATE_KEY"); k != "" {
+		return k
+	}
+	return filepath.Join(filepath.Dir(img), "update-signing.key")
 }
 
 func TestImageLayout(t *testing.T) {
@@ -148,6 +158,31 @@ func TestInitramfs(t *testing.T) {
 	if kos < 20 || dep == "" {
 		t.Errorf("%d modules and modules.dep %q", kos, dep)
 	}
+	// The image trusts the key its bundle is signed with, and that bundle
+	// checks against it.
+	keysFile := filepath.Join(t.TempDir(), "keys")
+	r, ok := have[strings.TrimPrefix(update.BuiltInKeys, "/")]
+	if !ok {
+		t.Fatalf("the initramfs has no %s", update.BuiltInKeys)
+	}
+	content, _ := io.ReadAll(io.NewSectionReader(r.ReaderAt, 0, int64(r.FileSize)))
+	os.WriteFile(keysFile, content, 0o644)
+	keys, err := update.ReadKeys(keysFile)
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("%s: %v %v", update.BuiltInKeys, keys, err)
+	}
+	priv, err := update.SigningKey(signingKey(img))
+	if err != nil || !bytes.Equal(keys[0], priv.Public().(ed25519.PublicKey)) {
+		t.Errorf("the image trusts %s, not the signing key (%v)", keys[0].Fingerprint(), err)
+	}
+	b, err := os.Open(strings.TrimSuffix(img, ".img") + ".update")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := update.ReadBundle(b, "beaglebone-black", keys, func(*update.Manifest) (update.Sink, error) { return discardSink{}, nil }); err != nil {
+		t.Errorf("the image's own bundle: %v", err)
+	}
 	for _, want := range []string{"ti_cpsw_new", "sdhci-omap", "virtio_net", "crc32c_generic", "ext4"} {
 		found := false
 		for name := range have {
@@ -175,7 +210,7 @@ func TestReproducible(t *testing.T) {
 	again := t.TempDir()
 	start := time.Now()
 	err = run([]string{"-cache", filepath.Join(outDir, "cache"), "-binary", filepath.Join(outDir, "bonesync-armv7"),
-		"-out", again, "-lock", "../scripts/boot-packages.lock",
+		"-out", again, "-lock", "../scripts/boot-packages.lock", "-sign-key", signingKey(img),
 		"-version", update.ParseEnv(bootFile(t, img, "slot-a/slot.env"))["bonesync_version"]}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -186,3 +221,7 @@ func TestReproducible(t *testing.T) {
 	}
 	t.Logf("second build took %v", time.Since(start).Round(time.Second))
 }
+
+type discardSink struct{}
+
+func (discardSink) Begin(update.ManifestFile) (io.Writer, error) { return io.Discard, nil }

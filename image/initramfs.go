@@ -4,14 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/ed25519"
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/kmod"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/bonesync/bonesync/appliance/kmod"
+	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
@@ -29,12 +31,16 @@ func writeInitramfs(o *options, p *packages, m *kmod.Modules, included []string,
 	}
 	modRoot := path.Join("lib/modules", p.kver)
 	var recs []cpio.Record
-	for _, d := range []string{"dev", "proc", "sys", "run", "tmp", "etc", "boot", "perm", modRoot} {
+	keys := strings.TrimPrefix(update.BuiltInKeys, "/")
+	for _, d := range []string{"dev", "proc", "sys", "run", "tmp", "etc", path.Dir(keys), "boot", "perm", modRoot} {
 		recs = append(recs, cpio.Directory(d, 0o755))
 	}
+	pub := update.Key(o.key.Public().(ed25519.PublicKey))
 	recs = append(recs,
 		cpio.CharDev("dev/console", 0o600, 5, 1),
 		cpio.StaticFile("init", string(bin), 0o755),
+		// The key this image's update bundles are signed with.
+		cpio.StaticFile(keys, fmt.Sprintf("# bundles signed with this key (%s) update this box\n%s\n", pub.Fingerprint(), pub), 0o644),
 	)
 	keep := map[string]bool{}
 	for _, name := range included {

@@ -20,15 +20,17 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"flag"
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/kmod"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/kmod"
+	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/bonesync/bonesync/board"
 )
 
@@ -43,7 +45,9 @@ func main() {
 type options struct {
 	cache, out, binary, name, lock string
 	version                        string // the release, in the slots and the bundle
-	updateOnly                     bool   // the bundle, no card image
+	signKey                        string // the Ed25519 key bundles are signed with (made if missing)
+	key                            ed25519.PrivateKey
+	updateOnly                     bool // the bundle, no card image
 	board                          *board.Board
 	others                         []*board.Board // boards the same initramfs also serves
 	epoch                          time.Time
@@ -61,11 +65,15 @@ func run(args []string, log io.Writer) error {
 	fs.StringVar(&o.name, "name", "bonesync-bbb", "image name")
 	fs.StringVar(&o.lock, "lock", "scripts/boot-packages.lock", "pinned packages")
 	fs.StringVar(&o.version, "version", "unknown", "the release (the Makefile's VERSION), in the slots and the update bundle")
+	fs.StringVar(&o.signKey, "sign-key", "out/update-signing.key", "the Ed25519 key (PEM) the update bundle is signed with and the image trusts; made there, with .pub beside it, if missing. Keep it out of git and safe: whoever holds it can update every box made with it")
 	fs.BoolVar(&o.updateOnly, "update-only", false, "write only the update bundle, not the card image")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var err error
+	if o.key, err = update.SigningKey(o.signKey); err != nil {
+		return fmt.Errorf("the update signing key: %w", err)
+	}
 	if o.board, err = board.Load(*boardName); err != nil {
 		return err
 	}

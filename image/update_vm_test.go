@@ -9,7 +9,9 @@ package main
 // update (make test-boot).
 
 import (
+	"archive/tar"
 	"bytes"
+	"crypto/ed25519"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -44,11 +46,51 @@ func buildBundle(dir, version, pkg string, goArgs ...string) (string, error) {
 		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 	}
 	err := run([]string{"-cache", "../out/cache", "-lock", "../scripts/boot-packages.lock", "-binary", bin,
-		"-out", dir, "-name", "u", "-version", version, "-update-only"}, io.Discard)
+		"-out", dir, "-name", "u", "-version", version, "-update-only", "-sign-key", signingKey(os.Getenv("BONESYNC_IMAGE"))}, io.Discard)
 	if err != nil {
 		return "", fmt.Errorf("bundle %s: %v", version, err)
 	}
 	return filepath.Join(dir, "u.update"), nil
+}
+
+// resign writes bundle's files again as a bundle signed by another key,
+// which the box has never heard of.
+func resign(t *testing.T, bundle string) string {
+	f, err := os.Open(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dir := t.TempDir()
+	files := map[string]string{}
+	var m *update.Manifest
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Name == update.ManifestName {
+			m = new(update.Manifest)
+			json.NewDecoder(tr).Decode(m)
+			continue
+		}
+		p := filepath.Join(dir, strings.ReplaceAll(h.Name, "/", "_"))
+		b, _ := io.ReadAll(tr)
+		os.WriteFile(p, b, 0o644)
+		files[h.Name] = p
+	}
+	_, other, _ := ed25519.GenerateKey(nil)
+	out := filepath.Join(dir, "other.update")
+	w, _ := os.Create(out)
+	defer w.Close()
+	if err := update.WriteBundle(w, m.Version, m.Boards, files, time.Unix(0, 0), other); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // client is an HTTPS client that trusts the box's CA, as localhost.
@@ -86,37 +128,6 @@ func (v *vm) upload(password, bundle string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-// uploadCut sends the first half of bundle and then nothing until cut is
-// closed: a power cut meanwhile lands in the middle of the update for
-// certain, however fast the box writes.
-func (v *vm) uploadCut(password, bundle string, cut <-chan struct{}) {
-	f, err := os.Open(bundle)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return
-	}
-	req, _ := http.NewRequest("PUT", v.url("/admin/update"), io.MultiReader(io.LimitReader(f, fi.Size()/2), stall(cut)))
-	req.ContentLength = fi.Size()
-	req.SetBasicAuth("admin", password)
-	if c, err := v.client(); err == nil {
-		if resp, err := c.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}
-}
-
-// stall is a body that sends nothing more until its channel is closed.
-type stall <-chan struct{}
-
-func (s stall) Read([]byte) (int, error) {
-	<-s
-	return 0, io.ErrUnexpectedEOF
 }
 
 type boxStatus struct {
@@ -197,7 +208,7 @@ func TestUpdate(t *testing.T) {
 	v.waitFor(t, `admin's password set from admin_password`, 10*time.Minute)
 	v.cmd.Process.Kill()
 	<-v.done
-	v = startVM(t, card, true)
+	v = startVMWith(t, card, vmOptions{reboots: true, monitor: true})
 	v.waitFor(t, `serving HTTPS`, 10*time.Minute)
 	if strings.Contains(v.log.String(), "FIRST-LOGIN.txt") {
 		t.Error("with admin_password set, the box wrote FIRST-LOGIN.txt")
@@ -225,6 +236,15 @@ func TestUpdate(t *testing.T) {
 	bundles.Wait()
 	if bundles.err != nil {
 		t.Fatal(bundles.err)
+	}
+
+	// The same files signed by a key the box does not trust: refused
+	// before anything is written, slot b still holds version A.
+	if code, body := v.upload(password, resign(t, bundles.good)); code != 400 || !strings.Contains(body, "which this box does not trust") || !strings.Contains(body, "nothing changed") {
+		t.Errorf("a bundle signed by another key: PUT /admin/update = %d:\n%s", code, body)
+	}
+	if st := v.statusJSON(t, password); st.System.OtherVersion != versionA || st.System.Default != "a" {
+		t.Errorf("after a refused bundle, /status.json = %+v", st)
 	}
 
 	// Version B over HTTPS: it runs from slot b on trial, serves, and
@@ -274,17 +294,19 @@ func TestUpdate(t *testing.T) {
 		t.Logf("%s: back on B %v after the upload", broken.name, time.Since(t0).Round(time.Second))
 	}
 
-	// A power cut in the middle of an update: the box boots B.
+	// A power cut in the middle of an update: the box boots B. The
+	// bundle is received whole and checked before the slot is written;
+	// the card's writes are slowed to 1 MB/s so that the cut lands while
+	// the slot is being written, however fast this machine is.
+	if out := v.monitor(t, "block_set_io_throttle sd 0 0 1000000 0 0 0"); strings.Contains(out, "rror") {
+		t.Fatalf("QEMU monitor: %s", out)
+	}
 	mark = len(v.log.String())
-	cut := make(chan struct{})
-	var cutOnce sync.Once
-	t.Cleanup(func() { cutOnce.Do(func() { close(cut) }) }) // should the test end first
-	go v.uploadCut(password, bundles.good, cut)
+	go v.upload(password, bundles.good)
 	v.waitAfter(t, mark, `update: version `+regexp.QuoteMeta(versionB)+`, \d+ files`, 3*time.Minute)
-	time.Sleep(3 * time.Second) // the half sent is being written
+	time.Sleep(3 * time.Second) // the slot is being written
 	v.cmd.Process.Kill()
 	<-v.done
-	cutOnce.Do(func() { close(cut) })
 	// The box never writes the FAT's tables or directories: still clean.
 	checkFAT(t, card, "after a power cut in the middle of an update")
 	v = startVM(t, card, true)

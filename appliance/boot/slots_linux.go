@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/bonesync/bonesync/appliance/update"
 )
@@ -17,7 +19,7 @@ const trialFailures = 3
 // openSlots finds the card's system slots (package update) and says on
 // the console what runs and what happened to the last update.
 func openSlots(_ context.Context, s *System) error {
-	c, err := update.Open(BootMount)
+	c, err := update.Open(BootMount, StateDir)
 	if errors.Is(err, update.ErrNotCard) {
 		return nil // booted some other way (a direct kernel boot): no updates
 	}
@@ -73,10 +75,25 @@ func (s *System) giveUpTrial(why string) {
 	s.shutdown(false)
 }
 
-// applyUpdate is the console's `update FILE`: the same as /admin/update.
+// applyUpdate is the console's `update FILE` (the same as /admin/update),
+// `update keys` and `update trust KEY`.
 func (s *System) applyUpdate(args []string) {
-	if len(args) != 1 {
-		fmt.Fprintf(s.Console, "usage: update FILE (a bonesync-bbb.update, e.g. copied to /boot or uploaded to your files: %s/USER/...)\n", FilesDir)
+	switch {
+	case len(args) == 1 && args[0] == "keys":
+		s.updateKeys()
+		return
+	case len(args) >= 3 && args[0] == "trust":
+		k, err := update.Trust(StateDir, strings.Join(args[1:], " "))
+		if err != nil {
+			fmt.Fprintf(s.Console, "update trust: %v\n", err)
+			return
+		}
+		fmt.Fprintf(s.Console, "update: bundles signed with %s are now taken\n", k.Fingerprint())
+		return
+	case len(args) != 1:
+		fmt.Fprintf(s.Console, "usage: update FILE (a bonesync-bbb.update, e.g. copied to /boot or uploaded to your files: %s/USER/...)\n"+
+			"       update keys (the keys bundles must be signed with)\n"+
+			"       update trust ed25519 BASE64 (add one: the .pub beside the key your make image signs with)\n", FilesDir)
 		return
 	}
 	if s.card == nil {
@@ -100,6 +117,27 @@ func (s *System) applyUpdate(args []string) {
 	}
 	fmt.Fprintf(s.Console, "update: rebooting into version %s\n", m.Version)
 	s.shutdown(false)
+}
+
+// updateKeys lists the keys this box takes bundles from.
+func (s *System) updateKeys() {
+	built, err := update.ReadKeys(update.BuiltInKeys)
+	if err != nil {
+		fmt.Fprintf(s.Console, "update keys: %v\n", err)
+	}
+	owner, err := update.ReadKeys(filepath.Join(StateDir, update.OwnerKeys))
+	if err != nil {
+		fmt.Fprintf(s.Console, "update keys: %v\n", err)
+	}
+	for _, k := range built {
+		fmt.Fprintf(s.Console, "%s  (this system's maker)\n", k.Fingerprint())
+	}
+	for _, k := range owner {
+		fmt.Fprintf(s.Console, "%s  (added here: %s)\n", k.Fingerprint(), k)
+	}
+	if len(built)+len(owner) == 0 {
+		fmt.Fprintln(s.Console, "update keys: none: no bundle is taken until one is added (update trust ed25519 BASE64)")
+	}
 }
 
 // slotStatus is the console status line about the system slots.

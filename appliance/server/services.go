@@ -110,7 +110,7 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	s.door.LoginPage = webui.LoginPage
 	// The card's system slots: updates, and the boot partition that
 	// admin_password and FIRST-LOGIN.txt are on.
-	if s.card, err = update.Open(o.Boot); err != nil && !errors.Is(err, update.ErrNotCard) {
+	if s.card, err = update.Open(o.Boot, o.State); err != nil && !errors.Is(err, update.ErrNotCard) {
 		log.Error("system slots unreadable: updates are off", "err", err)
 	}
 	s.first = &firstlogin.Setup{ConfigPath: o.Config, Config: p.Config, Users: s.accounts, Card: s.card, Log: log,

@@ -2,6 +2,7 @@ package update
 
 import (
 	"archive/tar"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -106,8 +107,9 @@ func (m *Manifest) file(name string) *ManifestFile {
 }
 
 // WriteBundle writes a bundle (a tar: the manifest first, then the files)
-// from files on disk, keyed by their slot names. The image builder calls it.
-func WriteBundle(w io.Writer, version string, boards []string, files map[string]string, mtime time.Time) error {
+// from files on disk, keyed by their slot names, signed with key (nil: not
+// signed, which no box takes). The image builder calls it.
+func WriteBundle(w io.Writer, version string, boards []string, files map[string]string, mtime time.Time, key ed25519.PrivateKey) error {
 	m := Manifest{Format: 1, Version: version, Boards: boards}
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -131,20 +133,28 @@ func WriteBundle(w io.Writer, version string, boards []string, files map[string]
 	if err != nil {
 		return err
 	}
+	mb = append(mb, '\n')
 	tw := tar.NewWriter(w)
-	put := func(name string, b []byte) error {
+	put := func(name string, b []byte, pax map[string]string) error {
 		h := &tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), ModTime: mtime, Format: tar.FormatUSTAR}
+		if pax != nil {
+			h.Format, h.PAXRecords = tar.FormatPAX, pax
+		}
 		if err := tw.WriteHeader(h); err != nil {
 			return err
 		}
 		_, err := tw.Write(b)
 		return err
 	}
-	if err := put(ManifestName, append(mb, '\n')); err != nil {
+	var sig map[string]string
+	if key != nil {
+		sig = map[string]string{sigRecord: sign(key, mb)}
+	}
+	if err := put(ManifestName, mb, sig); err != nil {
 		return err
 	}
 	for _, n := range names {
-		if err := put(n, data[n]); err != nil {
+		if err := put(n, data[n], nil); err != nil {
 			return err
 		}
 	}
@@ -156,12 +166,13 @@ type Sink interface {
 	Begin(f ManifestFile) (io.Writer, error)
 }
 
-// ReadBundle reads a bundle from r: the manifest (checked for board), then
-// each file into the writer sink gives for it, checking its size and
-// SHA-256 as it goes. It fails on anything the manifest does not list, on
-// a file listed twice or missing, and on trailing data that is not tar.
-func ReadBundle(r io.Reader, board string, sink func(*Manifest) (Sink, error)) (*Manifest, error) {
-	m, err := readBundle(r, board, sink)
+// ReadBundle reads a bundle from r: the manifest (its signature checked
+// against the trusted keys, then checked for board), then each file into
+// the writer sink gives for it, checking its size and SHA-256 as it goes.
+// It fails on anything the manifest does not list, on a file listed twice
+// or missing, and on trailing data that is not tar.
+func ReadBundle(r io.Reader, board string, trusted []Key, sink func(*Manifest) (Sink, error)) (*Manifest, error) {
+	m, err := readBundle(r, board, trusted, sink)
 	var bad *BadBundle
 	if err != nil && !errors.As(err, &bad) && !errors.As(err, new(*cardError)) {
 		err = &BadBundle{err}
@@ -189,17 +200,31 @@ func (c cardWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func readBundle(r io.Reader, board string, sink func(*Manifest) (Sink, error)) (*Manifest, error) {
+// maxManifest is the largest manifest read: a few hundred bytes a file.
+const maxManifest = 64 << 10
+
+func readBundle(r io.Reader, board string, trusted []Key, sink func(*Manifest) (Sink, error)) (*Manifest, error) {
 	tr := tar.NewReader(r)
 	h, err := tr.Next()
 	if err != nil {
 		return nil, fmt.Errorf("not an update bundle (a tar starting with %s): %w", ManifestName, err)
 	}
-	if h.Name != ManifestName || h.Size > 64<<10 {
+	if h.Name != ManifestName {
 		return nil, fmt.Errorf("not an update bundle: its first entry is %q, not %s", h.Name, ManifestName)
 	}
+	if h.Size > maxManifest {
+		return nil, fmt.Errorf("%s is %d bytes; a manifest is at most %d", ManifestName, h.Size, maxManifest)
+	}
+	mb, err := io.ReadAll(tr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ManifestName, err)
+	}
+	// Nothing of the manifest is believed before its signature is.
+	if err := checkSignature(h.PAXRecords[sigRecord], mb, trusted); err != nil {
+		return nil, err
+	}
 	var m Manifest
-	if err := json.NewDecoder(tr).Decode(&m); err != nil {
+	if err := json.Unmarshal(mb, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", ManifestName, err)
 	}
 	if err := m.check(board); err != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 // Open finds the card whose boot partition is mounted at dir.
-func Open(dir string) (*Card, error) {
+func Open(dir, state string) (*Card, error) {
 	cmdline, err := os.ReadFile("/proc/cmdline")
 	if err != nil {
 		return nil, err
@@ -40,9 +40,15 @@ func Open(dir string) (*Card, error) {
 			d.dev = "/dev/" + v
 		}
 	}
-	c := &Card{Dir: dir, Device: d.dev, Running: run, io: d}
+	c := &Card{Dir: dir, State: state, Device: d.dev, Running: run, io: d}
 	if d.dev == "" {
 		return nil, fmt.Errorf("the device under %s: no DEVNAME in its uevent", dir)
+	}
+	// A bundle being received when the power went: only its sender knew.
+	if old, _ := filepath.Glob(filepath.Join(state, spoolPattern)); state != "" {
+		for _, f := range old {
+			os.Remove(f)
+		}
 	}
 	return c, nil
 }

@@ -3,7 +3,7 @@
 package update
 
 // Open finds no card: only the card image (Linux) has system slots.
-func Open(string) (*Card, error) { return nil, ErrNotCard }
+func Open(string, string) (*Card, error) { return nil, ErrNotCard }
 
 func (*Card) Rewrite(string, []byte) error    { return ErrNotCard }
 func (*Card) CreateFile(string, []byte) error { return ErrNotCard }

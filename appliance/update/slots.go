@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 )
 
@@ -14,6 +15,7 @@ import (
 // block device (card_linux.go).
 type Card struct {
 	Dir     string
+	State   string  // the state directory: the owner's update keys, bundles being received
 	Device  string  // e.g. /dev/mmcblk0p1
 	Running Running // this boot, from /proc/cmdline
 	io      sectors
@@ -126,12 +128,16 @@ func (c *Card) Commit() (bool, error) {
 // other slot: that slot no longer boots (the running one still does).
 var ErrTouched = errors.New("the other slot was being written and no longer holds a bootable system")
 
-// Apply writes the bundle from r into the slot not running, reads it back,
-// and arms it for one trial boot. board is the box's (board.json's name).
-// One Apply or Commit at a time, box-wide (a lock on the device). A bundle
-// refused before its first file is written changes nothing; one that fails
-// later leaves the other slot unbootable (the error wraps ErrTouched);
-// the next boot runs the running slot either way.
+// Apply checks the bundle from r whole (its signature by a trusted key,
+// its board, every file's SHA-256), then writes it into the slot not
+// running, reads it back, and arms it for one trial boot. board is the
+// box's (board.json's name). A bundle that is not a file is first spooled
+// to the state directory, so that nothing is written to the card for a
+// bundle that turns out bad or cut off. One Apply or Commit at a time,
+// box-wide (a lock on the device). A refused bundle changes nothing; a
+// failure once writing began (the card's, or a file changed between the
+// check and the write) leaves the other slot unbootable (the error wraps
+// ErrTouched); the next boot runs the running slot either way.
 func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, error) {
 	unlock, err := c.io.lock()
 	if err != nil {
@@ -145,6 +151,10 @@ func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, 
 	if bs.Slot != c.Running.Slot && c.Running.Trial {
 		return nil, errors.New("this version is itself on trial: wait until it serves (it is then the default) and try again")
 	}
+	trusted, err := Trusted(c.State)
+	if err != nil {
+		return nil, fmt.Errorf("the trusted update keys: %w", err)
+	}
 	// Running the fallback (the default slot did not load) is fine: the
 	// update goes over the default, and arming makes this slot the default.
 	target := Other(c.Running.Slot)
@@ -153,11 +163,29 @@ func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, 
 	if err != nil {
 		return nil, err
 	}
+	fits := func(m *Manifest) error {
+		if running.DTB > 0 && !m.hasDTB() {
+			return &BadBundle{fmt.Errorf("the bundle has no device tree, and this board boots with one")}
+		}
+		return nil
+	}
+	rs, done, err := c.seekable(r)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	// The first pass reads it all and writes nothing.
+	if _, err := ReadBundle(rs, board, trusted, func(m *Manifest) (Sink, error) { return discard{}, fits(m) }); err != nil {
+		return nil, err
+	}
+	if _, err := rs.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
 	touched := false
 	sink := &slotSink{c: c, dir: dir}
-	m, err := ReadBundle(r, board, func(m *Manifest) (Sink, error) {
-		if running.DTB > 0 && !m.hasDTB() {
-			return nil, &BadBundle{fmt.Errorf("the bundle has no device tree, and this board boots with one")}
+	m, err := ReadBundle(rs, board, trusted, func(m *Manifest) (Sink, error) {
+		if err := fits(m); err != nil {
+			return nil, err
 		}
 		fmt.Fprintf(progress, "update: version %s, %d files, into slot %s\n", m.Version, len(m.Files), target)
 		// The target stops being bootable before its first byte is
@@ -177,18 +205,24 @@ func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, 
 		}
 		return nil, err
 	}
-	fail := func(err error) (*Manifest, error) {
+	if err := c.verifyAndArm(m, target, progress); err != nil {
 		return nil, fmt.Errorf("%w (slot %s): %w", ErrTouched, target, err)
 	}
-	// Read back from the card, past every cache, what the manifest says.
+	return m, nil
+}
+
+// verifyAndArm reads the slot target back from the card, past every
+// cache, checks it against m, and arms it for one trial boot.
+func (c *Card) verifyAndArm(m *Manifest, target string, progress io.Writer) error {
+	dir := SlotDir(target)
 	info := SlotInfo{Version: m.Version}
 	for _, f := range m.Files {
 		b, err := c.read(filepath.Join(dir, f.Name), f.Size)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != f.SHA256 {
-			return fail(fmt.Errorf("%s reads back other than written: the card may be failing", f.Name))
+			return fmt.Errorf("%s reads back other than written: the card may be failing", f.Name)
 		}
 		switch {
 		case f.Name == KernelFile:
@@ -202,21 +236,64 @@ func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, 
 	fmt.Fprintf(progress, "update: slot %s read back and verified\n", target)
 	se, err := info.Bytes()
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	if err := c.write(filepath.Join(dir, SlotEnv), se); err != nil {
-		return fail(err)
+		return err
 	}
 	armed, err := BootState{Slot: c.Running.Slot, Trial: target}.env().Bytes()
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	if err := c.write(StateFile, armed); err != nil {
-		return fail(err)
+		return err
 	}
 	fmt.Fprintf(progress, "update: slot %s armed: the next boot tries version %s once\n", target, m.Version)
-	return m, nil
+	return nil
 }
+
+// seekable is r if it can be read again (a file), else r spooled to a
+// file in the state directory; done removes the spool.
+func (c *Card) seekable(r io.Reader) (io.ReadSeeker, func(), error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		return rs, func() {}, nil
+	}
+	f, err := os.CreateTemp(c.State, spoolPattern)
+	if err != nil {
+		return nil, nil, fmt.Errorf("a place for the bundle: %w", err)
+	}
+	done := func() { f.Close(); os.Remove(f.Name()) }
+	buf := make([]byte, 64<<10)
+	for n := int64(0); ; {
+		k, rerr := r.Read(buf)
+		if _, err := f.Write(buf[:k]); err != nil {
+			done()
+			return nil, nil, fmt.Errorf("keeping the bundle while it is checked: %w", err)
+		}
+		n += int64(k)
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			done()
+			return nil, nil, &BadBundle{fmt.Errorf("the bundle broke off after %d bytes: %w", n, rerr)}
+		}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		done()
+		return nil, nil, err
+	}
+	return f, done, nil
+}
+
+// spoolPattern names bundles being received; Open removes any a power
+// cut left.
+const spoolPattern = "update-*.spool"
+
+// discard is a Sink that keeps nothing: the checking pass.
+type discard struct{}
+
+func (discard) Begin(ManifestFile) (io.Writer, error) { return io.Discard, nil }
 
 // slotSink writes each bundle file over its preallocated file in a slot.
 type slotSink struct {

@@ -74,11 +74,25 @@ func uboot(m memCard) (string, bool) {
 	return st.Trial, true
 }
 
+// ownerTrusts is a state directory whose owner trusts testKey (and an
+// image that trusts no key).
+func ownerTrusts(t *testing.T) string {
+	state := t.TempDir()
+	old := BuiltInKeys
+	BuiltInKeys = filepath.Join(state, "no-such-file")
+	t.Cleanup(func() { BuiltInKeys = old })
+	if _, err := Trust(state, testKeys[0].String()); err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
 func TestUpdateCycle(t *testing.T) {
 	m := newMemCard(t, "1")
+	state := ownerTrusts(t)
 	boot := func() *Card {
 		slot, trial := uboot(m)
-		return &Card{Running: Running{Slot: slot, Trial: trial}, io: m}
+		return &Card{Running: Running{Slot: slot, Trial: trial}, io: m, State: state}
 	}
 	c := boot()
 	if st, _ := c.Status(); st.Slot != "a" || st.Trial || st.Default != "a" || st.OtherVersion != "1" || st.FailedTrial != "" {
@@ -151,12 +165,40 @@ func TestUpdateCycle(t *testing.T) {
 		}
 	}
 
-	// A damaged bundle: slot a no longer counts as bootable, the default
-	// is untouched.
-	bad := bytes.Clone(two)
-	bad[bytes.Index(bad, []byte("kernel 2"))] = 'K'
-	if _, err := c.Apply(bytes.NewReader(bad), "qemu-virt", io.Discard); !errors.Is(err, ErrTouched) {
-		t.Fatalf("a damaged bundle: %v", err)
+	// Bundles refused whole: not one byte of the card is written, so both
+	// slots still boot. (Sent as a stream, spooled in state meanwhile.)
+	damaged := bytes.Clone(two)
+	damaged[bytes.Index(damaged, []byte("initrd 2"))] = 'I' // the last file
+	files := map[string]string{"zImage": "kernel 4", "initrd.img": "initrd 4"}
+	before := clone(m)
+	for what, b := range map[string][]byte{
+		"an unsigned bundle":             bundleSigned(t, files, nil),
+		"a bundle signed by another key": bundleSigned(t, files, otherKey),
+		"a bundle with a flipped byte":   damaged,
+		"a bundle cut off":               two[:bytes.Index(two, []byte("initrd 2"))+4],
+	} {
+		_, err := c.Apply(struct{ io.Reader }{bytes.NewReader(b)}, "qemu-virt", io.Discard)
+		var bad *BadBundle
+		if !errors.As(err, &bad) || errors.Is(err, ErrTouched) {
+			t.Errorf("%s: %v", what, err)
+		}
+		t.Logf("%s: %v", what, err)
+		for name, was := range before {
+			if !bytes.Equal(m[name], was) {
+				t.Errorf("%s changed %s on the card", what, name)
+			}
+		}
+	}
+	if spools, _ := filepath.Glob(filepath.Join(state, spoolPattern)); len(spools) > 0 {
+		t.Errorf("spooled bundles left behind: %v", spools)
+	}
+
+	// A bundle file that changes between the check and the write (the
+	// console reads the file twice): slot a no longer counts as
+	// bootable, the default is untouched.
+	f := &changing{good: two, bad: damaged}
+	if _, err := c.Apply(f, "qemu-virt", io.Discard); !errors.Is(err, ErrTouched) {
+		t.Fatalf("a bundle damaged after its check: %v", err)
 	}
 	if st, _ := c.Status(); st.Default != "b" || st.OtherVersion != "" || !st.OtherIncomplete || st.FailedTrial != "" {
 		t.Errorf("after a damaged bundle: %+v", st)
@@ -164,6 +206,32 @@ func TestUpdateCycle(t *testing.T) {
 	if slot, trial := uboot(m); slot != "b" || trial {
 		t.Errorf("after a damaged bundle U-Boot boots %s (trial %v)", slot, trial)
 	}
+}
+
+func clone(m memCard) memCard {
+	c := memCard{}
+	for k, v := range m {
+		c[k] = bytes.Clone(v)
+	}
+	return c
+}
+
+// changing reads good the first time through and bad after a seek back.
+type changing struct {
+	good, bad []byte
+	r         *bytes.Reader
+}
+
+func (c *changing) Read(p []byte) (int, error) {
+	if c.r == nil {
+		c.r = bytes.NewReader(c.good)
+	}
+	return c.r.Read(p)
+}
+
+func (c *changing) Seek(off int64, whence int) (int64, error) {
+	c.r = bytes.NewReader(c.bad)
+	return c.r.Seek(off, whence)
 }
 
 func (m memCard) lock() (func(), error) { return func() {}, nil }

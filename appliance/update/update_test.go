@@ -1,7 +1,9 @@
 package update
 
 import (
+	"archive/tar"
 	"bytes"
+	"crypto/ed25519"
 	"encoding/binary"
 	"hash/crc32"
 	"io"
@@ -101,7 +103,18 @@ func (m memSink) Begin(f ManifestFile) (io.Writer, error) {
 	return m[f.Name], nil
 }
 
+// testKey signs the tests' bundles; testKeys trusts it.
+var (
+	testKey  = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize))
+	testKeys = []Key{Key(testKey.Public().(ed25519.PublicKey))}
+	otherKey = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{8}, ed25519.SeedSize))
+)
+
 func bundle(t *testing.T, files map[string]string) []byte {
+	return bundleSigned(t, files, testKey)
+}
+
+func bundleSigned(t *testing.T, files map[string]string, key ed25519.PrivateKey) []byte {
 	dir := t.TempDir()
 	paths := map[string]string{}
 	for n, c := range files {
@@ -110,7 +123,7 @@ func bundle(t *testing.T, files map[string]string) []byte {
 		paths[n] = p
 	}
 	var b bytes.Buffer
-	if err := WriteBundle(&b, "9.9", []string{"qemu-virt"}, paths, time.Unix(0, 0)); err != nil {
+	if err := WriteBundle(&b, "9.9", []string{"qemu-virt"}, paths, time.Unix(0, 0), key); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -119,7 +132,7 @@ func bundle(t *testing.T, files map[string]string) []byte {
 func TestBundle(t *testing.T) {
 	good := bundle(t, map[string]string{"zImage": "kernel", "initrd.img": "initrd", "dtbs/x.dtb": "dtb"})
 	sink := memSink{}
-	m, err := ReadBundle(bytes.NewReader(good), "qemu-virt", func(*Manifest) (Sink, error) { return sink, nil })
+	m, err := ReadBundle(bytes.NewReader(good), "qemu-virt", testKeys, func(*Manifest) (Sink, error) { return sink, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,23 +141,38 @@ func TestBundle(t *testing.T) {
 	}
 	refuse := func(what string, b []byte, board string) {
 		t.Helper()
-		if _, err := ReadBundle(bytes.NewReader(b), board, func(*Manifest) (Sink, error) { return memSink{}, nil }); err == nil {
+		if _, err := ReadBundle(bytes.NewReader(b), board, testKeys, func(*Manifest) (Sink, error) { return memSink{}, nil }); err == nil {
 			t.Errorf("%s: accepted", what)
 		} else {
 			t.Logf("%s: %v", what, err)
 		}
 	}
+	files := map[string]string{"zImage": "kernel", "initrd.img": "initrd"}
+	refuse("an unsigned bundle", bundleSigned(t, files, nil), "qemu-virt")
+	refuse("a bundle signed by another key", bundleSigned(t, files, otherKey), "qemu-virt")
+	edited := bytes.Clone(good)
+	i := bytes.Index(edited, []byte(`"9.9"`))
+	edited[i+1] = '8' // the version, in the signed manifest
+	refuse("a manifest changed after signing", edited, "qemu-virt")
+	var big bytes.Buffer
+	tw := tar.NewWriter(&big)
+	tw.WriteHeader(&tar.Header{Name: ManifestName, Size: maxManifest + 1, Mode: 0o644})
+	tw.Write(make([]byte, maxManifest+1))
+	tw.Close()
+	if _, err := ReadBundle(&big, "qemu-virt", testKeys, nil); err == nil || !strings.Contains(err.Error(), "65537 bytes; a manifest is at most 65536") {
+		t.Errorf("a manifest over 64 KiB: %v", err)
+	}
 	refuse("another board", good, "beaglebone-black")
 	refuse("cut off", good[:len(good)-2048], "qemu-virt")
 	damaged := bytes.Clone(good)
-	i := bytes.Index(damaged, []byte("kernel"))
+	i = bytes.Index(damaged, []byte("kernel"))
 	damaged[i] = 'K'
 	refuse("a damaged file", damaged, "qemu-virt")
 	refuse("not a bundle", []byte("hello"), "qemu-virt")
 	refuse("no kernel", func() []byte {
 		defer func() { recover() }()
 		var b bytes.Buffer
-		if err := WriteBundle(&b, "1", []string{"qemu-virt"}, map[string]string{}, time.Now()); err == nil {
+		if err := WriteBundle(&b, "1", []string{"qemu-virt"}, map[string]string{}, time.Now(), testKey); err == nil {
 			t.Error("a bundle without a kernel was written")
 		}
 		return b.Bytes()
@@ -161,7 +189,45 @@ func TestBundle(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(p, []byte("x"), 0o644)
-	if err := WriteBundle(io.Discard, "1", nil, map[string]string{"zImage": p, "initrd.img": p, "etc/passwd": p}, time.Now()); err == nil {
+	if err := WriteBundle(io.Discard, "1", nil, map[string]string{"zImage": p, "initrd.img": p, "etc/passwd": p}, time.Now(), testKey); err == nil {
 		t.Error("a bundle with a file no slot has room for was written")
+	}
+}
+
+func TestKeys(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.key")
+	made, err := SigningKey(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := SigningKey(path)
+	if err != nil || !made.Equal(again) {
+		t.Fatalf("the key read back differs: %v", err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("the private key is mode %v", fi.Mode().Perm())
+	}
+	pub, err := os.ReadFile(PublicKeyFile(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := ownerTrusts(t)
+	for range 2 { // the second is a no-op
+		if k, err := Trust(state, string(pub)); err != nil || !bytes.Equal(k, made.Public().(ed25519.PublicKey)) {
+			t.Fatalf("Trust: %v", err)
+		}
+	}
+	if keys, err := Trusted(state); err != nil || len(keys) != 2 {
+		t.Errorf("trusted after adding one key twice: %v %v", keys, err)
+	}
+	for _, bad := range []string{"", "ssh-ed25519 AAAA", "ed25519 !!", "ed25519 " + strings.Repeat("A", 40)} {
+		if _, err := Trust(state, bad); err == nil {
+			t.Errorf("%q trusted", bad)
+		}
+	}
+	os.WriteFile(filepath.Join(state, OwnerKeys), []byte("# comment\n\ned25519 junk\n"), 0o644)
+	if _, err := Trusted(state); err == nil || !strings.Contains(err.Error(), ":3:") {
+		t.Errorf("a damaged keys file: %v", err)
 	}
 }
