@@ -68,9 +68,12 @@ type CopyForm struct {
 // Door is the login door as the admin routes ask it (package auth).
 type Door interface {
 	Authenticate(w http.ResponseWriter, r *http.Request) (string, bool)
-	// AuthenticateAccount takes the account's own password only, never
-	// an app password: for what changes the box (/admin/update).
-	AuthenticateAccount(w http.ResponseWriter, r *http.Request) (string, bool)
+	// AuthenticateConfirmed takes the account's own password only, never
+	// an app password, and from a web session only a password typed
+	// within 5 minutes: for what changes the box (/admin/update).
+	AuthenticateConfirmed(w http.ResponseWriter, r *http.Request) (string, bool)
+	// Confirm is POST /admin/confirm: the page's password typed again.
+	Confirm(w http.ResponseWriter, r *http.Request)
 }
 
 // Handler serves the routes.
@@ -92,6 +95,7 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /status.json", h.status)
 	// PUT only (curl -T): a form cannot send it across sites.
 	mux.HandleFunc("PUT /admin/update", h.update)
+	mux.HandleFunc("POST /admin/confirm", h.Door.Confirm)
 }
 
 // page is the status page: the report, as anyone may see it (no software
@@ -221,7 +225,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "updates are not taken from another site's page", http.StatusForbidden)
 		return
 	}
-	user, ok := h.Door.AuthenticateAccount(w, r)
+	user, ok := h.Door.AuthenticateConfirmed(w, r)
 	if !ok {
 		return
 	}

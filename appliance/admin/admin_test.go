@@ -241,3 +241,53 @@ func TestStatusHasTheDisksHealth(t *testing.T) {
 		t.Errorf("the log's bookkeeping in /status.json: %s", w.Body)
 	}
 }
+
+// From the web, an update needs the session and the password typed within
+// the last 5 minutes: a browser left logged in is not enough (it was).
+func TestUpdateFromTheWebNeedsThePasswordAgain(t *testing.T) {
+	h, _ := newHandler(t, &System{Version: "9.8.7", Started: time.Now()})
+	door := h.Door.(*auth.Door)
+	now := time.Now()
+	door.Sessions().Now = func() time.Time { return now }
+	rec := httptest.NewRecorder()
+	sess := door.Sessions().Start(rec, users.Admin)
+	cookie := rec.Result().Cookies()[0]
+	send := func(method, path, body string, hdr ...string) *httptest.ResponseRecorder {
+		mux := http.NewServeMux()
+		h.Routes(mux)
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		r.TLS = &tls.ConnectionState{}
+		r.AddCookie(cookie)
+		r.Header.Set("X-CSRF-Token", sess.CSRF)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			r.Header.Set(hdr[i], hdr[i+1])
+		}
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		return w
+	}
+	if w := send("PUT", "/admin/update", "x"); w.Code != 501 {
+		t.Errorf("just logged in: an update = %d %s, want past the login (501 off a card)", w.Code, w.Body)
+	}
+	now = now.Add(auth.ConfirmFor + time.Second)
+	w := send("PUT", "/admin/update", "x")
+	if w.Code != 403 || w.Header().Get("X-Bonesync-Confirm") != "password" {
+		t.Errorf("logged in 5 minutes ago: an update = %d %s, want 403 asking for the password", w.Code, w.Body)
+	}
+	form := "application/x-www-form-urlencoded"
+	if w := send("POST", "/admin/confirm", "password=wrong", "Content-Type", form); w.Code != 403 {
+		t.Errorf("a wrong password confirmed: %d", w.Code)
+	}
+	if w := send("PUT", "/admin/update", "x"); w.Code != 403 {
+		t.Errorf("after a wrong password an update = %d", w.Code)
+	}
+	if w := send("POST", "/admin/confirm", "password=adminpass", "Content-Type", form, "X-CSRF-Token", "forged"); w.Code != 403 {
+		t.Errorf("a confirmation without the page's token = %d", w.Code)
+	}
+	if w := send("POST", "/admin/confirm", "password=adminpass", "Content-Type", form); w.Code != 204 {
+		t.Errorf("the right password = %d %s", w.Code, w.Body)
+	}
+	if w := send("PUT", "/admin/update", "x"); w.Code != 501 {
+		t.Errorf("password typed again: an update = %d %s", w.Code, w.Body)
+	}
+}

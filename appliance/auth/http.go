@@ -25,7 +25,8 @@ import (
 //     Basic dialog could never be logged out of); any other client gets a
 //     Basic challenge.
 func (d *Door) Authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
-	return d.authenticate(w, r, d.Password)
+	user, _, ok := d.authenticate(w, r, d.Password)
+	return user, ok
 }
 
 // AuthenticateAccount is Authenticate for what only the account itself
@@ -34,38 +35,75 @@ func (d *Door) Authenticate(w http.ResponseWriter, r *http.Request) (string, boo
 // An app password handed to a phone or a sync client, if it leaks, then
 // reaches the files, not the box's firmware.
 func (d *Door) AuthenticateAccount(w http.ResponseWriter, r *http.Request) (string, bool) {
-	return d.authenticate(w, r, d.AccountPassword)
+	user, _, ok := d.authenticate(w, r, d.AccountPassword)
+	return user, ok
 }
 
-func (d *Door) authenticate(w http.ResponseWriter, r *http.Request, check func(addr, proto, user, pw string) Result) (string, bool) {
+// AuthenticateConfirmed is AuthenticateAccount for what changes the box's
+// firmware (/admin/update): a web session's password must also have been
+// typed within ConfirmFor (Confirm), so that a browser left logged in is
+// not enough. Without that it answers 403 with the header
+// X-Bonesync-Confirm: password.
+func (d *Door) AuthenticateConfirmed(w http.ResponseWriter, r *http.Request) (string, bool) {
+	user, sess, ok := d.authenticate(w, r, d.AccountPassword)
+	if !ok || sess == nil || d.sessions.Confirmed(sess) {
+		return user, ok
+	}
+	w.Header().Set("X-Bonesync-Confirm", "password")
+	http.Error(w, "type your password again: it is asked for again when the last time was more than 5 minutes ago", http.StatusForbidden)
+	return "", false
+}
+
+// Confirm is POST /admin/confirm: a logged-in page sends its user's
+// password again (the form field password), checked under the bans as
+// any login; 204 when right (the session counts as confirmed for
+// ConfirmFor), 403 when wrong.
+func (d *Door) Confirm(w http.ResponseWriter, r *http.Request) {
+	sess, ok := d.sessions.Get(r)
+	if r.TLS == nil || !ok || !sess.Allows(r) {
+		http.Error(w, "log in first", http.StatusForbidden)
+		return
+	}
+	switch res := d.AccountPassword(guard.Host(r.RemoteAddr), "https", sess.User, r.PostFormValue("password")); res {
+	case OK:
+		d.sessions.Confirm(sess)
+		w.WriteHeader(http.StatusNoContent)
+	case Wrong:
+		http.Error(w, "that is not your password", http.StatusForbidden)
+	default:
+		Answer(w, res)
+	}
+}
+
+func (d *Door) authenticate(w http.ResponseWriter, r *http.Request, check func(addr, proto, user, pw string) Result) (string, *Session, bool) {
 	if r.TLS == nil {
 		http.Error(w, "WebDAV is served over HTTPS only", http.StatusUnauthorized)
-		return "", false
+		return "", nil, false
 	}
 	addr := guard.Host(r.RemoteAddr)
 	if banned, left := d.bans.Banned(addr); banned {
 		w.Header().Set("Retry-After", fmt.Sprint(int(left.Seconds())+1))
 		http.Error(w, "too many failed logins from your address; try again later", http.StatusTooManyRequests)
-		return "", false
+		return "", nil, false
 	}
 	user, pw, ok := r.BasicAuth()
 	if !ok {
 		if sess, ok := d.sessions.Get(r); ok && (SafeMethod(r.Method) || sess.Allows(r)) {
-			return sess.User, true
+			return sess.User, sess, true
 		}
 		if d.LoginPage != "" && wantsPage(r) {
 			http.Redirect(w, r, d.LoginPage+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-			return "", false
+			return "", nil, false
 		}
 		challenge(w)
-		return "", false
+		return "", nil, false
 	}
 	res := check(addr, "https", user, pw)
 	if res == OK {
-		return user, true
+		return user, nil, true
 	}
 	Answer(w, res)
-	return "", false
+	return "", nil, false
 }
 
 // Answer tells an HTTP client that its login failed, and why.

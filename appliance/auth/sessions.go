@@ -27,6 +27,10 @@ const (
 	MaxFor  = 14 * 24 * time.Hour
 	// maxSessions bounds the table; the least recently used goes first.
 	maxSessions = 1000
+	// ConfirmFor is how long a session's password counts as just typed:
+	// changing the box's firmware from the web needs it typed within this
+	// (at login, or again on the admin page).
+	ConfirmFor = 5 * time.Minute
 )
 
 // Session is one browser logged in.
@@ -35,9 +39,10 @@ type Session struct {
 	// CSRF is the token every changing request of the session must carry
 	// (Allows).
 	CSRF    string
-	stamp   string // the account's stamp at login
-	created time.Time
-	seen    time.Time
+	stamp     string // the account's stamp at login
+	created   time.Time
+	seen      time.Time
+	confirmed time.Time // the password last typed (at login, or Confirm)
 }
 
 // Sessions are the browsers logged in, by the SHA-256 of their cookie (a
@@ -69,7 +74,7 @@ func RandomToken() string {
 func (s *Sessions) Start(w http.ResponseWriter, user string) *Session {
 	tok := RandomToken()
 	now := s.now()
-	sess := &Session{User: user, CSRF: RandomToken(), stamp: s.stamp(user), created: now, seen: now}
+	sess := &Session{User: user, CSRF: RandomToken(), stamp: s.stamp(user), created: now, seen: now, confirmed: now}
 	s.mu.Lock()
 	if s.m == nil {
 		s.m = map[[32]byte]*Session{}
@@ -170,6 +175,20 @@ func (s *Sessions) Renew(r *http.Request, user string) {
 	if v, ok := s.m[sha256.Sum256([]byte(c.Value))]; ok && v.User == user {
 		v.stamp = s.stamp(user)
 	}
+}
+
+// Confirm notes that sess's user has just typed their password again.
+func (s *Sessions) Confirm(sess *Session) {
+	s.mu.Lock()
+	sess.confirmed = s.now()
+	s.mu.Unlock()
+}
+
+// Confirmed says whether sess's password was typed within ConfirmFor.
+func (s *Sessions) Confirmed(sess *Session) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now().Sub(sess.confirmed) <= ConfirmFor
 }
 
 // SafeMethod says whether a method only reads: it needs no CSRF token.

@@ -199,15 +199,21 @@
     poll();
   }
   const send = $('update-send');
-  if (send) send.addEventListener('click', () => {
+  if (send) send.addEventListener('click', async () => {
     const file = $('update-file').files[0], out = $('update-result'), bar = $('update-progress');
     if (!file) { out.textContent = 'Choose the update bundle first.'; return; }
+    // The password again: the box asks for it within 5 minutes of an update.
+    const confirm = await fetch('/admin/confirm', { method: 'POST', credentials: 'same-origin',
+      headers: { 'X-CSRF-Token': csrf, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ password: $('update-password').value }) });
+    if (!confirm.ok) { out.textContent = await confirm.text(); return; }
+    $('update-password').value = '';
     const x = new XMLHttpRequest();
     x.open('PUT', '/admin/update');
     x.setRequestHeader('X-CSRF-Token', csrf);
     bar.hidden = false;
     x.upload.onprogress = (e) => { bar.value = Math.round(100 * e.loaded / (e.total || 1)); };
-    x.onload = () => { out.textContent = x.responseText; };
+    x.onload = () => { out.textContent = x.responseText; send.disabled = x.status === 200; };
     x.onerror = () => { out.textContent = 'The upload failed: the connection broke (is the box rebooting?).'; };
     send.disabled = true;
     x.send(file);
