@@ -115,14 +115,21 @@ test-unit:
 	scripts/check-tracked.sh
 	$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v -e /image -e /systemd)
 
-# The path-confinement and picture-decoding fuzz targets, briefly: a count
-# of inputs, not a time, which the fuzzer can overrun on a loaded machine
-# (longer: FUZZTIME=10m, FUZZDECODE=10m).
+# The fuzz targets, briefly: path confinement, picture decoding, and the
+# parsers of what the network sends (calendar and contact objects, the If
+# header, Nextcloud chunk names, the update manifest). A count of inputs,
+# not a time, which the fuzzer can overrun on a loaded machine (longer:
+# FUZZTIME=10m FUZZDECODE=10m FUZZPARSE=10m).
 FUZZTIME ?= 300000x
 FUZZDECODE ?= 50000x
+FUZZPARSE ?= 50000x
 test-fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzConfinement -fuzztime $(FUZZTIME) ./appliance/store
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZDECODE) ./appliance/preview
+	$(GO) test -run '^$$' -fuzz FuzzObject -fuzztime $(FUZZPARSE) ./appliance/calendars
+	$(GO) test -run '^$$' -fuzz FuzzIfHeader -fuzztime $(FUZZPARSE) ./appliance/files
+	$(GO) test -run '^$$' -fuzz FuzzChunkName -fuzztime $(FUZZPARSE) ./appliance/files
+	$(GO) test -run '^$$' -fuzz FuzzManifest -fuzztime $(FUZZPARSE) ./appliance/update
 
 # The ARM crypto overlay against the standard library's, at length: random
 # cases of each replaced primitive under qemu-arm, compared with the

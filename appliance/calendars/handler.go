@@ -179,31 +179,33 @@ func (h *Handler) checkPut(w http.ResponseWriter, r *http.Request, t target) boo
 		davxml.Precondition(w, http.StatusForbidden, ns, "max-resource-size", fmt.Sprintf("larger than %d bytes", h.Store.Limits.Object))
 		return false
 	}
-	if err := checkShape(body); err != nil {
+	if err := validObject(t.kind, body); err != nil {
 		davxml.Precondition(w, http.StatusForbidden, ns, valid, err.Error())
 		return false
 	}
-	if t.kind == Calendars {
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
+}
+
+// validObject checks an object's body of kind: its shape, before any
+// parser sees it, then its syntax; one kind of component and one UID per
+// calendar object, VERSION and FN in a vCard.
+func validObject(kind Kind, body []byte) error {
+	if err := checkShape(body); err != nil {
+		return err
+	}
+	if kind == Calendars {
 		cal, err := ical.NewDecoder(bytes.NewReader(body)).Decode()
 		if err == nil {
 			_, _, err = caldav.ValidateCalendarObject(cal)
 		}
-		if err != nil {
-			davxml.Precondition(w, http.StatusForbidden, ns, valid, err.Error())
-			return false
-		}
-	} else {
-		card, err := vcard.NewDecoder(bytes.NewReader(body)).Decode()
-		if err == nil {
-			err = validCard(card)
-		}
-		if err != nil {
-			davxml.Precondition(w, http.StatusForbidden, ns, valid, err.Error())
-			return false
-		}
+		return err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return true
+	card, err := vcard.NewDecoder(bytes.NewReader(body)).Decode()
+	if err == nil {
+		err = validCard(card)
+	}
+	return err
 }
 
 // An object's shape is bounded before it is parsed: the parsers build a
