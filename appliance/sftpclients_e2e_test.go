@@ -9,6 +9,7 @@ package main
 import (
 	"crypto/md5"
 	"crypto/sha1"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -81,6 +82,17 @@ func testSFTPTools(t *testing.T, b *box) {
 	want := fmt.Sprintf("%x  tools/scp-p.txt\n", md5.Sum([]byte("dated content")))
 	if out, err := cmd.CombinedOutput(); err != nil || string(out) != want {
 		t.Errorf("ssh md5sum = %v %q, want %q", err, out, want)
+	}
+	// A file that is not there: exit status 1 and coreutils' message, as
+	// a script checking $? expects.
+	for _, missing := range []string{"tools/no-such.txt", "/no/such/dir/f"} {
+		cmd = exec.Command("ssh", append(append(append([]string{}, sshOpts...), "-p", b.port(b.ssh), "admin@127.0.0.1"), "md5sum", missing)...)
+		cmd.Env = b.sshEnv()
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "md5sum: "+missing+": No such file or directory") {
+			t.Errorf("ssh md5sum %s = %v %q, want exit status 1 and No such file or directory", missing, err, out)
+		}
 	}
 }
 
