@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bonesync/bonesync/appliance/config"
+	"github.com/bonesync/bonesync/appliance/firstlogin"
 	"github.com/bonesync/bonesync/appliance/update"
 )
 
@@ -64,6 +65,9 @@ func writeBootFS(o *options, p *packages, initrd, out string) error {
 		file{staged("boot.scr", update.BootScript(o.epoch)), "boot.scr"},
 		file{staged("bonesync.conf", []byte(config.Example())), "bonesync.conf"},
 		file{staged("README.txt", []byte(bootReadme)), "README.txt"},
+		// At its full size: the box rewrites it in place, never making a
+		// file (which writes the FAT's tables: a cut then leaves it dirty).
+		file{staged(firstlogin.NoteFile, firstlogin.Placeholder()), firstlogin.NoteFile},
 	)
 	state, err := update.NewBootState("a")
 	if err != nil {
@@ -161,6 +165,9 @@ bonesync.conf   the appliance's settings: edit it here before the first
                 boot, from any computer. Every setting is listed, commented
                 out, at its default. A mistake is reported on the serial
                 console with its line number and the default is used.
+FIRST-LOGIN.txt admin's password after the first start, unless
+                admin_password was set in bonesync.conf; emptied once it
+                is changed
 MLO, u-boot.img the boot loader (Debian's u-boot-omap)
 boot.scr        the boot script: boots slot a or b, an update once on trial
 slot-a, slot-b  two systems: the kernel and device tree (Debian's

@@ -38,7 +38,7 @@ type Session struct {
 	User string
 	// CSRF is the token every changing request of the session must carry
 	// (Allows).
-	CSRF    string
+	CSRF      string
 	stamp     string // the account's stamp at login
 	created   time.Time
 	seen      time.Time

@@ -4,11 +4,19 @@
 // before the first boot, are taken into the user database (and the
 // password blanked in the file); with no password set, the one the first
 // start makes goes to FIRST-LOGIN.txt beside the config file, which is
-// deleted once the password is changed.
+// emptied once the password is changed.
+//
+// FIRST-LOGIN.txt is made at its full size (NoteSize) when the image is
+// built and only ever rewritten in place, as boot.env is: the FAT's
+// tables and directory are never written, so a power cut at any moment
+// cannot leave the partition dirty (creating the file did: Windows then
+// offered to scan and fix the card of an owner who had just put it in to
+// read the password).
 package firstlogin
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,12 +24,43 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/state"
-	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
 // NoteFile is written beside the config file on the card.
 const NoteFile = "FIRST-LOGIN.txt"
+
+// NoteSize is the note's size, always: one 4 KiB cluster.
+const NoteSize = 4096
+
+// noteHead starts a note that holds a password.
+const noteHead = "bonesync: your first login"
+
+// Placeholder is the note as the image builder makes it, and as it is
+// once the password was changed.
+func Placeholder() []byte {
+	return padded("bonesync: no password here.\r\n\r\n" +
+		"When the box starts for the first time without admin_password set in\r\n" +
+		"bonesync.conf, it writes admin's password into this file (and on the serial\r\n" +
+		"console). Once the password is changed, the file is emptied again.\r\n")
+}
+
+// padded is text filled out with spaces to NoteSize, ending in CR LF;
+// text longer than that is cut.
+func padded(text string) []byte {
+	b := []byte(strings.Repeat(" ", NoteSize))
+	copy(b, text[:min(len(text), NoteSize-2)])
+	copy(b[NoteSize-2:], "\r\n")
+	return b
+}
+
+// Card is the card's boot partition as the note and the config file need
+// it (update.Card): files rewritten in place, and made new.
+type Card interface {
+	Root() string // where it is mounted
+	Rewrite(name string, b []byte) error
+	CreateFile(name string, b []byte) error
+}
 
 // Setup is what the first login needs from the server.
 type Setup struct {
@@ -31,7 +70,7 @@ type Setup struct {
 	// Card is the boot partition the config file is on; nil when the box
 	// was not booted from a card (the config file is then written as any
 	// file, and no note is made: the console or journal has the password).
-	Card *update.Card
+	Card Card
 	Log  *slog.Logger
 	// Where to log in, for the note: https://bonesync.local/ ...
 	URLs []string
@@ -58,7 +97,19 @@ func (s *Setup) Take() (string, error) {
 	if err := s.blank(); err != nil {
 		s.Log.Warn("first login: cannot blank admin_password; delete it there yourself", "config", s.ConfigPath, "err", err)
 	}
-	made, err := s.Users.EnsureAdmin()
+	// The note is written before the account is stored: a cut between
+	// them leaves no account, and the next start makes a new password.
+	made, err := s.Users.EnsureAdmin(func(pw string) {
+		if s.Card == nil {
+			return
+		}
+		s.Log.Info("first login: writing admin's password to the card", "note", NoteFile)
+		if err := s.writeNote(padded(s.note(pw))); err != nil {
+			s.Log.Warn("first login: cannot write the note", "note", NoteFile, "err", err)
+		} else {
+			s.Log.Info("first login: the password is on the card's boot partition until it is changed", "note", NoteFile)
+		}
+	})
 	if err != nil {
 		return "", err
 	}
@@ -71,40 +122,52 @@ func (s *Setup) Take() (string, error) {
 			s.Log.Info("first login: admin_ssh_key added to admin's keys", "config", s.ConfigPath)
 		}
 	}
-	if made != "" && s.Card != nil {
-		if err := s.Card.CreateFile(s.noteName(), []byte(s.note(made))); err != nil {
-			s.Log.Warn("first login: cannot write the note", "note", NoteFile, "err", err)
-		} else {
-			s.Log.Info("first login: the password is on the card's boot partition until it is changed", "note", NoteFile)
-		}
-	}
 	return made, nil
 }
 
-// Tidy deletes the note once admin's password is no longer the one it
+// writeNote puts b in the note: in place, where the image made it at its
+// size; a card from before that has none, and gets one made (the one
+// write here that changes the FAT's directory).
+func (s *Setup) writeNote(b []byte) error {
+	fi, err := os.Stat(filepath.Join(s.Card.Root(), s.noteName()))
+	if err == nil && fi.Size() == int64(len(b)) {
+		return s.Card.Rewrite(s.noteName(), b)
+	}
+	s.Log.Warn("first login: this card has no FIRST-LOGIN.txt of its own size (made before version 0.3): making one", "note", NoteFile)
+	return s.Card.CreateFile(s.noteName(), b)
+}
+
+// Tidy empties the note once admin's password is no longer the one it
 // holds. The server calls it at start and then now and then; it writes
-// nothing unless the note is there.
+// nothing unless the note holds a password.
 func (s *Setup) Tidy() {
 	if s.Card == nil {
 		return
 	}
-	if _, err := os.Stat(filepath.Join(s.Card.Dir, s.noteName())); err != nil {
+	f, err := os.Open(filepath.Join(s.Card.Root(), s.noteName()))
+	if err != nil {
+		return
+	}
+	head := make([]byte, len(noteHead))
+	_, err = io.ReadFull(f, head)
+	f.Close()
+	if err != nil || string(head) != noteHead {
 		return
 	}
 	if gen, err := s.Users.Generated(users.Admin); err != nil || gen {
 		return
 	}
-	if err := s.Card.RemoveFile(s.noteName()); err != nil {
-		s.Log.Warn("first login: cannot delete the note", "note", NoteFile, "err", err)
+	if err := s.writeNote(Placeholder()); err != nil {
+		s.Log.Warn("first login: cannot empty the note", "note", NoteFile, "err", err)
 		return
 	}
-	s.Log.Info("first login: admin's password was changed: FIRST-LOGIN.txt deleted", "note", NoteFile)
+	s.Log.Info("first login: admin's password was changed: FIRST-LOGIN.txt emptied", "note", NoteFile)
 }
 
 // noteName is the note's name relative to the card's root: beside the
 // config file.
 func (s *Setup) noteName() string {
-	if rel, err := filepath.Rel(s.Card.Dir, filepath.Join(filepath.Dir(s.ConfigPath), NoteFile)); err == nil && !strings.HasPrefix(rel, "..") {
+	if rel, err := filepath.Rel(s.Card.Root(), filepath.Join(filepath.Dir(s.ConfigPath), NoteFile)); err == nil && !strings.HasPrefix(rel, "..") {
 		return rel
 	}
 	return NoteFile
@@ -112,12 +175,20 @@ func (s *Setup) noteName() string {
 
 func (s *Setup) note(password string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bonesync: your first login\r\n\r\nuser:     %s\r\npassword: %s\r\n\r\n", users.Admin, password)
-	if len(s.URLs) > 0 {
-		fmt.Fprintf(&b, "Files and the status page: %s\r\n", strings.Join(s.URLs, "  "))
-	}
-	fmt.Fprintf(&b, "This file is deleted when the password is changed: %s,\r\n"+
+	fmt.Fprintf(&b, "%s\r\n\r\nuser:     %s\r\npassword: %s\r\n\r\n", noteHead, users.Admin, password)
+	fmt.Fprintf(&b, "This file is emptied when the password is changed: %s,\r\n"+
 		"or put admin_password = NEW in bonesync.conf here and restart the box.\r\n", s.Change)
+	// The addresses last, as many as fit: the password must.
+	for i, u := range s.URLs {
+		line := "  " + u + "\r\n"
+		if i == 0 {
+			line = "\r\nFiles and the status page:\r\n" + line
+		}
+		if b.Len()+len(line) > NoteSize-2 {
+			break
+		}
+		b.WriteString(line)
+	}
 	return b.String()
 }
 
@@ -136,7 +207,7 @@ func (s *Setup) blank() error {
 		return nil
 	}
 	if s.Card != nil {
-		rel, err := filepath.Rel(s.Card.Dir, s.ConfigPath)
+		rel, err := filepath.Rel(s.Card.Root(), s.ConfigPath)
 		if err == nil && !strings.HasPrefix(rel, "..") {
 			return s.Card.Rewrite(rel, out)
 		}

@@ -112,3 +112,76 @@ func TestTakeNothing(t *testing.T) {
 	}
 	s.Tidy() // no card: nothing to do, nothing to fail
 }
+
+// fakeCard is a boot partition in a folder, counting how files were
+// written: in place (Rewrite, which never changes a size) or made new.
+type fakeCard struct {
+	dir               string
+	rewrites, creates int
+}
+
+func (c *fakeCard) Root() string { return c.dir }
+
+func (c *fakeCard) Rewrite(name string, b []byte) error {
+	fi, err := os.Stat(filepath.Join(c.dir, name))
+	if err != nil || fi.Size() != int64(len(b)) {
+		return fmt.Errorf("not in place: %v", err)
+	}
+	c.rewrites++
+	return os.WriteFile(filepath.Join(c.dir, name), b, 0o644)
+}
+
+func (c *fakeCard) CreateFile(name string, b []byte) error {
+	c.creates++
+	return os.WriteFile(filepath.Join(c.dir, name), b, 0o644)
+}
+
+// The note is rewritten in place in the file the image made (its FAT
+// entry never changes: a cut cannot leave the partition dirty), holds the
+// password, and is emptied in place once the password is changed. It was
+// created, and deleted, which wrote the FAT's tables.
+func TestNoteInPlace(t *testing.T) {
+	s, path := setup(t, "hostname = box\n")
+	card := &fakeCard{dir: filepath.Dir(path)}
+	os.WriteFile(filepath.Join(card.dir, NoteFile), Placeholder(), 0o644)
+	s.Card = card
+	s.URLs = []string{"https://box.local/", strings.Repeat("https://[fe80::1]/", 300)}
+	made, err := s.Take()
+	if err != nil || made == "" {
+		t.Fatalf("Take = %q, %v", made, err)
+	}
+	note, _ := os.ReadFile(filepath.Join(card.dir, NoteFile))
+	if card.rewrites != 1 || card.creates != 0 || len(note) != NoteSize {
+		t.Errorf("the note: %d rewrites, %d made new, %d bytes", card.rewrites, card.creates, len(note))
+	}
+	if !strings.HasPrefix(string(note), noteHead) || !strings.Contains(string(note), "password: "+made+"\r\n") || !strings.Contains(string(note), "https://box.local/") {
+		t.Errorf("the note does not hold the password and the address:\n%s", note)
+	}
+	s.Tidy() // the password is still the one made: nothing changes
+	if card.rewrites != 1 {
+		t.Error("the note was emptied while its password was still admin's")
+	}
+	if err := s.Users.SetPassword(users.Admin, "a new password 1"); err != nil {
+		t.Fatal(err)
+	}
+	s.Tidy()
+	s.Tidy() // once is enough
+	note, _ = os.ReadFile(filepath.Join(card.dir, NoteFile))
+	if card.rewrites != 2 || card.creates != 0 || strings.Contains(string(note), made) || string(note) != string(Placeholder()) {
+		t.Errorf("after the change: %d rewrites, %d made new; the note:\n%s", card.rewrites, card.creates, note)
+	}
+}
+
+// A card made before the image held the note gets one made, at its full
+// size, so that every later write is in place.
+func TestNoteOnAnOldCard(t *testing.T) {
+	s, path := setup(t, "hostname = box\n")
+	card := &fakeCard{dir: filepath.Dir(path)}
+	s.Card = card
+	if _, err := s.Take(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(card.dir, NoteFile)); err != nil || fi.Size() != NoteSize || card.creates != 1 {
+		t.Errorf("the note on an old card: %v, %d made", err, card.creates)
+	}
+}

@@ -107,7 +107,7 @@ func (s *services) keepClock(ctx context.Context) error {
 	return every(ctx, saveClockEvery, func() { saveClock(s.prov.Clock, s.log) })
 }
 
-// tidyFirstLogin deletes FIRST-LOGIN.txt once admin's password changed.
+// tidyFirstLogin empties FIRST-LOGIN.txt once admin's password changed.
 func (s *services) tidyFirstLogin(ctx context.Context) error {
 	s.first.Tidy()
 	return every(ctx, s.o.Refresh, s.first.Tidy)

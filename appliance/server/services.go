@@ -113,8 +113,11 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	if s.card, err = update.Open(o.Boot, o.State); err != nil && !errors.Is(err, update.ErrNotCard) {
 		log.Error("system slots unreadable: updates are off", "err", err)
 	}
-	s.first = &firstlogin.Setup{ConfigPath: o.Config, Config: p.Config, Users: s.accounts, Card: s.card, Log: log,
+	s.first = &firstlogin.Setup{ConfigPath: o.Config, Config: p.Config, Users: s.accounts, Log: log,
 		URLs: p.URLs, Change: passwdHint(o)}
+	if s.card != nil {
+		s.first.Card = s.card
+	}
 	if err := s.firstLogin(); err != nil {
 		return nil, err
 	}

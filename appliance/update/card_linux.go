@@ -2,7 +2,6 @@ package update
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -217,11 +216,10 @@ func (c *Card) Rewrite(name string, b []byte) error {
 const mountFlags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
 
 // writable runs fn with the boot partition mounted read-write, then
-// syncs and mounts it read-only again. Only files that come and go
-// (FIRST-LOGIN.txt) need it: it changes the FAT's tables and root
-// directory, which Linux writes cluster by cluster, so that a power cut
-// can at worst lose the new file or leave its cluster unclaimed, never
-// touch another file's.
+// syncs and mounts it read-only again. Only a file made new needs it
+// (FIRST-LOGIN.txt on a card made before the image held one): it changes
+// the FAT's tables and root directory, and a power cut meanwhile leaves
+// the partition marked dirty.
 func (c *Card) writable(fn func() error) error {
 	if err := unix.Mount("", c.Dir, "", unix.MS_REMOUNT|mountFlags, ""); err != nil {
 		return fmt.Errorf("mount %s read-write: %w", c.Dir, err)
@@ -255,14 +253,6 @@ func (c *Card) CreateFile(name string, b []byte) error {
 		}
 		return f.Close()
 	})
-}
-
-// RemoveFile deletes name (relative to Dir) from the boot partition.
-func (c *Card) RemoveFile(name string) error {
-	if _, err := os.Stat(filepath.Join(c.Dir, name)); errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	return c.writable(func() error { return os.Remove(filepath.Join(c.Dir, name)) })
 }
 
 // lock takes an exclusive flock on the boot partition's device node:

@@ -7,4 +7,3 @@ func Open(string, string) (*Card, error) { return nil, ErrNotCard }
 
 func (*Card) Rewrite(string, []byte) error    { return ErrNotCard }
 func (*Card) CreateFile(string, []byte) error { return ErrNotCard }
-func (*Card) RemoveFile(string) error         { return ErrNotCard }

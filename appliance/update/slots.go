@@ -35,6 +35,9 @@ type sectors interface {
 // before slots.
 var ErrNotCard = errors.New("this system was not booted from a bonesync card with system slots (a Debian install is updated with apt)")
 
+// Root is where the boot partition is mounted.
+func (c *Card) Root() string { return c.Dir }
+
 func (c *Card) read(name string, n int64) ([]byte, error) { return c.io.read(name, n) }
 
 func (c *Card) writer(name string, n int64) (io.WriteCloser, error) { return c.io.writer(name, n) }

@@ -662,12 +662,20 @@ func (db *DB) verify(phc, password string, suspect bool) bool {
 
 // EnsureAdmin makes the admin account on the very first start, with a
 // generated password that is returned to be shown once and never stored in
-// clear. If any account exists it does nothing and returns "".
-func (db *DB) EnsureAdmin() (string, error) {
+// clear. keep (if not nil) is given the password first, before the account
+// is stored, to put it where the owner reads it: a power cut between the
+// two leaves no account, and the next start makes another password and
+// keeps it again, so that the owner is never left with an account whose
+// password was shown nowhere. keep's error is its own to report. If any
+// account exists it does nothing and returns "".
+func (db *DB) EnsureAdmin(keep func(password string)) (string, error) {
 	if list, err := db.List(); err != nil || len(list) > 0 {
 		return "", err
 	}
 	pw := NewPassword()
+	if keep != nil {
+		keep(pw)
+	}
 	hash, err := db.hash(pw)
 	if err != nil {
 		return "", err

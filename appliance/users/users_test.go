@@ -28,9 +28,18 @@ func open(t *testing.T) (*DB, *state.Dir) {
 
 func TestAdminMadeOnceNeverStoredInClear(t *testing.T) {
 	db, dir := open(t)
-	pw, err := db.EnsureAdmin()
+	var kept, storedWhenKept string
+	pw, err := db.EnsureAdmin(func(p string) {
+		kept = p
+		b, _ := os.ReadFile(dir.Join(File))
+		storedWhenKept = string(b)
+	})
 	if err != nil || len(pw) != 23 {
 		t.Fatalf("EnsureAdmin = %q, %v", pw, err)
+	}
+	// The password is kept for the owner before the account is stored.
+	if kept != pw || strings.Contains(storedWhenKept, Admin) {
+		t.Errorf("kept %q (made %q); the database then held %q", kept, pw, storedWhenKept)
 	}
 	b, _ := os.ReadFile(dir.Join(File))
 	if strings.Contains(string(b), pw) || !strings.Contains(string(b), "$argon2id$v=19$m=12288,t=3,p=1$") {
@@ -42,7 +51,7 @@ func TestAdminMadeOnceNeverStoredInClear(t *testing.T) {
 	if !ok(db.CheckPassword(Admin, pw, false)) || ok(db.CheckPassword(Admin, pw+"x", false)) || ok(db.CheckPassword("nobody", pw, false)) {
 		t.Error("CheckPassword is wrong about the admin password")
 	}
-	if again, _ := db.EnsureAdmin(); again != "" {
+	if again, _ := db.EnsureAdmin(nil); again != "" {
 		t.Error("EnsureAdmin made a second admin")
 	}
 }
