@@ -16,9 +16,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
+	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/update"
@@ -86,6 +88,8 @@ type Handler struct {
 	// names the CA's URL there.
 	PlainPort int
 	Log       *slog.Logger
+	// Audit records the updates applied; nil: none.
+	Audit *audit.Log
 }
 
 // Routes mounts the routes on the HTTPS server's mux.
@@ -245,6 +249,10 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Log.Info("update armed", "version", m.Version, "user", user, "addr", r.RemoteAddr)
+	if err := h.Audit.Record(audit.Event{Kind: audit.Update, User: user, Addr: guard.Host(r.RemoteAddr), Proto: "https",
+		What: fmt.Sprintf("version %s armed (from %s)", m.Version, sys.Version)}); err != nil {
+		h.Log.Warn("update not recorded in the audit log", "err", err)
+	}
 	when := "the box reboots now into"
 	if sys.Reboot == nil {
 		when = "reboot the box (the console's reboot) to try"

@@ -1,9 +1,12 @@
 package auth
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/audit"
 )
 
 // Policy for failed logins.
@@ -19,8 +22,9 @@ const (
 // together, and bans an address that fails too often: a ban that doubles
 // each time, from FirstBan to MaxBan.
 type bans struct {
-	now func() time.Time
-	log *slog.Logger
+	now   func() time.Time
+	log   *slog.Logger
+	audit *audit.Log
 
 	mu    sync.Mutex
 	addrs map[string]*record
@@ -158,6 +162,7 @@ func (b *bans) Failed(addr, proto, user string) {
 	}
 	r.failures = append(kept, failure{now, user})
 	b.log.Warn("login failed", "proto", proto, "user", user, "addr", addr, "failures", len(r.failures), "within", Window)
+	b.record(audit.Event{Time: now, Kind: audit.LoginFailed, User: user, Addr: addr, Proto: proto})
 	if len(r.failures) < MaxFailures {
 		return
 	}
@@ -169,6 +174,16 @@ func (b *bans) Failed(addr, proto, user string) {
 	r.bannedUntil = now.Add(ban)
 	r.failures = nil
 	b.log.Warn("banned", "addr", addr, "for", ban, "failures", MaxFailures, "ban", r.count)
+	b.record(audit.Event{Time: now, Kind: audit.Banned, Addr: addr, Proto: proto,
+		What: fmt.Sprintf("for %v after %d failed logins (ban %d)", ban, MaxFailures, r.count)})
+}
+
+// record writes e to the audit log, if there is one; called with b.mu held
+// (the audit log never calls back).
+func (b *bans) record(e audit.Event) {
+	if err := b.audit.Record(e); err != nil {
+		b.log.Warn("not recorded in the audit log", "kind", e.Kind, "addr", e.Addr, "err", err)
+	}
 }
 
 // forgive drops an address's failures for user once user logs in: their own

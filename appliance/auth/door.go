@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -61,6 +62,20 @@ type Door struct {
 	sessions Sessions
 	log      *slog.Logger
 	known    knownAddrs
+	audit    *audit.Log
+}
+
+// Audit records every login, failed login and ban in l from now on.
+func (d *Door) Audit(l *audit.Log) {
+	d.audit = l
+	d.bans.audit = l
+}
+
+// logged records a login in the audit log.
+func (d *Door) logged(user, addr, proto string) {
+	if err := d.audit.LoggedIn(user, addr, proto); err != nil {
+		d.log.Warn("login not recorded in the audit log", "user", user, "addr", addr, "err", err)
+	}
 }
 
 // knownAddrs are the addresses an account logged in from (its password,
@@ -173,6 +188,7 @@ func (d *Door) check(addr, proto, user string, verify func(suspect bool) (bool, 
 	done(loggedIn)
 	if proto != "link" {
 		d.known.add(addr, time.Now())
+		d.logged(user, addr, proto)
 	}
 	return OK
 }
@@ -190,6 +206,7 @@ func (d *Door) PublicKey(addr, user string, key ssh.PublicKey) Result {
 		return Wrong
 	}
 	d.known.add(addr, time.Now())
+	d.logged(user, addr, "sftp key")
 	return OK
 }
 

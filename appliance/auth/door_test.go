@@ -2,8 +2,10 @@ package auth
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 
+	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -36,5 +38,37 @@ func TestKnownAddresses(t *testing.T) {
 	}
 	if d.Known("10.0.0.5") {
 		t.Error("an address never seen is known")
+	}
+}
+
+// The audit log gets each failed login and the ban they earn, and a
+// login once however many requests carry it; a public link's password is
+// no login of an account.
+func TestDoorAudits(t *testing.T) {
+	st, _ := state.Open(t.TempDir())
+	db, _ := users.Open(st)
+	db.Add("ann", "ann-password")
+	d := New(db, slog.New(slog.DiscardHandler))
+	rec, err := audit.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Audit(rec)
+	for range 3 {
+		d.Password("10.0.0.4", "https", "ann", "ann-password")
+	}
+	hash, _ := db.Hash("link-password")
+	d.LinkPassword("10.0.0.5", "tok", hash, "link-password")
+	for range MaxFailures {
+		d.Password("10.0.0.6", "sftp", "root", "guess")
+	}
+	got, _ := rec.Recent(100)
+	kinds := []string{}
+	for _, e := range got {
+		kinds = append(kinds, e.Kind+" "+e.Addr)
+	}
+	want := []string{"banned 10.0.0.6", "login failed 10.0.0.6", "login failed 10.0.0.6", "login failed 10.0.0.6", "login failed 10.0.0.6", "login failed 10.0.0.6", "login 10.0.0.4"}
+	if strings.Join(kinds, ", ") != strings.Join(want, ", ") {
+		t.Errorf("recorded (newest first):\n%v\nwant\n%v", kinds, want)
 	}
 }

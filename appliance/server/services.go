@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/calendars"
 	"github.com/bonesync/bonesync/appliance/clock"
@@ -46,6 +47,7 @@ type services struct {
 
 	accounts *users.DB
 	door     *auth.Door
+	audit    *audit.Log
 	files    *store.Store
 	previews *preview.Maker
 	favs     *favorites.Set
@@ -108,6 +110,12 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	}
 	s.door = auth.New(s.accounts, log)
 	s.door.LoginPage = webui.LoginPage
+	// The owner's record of logins and changes: without it the box still
+	// serves (the log says why).
+	if s.audit, err = audit.Open(audit.Dir(o.State)); err != nil {
+		log.Error("no audit log", "err", err)
+	}
+	s.door.Audit(s.audit)
 	// The card's system slots: updates, and the boot partition that
 	// admin_password and FIRST-LOGIN.txt are on.
 	if s.card, err = update.Open(o.Boot, o.State); err != nil && !errors.Is(err, update.ErrNotCard) {
@@ -152,6 +160,7 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 		return nil, err
 	}
 	s.shares.Told = s.toldShare
+	s.shares.Audit = s.audit
 	s.shares.Ended = func(sh shares.Share) { s.notices.Clear(sh.With, "share", strconv.Itoa(sh.ID)) }
 	s.files.SetMounts(s.shares, s.accounts.Quota)
 	s.pim.Sharing = calendarShares{s.shares}

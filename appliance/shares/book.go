@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -98,6 +99,8 @@ type Book struct {
 	// CollectionExists says whether owner has the calendar or address
 	// book (item) name; nil: none can be shared.
 	CollectionExists func(owner, item, name string) bool
+	// Audit records each share made and ended; nil: none.
+	Audit *audit.Log
 
 	mu     sync.Mutex
 	next   int
@@ -221,7 +224,23 @@ func (b *Book) Add(owner string, r Request) (Share, error) {
 	if s.Type == TypeUser && b.Told != nil {
 		b.Told(s)
 	}
+	b.audit(s.Owner, "shared "+s.describe())
 	return s, nil
+}
+
+// describe is a share in a few words, for the audit log.
+func (s Share) describe() string {
+	what := fmt.Sprintf("%s %s", s.Item, s.Path)
+	if s.Type == TypeLink {
+		return what + " by a public link"
+	}
+	return what + " with " + s.With
+}
+
+func (b *Book) audit(user, what string) {
+	if err := b.Audit.Record(audit.Event{Kind: audit.Share, User: user, What: what}); err != nil {
+		b.log.Warn("share not recorded in the audit log", "err", err)
+	}
 }
 
 // item fills in what owner shares at p: its kind, id and path.
@@ -390,6 +409,7 @@ func (b *Book) Remove(user string, id int) error {
 		b.Ended(s)
 	}
 	b.log.Info("share ended", "id", s.ID, "owner", s.Owner, "with", s.With, "path", s.Path, "by", user)
+	b.audit(user, "ended the share of "+s.describe())
 	return nil
 }
 

@@ -13,7 +13,9 @@ import (
 	"sync"
 
 	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -61,6 +63,14 @@ type adminData struct {
 	CopyForm     *admin.CopyForm // the settings to edit; nil: not editable here
 	NewUser      string          // a user just made or reset, with
 	NewPass      string          // the password made for it, shown this once
+	Audit        []audit.Event   // the newest of the audit log
+}
+
+// audited records an admin action in the audit log.
+func (u *UI) audited(r *http.Request, user, what string) {
+	if err := u.Audit.Record(audit.Event{Kind: audit.Admin, User: user, Addr: guard.Host(r.RemoteAddr), Proto: "web", What: what}); err != nil {
+		u.Log.Warn("admin action not recorded in the audit log", "what", what, "err", err)
+	}
 }
 
 // admin is session for the admin's pages: anyone else gets 403.
@@ -152,6 +162,10 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess *auth.Session, code int, flas
 		d.Log = u.Recent()
 		slices.Reverse(d.Log) // newest first
 	}
+	var err2 error
+	if d.Audit, err2 = u.Audit.Recent(100); err2 != nil && p.Problem == "" {
+		p.Problem = "The audit log cannot be read: " + err2.Error()
+	}
 	p.Data = d
 	u.render(w, code, "admin", p)
 }
@@ -199,6 +213,7 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		u.Log.Info("web: admin added a user", "user", name)
+		u.audited(r, sess.User, "added user "+name)
 		d := adminData{}
 		if made {
 			d.NewUser, d.NewPass = name, pw
@@ -214,6 +229,7 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			u.Door.Sessions().Renew(r, name)
 		}
 		u.Log.Info("web: admin reset a password", "user", name)
+		u.audited(r, sess.User, "reset the password of "+name)
 		u.showAdmin(w, sess, http.StatusOK, "Password of "+name+" reset; their browsers are logged out.", "", adminData{NewUser: name, NewPass: pw})
 	case "quota":
 		mb, err := strconv.ParseInt(strings.TrimSpace(r.PostFormValue("quota_mb")), 10, 64)
@@ -225,6 +241,7 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "Quota not set: "+err.Error())
 			return
 		}
+		u.audited(r, sess.User, fmt.Sprintf("set the quota of %s to %d MiB", name, mb))
 		u.showAdmin(w, sess, http.StatusOK, "Quota of "+name+" set.", "", adminData{})
 	case "delete":
 		if name == users.Admin {
@@ -240,9 +257,10 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			ended = u.Shares.UserGone(name) // their links and shares end with them
 		}
 		u.Log.Info("web: admin deleted a user (the files stay)", "user", name, "shares_ended", ended)
+		u.audited(r, sess.User, fmt.Sprintf("deleted user %s (%d shares ended)", name, ended))
 		u.showAdmin(w, sess, http.StatusOK, "User "+name+" deleted. Their files stay on the disk: hand them to another user or remove them below.", "", adminData{})
 	case "copy-now":
-		u.copyNow(w, sess, fail)
+		u.copyNow(w, r, sess, fail)
 	case "copy-settings":
 		u.copySettings(w, r, sess, fail)
 	case "hand-over", "remove-data":
@@ -256,6 +274,7 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusConflict, "A measurement is already running.")
 			return
 		}
+		u.audited(r, sess.User, "started a new benchmark")
 		// Post/redirect/get: reloading the page must not measure again.
 		http.Redirect(w, r, "/admin/#bench", http.StatusSeeOther)
 	default:
@@ -334,7 +353,7 @@ func (u *UI) benchStatus(w http.ResponseWriter, r *http.Request) {
 
 // copyNow starts a copy off the box; the first one's password is shown
 // this once.
-func (u *UI) copyNow(w http.ResponseWriter, sess *auth.Session, fail func(int, string)) {
+func (u *UI) copyNow(w http.ResponseWriter, r *http.Request, sess *auth.Session, fail func(int, string)) {
 	if u.System == nil || u.System.CopyStart == nil {
 		fail(http.StatusNotImplemented, "No copy target is set: copy_target in the config (docs/copies.md).")
 		return
@@ -346,6 +365,7 @@ func (u *UI) copyNow(w http.ResponseWriter, sess *auth.Session, fail func(int, s
 		return
 	}
 	u.Log.Info("web: admin started a copy off the box")
+	u.audited(r, sess.User, "started a copy off the box")
 	u.showAdmin(w, sess, http.StatusOK, "The copy off the box has started; its progress shows below.", "", d)
 }
 
@@ -364,6 +384,7 @@ func (u *UI) departedPost(w http.ResponseWriter, r *http.Request, sess *auth.Ses
 			return
 		}
 		u.Log.Info("web: admin handed a deleted user's files over", "from", name, "to", to, "folder", folder)
+		u.audited(r, sess.User, fmt.Sprintf("handed the files of deleted user %s to %s", name, to))
 		u.showAdmin(w, sess, http.StatusOK, fmt.Sprintf("The files of %s are now %s's, in the folder %q.", name, to, folder), "", adminData{})
 	case "remove-data":
 		if u.Users.Exists(name) {
@@ -379,6 +400,7 @@ func (u *UI) departedPost(w http.ResponseWriter, r *http.Request, sess *auth.Ses
 			return
 		}
 		u.Log.Info("web: admin removed a deleted user's data", "user", name)
+		u.audited(r, sess.User, "removed the data of deleted user "+name)
 		u.showAdmin(w, sess, http.StatusOK, "The files, trash, versions, calendars and contacts of "+name+" are removed.", "", adminData{})
 	}
 }
@@ -396,5 +418,6 @@ func (u *UI) copySettings(w http.ResponseWriter, r *http.Request, sess *auth.Ses
 		return
 	}
 	u.Log.Info("web: admin changed the copy settings")
+	u.audited(r, sess.User, "changed the copy settings")
 	u.showAdmin(w, sess, http.StatusOK, "Copy settings saved: they are in force now.", "", adminData{})
 }

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/preview"
@@ -87,6 +88,9 @@ type UI struct {
 	// Calendars is the calendars' and address books' data as the admin
 	// page counts and removes it (package calendars); nil: none.
 	Calendars CalendarData
+	// Audit is the owner's record of logins and changes, shown on the
+	// admin page and written to by its actions; nil: none.
+	Audit *audit.Log
 
 	flows  loginFlows
 	links  linkVisits

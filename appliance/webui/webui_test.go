@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
@@ -74,8 +75,14 @@ func newSite(t *testing.T) *site {
 		t.Fatal(err)
 	}
 	files.SetMounts(book, db.Quota)
+	rec, err := audit.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	door.Audit(rec)
+	book.Audit = rec
 	s.ui = &UI{Door: door, Users: db, Store: files, Log: log,
-		Previews: &preview.Maker{Store: files, Log: log}, Notices: notices.Open(t.TempDir(), log), Shares: book}
+		Previews: &preview.Maker{Store: files, Log: log}, Notices: notices.Open(t.TempDir(), log), Shares: book, Audit: rec}
 	door.Sessions().Now = func() time.Time { return s.now }
 	mux := http.NewServeMux()
 	dav.Routes(mux)
@@ -878,5 +885,50 @@ func TestFileLinksStayOnTheBoxAndZipNamesAreClean(t *testing.T) {
 		if strings.HasPrefix(f.Name, "/") || slices.Contains(strings.Split(f.Name, "/"), "..") || slices.Contains(strings.Split(f.Name, "/"), ".") {
 			t.Errorf("a zip entry is named %q", f.Name)
 		}
+	}
+}
+
+// The admin page shows the audit log: logins with their protocol and
+// address, a failed login, a share and an admin action; a user's page
+// does not.
+func TestAuditLogOnTheAdminPage(t *testing.T) {
+	s := newSite(t)
+	tree, _ := s.ui.Store.Tree("ann")
+	tree.Mkdir("Trip")
+	tree.Close()
+	resp, page := s.do("GET", "/login", "", nil)
+	lc := cookieOf(resp, loginCookie)
+	m := csrfField.FindStringSubmatch(page)
+	if resp, page := s.do("POST", "/login", loginCookie+"="+lc.Value, url.Values{"csrf": {m[1]}, "username": {"bob"}, "password": {"guess"}, "next": {"/files/"}}); !strings.Contains(page, "Wrong user name or password") {
+		t.Fatalf("a wrong password: %s\n%s", resp.Status, page)
+	}
+	cookie, csrf := s.login("ann", "ann-password")
+	s.do("POST", "/shares", cookie, url.Values{"csrf": {csrf}, "action": {"add"}, "path": {"/Trip"}, "kind": {"user"}, "with": {"bob"}, "rights": {"read"}})
+	if _, page := s.do("GET", "/admin/", cookie, nil); strings.Contains(page, "Audit log") {
+		t.Error("a user who is not admin sees the audit log")
+	}
+	admin, acsrf := s.login(users.Admin, users.Admin+"-password")
+	if resp, page := s.do("POST", "/admin/", admin, url.Values{"csrf": {acsrf}, "action": {"add"}, "user": {"carol"}, "password": {"carol password 1"}}); resp.StatusCode != 200 {
+		t.Fatalf("add a user: %s\n%s", resp.Status, page)
+	}
+	_, page = s.do("GET", "/admin/", admin, nil)
+	i := strings.Index(page, `id="audit"`)
+	if i < 0 {
+		t.Fatalf("no audit log on the admin page:\n%s", page)
+	}
+	section := page[i:]
+	section = section[:strings.Index(section, "</section>")]
+	for _, want := range []string{
+		"<td>admin</td><td>admin</td><td>127.0.0.1 (web)</td><td>added user carol</td>",
+		"<td>share</td><td>ann</td><td></td><td>shared folder /Trip with bob</td>",
+		"<td>login</td><td>ann</td><td>127.0.0.1 (web)</td>",
+		"<td>login failed</td><td>bob</td><td>127.0.0.1 (web)</td>",
+	} {
+		if !strings.Contains(section, want) {
+			t.Errorf("the audit log lacks %q:\n%s", want, section)
+		}
+	}
+	if a, b := strings.Index(section, "added user carol"), strings.Index(section, "login failed"); a > b {
+		t.Error("the audit log is not newest first")
 	}
 }

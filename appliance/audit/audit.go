@@ -1,0 +1,180 @@
+// Package audit is the owner's record of who came in and what changed:
+// logins (with protocol and address), failed logins, bans, admin actions,
+// shares and updates. It is kept in the state directory as JSON lines, in
+// two files of at most MaxFile bytes each (the older is dropped when the
+// newer fills), so it never grows past 2 x MaxFile however long the box
+// runs or however hard it is attacked; the admin page shows the newest.
+//
+// A sync client logs in with every request: a login is recorded once per
+// user, address and protocol every LoginEvery, so that the record holds
+// who and from where, not each request, and an idle box writes nothing.
+package audit
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+)
+
+// The kinds of event.
+const (
+	Login       = "login"
+	LoginFailed = "login failed"
+	Banned      = "banned"
+	Admin       = "admin"
+	Share       = "share"
+	Update      = "update"
+)
+
+// Event is one line of the record.
+type Event struct {
+	Time  time.Time `json:"time"`
+	Kind  string    `json:"kind"`
+	User  string    `json:"user,omitempty"`
+	Addr  string    `json:"addr,omitempty"`
+	Proto string    `json:"proto,omitempty"`
+	What  string    `json:"what,omitempty"`
+}
+
+const (
+	// MaxFile bounds each of the two files.
+	MaxFile = 256 << 10
+	// LoginEvery is how often the same login is recorded again.
+	LoginEvery = 12 * time.Hour
+	file       = "audit.log"
+	maxSeen    = 4096
+	maxWhat    = 512
+)
+
+// Dir is the record's folder under the state directory.
+func Dir(state string) string { return filepath.Join(state, "audit") }
+
+// Log is the record. A nil *Log records nothing.
+type Log struct {
+	// Now is the clock (time.Now if nil).
+	Now func() time.Time
+
+	dir  string
+	mu   sync.Mutex
+	seen map[string]time.Time // logins recorded lately
+}
+
+// Open makes dir if needed and returns the record kept there.
+func Open(dir string) (*Log, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	return &Log{dir: dir, seen: map[string]time.Time{}}, nil
+}
+
+func (l *Log) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+// Record appends e (its Time set if zero). A failure to write is returned
+// for the caller to log; the event is then lost, the request it records is
+// not refused.
+func (l *Log) Record(e Event) error {
+	if l == nil {
+		return nil
+	}
+	if e.Time.IsZero() {
+		e.Time = l.now()
+	}
+	e.Time = e.Time.UTC().Truncate(time.Second)
+	if len(e.What) > maxWhat {
+		e.What = e.What[:maxWhat] + "..."
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	name := filepath.Join(l.dir, file)
+	if fi, err := os.Stat(name); err == nil && fi.Size()+int64(len(line))+1 > MaxFile {
+		if err := os.Rename(name, name+".1"); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	line = append(line, '\n')
+	// A line a power cut left unfinished is ended, not continued.
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
+	}
+	_, err = f.Write(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}
+
+// LoggedIn records a login unless the same user logged in from the same
+// address over the same protocol within LoginEvery.
+func (l *Log) LoggedIn(user, addr, proto string) error {
+	if l == nil {
+		return nil
+	}
+	key := user + "\x00" + addr + "\x00" + proto
+	now := l.now()
+	l.mu.Lock()
+	last, ok := l.seen[key]
+	if ok && now.Sub(last) < LoginEvery {
+		l.mu.Unlock()
+		return nil
+	}
+	if len(l.seen) >= maxSeen {
+		clear(l.seen)
+	}
+	l.seen[key] = now
+	l.mu.Unlock()
+	return l.Record(Event{Time: now, Kind: Login, User: user, Addr: addr, Proto: proto})
+}
+
+// Recent is the newest n events, newest first.
+func (l *Log) Recent(n int) ([]Event, error) {
+	if l == nil {
+		return nil, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var all []Event
+	for _, name := range []string{file + ".1", file} {
+		f, err := os.Open(filepath.Join(l.dir, name))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 4096), 64<<10)
+		for sc.Scan() {
+			var e Event
+			if json.Unmarshal(sc.Bytes(), &e) == nil { // a line cut by a power cut is skipped
+				all = append(all, e)
+			}
+		}
+		f.Close()
+	}
+	slices.Reverse(all)
+	return all[:min(n, len(all))], nil
+}

@@ -1,0 +1,72 @@
+package audit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// However many events come (a flood of failed logins from many
+// addresses), the record stays within two files of MaxFile and keeps the
+// newest; a line cut by a power cut is skipped, not the whole record.
+func TestBounded(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20000
+	for i := range n {
+		if err := l.Record(Event{Kind: LoginFailed, User: "admin", Addr: fmt.Sprintf("10.0.%d.%d", i/256, i%256), Proto: "https"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var total int64
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		fi, _ := e.Info()
+		total += fi.Size()
+		if fi.Size() > MaxFile {
+			t.Errorf("%s is %d bytes, over %d", e.Name(), fi.Size(), MaxFile)
+		}
+	}
+	if len(entries) != 2 || total > 2*MaxFile {
+		t.Errorf("%d files, %d bytes after %d events", len(entries), total, n)
+	}
+	recent, err := l.Recent(3)
+	if err != nil || len(recent) != 3 || recent[0].Addr != "10.0.78.31" || recent[1].Addr != "10.0.78.30" {
+		t.Errorf("the newest events: %+v %v", recent, err)
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, file), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"time":"2026-12-02T00:00:00Z","kind":"log`)
+	f.Close()
+	l.Record(Event{Kind: Admin, User: "admin", What: "after the cut"})
+	if recent, _ := l.Recent(2); len(recent) != 2 || recent[0].What != "after the cut" || recent[1].Addr != "10.0.78.31" {
+		t.Errorf("after a cut line: %+v", recent)
+	}
+}
+
+// A sync client's every request is a login: one is recorded per user,
+// address and protocol every LoginEvery.
+func TestLoginsOncePerWhile(t *testing.T) {
+	l, _ := Open(t.TempDir())
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	l.Now = func() time.Time { return now }
+	for range 100 {
+		l.LoggedIn("alice", "192.168.1.20", "https")
+	}
+	l.LoggedIn("alice", "192.168.1.20", "sftp")
+	l.LoggedIn("alice", "192.168.1.21", "https")
+	now = now.Add(LoginEvery)
+	l.LoggedIn("alice", "192.168.1.20", "https")
+	got, _ := l.Recent(100)
+	if len(got) != 4 || got[0].Kind != Login || got[0].Time != now || got[3].Proto != "https" || got[2].Proto != "sftp" {
+		t.Errorf("recorded %d logins: %+v", len(got), got)
+	}
+	var nilLog *Log
+	if nilLog.Record(Event{Kind: Admin}) != nil || nilLog.LoggedIn("a", "b", "c") != nil {
+		t.Error("a nil record failed")
+	}
+}
