@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pquerna/otp/totp"
+
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/choose"
 	"github.com/bonesync/bonesync/appliance/health"
@@ -289,5 +291,19 @@ func TestUpdateFromTheWebNeedsThePasswordAgain(t *testing.T) {
 	}
 	if w := send("PUT", "/admin/update", "x"); w.Code != 501 {
 		t.Errorf("password typed again: an update = %d %s", w.Code, w.Body)
+	}
+}
+
+// An account with two-factor login applies updates from the admin page
+// only: its password over Basic (curl -T) lacks the code.
+func TestUpdateWithTwoFactorNeedsThePage(t *testing.T) {
+	h, _, db := newHandlerDB(t, &System{Version: "9.8.7", Started: time.Now()})
+	key, _ := db.NewTOTP(users.Admin)
+	code, _ := totp.GenerateCode(key.Secret(), time.Now())
+	if _, err := db.EnableTOTP(users.Admin, key.Secret(), code); err != nil {
+		t.Fatal(err)
+	}
+	if w := serve(h, "PUT", "/admin/update", users.Admin, "adminpass", "x"); w.Code != 403 || !strings.Contains(w.Body.String(), "code") {
+		t.Errorf("an update with the password alone under two-factor login = %d %s", w.Code, w.Body)
 	}
 }

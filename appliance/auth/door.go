@@ -158,6 +158,23 @@ func (d *Door) AccountPassword(addr, proto, user, pw string) Result {
 	})
 }
 
+// Code checks user's second factor on the web pages' login form (a
+// one-time password from their authenticator app, or a recovery code),
+// tried from addr, under the same bans as a password: a wrong code is a
+// failed login.
+func (d *Door) Code(addr, user, code string) Result {
+	return d.check(addr, "web+code", user, func(bool) (bool, error) {
+		return d.accounts.CheckCode(user, code)
+	})
+}
+
+// TwoFactor says whether user logs in to the web pages with a code after
+// the password (and to clients with app passwords and keys only).
+func (d *Door) TwoFactor(user string) bool {
+	on, _ := d.accounts.TOTP(user)
+	return on
+}
+
 // LinkPassword checks a public link's password (hash: its PHC string),
 // tried from addr, under the same bans as every login: a link's password
 // is guessed like an account's.
@@ -186,7 +203,8 @@ func (d *Door) check(addr, proto, user string, verify func(suspect bool) (bool, 
 		return Wrong
 	}
 	done(loggedIn)
-	if proto != "link" {
+	// A password on the web form is half a login when a code follows.
+	if proto != "link" && (proto != "web" || !d.TwoFactor(user)) {
 		d.known.add(addr, time.Now())
 		d.logged(user, addr, proto)
 	}

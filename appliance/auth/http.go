@@ -46,6 +46,10 @@ func (d *Door) AuthenticateAccount(w http.ResponseWriter, r *http.Request) (stri
 // X-Bonesync-Confirm: password.
 func (d *Door) AuthenticateConfirmed(w http.ResponseWriter, r *http.Request) (string, bool) {
 	user, sess, ok := d.authenticate(w, r, d.AccountPassword)
+	if ok && sess == nil && d.TwoFactor(user) {
+		http.Error(w, "this account logs in with a code as well: apply the update from the admin page, or at the console", http.StatusForbidden)
+		return "", false
+	}
 	if !ok || sess == nil || d.sessions.Confirmed(sess) {
 		return user, ok
 	}

@@ -87,6 +87,12 @@ type User struct {
 	// Email is the account's address, as its owner gave it: the calendar
 	// user address (invitations name it) and the apps' account e-mail.
 	Email string `json:"email,omitempty"`
+	// TOTP is the two-factor login's secret (base32); "": off (totp.go).
+	// TOTPStep is the last time step whose code was taken, Recovery the
+	// SHA-256 digests of the recovery codes not used yet.
+	TOTP     string   `json:"totp,omitempty"`
+	TOTPStep int64    `json:"totp_step,omitempty"`
+	Recovery []string `json:"recovery_codes,omitempty"`
 }
 
 type fileFormat struct {
@@ -177,6 +183,7 @@ func (db *DB) update(change func(m map[string]*User) error) error {
 		c := *v
 		c.Keys = append([]string(nil), v.Keys...)
 		c.Apps = append([]AppPassword(nil), v.Apps...)
+		c.Recovery = append([]string(nil), v.Recovery...)
 		m[k] = &c
 	}
 	if err := change(m); err != nil {
@@ -501,6 +508,12 @@ func (db *DB) checkPassword(name, password string, suspect, apps bool) (bool, er
 	}
 	if apps && u.isAppPassword(password) {
 		return true, nil
+	}
+	if apps && u.TOTP != "" {
+		// Two-factor login: the account's own password is taken on the
+		// web pages' form only, with a code; clients use app passwords.
+		db.verify(unknownUserHash, password, suspect)
+		return false, nil
 	}
 	mac := hmac.New(sha256.New, db.cacheKey[:])
 	mac.Write([]byte(password))

@@ -20,6 +20,7 @@ type loginData struct {
 	Next     string
 	Username string
 	Token    string
+	Code     bool // the second step: the code after the password
 }
 
 func (u *UI) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -62,6 +63,10 @@ func (u *UI) loginPost(w http.ResponseWriter, r *http.Request) {
 		u.loginForm(w, code, next, name, res.Message())
 		return
 	}
+	if u.Door.TwoFactor(name) {
+		u.askCode(w, http.StatusOK, u.codes.add(name, next), next, name, "")
+		return
+	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	u.Door.Sessions().Start(w, name)
 	u.Log.Info("web: logged in", "user", name, "addr", r.RemoteAddr)
@@ -77,10 +82,11 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 type accountData struct {
-	Email   string
-	Apps    []users.AppPassword
-	New     string // an app password just made, shown this once
-	NewName string
+	Email     string
+	Apps      []users.AppPassword
+	New       string // an app password just made, shown this once
+	NewName   string
+	TwoFactor twoFactorData
 }
 
 func (u *UI) accountPage(w http.ResponseWriter, r *http.Request) {
@@ -100,6 +106,7 @@ func (u *UI) showAccount(w http.ResponseWriter, sess *auth.Session, code int, fl
 	}
 	d.Apps = apps
 	d.Email = u.Users.Email(sess.User)
+	d.TwoFactor.On, d.TwoFactor.RecoveryLeft = u.Users.TOTP(sess.User)
 	p.Data = d
 	u.render(w, code, "account", p)
 }
@@ -109,7 +116,10 @@ func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	switch r.PostFormValue("action") {
+	switch action := r.PostFormValue("action"); action {
+	case "totp-new", "totp-enable", "totp-off":
+		code, flash, problem, d := u.twoFactorPost(w, r, sess.User, action)
+		u.showAccount(w, sess, code, flash, problem, d)
 	case "email":
 		if err := u.Users.SetEmail(sess.User, r.PostFormValue("email")); err != nil {
 			u.showAccount(w, sess, http.StatusBadRequest, "", "E-mail address not changed: "+err.Error(), accountData{})

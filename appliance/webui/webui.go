@@ -57,6 +57,8 @@ func FolderURL(p string) string {
 // form's and the account page's password check, and the sessions.
 type Door interface {
 	AccountPassword(addr, proto, user, pw string) auth.Result
+	Code(addr, user, code string) auth.Result
+	TwoFactor(user string) bool
 	LinkPassword(addr, token, hash, pw string) auth.Result
 	Sessions() *auth.Sessions
 }
@@ -93,6 +95,7 @@ type UI struct {
 	Audit *audit.Log
 
 	flows  loginFlows
+	codes  pendings
 	links  linkVisits
 	bench  benchRun
 	once   sync.Once
@@ -181,6 +184,7 @@ func (u *UI) Routes(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("GET "+LoginPage, u.loginPage)
 	mux.HandleFunc("POST "+LoginPage, u.loginPost)
+	mux.HandleFunc("POST "+LoginPage+"/code", u.codePost)
 	mux.HandleFunc("POST /logout", u.logout)
 	mux.HandleFunc("GET /files", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, FilesPrefix+"/", http.StatusMovedPermanently)

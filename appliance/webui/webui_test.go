@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/pquerna/otp/totp"
+
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/copies"
@@ -930,5 +932,63 @@ func TestAuditLogOnTheAdminPage(t *testing.T) {
 	}
 	if a, b := strings.Index(section, "added user carol"), strings.Index(section, "login failed"); a > b {
 		t.Error("the audit log is not newest first")
+	}
+}
+
+// With two-factor login on, the password alone gives no session: the form
+// asks for the code, a wrong one is refused, the right one logs in (once).
+// Enrolled from the account page, which shows a QR code and the
+// recovery codes once.
+func TestTwoFactorLogin(t *testing.T) {
+	s := newSite(t)
+	cookie, csrf := s.login("ann", "ann-password")
+	_, page := s.do("POST", "/account", cookie, url.Values{"csrf": {csrf}, "action": {"totp-new"}})
+	secret := regexp.MustCompile(`<code id="totp-secret">([A-Z2-7]+)</code>`).FindStringSubmatch(page)
+	if secret == nil || !strings.Contains(page, `<svg class="qr"`) {
+		t.Fatalf("no QR code and key on the account page:\n%s", page)
+	}
+	code, _ := totp.GenerateCode(secret[1], time.Now())
+	resp, page := s.do("POST", "/account", cookie, url.Values{"csrf": {csrf}, "action": {"totp-enable"}, "secret": {secret[1]}, "code": {code}})
+	if resp.StatusCode != 200 || strings.Count(page, "<li><code>") != 10 {
+		t.Fatalf("turning it on: %s\n%s", resp.Status, page)
+	}
+	recovery := regexp.MustCompile(`<li><code>([a-z0-9-]+)</code>`).FindStringSubmatch(page)[1]
+
+	step := func(user, pw string) (*http.Response, string, string) {
+		resp, page := s.do("GET", "/login", "", nil)
+		lc := cookieOf(resp, loginCookie)
+		m := csrfField.FindStringSubmatch(page)
+		resp, page = s.do("POST", "/login", loginCookie+"="+lc.Value, url.Values{"csrf": {m[1]}, "username": {user}, "password": {pw}, "next": {"/files/"}})
+		cc := cookieOf(resp, codeCookie)
+		if resp.StatusCode != 200 || cc == nil || cookieOf(resp, auth.SessionCookie) != nil || !strings.Contains(page, `action="/login/code"`) {
+			t.Fatalf("the password step: %s %v\n%s", resp.Status, resp.Cookies(), page)
+		}
+		return resp, codeCookie + "=" + cc.Value, cc.Value
+	}
+	_, cc, tok := step("ann", "ann-password")
+	resp, page = s.do("POST", "/login/code", cc, url.Values{"csrf": {tok}, "code": {"000000"}})
+	if resp.StatusCode != 401 || cookieOf(resp, auth.SessionCookie) != nil {
+		t.Errorf("a wrong code: %s", resp.Status)
+	}
+	if resp, _ := s.do("POST", "/login/code", cc, url.Values{"csrf": {"forged"}, "code": {recovery}}); cookieOf(resp, auth.SessionCookie) != nil {
+		t.Error("a code step without its token logged in")
+	}
+	resp, _ = s.do("POST", "/login/code", cc, url.Values{"csrf": {tok}, "code": {recovery}})
+	if resp.StatusCode != http.StatusSeeOther || cookieOf(resp, auth.SessionCookie) == nil || resp.Header.Get("Location") != "/files/" {
+		t.Errorf("the recovery code: %s %v", resp.Status, resp.Header)
+	}
+	// The same pending login and the same recovery code: spent.
+	if resp, _ := s.do("POST", "/login/code", cc, url.Values{"csrf": {tok}, "code": {recovery}}); cookieOf(resp, auth.SessionCookie) != nil {
+		t.Error("a finished login logged in again")
+	}
+	_, cc, tok = step("ann", "ann-password")
+	if resp, _ := s.do("POST", "/login/code", cc, url.Values{"csrf": {tok}, "code": {recovery}}); cookieOf(resp, auth.SessionCookie) != nil {
+		t.Error("a recovery code logged in twice")
+	}
+	// WebDAV with the account's password: refused; clients use app passwords.
+	req, _ := http.NewRequest("PROPFIND", s.srv.URL+"/dav/", nil)
+	req.SetBasicAuth("ann", "ann-password")
+	if resp, err := s.c.Do(req); err != nil || resp.StatusCode != 401 {
+		t.Errorf("WebDAV with the account's password under two-factor login: %v %v", err, resp.Status)
 	}
 }
