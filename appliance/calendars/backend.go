@@ -104,7 +104,7 @@ func httpError(k Kind, err error) error {
 		return webdav.NewHTTPError(http.StatusMethodNotAllowed, err)
 	case errors.Is(err, ErrPrecondition):
 		return webdav.NewHTTPError(http.StatusPreconditionFailed, err)
-	case errors.Is(err, ErrTooMany):
+	case errors.Is(err, ErrTooMany), errors.Is(err, ErrNoRoom):
 		return webdav.NewHTTPError(http.StatusInsufficientStorage, err)
 	case errors.Is(err, ErrUIDConflict) && k == Calendars:
 		return caldav.NewPreconditionError(caldav.PreconditionNoUIDConflict)

@@ -2,6 +2,7 @@ package calendars
 
 import (
 	"encoding/xml"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -258,5 +259,48 @@ func TestQueries(t *testing.T) {
 	_, body, _ = bob.do("REPORT", cal, `<cal:calendar-multiget xmlns:d="DAV:" xmlns:cal="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/><cal:calendar-data/></d:prop><d:href>`+cal+`dec.ics</d:href></cal:calendar-multiget>`, "Depth", "1")
 	if !strings.Contains(body, "UID:december") || strings.Contains(body, "UID:january") {
 		t.Errorf("calendar-multiget of dec.ics:\n%s", body)
+	}
+}
+
+// Objects count against the room the store is given (the quota the
+// user's files share, the disk): 0.9 MiB events under a 1 MiB budget stop
+// at the first that does not fit, with 507, and nothing is written; an
+// object made smaller always fits (they were stored without bound).
+func TestObjectsNeedRoom(t *testing.T) {
+	srv, s := server(t)
+	const budget = 1 << 20
+	var asked []int64
+	s.Room = func(user string, used, grow int64) error {
+		asked = append(asked, grow)
+		if used+grow > budget {
+			return fmt.Errorf("%w: over your quota", ErrNoRoom)
+		}
+		return nil
+	}
+	bob := client{t, srv, "bob"}
+	cal := "/remote.php/dav/calendars/bob/personal/"
+	bob.do("PROPFIND", "/remote.php/dav/calendars/bob/", "", "Depth", "1")
+	big := func(uid string, n int) string {
+		desc := "DESCRIPTION:x" + strings.Repeat("\r\n "+strings.Repeat("x", 70), n) + "\r\n"
+		return strings.Replace(strings.ReplaceAll(event, "%s", uid), "SUMMARY:", desc+"SUMMARY:", 1)
+	}
+	if code, body, _ := bob.do("PUT", cal+"a.ics", big("a", 12000), "Content-Type", "text/calendar"); code != 201 {
+		t.Fatalf("the first 0.9 MiB event = %d %s", code, body)
+	}
+	code, _, _ := bob.do("PUT", cal+"b.ics", big("b", 12000), "Content-Type", "text/calendar")
+	if code != http.StatusInsufficientStorage {
+		t.Errorf("a second 0.9 MiB event in a 1 MiB budget = %d, want 507", code)
+	}
+	if code, _, _ := bob.do("GET", cal+"b.ics", ""); code != 404 {
+		t.Errorf("the refused event is there: %d", code)
+	}
+	if code, _, _ := bob.do("PUT", cal+"a.ics", big("a", 10), "Content-Type", "text/calendar"); code/100 != 2 {
+		t.Errorf("the event made smaller = %d", code)
+	}
+	if code, body, _ := bob.do("PUT", cal+"b.ics", big("b", 12000), "Content-Type", "text/calendar"); code != 201 {
+		t.Errorf("with room again, the second event = %d %s", code, body)
+	}
+	if len(asked) != 3 || asked[0] < 800<<10 {
+		t.Errorf("room asked for %v (growths; the shrink needs none)", asked)
 	}
 }

@@ -74,6 +74,9 @@ var (
 	ErrTooLarge     = errors.New("larger than the collection takes")
 	ErrTooMany      = errors.New("the collection is full")
 	ErrBadToken     = errors.New("not a sync token of this collection")
+	// ErrNoRoom is wrapped by Room's refusals: the owner's quota, which
+	// their files share, or the disk.
+	ErrNoRoom = errors.New("no room")
 )
 
 // Limits bound what a user can store.
@@ -93,9 +96,25 @@ type Store struct {
 	// Sharing says what collections are shared with whom (package
 	// shares); nil: nothing is.
 	Sharing Sharing
+	// Room refuses (wrapping ErrNoRoom) grow more bytes of user's objects,
+	// given what their calendars and address books take (used): the quota
+	// they share with the user's files, and the disk's free space. nil:
+	// only Limits bound them.
+	Room    func(user string, used, grow int64) error
 	mu      sync.Mutex           // writes, box-wide: they are small and rare
 	uids    map[string]*uidIndex // by collection directory
+	usage   map[string]counted   // Usage, kept between counts
 }
+
+// counted is a user's usage as last counted, with the puts since.
+type counted struct {
+	bytes int64
+	at    time.Time
+}
+
+// countEvery is how often a user's usage is counted again from the disk
+// (between counts, each put adds what it grew).
+const countEvery = time.Minute
 
 // Open returns the store under files (the users' file store's directory).
 func Open(files string) (*Store, error) {
@@ -453,6 +472,19 @@ func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Cond
 	if cur == nil && idx.objects >= s.Limits.Objects {
 		return nil, false, ErrTooMany
 	}
+	grow := int64(len(data))
+	if cur != nil {
+		grow -= int64(len(cur.Data))
+	}
+	if grow > 0 && s.Room != nil {
+		used, err := s.used(user)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := s.Room(user, used, grow); err != nil {
+			return nil, false, err
+		}
+	}
 	// Logged first, then written: a cut between the two reports a change
 	// that did not happen (the client compares the ETag and finds it the
 	// same), never hides one that did.
@@ -473,6 +505,10 @@ func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Cond
 	idx.m[uid] = name
 	if cur == nil {
 		idx.objects++
+	}
+	if c, ok := s.usage[user]; ok {
+		c.bytes += grow
+		s.usage[user] = c
 	}
 	idx.seq = seq
 	o, err := s.readObject(dir, name)
@@ -792,6 +828,31 @@ func (s *Store) Owners() []string {
 		}
 	}
 	return names
+}
+
+// Used is Usage as Put counts it: from the disk at most once every
+// countEvery, with each put's growth added between (the files' quota,
+// read on every request, counts it).
+func (s *Store) Used(user string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used(user)
+}
+
+// used is Used, with s.mu held (Put's lock).
+func (s *Store) used(user string) (int64, error) {
+	if c, ok := s.usage[user]; ok && time.Since(c.at) < countEvery {
+		return c.bytes, nil
+	}
+	n, err := s.Usage(user)
+	if err != nil {
+		return 0, err
+	}
+	if s.usage == nil || len(s.usage) > 1000 {
+		s.usage = map[string]counted{}
+	}
+	s.usage[user] = counted{n, time.Now()}
+	return n, nil
 }
 
 // Usage is the bytes a user's calendars and address books take.

@@ -65,7 +65,7 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 
 // web is the HTTPS and plain-HTTP front with every protocol mounted.
 func (s *services) web(lns *listen.Listeners) *front.Server {
-	dav := &files.Handler{Store: s.files, Quotas: s.accounts, Door: s.door, Favorites: s.favs, Locks: s.locks, Log: s.log,
+	dav := &files.Handler{Store: s.files, Quotas: quotas{s.accounts, s.pim}, Door: s.door, Favorites: s.favs, Locks: s.locks, Log: s.log,
 		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares,
 		Capabilities: merge(notices.Capabilities, shares.Capabilities)}
 	sys := s.system()
@@ -107,7 +107,7 @@ func (s *services) front(lns *listen.Listeners, https, plain http.Handler) *fron
 func (s *services) sftp() (*sftpd.Server, error) {
 	cfg := s.cfg
 	srv := &sftpd.Server{
-		Door: s.door, Quotas: s.accounts, Store: s.files, Locks: s.locks, Handshakes: s.handshakes,
+		Door: s.door, Quotas: quotas{s.accounts, s.pim}, Store: s.files, Locks: s.locks, Handshakes: s.handshakes,
 		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known),
 		SessionsPerConn: cfg.SSHSessionsPerConn, SessionsPerUser: cfg.SSHSessionsPerUser,
 		HostKey:     func() crypto.Signer { return s.box.get().SSHKey },

@@ -1,0 +1,55 @@
+package server
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bonesync/bonesync/appliance/calendars"
+	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/users"
+)
+
+// A user's files and calendars share one quota: the calendars get what the
+// files leave, and the files' quota as the protocols see it is what the
+// calendars leave.
+func TestOneQuotaForFilesAndCalendars(t *testing.T) {
+	dir := t.TempDir()
+	st, _ := state.Open(filepath.Join(dir, "state"))
+	db, _ := users.Open(st)
+	db.Add("ann", "ann-password")
+	db.SetQuota("ann", 1<<20)
+	files, err := store.Open(filepath.Join(dir, "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer files.Close()
+	pim, _ := calendars.Open(files.Dir())
+	s := &services{accounts: db, files: files, pim: pim}
+	tree, _ := files.Tree("ann")
+	w, _ := tree.Create("photo.jpg", false)
+	w.Write(make([]byte, 600<<10))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tree.Close()
+	if err := s.calendarRoom("ann", 0, 300<<10); err != nil {
+		t.Errorf("300 KiB of events beside 600 KiB of files in 1 MiB: %v", err)
+	}
+	err = s.calendarRoom("ann", 300<<10, 200<<10)
+	if !errors.Is(err, calendars.ErrNoRoom) || !strings.Contains(err.Error(), "quota of 1 MiB") {
+		t.Errorf("1.1 MiB in all under a 1 MiB quota: %v", err)
+	}
+	if q := (quotas{db, pim}).Quota("ann"); q != 1<<20 {
+		t.Errorf("with no calendars the files' quota is %d", q)
+	}
+	db.SetQuota("ann", 0)
+	if err := s.calendarRoom("ann", 0, 100<<20); err != nil {
+		t.Errorf("no quota: %v", err)
+	}
+	if err := s.calendarRoom("ann", 0, 1<<50); !errors.Is(err, calendars.ErrNoRoom) || !strings.Contains(err.Error(), "disk is full") {
+		t.Errorf("more than the disk: %v", err)
+	}
+}
