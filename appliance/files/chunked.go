@@ -259,7 +259,7 @@ func (c *chunks) assemble(transfer string) {
 		http.Error(w, "the Destination is not in your files", http.StatusBadRequest)
 		return
 	}
-	tree, ok := c.h.openTree(w, c.user)
+	tree, ok := c.h.openTree(w, r, c.user)
 	if !ok {
 		return
 	}

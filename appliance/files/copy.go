@@ -3,7 +3,6 @@ package files
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -190,10 +189,7 @@ func (q *request) copyFile(f *os.File, fi fs.FileInfo, dst string) error {
 		return err
 	}
 	u.SetModTime(fi.ModTime())
-	n, err := io.Copy(u, f)
-	if err == nil && n != fi.Size() {
-		err = fmt.Errorf("copy incomplete: %d of %d bytes", n, fi.Size())
-	}
+	err = u.CopyFrom(f, fi.Size()) // its holes kept
 	if err == nil {
 		err = copyDeadProps(f, u)
 	}

@@ -140,7 +140,7 @@ type request struct {
 
 // openTree opens user's tree with their quota, or answers 500; the caller
 // closes it.
-func (h *Handler) openTree(w http.ResponseWriter, user string) (*store.Tree, bool) {
+func (h *Handler) openTree(w http.ResponseWriter, r *http.Request, user string) (*store.Tree, bool) {
 	tree, err := h.Store.Tree(user)
 	if err != nil {
 		h.Log.Error("cannot open the files", "user", user, "err", err)
@@ -148,12 +148,13 @@ func (h *Handler) openTree(w http.ResponseWriter, user string) (*store.Tree, boo
 		return nil, false
 	}
 	tree.SetQuota(h.Quotas.Quota(user))
+	tree.SetContext(r.Context()) // a digest or a copy stops when the client goes
 	return tree, true
 }
 
 // serve answers a WebDAV request on user's tree, reached under prefix.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, user, prefix string) {
-	tree, ok := h.openTree(w, user)
+	tree, ok := h.openTree(w, r, user)
 	if !ok {
 		return
 	}

@@ -106,7 +106,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 // open opens user's tree for a request reached under prefix, naming
 // name; the caller closes q.tree.
 func (h *Handler) open(w http.ResponseWriter, r *http.Request, user, prefix, name string) (*request, bool) {
-	tree, ok := h.openTree(w, user)
+	tree, ok := h.openTree(w, r, user)
 	if !ok {
 		return nil, false
 	}

@@ -76,7 +76,7 @@ func (h *Handler) serveHistory(w http.ResponseWriter, r *http.Request, prefix st
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	tree, ok := h.openTree(w, user)
+	tree, ok := h.openTree(w, r, user)
 	if !ok {
 		return
 	}

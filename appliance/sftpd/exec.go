@@ -1,6 +1,7 @@
 package sftpd
 
 import (
+	"context"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -21,7 +22,7 @@ var digestCommands = map[string]string{"md5sum": "md5", "sha1sum": "sha1", "sha2
 // exec runs a command line: md5sum, sha1sum or sha256sum of paths in the
 // user's tree (the stored digest where there is one), or else explains
 // that the box speaks SFTP only. It returns the exit status.
-func (s *Server) exec(user, line string, ch io.ReadWriter, stderr io.Writer) uint32 {
+func (s *Server) exec(ctx context.Context, user, line string, ch io.ReadWriter, stderr io.Writer) uint32 {
 	words, err := shellWords(line)
 	if err != nil || len(words) == 0 {
 		fmt.Fprintln(stderr, onlySFTP)
@@ -53,6 +54,7 @@ func (s *Server) exec(user, line string, ch io.ReadWriter, stderr io.Writer) uin
 		return 1
 	}
 	defer tree.Close()
+	tree.SetContext(ctx) // a digest stops when the client goes
 	var status uint32
 	done := map[string]bool{}
 	for _, p := range words[1:] {

@@ -277,6 +277,11 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	c.SetWriteDeadline(time.Time{})
 	c.SetReadDeadline(time.Now().Add(idle))
 	defer sc.Close()
+	// The connection's context ends when it does: a digest or a copy
+	// it started (a CLOSE of a file written out of order) stops with it.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { sc.Wait(); cancel() }()
 	go ssh.DiscardRequests(reqs)
 	user := sc.Permissions.Extensions["user"]
 	s.Log.Info("sftp: logged in", "user", user, "addr", c.RemoteAddr())
@@ -306,7 +311,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		go func() {
 			defer s.sessions.give(user)
 			defer open.Add(-1)
-			s.session(user, ch, chReqs)
+			s.session(cctx, user, ch, chReqs)
 		}()
 	}
 }
@@ -365,7 +370,7 @@ const onlySFTP = "this box speaks SFTP only: use sftp, scp, rclone or sshfs"
 // session answers a session channel: the sftp subsystem, the digest
 // commands rclone runs (exec.go), and for a shell or any other command one
 // line on stderr. Each ends with an exit-status, which scp and scripts read.
-func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) {
+func (s *Server) session(ctx context.Context, user string, ch ssh.Channel, reqs <-chan *ssh.Request) {
 	// The session counts (the caps) until the client has closed its side
 	// too: a client that never answers our CLOSE keeps its slot.
 	drained := make(chan struct{})
@@ -387,7 +392,7 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 				status = 1
 				break
 			}
-			status = s.sftp(user, ch)
+			status = s.sftp(ctx, user, ch)
 		case "exec":
 			cmd, ok := sshString(req.Payload)
 			if !ok {
@@ -401,7 +406,7 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 				status = 1
 				break
 			}
-			status = s.exec(user, cmd, ch, ch.Stderr())
+			status = s.exec(ctx, user, cmd, ch, ch.Stderr())
 		case "shell":
 			req.Reply(true, nil)
 			drain()
@@ -419,7 +424,7 @@ func (s *Server) session(user string, ch ssh.Channel, reqs <-chan *ssh.Request) 
 }
 
 // sftp serves the sftp subsystem on ch until the client ends it.
-func (s *Server) sftp(user string, ch ssh.Channel) uint32 {
+func (s *Server) sftp(ctx context.Context, user string, ch ssh.Channel) uint32 {
 	tree, err := s.Store.Tree(user)
 	if err != nil {
 		s.Log.Error("sftp: cannot open the files", "user", user, "err", err)
@@ -427,6 +432,7 @@ func (s *Server) sftp(user string, ch ssh.Channel) uint32 {
 	}
 	defer tree.Close()
 	tree.SetQuota(s.Quotas.Quota(user)) // read at each session's start
+	tree.SetContext(ctx)
 	var locked func(...locks.Change) error
 	if s.Locks != nil {
 		locked = func(changes ...locks.Change) error {

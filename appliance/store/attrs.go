@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"hash"
-	"io"
 	"io/fs"
 	"time"
 
@@ -54,7 +53,8 @@ func (t *Tree) Chmod(p string, perm fs.FileMode) error {
 }
 
 // Sum is a file's digest by algorithm ("md5", "sha1" or "sha256"): the
-// stored one when there is one, else computed by reading the file; an MD5
+// stored one when there is one, else computed by reading the file's data
+// (a hole's zeros come from memory), until the tree's context ends; an MD5
 // computed so is kept in the file's record for next time (if the file did
 // not change meanwhile).
 func (t *Tree) Sum(p, algo string) ([]byte, error) {
@@ -89,7 +89,7 @@ func (t *Tree) Sum(p, algo string) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("digest %q not supported", algo)
 	}
-	if _, err := io.Copy(h, f); err != nil {
+	if err := hashSparse(t.context(), h, f, in.Size()); err != nil {
 		return nil, err
 	}
 	sum := h.Sum(nil)

@@ -6,6 +6,7 @@
 package store
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -242,6 +243,7 @@ type Tree struct {
 	user  string // whose files: for a share, the owner's
 	s     *Store
 	quota int64
+	ctx   context.Context // SetContext's: ends long work
 
 	// A user's own tree: the shares they receive at its top, opened, by
 	// mount id (mounts.go), and the top's inode.

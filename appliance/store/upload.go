@@ -55,6 +55,7 @@ type Upload struct {
 	oldSize int64 // of the file this one replaces
 	size    int64 // the end of what was written
 	guard   func() error
+	lazy    bool // committed without digests: made when asked (Sum)
 }
 
 // SetGuard makes Commit ask guard, just before the file is put in place,
@@ -104,11 +105,10 @@ func (t *Tree) CreateKeeping(p string, n int64) (*Upload, error) {
 	}
 	if n != 0 {
 		if old, err := t.root.Open(c); err == nil {
-			var src io.Reader = old
-			if n > 0 {
-				src = io.LimitReader(old, n)
+			if fi, serr := old.Stat(); serr == nil && (n < 0 || n > fi.Size()) {
+				n = fi.Size()
 			}
-			u.size, err = io.Copy(io.MultiWriter(u.f, u.h), src)
+			err = u.CopyFrom(old, n) // its holes kept
 			old.Close()
 			if err != nil {
 				u.Abort()
@@ -403,9 +403,20 @@ func (c *committing) hash() error {
 	c.size = size
 	if u.h.broken || u.h.n != size {
 		// Written out of order (SFTP's pipelined writes), or truncated:
-		// hash what is there.
+		// hash what is there, the data only. A file of mostly holes, or
+		// one whose client went away meanwhile, is kept without digests
+		// (made when asked) unless the client sent one to check.
+		if len(u.expect) == 0 && mostlyHoles(u.f, size) {
+			u.lazy = true
+			return nil
+		}
 		h := u.h.like()
-		if _, err := io.Copy(h, io.NewSectionReader(u.f, 0, size)); err != nil {
+		ctx := u.top.context()
+		if err := hashSparse(ctx, h, u.f, size); err != nil {
+			if ctx.Err() != nil && len(u.expect) == 0 {
+				u.lazy = true
+				return nil
+			}
 			return fmt.Errorf("read back %s: %w", u.name, err)
 		}
 		u.h = h
@@ -444,6 +455,9 @@ func (c *committing) date() error {
 func (c *committing) record() error {
 	u := c.u
 	m := meta{FileID: newFileID(), Size: c.size, Sums: u.h.sums()}
+	if u.lazy {
+		m = meta{FileID: m.FileID, Size: -1} // no digests: the id alone
+	}
 	if old, err := u.t.root.Open(u.name); err == nil {
 		if in, err := u.t.s.info(old); err == nil && in.Mode().IsRegular() {
 			m.FileID = in.FileID // a new version of the same file, under the id it was listed with
