@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -34,6 +35,12 @@ const (
 	floodAddrSlow  = 8
 	floodAddrRetry = 500 * time.Millisecond
 	abuseUser      = "admin"
+	// Hostile calendar PUTs (bonesync only: the peers have no CalDAV):
+	// so many clients at once, each alternating an 800 KB object of
+	// 40,000 nested components (refused before it is parsed) and the
+	// largest object taken (1,000 components), over and over.
+	floodCalendars       = 4
+	calUser, calPassword = "hostile", "hostile-password"
 )
 
 // abuseRow is one server under one flood.
@@ -43,6 +50,7 @@ type abuseRow struct {
 	P95           time.Duration
 	PeakPSSKB     int64 // of the server's process tree, sampled every 100 ms
 	Guesses       int64 // failed logins tried, for the login flood
+	Hostile       int64 // hostile calendar PUTs answered, for that flood
 }
 
 type abuseResult struct {
@@ -75,6 +83,11 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 	}
 	sshd, client, hostPub := peer.sshd, peer.client, peer.hostPub
 	defer sshd.stop()
+	add := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "add", calUser)
+	add.Stdin = strings.NewReader(calPassword + "\n")
+	if out, err := add.CombinedOutput(); err != nil && !strings.Contains(string(out), "exists") {
+		return fmt.Errorf("user add %s: %v %s", calUser, err, out)
+	}
 	bs, sftpAddr, err := startBonesync(ctx, o.bonesync, dir)
 	if err != nil {
 		return err
@@ -107,15 +120,21 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 	// the ban.
 	src := &sources{}
 	for ti, t := range targets {
-		for _, fl := range []string{"none", "idle+slow", "distributed", "logins"} {
+		floods := []string{"none", "idle+slow", "distributed", "logins"}
+		if t.name == "bonesync HTTPS" {
+			floods = append(floods, "calendars")
+		}
+		for _, fl := range floods {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			o.logf("abuse: %s, flood %s, %v", t.name, fl, dur)
 			fctx, stop := context.WithCancel(ctx)
 			var wait func()
-			var guesses atomic.Int64
+			var guesses, hostile atomic.Int64
 			switch fl {
+			case "calendars":
+				wait = hostileCalendars(fctx, bs.addr, &hostile)
 			case "idle+slow":
 				_, wait = flood.Hold{From: "127.0.0.2", To: t.addr, Idle: floodIdle, Slow: floodSlow, Prefix: t.prefix}.Run(fctx)
 				time.Sleep(3 * time.Second) // all opened
@@ -161,7 +180,7 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 			}
 			<-sampled
 			row := abuseRow{Server: t.name, Flood: fl, OK: len(r.latencies), Failed: r.errors,
-				P95: measure.Percentile(r.latencies, 95), PeakPSSKB: peak.Load(), Guesses: guesses.Load()}
+				P95: measure.Percentile(r.latencies, 95), PeakPSSKB: peak.Load(), Guesses: guesses.Load(), Hostile: hostile.Load()}
 			res.Rows = append(res.Rows, row)
 			o.logf("  %d ok, %d failed (%s), p95 %.1f ms, peak PSS %.1f MiB", row.OK, row.Failed, r.firstErr, ms(row.P95), mib(row.PeakPSSKB))
 			settle(t.s)
@@ -169,6 +188,55 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 		}
 	}
 	return nil
+}
+
+// hostileCalendars runs the calendar flood until ctx ends, counting the
+// PUTs answered; the returned func waits for its clients.
+func hostileCalendars(ctx context.Context, addr string, n *atomic.Int64) func() {
+	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	home := "https://" + addr + "/remote.php/dav/calendars/" + calUser + "/"
+	req, _ := http.NewRequestWithContext(ctx, "PROPFIND", home, nil) // makes the default calendar
+	req.SetBasicAuth(calUser, calPassword)
+	req.Header.Set("Depth", "1")
+	if resp, err := c.Do(req); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	nested := "BEGIN:VCALENDAR\r\n" + strings.Repeat("BEGIN:X\r\n", 40000) + strings.Repeat("END:X\r\n", 40000) + "END:VCALENDAR\r\n"
+	var big strings.Builder
+	big.WriteString("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//bench//EN\r\n")
+	for i := range 999 {
+		fmt.Fprintf(&big, "BEGIN:VEVENT\r\nUID:hostile\r\nDTSTAMP:20260101T000000Z\r\nRECURRENCE-ID:2026%02d%02dT100000Z\r\n"+
+			"DTSTART:2026%02d%02dT100000Z\r\nSUMMARY:%d\r\nEND:VEVENT\r\n", 1+i%12, 1+i%28, 1+i%12, 1+i%28, i)
+	}
+	big.WriteString("END:VCALENDAR\r\n")
+	done := make(chan struct{})
+	for w := range floodCalendars {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; ctx.Err() == nil; i++ {
+				body := nested
+				if i%2 == 1 {
+					body = big.String()
+				}
+				req, _ := http.NewRequestWithContext(ctx, "PUT", fmt.Sprintf("%spersonal/h%d.ics", home, w), strings.NewReader(body))
+				req.SetBasicAuth(calUser, calPassword)
+				req.Header.Set("Content-Type", "text/calendar")
+				resp, err := c.Do(req)
+				if err != nil {
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				n.Add(1)
+			}
+		}()
+	}
+	return func() {
+		for range floodCalendars {
+			<-done
+		}
+	}
 }
 
 // wrongBasic is a WebDAV request with a wrong password.
@@ -206,9 +274,10 @@ func (a *abuseResult) markdown(w io.Writer) {
 	fmt.Fprintf(w, "Floods, one at a time: %d idle connections and %d sending a byte every 3 s, all from 127.0.0.2 "+
 		"(each reopened a second after the server closes it); or, distributed, %d addresses each holding %d idle and %d slow "+
 		"connections (bonesync's waiting_per_address), reopened %v after a close; or %d addresses each guessing a password over and over "+
-		"(WebDAV Basic auth; SSH passwords). The legitimate client, from other addresses, opens one connection after another "+
+		"(WebDAV Basic auth; SSH passwords); or, bonesync only, %d logged-in clients PUTting calendar objects at once, alternating 800 KB "+
+		"of 40,000 nested components and the largest object taken (1,000 components). The legitimate client, from other addresses, opens one connection after another "+
 		"for the phase: a full handshake and GET, or a key exchange up to a refused key.\n\n", floodIdle, floodSlow,
-		floodAddrs, floodAddrIdle, floodAddrSlow, floodAddrRetry, floodLogins)
+		floodAddrs, floodAddrIdle, floodAddrSlow, floodAddrRetry, floodLogins, floodCalendars)
 	if a.Err != "" {
 		fmt.Fprintf(w, "Failed: %s\n\n", a.Err)
 	}
@@ -221,6 +290,9 @@ func (a *abuseResult) markdown(w io.Writer) {
 		flood := r.Flood
 		if r.Guesses > 0 {
 			flood += fmt.Sprintf(" (%d guesses)", r.Guesses)
+		}
+		if r.Hostile > 0 {
+			flood += fmt.Sprintf(" (%d PUTs)", r.Hostile)
 		}
 		fmt.Fprintf(w, "| %s | %s | %d / %d | %.1f ms | %s | %.1f MiB |\n", r.Server, flood, r.OK, r.Failed, ms(r.P95),
 			ratio(ms(r.P95), ms(base)), mib(r.PeakPSSKB))
