@@ -17,7 +17,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,6 +51,8 @@ const (
 	file       = "audit.log"
 	maxSeen    = 4096
 	maxWhat    = 512
+	maxField   = 64 // user, address and protocol: a client sends what it likes
+	queued     = 256
 )
 
 // Dir is the record's folder under the state directory.
@@ -59,9 +63,16 @@ type Log struct {
 	// Now is the clock (time.Now if nil).
 	Now func() time.Time
 
-	dir  string
-	mu   sync.Mutex
-	seen map[string]time.Time // logins recorded lately
+	dir   string
+	mu    sync.Mutex
+	seen  map[string]time.Time // logins recorded lately
+	queue chan queuedEvent     // Note's, written by one goroutine
+	// dropped counts the events Note could not queue; the next one that
+	// is written says so.
+	dropped atomic.Int64
+	// Failed is told of a write that failed (the caller logs it); nil:
+	// nobody is.
+	Failed func(error)
 }
 
 // Open makes dir if needed and returns the record kept there.
@@ -69,7 +80,66 @@ func Open(dir string) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	return &Log{dir: dir, seen: map[string]time.Time{}}, nil
+	l := &Log{dir: dir, seen: map[string]time.Time{}, queue: make(chan queuedEvent, queued)}
+	go l.writeQueued()
+	return l, nil
+}
+
+// Note records e later, from a goroutine of the log's own, and never
+// waits: for callers that hold a lock every request needs (the bans). An
+// event that finds the queue full is dropped and counted.
+func (l *Log) Note(e Event) {
+	if l == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = l.now()
+	}
+	select {
+	case l.queue <- queuedEvent{e: e}:
+	default:
+		l.dropped.Add(1)
+	}
+}
+
+// queuedEvent is an event Note queued, or (done set) Flush's marker.
+type queuedEvent struct {
+	e    Event
+	done chan struct{}
+}
+
+// Flush waits until every event noted before it is written.
+func (l *Log) Flush() {
+	if l == nil {
+		return
+	}
+	done := make(chan struct{})
+	l.queue <- queuedEvent{done: done}
+	<-done
+}
+
+func (l *Log) writeQueued() {
+	for q := range l.queue {
+		if q.done != nil {
+			close(q.done)
+			continue
+		}
+		e := q.e
+		if n := l.dropped.Swap(0); n > 0 {
+			e.What = strings.TrimSpace(fmt.Sprintf("%s (and %d events before it not recorded: too many at once)", e.What, n))
+		}
+		if err := l.Record(e); err != nil && l.Failed != nil {
+			l.Failed(err)
+		}
+	}
+}
+
+// cut is s at most n bytes, marked when cut.
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }
 
 func (l *Log) now() time.Time {
@@ -90,9 +160,8 @@ func (l *Log) Record(e Event) error {
 		e.Time = l.now()
 	}
 	e.Time = e.Time.UTC().Truncate(time.Second)
-	if len(e.What) > maxWhat {
-		e.What = e.What[:maxWhat] + "..."
-	}
+	e.User, e.Addr, e.Proto = cut(e.User, maxField), cut(e.Addr, maxField), cut(e.Proto, maxField)
+	e.Kind, e.What = cut(e.Kind, maxField), cut(e.What, maxWhat)
 	line, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -173,7 +242,11 @@ func (l *Log) Recent(n int) ([]Event, error) {
 				all = append(all, e)
 			}
 		}
+		err = sc.Err()
 		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("audit: %s: %w", name, err)
+		}
 	}
 	slices.Reverse(all)
 	return all[:min(n, len(all))], nil

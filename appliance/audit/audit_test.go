@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,5 +69,20 @@ func TestLoginsOncePerWhile(t *testing.T) {
 	var nilLog *Log
 	if nilLog.Record(Event{Kind: Admin}) != nil || nilLog.LoggedIn("a", "b", "c") != nil {
 		t.Error("a nil record failed")
+	}
+}
+
+// A client names itself what it likes: a 300 KiB user name is cut, not
+// written whole (two of them rotated the whole record away).
+func TestHugeNamesCut(t *testing.T) {
+	l, _ := Open(t.TempDir())
+	l.Record(Event{Kind: Admin, User: "admin", What: "kept"})
+	for range 3 {
+		l.Note(Event{Kind: LoginFailed, User: strings.Repeat("x", 300<<10), Addr: strings.Repeat("1", 1000), Proto: "https"})
+	}
+	l.Flush()
+	got, err := l.Recent(10)
+	if err != nil || len(got) != 4 || got[3].What != "kept" || len(got[0].User) > 70 || len(got[0].Addr) > 70 {
+		t.Errorf("after huge names: %d events, %v", len(got), err)
 	}
 }

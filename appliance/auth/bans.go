@@ -84,6 +84,7 @@ const (
 	wrongPassword outcome = iota // a failed login, counted towards a ban (the zero value: a forgotten outcome counts)
 	loggedIn                     // forgives the user's own earlier typos
 	serverFault                  // the server could not check (its users file unreadable): no one's failure
+	halfLogin                    // a right password whose code is still to come: forgives nothing
 )
 
 // Begin reserves a login attempt from addr before its password is checked,
@@ -178,13 +179,9 @@ func (b *bans) Failed(addr, proto, user string) {
 		What: fmt.Sprintf("for %v after %d failed logins (ban %d)", ban, MaxFailures, r.count)})
 }
 
-// record writes e to the audit log, if there is one; called with b.mu held
-// (the audit log never calls back).
-func (b *bans) record(e audit.Event) {
-	if err := b.audit.Record(e); err != nil {
-		b.log.Warn("not recorded in the audit log", "kind", e.Kind, "addr", e.Addr, "err", err)
-	}
-}
+// record queues e for the audit log, if there is one: called with b.mu
+// held, which every request's Banned needs, it never waits for the disk.
+func (b *bans) record(e audit.Event) { b.audit.Note(e) }
 
 // forgive drops an address's failures for user once user logs in: their own
 // typos are forgiven, guesses at other users are not.

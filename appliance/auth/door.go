@@ -69,6 +69,9 @@ type Door struct {
 func (d *Door) Audit(l *audit.Log) {
 	d.audit = l
 	d.bans.audit = l
+	if l != nil {
+		l.Failed = func(err error) { d.log.Warn("not recorded in the audit log", "err", err) }
+	}
 }
 
 // logged records a login in the audit log.
@@ -202,9 +205,16 @@ func (d *Door) check(addr, proto, user string, verify func(suspect bool) (bool, 
 		done(wrongPassword)
 		return Wrong
 	}
+	// A password on the web form is half a login when a code follows:
+	// it forgives no failure (else a thief of the password could guess
+	// codes for ever, a right password between every four wrong codes),
+	// and the address is not known until the code is right.
+	if proto == "web" && d.TwoFactor(user) {
+		done(halfLogin)
+		return OK
+	}
 	done(loggedIn)
-	// A password on the web form is half a login when a code follows.
-	if proto != "link" && (proto != "web" || !d.TwoFactor(user)) {
+	if proto != "link" {
 		d.known.add(addr, time.Now())
 		d.logged(user, addr, proto)
 	}

@@ -4,6 +4,9 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pquerna/otp/totp"
 
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/state"
@@ -62,6 +65,7 @@ func TestDoorAudits(t *testing.T) {
 	for range MaxFailures {
 		d.Password("10.0.0.6", "sftp", "root", "guess")
 	}
+	rec.Flush()
 	got, _ := rec.Recent(100)
 	kinds := []string{}
 	for _, e := range got {
@@ -70,5 +74,32 @@ func TestDoorAudits(t *testing.T) {
 	want := []string{"banned 10.0.0.6", "login failed 10.0.0.6", "login failed 10.0.0.6", "login failed 10.0.0.6", "login failed 10.0.0.6", "login failed 10.0.0.6", "login 10.0.0.4"}
 	if strings.Join(kinds, ", ") != strings.Join(want, ", ") {
 		t.Errorf("recorded (newest first):\n%v\nwant\n%v", kinds, want)
+	}
+}
+
+// A thief of the password cannot guess codes for ever: the right password
+// between wrong codes forgives none of them (it cleared the failures).
+func TestCodesCountTowardsTheBan(t *testing.T) {
+	st, _ := state.Open(t.TempDir())
+	db, _ := users.Open(st)
+	db.Add("ann", "ann-password")
+	key, _ := db.NewTOTP("ann")
+	code, _ := totp.GenerateCode(key.Secret(), time.Now())
+	if _, err := db.EnableTOTP("ann", key.Secret(), code); err != nil {
+		t.Fatal(err)
+	}
+	d := New(db, slog.New(slog.DiscardHandler))
+	const addr = "10.0.0.9"
+	for i := range MaxFailures {
+		if res := d.AccountPassword(addr, "web", "ann", "ann-password"); res != OK {
+			t.Fatalf("the password, round %d: %v", i, res)
+		}
+		if d.Known(addr) {
+			t.Fatal("the password alone made the address known")
+		}
+		d.Code(addr, "ann", "000000")
+	}
+	if banned, _ := d.Banned(addr); !banned {
+		t.Errorf("%d wrong codes, each after the right password, earned no ban", MaxFailures)
 	}
 }

@@ -45,11 +45,13 @@ func (d *Door) AuthenticateAccount(w http.ResponseWriter, r *http.Request) (stri
 // not enough. Without that it answers 403 with the header
 // X-Bonesync-Confirm: password.
 func (d *Door) AuthenticateConfirmed(w http.ResponseWriter, r *http.Request) (string, bool) {
-	user, sess, ok := d.authenticate(w, r, d.AccountPassword)
-	if ok && sess == nil && d.TwoFactor(user) {
+	// An account with two-factor login is refused over Basic before its
+	// password is checked: a right one would count as a login.
+	if name, _, basic := r.BasicAuth(); basic && d.TwoFactor(name) {
 		http.Error(w, "this account logs in with a code as well: apply the update from the admin page, or at the console", http.StatusForbidden)
 		return "", false
 	}
+	user, sess, ok := d.authenticate(w, r, d.AccountPassword)
 	if !ok || sess == nil || d.sessions.Confirmed(sess) {
 		return user, ok
 	}

@@ -913,6 +913,7 @@ func TestAuditLogOnTheAdminPage(t *testing.T) {
 	if resp, page := s.do("POST", "/admin/", admin, url.Values{"csrf": {acsrf}, "action": {"add"}, "user": {"carol"}, "password": {"carol password 1"}}); resp.StatusCode != 200 {
 		t.Fatalf("add a user: %s\n%s", resp.Status, page)
 	}
+	s.ui.Audit.Flush() // failed logins are noted from the bans, written a moment later
 	_, page = s.do("GET", "/admin/", admin, nil)
 	i := strings.Index(page, `id="audit"`)
 	if i < 0 {
