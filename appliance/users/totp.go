@@ -43,8 +43,11 @@ func (db *DB) NewTOTP(name string) (*otp.Key, error) {
 // once (stored as SHA-256 digests: they are random, no dictionary reaches
 // them).
 func (db *DB) EnableTOTP(name, secret, code string) ([]string, error) {
-	now := time.Now()
-	if ok, _ := totp.ValidateCustom(strings.TrimSpace(code), secret, now, totpOpts); !ok {
+	if len(secret) < 26 { // 16 bytes in base32: what NewTOTP makes is 32 characters
+		return nil, errors.New("no secret to enrol: start again")
+	}
+	used, ok := codeStep(secret, strings.TrimSpace(code), time.Now(), 0)
+	if !ok {
 		return nil, errors.New("that code is not the one the app shows now: check the phone's clock, and type the newest code")
 	}
 	var codes, digests []string
@@ -58,7 +61,7 @@ func (db *DB) EnableTOTP(name, secret, code string) ([]string, error) {
 		if !ok {
 			return fmt.Errorf("no user %s", name)
 		}
-		u.TOTP, u.TOTPStep, u.Recovery = secret, step(now), digests
+		u.TOTP, u.TOTPStep, u.Recovery = secret, used, digests
 		return nil
 	})
 	if err != nil {
@@ -102,17 +105,9 @@ func (db *DB) CheckCode(name, code string) (bool, error) {
 		if !ok || u.TOTP == "" {
 			return ErrNoTOTP
 		}
-		// The steps either side of now, each taken once.
-		for _, at := range []time.Time{now.Add(-30 * time.Second), now, now.Add(30 * time.Second)} {
-			s := step(at)
-			if s <= u.TOTPStep {
-				continue
-			}
-			want, err := totp.GenerateCodeCustom(u.TOTP, at, totpOpts)
-			if err == nil && subtle.ConstantTimeCompare([]byte(want), []byte(code)) == 1 {
-				u.TOTPStep, taken = s, true
-				return nil
-			}
+		if s, ok := codeStep(u.TOTP, code, now, u.TOTPStep); ok {
+			u.TOTPStep, taken = s, true
+			return nil
 		}
 		d := appDigest(code)
 		for i, r := range u.Recovery {
@@ -135,6 +130,23 @@ func (db *DB) CheckCode(name, code string) (bool, error) {
 
 // errNotTaken leaves the users file as it was: the code was wrong.
 var errNotTaken = errors.New("not taken")
+
+// codeStep finds code among secret's codes of the steps either side of
+// now and now's, past after (each step's code is taken once), and says
+// which step it is.
+func codeStep(secret, code string, now time.Time, after int64) (int64, bool) {
+	for _, at := range []time.Time{now.Add(-30 * time.Second), now, now.Add(30 * time.Second)} {
+		s := step(at)
+		if s <= after {
+			continue
+		}
+		want, err := totp.GenerateCodeCustom(secret, at, totpOpts)
+		if err == nil && subtle.ConstantTimeCompare([]byte(want), []byte(code)) == 1 {
+			return s, true
+		}
+	}
+	return 0, false
+}
 
 // step is the TOTP time step at t.
 func step(t time.Time) int64 { return t.Unix() / int64(totpOpts.Period) }

@@ -118,7 +118,7 @@ func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
 	}
 	switch action := r.PostFormValue("action"); action {
 	case "totp-new", "totp-enable", "totp-off":
-		code, flash, problem, d := u.twoFactorPost(w, r, sess.User, action)
+		code, flash, problem, d := u.twoFactorPost(r, sess, action)
 		u.showAccount(w, sess, code, flash, problem, d)
 	case "email":
 		if err := u.Users.SetEmail(sess.User, r.PostFormValue("email")); err != nil {

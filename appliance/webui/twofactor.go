@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,10 +30,50 @@ const codeCookie = "__Host-bonesync-code"
 // A login waits for its code at most codeFor, and takes at most codeTries
 // wrong codes (the bans count them too).
 const (
-	codeFor     = 5 * time.Minute
-	codeTries   = 5
-	maxPendings = 256
+	codeFor      = 5 * time.Minute
+	codeTries    = 5
+	maxPendings  = 256
+	codesPerUser = 4 // a user's logins waiting at once
+	enrolFor     = 10 * time.Minute
 )
+
+// enrolments are the secrets being enrolled, by session (its CSRF token),
+// kept here rather than sent back by the page: a page cannot choose its
+// own.
+type enrolments struct {
+	mu sync.Mutex
+	m  map[string]enrolment
+}
+
+type enrolment struct {
+	user, secret string
+	until        time.Time
+}
+
+func (e *enrolments) put(sess *auth.Session, secret string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil || len(e.m) > 1000 {
+		e.m = map[string]enrolment{}
+	}
+	e.m[sess.CSRF] = enrolment{sess.User, secret, time.Now().Add(enrolFor)}
+}
+
+func (e *enrolments) get(sess *auth.Session) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, ok := e.m[sess.CSRF]
+	if !ok || v.user != sess.User || time.Now().After(v.until) {
+		return "", false
+	}
+	return v.secret, true
+}
+
+func (e *enrolments) drop(sess *auth.Session) {
+	e.mu.Lock()
+	delete(e.m, sess.CSRF)
+	e.mu.Unlock()
+}
 
 // pendings are the logins waiting for their code.
 type pendings struct {
@@ -54,10 +95,30 @@ func (p *pendings) add(user, next string) string {
 	if p.m == nil {
 		p.m = map[string]*pendingLogin{}
 	}
+	// The expired go; then a user's oldest beyond perUser (another user's
+	// never: a full table refuses nobody, it drops the oldest of all).
+	var mine []string
+	oldest := ""
 	for k, v := range p.m {
-		if now.After(v.until) || len(p.m) >= maxPendings {
-			delete(p.m, k) // a full table drops any: only right passwords get here
+		switch {
+		case now.After(v.until):
+			delete(p.m, k)
+		case v.user == user:
+			mine = append(mine, k)
 		}
+	}
+	slices.SortFunc(mine, func(a, b string) int { return p.m[a].until.Compare(p.m[b].until) })
+	for len(mine) >= codesPerUser {
+		delete(p.m, mine[0])
+		mine = mine[1:]
+	}
+	if len(p.m) >= maxPendings {
+		for k, v := range p.m {
+			if oldest == "" || v.until.Before(p.m[oldest].until) {
+				oldest = k
+			}
+		}
+		delete(p.m, oldest)
 	}
 	p.m[tok] = &pendingLogin{user: user, next: next, until: now.Add(codeFor)}
 	return tok
@@ -138,7 +199,8 @@ type twoFactorData struct {
 }
 
 // twoFactorPost handles the account page's two-factor actions.
-func (u *UI) twoFactorPost(w http.ResponseWriter, r *http.Request, user, action string) (int, string, string, accountData) {
+func (u *UI) twoFactorPost(r *http.Request, sess *auth.Session, action string) (int, string, string, accountData) {
+	user := sess.User
 	switch action {
 	case "totp-new":
 		key, err := u.Users.NewTOTP(user)
@@ -149,17 +211,29 @@ func (u *UI) twoFactorPost(w http.ResponseWriter, r *http.Request, user, action 
 		if err != nil {
 			return http.StatusInternalServerError, "", err.Error(), accountData{}
 		}
+		u.enrolling.put(sess, key.Secret())
 		return http.StatusOK, "", "", accountData{TwoFactor: twoFactorData{Secret: key.Secret(), QR: svg}}
 	case "totp-enable":
-		secret := r.PostFormValue("secret")
-		codes, err := u.Users.EnableTOTP(user, secret, r.PostFormValue("code"))
-		if err != nil {
+		secret, ok := u.enrolling.get(sess)
+		if !ok {
+			return http.StatusBadRequest, "", "The set-up had expired: start again.", accountData{}
+		}
+		again := func(code int, problem string) (int, string, string, accountData) {
 			d := accountData{}
 			if svg, e := qrSVG(totpURL(user, secret)); e == nil {
 				d.TwoFactor = twoFactorData{Secret: secret, QR: svg}
 			}
-			return http.StatusBadRequest, "", "Two-factor login not turned on: " + err.Error(), d
+			return code, "", problem, d
 		}
+		// A session left open is not enough to tie the account to a phone.
+		if u.Door.AccountPassword(guard.Host(r.RemoteAddr), "web", user, r.PostFormValue("current")) != auth.OK {
+			return again(http.StatusForbidden, "Two-factor login not turned on: the password is not right.")
+		}
+		codes, err := u.Users.EnableTOTP(user, secret, r.PostFormValue("code"))
+		if err != nil {
+			return again(http.StatusBadRequest, "Two-factor login not turned on: "+err.Error())
+		}
+		u.enrolling.drop(sess)
 		u.Log.Info("web: two-factor login turned on", "user", user)
 		u.audited(r, user, "turned two-factor login on")
 		return http.StatusOK, "Two-factor login is on: the login form asks for a code after the password. Clients keep their app passwords.", "",

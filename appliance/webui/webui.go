@@ -94,13 +94,14 @@ type UI struct {
 	// admin page and written to by its actions; nil: none.
 	Audit *audit.Log
 
-	flows  loginFlows
-	codes  pendings
-	links  linkVisits
-	bench  benchRun
-	once   sync.Once
-	pages  map[string]*template.Template
-	static map[string]staticFile
+	flows     loginFlows
+	codes     pendings
+	enrolling enrolments
+	links     linkVisits
+	bench     benchRun
+	once      sync.Once
+	pages     map[string]*template.Template
+	static    map[string]staticFile
 }
 
 // CalendarData is what the admin page asks of the calendars' store.

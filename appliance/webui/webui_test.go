@@ -949,7 +949,17 @@ func TestTwoFactorLogin(t *testing.T) {
 		t.Fatalf("no QR code and key on the account page:\n%s", page)
 	}
 	code, _ := totp.GenerateCode(secret[1], time.Now())
-	resp, page := s.do("POST", "/account", cookie, url.Values{"csrf": {csrf}, "action": {"totp-enable"}, "secret": {secret[1]}, "code": {code}})
+	// A session alone cannot tie the account to a phone, nor choose the
+	// secret: the password is asked, and the page's secret field is not
+	// read (an empty one turned nothing on while saying it had).
+	if resp, _ := s.do("POST", "/account", cookie, url.Values{"csrf": {csrf}, "action": {"totp-enable"}, "code": {code}}); resp.StatusCode != 403 {
+		t.Errorf("turning it on without the password: %s", resp.Status)
+	}
+	forged, _ := totp.GenerateCode("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", time.Now())
+	if resp, _ := s.do("POST", "/account", cookie, url.Values{"csrf": {csrf}, "action": {"totp-enable"}, "secret": {"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}, "code": {forged}, "current": {"ann-password"}}); resp.StatusCode != 400 {
+		t.Errorf("a secret of the page's choosing: %s", resp.Status)
+	}
+	resp, page := s.do("POST", "/account", cookie, url.Values{"csrf": {csrf}, "action": {"totp-enable"}, "code": {code}, "current": {"ann-password"}})
 	if resp.StatusCode != 200 || strings.Count(page, "<li><code>") != 10 {
 		t.Fatalf("turning it on: %s\n%s", resp.Status, page)
 	}
@@ -991,5 +1001,26 @@ func TestTwoFactorLogin(t *testing.T) {
 	req.SetBasicAuth("ann", "ann-password")
 	if resp, err := s.c.Do(req); err != nil || resp.StatusCode != 401 {
 		t.Errorf("WebDAV with the account's password under two-factor login: %v %v", err, resp.Status)
+	}
+}
+
+// A user's logins waiting for their code are at most codesPerUser: more
+// drop that user's oldest, never another user's.
+func TestPendingLoginsPerUser(t *testing.T) {
+	var p pendings
+	bob := p.add("bob", "/")
+	var anns []string
+	for range codesPerUser + 1 {
+		anns = append(anns, p.add("ann", "/"))
+		time.Sleep(time.Millisecond)
+	}
+	if _, ok := p.get(bob); !ok {
+		t.Error("ann's logins evicted bob's")
+	}
+	if _, ok := p.get(anns[0]); ok {
+		t.Error("ann's oldest is still waiting")
+	}
+	if _, ok := p.get(anns[codesPerUser]); !ok {
+		t.Error("ann's newest was dropped")
 	}
 }
