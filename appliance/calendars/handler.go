@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/emersion/go-ical"
@@ -35,6 +36,24 @@ type Handler struct {
 	// address clients put in invitations; nil, or "" for a user: none.
 	Emails interface{ Email(user string) string }
 	Log    *slog.Logger
+
+	parsing   sync.Once
+	parseTurn chan struct{} // one object-parsing request at a time
+}
+
+// Requests that parse objects (a PUT, and the REPORTs that read every
+// object of a collection: calendar-query, the multigets) take turns, one
+// at a time: a parser's tree of an object of 1,000 components takes
+// megabytes, and four at once took the box past its 48 MB. The others
+// (PROPFIND, GET, sync-collection) never wait.
+func (h *Handler) takeParseTurn(r *http.Request) (release func(), ok bool) {
+	h.parsing.Do(func() { h.parseTurn = make(chan struct{}, 1) })
+	select {
+	case h.parseTurn <- struct{}{}:
+		return func() { <-h.parseTurn }, true
+	case <-r.Context().Done():
+		return nil, false
+	}
 }
 
 // Routes adds the handler's paths to mux.
@@ -132,10 +151,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		release, ok := h.takeParseTurn(r)
+		if !ok {
+			return // the client went
+		}
+		defer release()
 	case r.Method == "PROPFIND" && t.name == "":
 		h.propfindCollection(w, r, t) // a home or a collection
 		return
 	case r.Method == http.MethodPut && t.name != "":
+		// The body is read before the turn is taken: a client that sends
+		// it slowly must not hold everyone's turn.
+		body, err := io.ReadAll(io.LimitReader(r.Body, h.Store.Limits.Object+1))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		release, ok := h.takeParseTurn(r)
+		if !ok {
+			return
+		}
+		defer release()
 		if !h.checkPut(w, r, t) {
 			return
 		}

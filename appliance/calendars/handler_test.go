@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 const event = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:%s\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20261201T100000Z\r\nDTEND:20261201T110000Z\r\nSUMMARY:%s\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
@@ -302,5 +303,39 @@ func TestObjectsNeedRoom(t *testing.T) {
 	}
 	if len(asked) != 3 || asked[0] < 800<<10 {
 		t.Errorf("room asked for %v (growths; the shrink needs none)", asked)
+	}
+}
+
+// Objects are parsed one request at a time, but a client that sends its
+// body slowly holds no one's turn: another PUT goes through meanwhile.
+func TestSlowBodyHoldsNoTurn(t *testing.T) {
+	srv, _ := server(t)
+	bob := client{t, srv, "bob"}
+	cal := "/remote.php/dav/calendars/bob/personal/"
+	bob.do("PROPFIND", "/remote.php/dav/calendars/bob/", "", "Depth", "1")
+	stall := make(chan struct{})
+	defer close(stall)
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write([]byte("BEGIN:VCALENDAR\r\n"))
+		<-stall
+		pw.CloseWithError(io.ErrUnexpectedEOF)
+	}()
+	slow, _ := http.NewRequest("PUT", srv.URL+cal+"slow.ics", pr)
+	slow.SetBasicAuth("bob", "pw")
+	go http.DefaultClient.Do(slow)
+	time.Sleep(100 * time.Millisecond)
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := bob.do("PUT", cal+"b.ics", strings.ReplaceAll(event, "%s", "b"), "Content-Type", "text/calendar")
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		if code != 201 {
+			t.Errorf("the PUT beside a slow one = %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a PUT waited behind a client sending its body slowly")
 	}
 }
