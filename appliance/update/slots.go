@@ -134,12 +134,12 @@ var ErrTouched = errors.New("the other slot was being written and no longer hold
 // Apply checks the bundle from r whole (its signature by a trusted key,
 // its board, every file's SHA-256), then writes it into the slot not
 // running, reads it back, and arms it for one trial boot. board is the
-// box's (board.json's name). A bundle that is not a file is first spooled
-// to the state directory, so that nothing is written to the card for a
-// bundle that turns out bad or cut off. One Apply or Commit at a time,
-// box-wide (a lock on the device). A refused bundle changes nothing; a
-// failure once writing began (the card's, or a file changed between the
-// check and the write) leaves the other slot unbootable (the error wraps
+// box's (board.json's name). The bundle is first copied to the state
+// directory, so that nothing is written to the card for a bundle that
+// turns out bad or cut off, and what was checked is what is written. One
+// Apply or Commit at a time, box-wide (a lock on the device). A refused
+// bundle changes nothing; a failure once writing began (the card's, or
+// the copy's) leaves the other slot unbootable (the error wraps
 // ErrTouched); the next boot runs the running slot either way.
 func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, error) {
 	unlock, err := c.io.lock()
@@ -255,12 +255,10 @@ func (c *Card) verifyAndArm(m *Manifest, target string, progress io.Writer) erro
 	return nil
 }
 
-// seekable is r if it can be read again (a file), else r spooled to a
-// file in the state directory; done removes the spool.
+// seekable is r copied to a file of the box's own in the state directory
+// (never read twice where it came from: a file in someone's folder could
+// be swapped between the check and the write); done removes it.
 func (c *Card) seekable(r io.Reader) (io.ReadSeeker, func(), error) {
-	if rs, ok := r.(io.ReadSeeker); ok {
-		return rs, func() {}, nil
-	}
 	f, err := os.CreateTemp(c.State, spoolPattern)
 	if err != nil {
 		return nil, nil, fmt.Errorf("a place for the bundle: %w", err)

@@ -193,19 +193,42 @@ func TestUpdateCycle(t *testing.T) {
 		t.Errorf("spooled bundles left behind: %v", spools)
 	}
 
-	// A bundle file that changes between the check and the write (the
-	// console reads the file twice): slot a no longer counts as
-	// bootable, the default is untouched.
-	f := &changing{good: two, bad: damaged}
-	if _, err := c.Apply(f, "qemu-virt", io.Discard); !errors.Is(err, ErrTouched) {
-		t.Fatalf("a bundle damaged after its check: %v", err)
+	// A card that writes other than it is given: the read-back finds it,
+	// slot a no longer counts as bootable, the default is untouched.
+	bad := &Card{Running: c.Running, io: failingCard{m, "slot-a/initrd.img"}, State: state}
+	if _, err := bad.Apply(bytes.NewReader(two), "qemu-virt", io.Discard); !errors.Is(err, ErrTouched) || !strings.Contains(err.Error(), "reads back other than written") {
+		t.Fatalf("a failing card: %v", err)
 	}
 	if st, _ := c.Status(); st.Default != "b" || st.OtherVersion != "" || !st.OtherIncomplete || st.FailedTrial != "" {
-		t.Errorf("after a damaged bundle: %+v", st)
+		t.Errorf("after a failing write: %+v", st)
 	}
 	if slot, trial := uboot(m); slot != "b" || trial {
-		t.Errorf("after a damaged bundle U-Boot boots %s (trial %v)", slot, trial)
+		t.Errorf("after a failing write U-Boot boots %s (trial %v)", slot, trial)
 	}
+}
+
+// failingCard flips the first byte written to the file bad.
+type failingCard struct {
+	memCard
+	bad string
+}
+
+func (f failingCard) writer(name string, n int64) (io.WriteCloser, error) {
+	w, err := f.memCard.writer(name, n)
+	if err != nil || name != f.bad {
+		return w, err
+	}
+	return flipFirst{w}, nil
+}
+
+type flipFirst struct{ io.WriteCloser }
+
+func (f flipFirst) Write(p []byte) (int, error) {
+	q := bytes.Clone(p)
+	if len(q) > 0 {
+		q[0] ^= 0xff
+	}
+	return f.WriteCloser.Write(q)
 }
 
 func clone(m memCard) memCard {
@@ -214,24 +237,6 @@ func clone(m memCard) memCard {
 		c[k] = bytes.Clone(v)
 	}
 	return c
-}
-
-// changing reads good the first time through and bad after a seek back.
-type changing struct {
-	good, bad []byte
-	r         *bytes.Reader
-}
-
-func (c *changing) Read(p []byte) (int, error) {
-	if c.r == nil {
-		c.r = bytes.NewReader(c.good)
-	}
-	return c.r.Read(p)
-}
-
-func (c *changing) Seek(off int64, whence int) (int64, error) {
-	c.r = bytes.NewReader(c.bad)
-	return c.r.Seek(off, whence)
 }
 
 func (m memCard) lock() (func(), error) { return func() {}, nil }
