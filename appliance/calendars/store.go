@@ -103,7 +103,8 @@ type Store struct {
 	Room    func(user string, used, grow int64) error
 	mu      sync.Mutex           // writes, box-wide: they are small and rare
 	uids    map[string]*uidIndex // by collection directory
-	usage   map[string]counted   // Usage, kept between counts
+	usageMu sync.Mutex
+	usage   map[string]counted // Usage, kept between counts
 }
 
 // counted is a user's usage as last counted, with the puts since.
@@ -447,14 +448,20 @@ func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Cond
 	if err != nil || !ValidName(name) || !strings.HasSuffix(name, k.ext()) {
 		return nil, false, ErrNotFound
 	}
+	if int64(len(data)) > s.Limits.Object {
+		return nil, false, ErrTooLarge
+	}
+	// The room is asked before the lock is taken (it counts the user's
+	// files, which may take a while), for what the object would grow by
+	// as it is now; a put racing it grows the count a little past.
+	if err := s.room(user, filepath.Join(dir, name), int64(len(data))); err != nil {
+		return nil, false, err
+	}
 	unlock, err := s.lock(dir)
 	if err != nil {
 		return nil, false, err
 	}
 	defer unlock()
-	if int64(len(data)) > s.Limits.Object {
-		return nil, false, ErrTooLarge
-	}
 	cur, err := s.readObject(dir, name)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, false, err
@@ -475,15 +482,6 @@ func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Cond
 	grow := int64(len(data))
 	if cur != nil {
 		grow -= int64(len(cur.Data))
-	}
-	if grow > 0 && s.Room != nil {
-		used, err := s.used(user)
-		if err != nil {
-			return nil, false, err
-		}
-		if err := s.Room(user, used, grow); err != nil {
-			return nil, false, err
-		}
 	}
 	// Logged first, then written: a cut between the two reports a change
 	// that did not happen (the client compares the ETag and finds it the
@@ -506,10 +504,12 @@ func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Cond
 	if cur == nil {
 		idx.objects++
 	}
+	s.usageMu.Lock()
 	if c, ok := s.usage[user]; ok {
 		c.bytes += grow
 		s.usage[user] = c
 	}
+	s.usageMu.Unlock()
 	idx.seq = seq
 	o, err := s.readObject(dir, name)
 	return o, cur == nil, err
@@ -830,17 +830,31 @@ func (s *Store) Owners() []string {
 	return names
 }
 
-// Used is Usage as Put counts it: from the disk at most once every
-// countEvery, with each put's growth added between (the files' quota,
-// read on every request, counts it).
-func (s *Store) Used(user string) (int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.used(user)
+// room asks Room whether user's object at path may be size bytes.
+func (s *Store) room(user, path string, size int64) error {
+	if s.Room == nil {
+		return nil
+	}
+	grow := size
+	if fi, err := os.Stat(path); err == nil {
+		grow -= fi.Size()
+	}
+	if grow <= 0 {
+		return nil
+	}
+	used, err := s.Used(user)
+	if err != nil {
+		return err
+	}
+	return s.Room(user, used, grow)
 }
 
-// used is Used, with s.mu held (Put's lock).
-func (s *Store) used(user string) (int64, error) {
+// Used is Usage as Put counts it: from the disk at most once every
+// countEvery, with each put's growth added between (the files' quota,
+// read on every request, counts it). It takes no lock a write holds.
+func (s *Store) Used(user string) (int64, error) {
+	s.usageMu.Lock()
+	defer s.usageMu.Unlock()
 	if c, ok := s.usage[user]; ok && time.Since(c.at) < countEvery {
 		return c.bytes, nil
 	}

@@ -162,7 +162,7 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	s.shares.Told = s.toldShare
 	s.shares.Audit = s.audit
 	s.shares.Ended = func(sh shares.Share) { s.notices.Clear(sh.With, "share", strconv.Itoa(sh.ID)) }
-	s.files.SetMounts(s.shares, s.accounts.Quota)
+	s.files.SetMounts(s.shares, quotas{s.accounts, s.pim}.Quota)
 	s.pim.Sharing = calendarShares{s.shares}
 	s.pim.Room = s.calendarRoom
 	s.shares.CollectionExists = func(owner, item, name string) bool {
@@ -250,15 +250,11 @@ func onBoardWithPID1(o Options) bool { return o.Board != "" && os.Getenv("NOTIFY
 // an object is not written into the disk's last MiB.
 func (s *services) calendarRoom(user string, used, grow int64) error {
 	if q := s.accounts.Quota(user); q > 0 {
-		t, err := s.files.Tree(user)
+		u, err := s.files.UsageOf(user) // its own tree, no shares mounted
 		if err != nil {
 			return err
 		}
-		files, err := t.Usage()
-		t.Close()
-		if err != nil {
-			return err
-		}
+		files := u.Files
 		if files+used+grow > q {
 			return fmt.Errorf("%w: over your quota of %d MiB (files %d MiB, calendars and contacts %d MiB)", calendars.ErrNoRoom, q>>20, files>>20, used>>20)
 		}
