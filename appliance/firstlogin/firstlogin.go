@@ -38,19 +38,19 @@ const noteHead = "bonesync: your first login"
 
 // Placeholder is the note as the image builder makes it, and as it is
 // once the password was changed.
-func Placeholder() []byte {
-	return padded("bonesync: no password here.\r\n\r\n" +
-		"When the box starts for the first time without admin_password set in\r\n" +
-		"bonesync.conf, it writes admin's password into this file (and on the serial\r\n" +
-		"console). Once the password is changed, the file is emptied again.\r\n")
-}
+func Placeholder() []byte { return padded(placeholder, NoteSize) }
 
-// padded is text filled out with spaces to NoteSize, ending in CR LF;
-// text longer than that is cut.
-func padded(text string) []byte {
-	b := []byte(strings.Repeat(" ", NoteSize))
-	copy(b, text[:min(len(text), NoteSize-2)])
-	copy(b[NoteSize-2:], "\r\n")
+const placeholder = "bonesync: no password here.\r\n\r\n" +
+	"When the box starts for the first time without admin_password set in\r\n" +
+	"bonesync.conf, it writes admin's password into this file (and on the serial\r\n" +
+	"console). Once the password is changed, the file is emptied again.\r\n"
+
+// padded is text filled out with spaces to size, ending in CR LF; text
+// longer than that is cut.
+func padded(text string, size int) []byte {
+	b := []byte(strings.Repeat(" ", size))
+	copy(b, text[:min(len(text), size-2)])
+	copy(b[size-2:], "\r\n")
 	return b
 }
 
@@ -104,7 +104,7 @@ func (s *Setup) Take() (string, error) {
 			return
 		}
 		s.Log.Info("first login: writing admin's password to the card", "note", NoteFile)
-		if err := s.writeNote(padded(s.note(pw))); err != nil {
+		if err := s.writeNote(s.note(pw)); err != nil {
 			s.Log.Warn("first login: cannot write the note", "note", NoteFile, "err", err)
 		} else {
 			s.Log.Info("first login: the password is on the card's boot partition until it is changed", "note", NoteFile)
@@ -128,14 +128,18 @@ func (s *Setup) Take() (string, error) {
 // writeNote puts b in the note: in place, where the image made it at its
 // size; a card from before that has none, and gets one made (the one
 // write here that changes the FAT's directory).
-func (s *Setup) writeNote(b []byte) error {
+func (s *Setup) writeNote(text string) error {
 	fi, err := os.Stat(filepath.Join(s.Card.Root(), s.noteName()))
-	if err == nil && fi.Size() == int64(len(b)) {
-		return s.Card.Rewrite(s.noteName(), b)
+	if err == nil && fi.Size() >= NoteSize && fi.Size() <= maxNote {
+		// At the size it has (an owner may have saved it from a PC).
+		return s.Card.Rewrite(s.noteName(), padded(text, int(fi.Size())))
 	}
-	s.Log.Warn("first login: this card has no FIRST-LOGIN.txt of its own size (made before version 0.3): making one", "note", NoteFile)
-	return s.Card.CreateFile(s.noteName(), b)
+	s.Log.Warn("first login: FIRST-LOGIN.txt is missing or too small to be written in place (a card from before version 0.3, or the file was edited): making it again", "note", NoteFile)
+	return s.Card.CreateFile(s.noteName(), padded(text, NoteSize))
 }
+
+// maxNote is the largest note rewritten whole in place.
+const maxNote = 1 << 20
 
 // Tidy empties the note once admin's password is no longer the one it
 // holds. The server calls it at start and then now and then; it writes
@@ -157,7 +161,7 @@ func (s *Setup) Tidy() {
 	if gen, err := s.Users.Generated(users.Admin); err != nil || gen {
 		return
 	}
-	if err := s.writeNote(Placeholder()); err != nil {
+	if err := s.writeNote(placeholder); err != nil {
 		s.Log.Warn("first login: cannot empty the note", "note", NoteFile, "err", err)
 		return
 	}

@@ -185,3 +185,20 @@ func TestNoteOnAnOldCard(t *testing.T) {
 		t.Errorf("the note on an old card: %v, %d made", err, card.creates)
 	}
 }
+
+// A note an owner saved from a PC, larger now: still rewritten in place,
+// at the size it has.
+func TestNoteEditedOnAPC(t *testing.T) {
+	s, path := setup(t, "hostname = box\n")
+	card := &fakeCard{dir: filepath.Dir(path)}
+	os.WriteFile(filepath.Join(card.dir, NoteFile), append(Placeholder(), "my own notes\r\n"...), 0o644)
+	s.Card = card
+	made, err := s.Take()
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, _ := os.ReadFile(filepath.Join(card.dir, NoteFile))
+	if card.rewrites != 1 || card.creates != 0 || len(note) != NoteSize+14 || !strings.Contains(string(note), made) {
+		t.Errorf("an edited note: %d rewrites, %d made new, %d bytes", card.rewrites, card.creates, len(note))
+	}
+}
