@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/report"
@@ -129,19 +129,12 @@ func (h *Handler) host(r *http.Request) string {
 	return host
 }
 
-// requestHost is the request's Host, checked (bonesync.local if it is
-// empty or odd), bracketed if IPv6, and its port.
+// requestHost is the request's host (front.RequestHost), bonesync.local
+// if it is empty or odd.
 func requestHost(r *http.Request) (host, port string) {
-	host = r.Host
-	if hst, p, err := net.SplitHostPort(host); err == nil {
-		host, port = hst, p
-	}
-	host = strings.Trim(host, "[]")
-	if host == "" || strings.ContainsAny(host, "/\\@ <>\"'") || strings.ContainsAny(port, "/\\@ <>\"'") {
-		host, port = "bonesync.local", ""
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
+	host, port, ok := front.RequestHost(r)
+	if !ok {
+		return "bonesync.local", ""
 	}
 	return host, port
 }

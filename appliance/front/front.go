@@ -1,8 +1,9 @@
 // Package front is the box's web front: the HTTPS server, which mounts the
 // routes of each protocol handed to it (files, calendars, the web pages,
 // admin...) behind the headers every answer carries, and the plain-HTTP
-// server, which offers the CA in the forms devices take and redirects
-// everything else to HTTPS. Around them: the TLS configuration (tls.go),
+// server, which welcomes a newcomer with the CA and the steps to trust it,
+// offers the CA in the forms devices take and redirects everything else to
+// HTTPS. Around them: the TLS configuration (tls.go),
 // listeners that finish TLS handshakes off the accept path and cap
 // connections per address (listener.go), the CA downloads (trust.go), and
 // one shutdown (Server.Run). It knows no protocol.
@@ -40,11 +41,14 @@ type PlainMount interface {
 	PlainRoutes(mux *http.ServeMux)
 }
 
-// HTTPS is the handler of the HTTPS port: the CA downloads and every
-// mount's routes, each answer with the headers HTTPS answers carry.
-func HTTPS(ca CA, mounts ...Mount) http.Handler {
+// HTTPS is the handler of the HTTPS port: the CA downloads, the welcome
+// page's steps at /trust (plainPort: the plain-HTTP listener's port, for
+// the CA's address there), and every mount's routes, each answer with the
+// headers HTTPS answers carry.
+func HTTPS(ca CA, plainPort string, mounts ...Mount) http.Handler {
 	mux := http.NewServeMux()
 	trustRoutes(mux, ca, "")
+	mux.HandleFunc("GET /trust", welcome(ca, "", plainPort))
 	for _, m := range mounts {
 		m.Routes(mux)
 	}
@@ -60,10 +64,11 @@ func secure(h http.Handler) http.Handler {
 	})
 }
 
-// HTTP is the handler of the plain-HTTP port: the CA certificate (it is
-// public, and a phone needs it before it can trust HTTPS), the plain
-// routes of the mounts that have them, and a redirect to HTTPS for
-// everything else. httpsPort is the HTTPS listener's port ("443" is left
+// HTTP is the handler of the plain-HTTP port: the welcome page at / (the
+// CA, its fingerprint and the steps to trust it, welcome.go), the CA
+// certificate (it is public, and a phone needs it before it can trust
+// HTTPS), the plain routes of the mounts that have them, and a redirect to
+// HTTPS for everything else. httpsPort is the HTTPS listener's port ("443" is left
 // out of the URL).
 func HTTP(ca CA, httpsPort string, mounts ...Mount) http.Handler {
 	mux := http.NewServeMux()
@@ -73,6 +78,7 @@ func HTTP(ca CA, httpsPort string, mounts ...Mount) http.Handler {
 		}
 	}
 	trustRoutes(mux, ca, httpsPort)
+	mux.HandleFunc("GET /{$}", welcome(ca, httpsPort, ""))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {

@@ -110,7 +110,7 @@ func serve(t *testing.T, b *box) *server {
 		t.Fatal(err)
 	}
 	s.addr = ln.Addr().String()
-	srv := &http.Server{Handler: HTTPS(b), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
+	srv := &http.Server{Handler: HTTPS(b, "8080"), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -154,13 +154,14 @@ func TestHTTP(t *testing.T) {
 		location                   string
 	}{
 		{"8443", "GET", "bonesync.local:8080", "/anything?x=1", http.StatusMovedPermanently, "https://bonesync.local:8443/anything?x=1"},
-		{"8443", "HEAD", "bonesync.local:8080", "/", http.StatusMovedPermanently, "https://bonesync.local:8443/"},
+		{"8443", "HEAD", "bonesync.local:8080", "/", http.StatusOK, ""}, // the welcome page
 		{"443", "GET", "bonesync.local:8080", "/anything?x=1", http.StatusMovedPermanently, "https://bonesync.local/anything?x=1"},
-		{"443", "GET", "bonesync.local", "/", http.StatusMovedPermanently, "https://bonesync.local/"},
+		{"443", "GET", "bonesync.local", "/", http.StatusOK, ""},
+		{"443", "GET", "bonesync.local", "/index.html", http.StatusMovedPermanently, "https://bonesync.local/index.html"},
 		{"8443", "POST", "bonesync.local:8080", "/upload", http.StatusPermanentRedirect, "https://bonesync.local:8443/upload"},
 		{"8443", "PUT", "192.168.1.20", "/a/b", http.StatusPermanentRedirect, "https://192.168.1.20:8443/a/b"},
 		{"8443", "GET", "[fe80::1]:80", "/x?y=z", http.StatusMovedPermanently, "https://[fe80::1]:8443/x?y=z"},
-		{"443", "GET", "[fe80::1]:80", "/", http.StatusMovedPermanently, "https://[fe80::1]/"},
+		{"443", "GET", "[fe80::1]:80", "/", http.StatusOK, ""},
 		// report.json is for HTTPS only: over HTTP it is a redirect.
 		{"8443", "GET", "bonesync.local", "/report.json", http.StatusMovedPermanently, "https://bonesync.local:8443/report.json"},
 		{"8443", "GET", "evil.example@bonesync.local", "/", http.StatusBadRequest, ""},
@@ -176,8 +177,53 @@ func TestHTTP(t *testing.T) {
 			t.Errorf("HTTP(%s) %s %s Host %q = %d Location %q, want %d Location %q",
 				tc.port, tc.method, tc.target, tc.host, w.Code, w.Header().Get("Location"), tc.code, tc.location)
 		}
-		if strings.Contains(w.Body.String(), b.rep.CAFingerprint) {
+		if strings.Contains(w.Body.String(), string(b.rep.Choice.TLS.Key)) {
 			t.Errorf("HTTP(%s) %s %s body holds the report:\n%s", tc.port, tc.method, tc.target, w.Body)
+		}
+	}
+}
+
+// The welcome page, over plain HTTP before any certificate is trusted: the
+// CA, its fingerprint, the steps (Chrome on Linux among them), the way in
+// at the ports the device used; no version, no secret. The HTTPS pages'
+// /trust is the same page. (Plain-HTTP / redirected to HTTPS, behind a
+// certificate warning.)
+func TestWelcome(t *testing.T) {
+	b := newBox(t)
+	der, _ := caDER(b)
+	for _, tc := range []struct {
+		h                  http.Handler
+		tls                bool
+		host, caURL, https string
+	}{
+		{HTTP(b, "8443"), false, "bonesync.local:8080", "http://bonesync.local:8080/ca.crt", "https://bonesync.local:8443/files/"},
+		{HTTP(b, "443"), false, "192.168.1.20", "http://192.168.1.20/ca.crt", "https://192.168.1.20/files/"},
+		{HTTPS(b, "8080"), true, "bonesync.local:8443", "http://bonesync.local:8080/ca.crt", "https://bonesync.local:8443/files/"},
+	} {
+		target := "/"
+		if tc.tls {
+			target = "/trust"
+		}
+		req := httptest.NewRequest("GET", target, nil)
+		req.Host = tc.host
+		if tc.tls {
+			req.TLS = &tls.ConnectionState{}
+		}
+		w := httptest.NewRecorder()
+		tc.h.ServeHTTP(w, req)
+		page := w.Body.String()
+		for _, want := range []string{Fingerprint(der), tc.caURL, `href="` + tc.https + `"`, "certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n bonesync", "update-ca-certificates", "Firefox", "Android", "iPhone", "Windows", "Mac"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s%s lacks %q", tc.host, target, want)
+			}
+		}
+		if w.Code != 200 || !strings.Contains(w.Header().Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Errorf("%s%s = %d %v", tc.host, target, w.Code, w.Header())
+		}
+		for _, secret := range []string{"version", "go1.", string(b.rep.Choice.TLS.Key)} {
+			if strings.Contains(strings.ToLower(page), secret) {
+				t.Errorf("the welcome page tells %q", secret)
+			}
 		}
 	}
 }
@@ -195,7 +241,7 @@ func TestHTTPBareIPv6Host(t *testing.T) {
 
 func TestCACert(t *testing.T) {
 	b := newBox(t)
-	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443"), "HTTPS": HTTPS(b)} {
+	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443"), "HTTPS": HTTPS(b, "8080")} {
 		req := httptest.NewRequest("GET", "/ca.crt", nil)
 		req.Host = "bonesync.local:8080"
 		w := httptest.NewRecorder()
@@ -363,7 +409,7 @@ func TestHTTPS(t *testing.T) {
 // A path no mount has is 404, with the HTTPS headers still on.
 func TestHTTPSNotFound(t *testing.T) {
 	w := httptest.NewRecorder()
-	HTTPS(newBox(t)).ServeHTTP(w, httptest.NewRequest("GET", "/nothing", nil))
+	HTTPS(newBox(t), "8080").ServeHTTP(w, httptest.NewRequest("GET", "/nothing", nil))
 	if w.Code != http.StatusNotFound || w.Header().Get("Strict-Transport-Security") == "" {
 		t.Errorf("GET /nothing = %d Strict-Transport-Security %q, want 404 and the header", w.Code, w.Header().Get("Strict-Transport-Security"))
 	}
@@ -385,7 +431,7 @@ func TestCAForms(t *testing.T) {
 		return w
 	}
 	dir := t.TempDir()
-	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443"), "HTTPS": HTTPS(b)} {
+	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443"), "HTTPS": HTTPS(b, "8080")} {
 		der := get(h, "/ca.der").Body.Bytes()
 		if !bytes.Equal(der, b.ca.Cert.Raw) {
 			t.Errorf("%s /ca.der is not the CA", name)

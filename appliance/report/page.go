@@ -30,12 +30,13 @@ func (r *Report) Page(w io.Writer, caURL, server string) error {
 	data := struct {
 		R                  *Report
 		Server, Host       string
-		CAURL              string
+		CAURL, Welcome     string
 		Table              string
 		TLSChart, SSHChart template.HTML
 	}{
 		R:        r,
 		CAURL:    caURL,
+		Welcome:  strings.TrimSuffix(caURL, "ca.crt"),
 		Server:   server,
 		Host:     strings.TrimPrefix(server, "https://"),
 		Table:    table.String(),
@@ -71,28 +72,10 @@ and private addresses, nothing else on the internet.</dd>
 {{.TLSChart}}
 {{.SSHChart}}
 <h2 id="install-the-ca">Install the CA</h2>
-<p>The files are also served over plain HTTP, at <a href="{{.CAURL}}">{{.CAURL}}</a> and beside it, so a device can fetch them before it trusts the box:
-<a href="/ca.crt">ca.crt</a> (PEM), <a href="/ca.der">ca.der</a> (DER),
-<a href="/bonesync.mobileconfig">bonesync.mobileconfig</a> (Apple profile).</p>
-<dl>
-<dt>iPhone, iPad</dt><dd>Open <a href="/bonesync.mobileconfig">bonesync.mobileconfig</a> in Safari and allow the download;
-Settings, Profile Downloaded, Install. Then Settings, General, About, Certificate Trust Settings: turn on full trust for it.</dd>
-<dt>Mac</dt><dd>Download <a href="/bonesync.mobileconfig">bonesync.mobileconfig</a>; System Settings, Privacy &amp; Security,
-Profiles: install it. (Or open <a href="/ca.crt">ca.crt</a> in Keychain Access, System keychain, and set "When using this
-certificate" to Always Trust.)</dd>
-<dt>Windows</dt><dd>Download <a href="/ca.der">ca.der</a>, open it, Install Certificate, Local Machine, "Place all
-certificates in the following store": Trusted Root Certification Authorities. Edge and Chrome use it.</dd>
-<dt>Android</dt><dd>Download <a href="/ca.crt">ca.crt</a>; Settings, Security (More security settings), Encryption &amp;
-credentials, Install a certificate, CA certificate. Android apps trust such user CAs only if they choose to: Chrome does, and
-so do DAVx5 and the Nextcloud app; Firefox does after Settings, About Firefox (tap the logo five times), Secret settings,
-"Use third party CA certificates"; most other apps do not, and say the connection is not trusted.</dd>
-<dt>Linux</dt><dd><code>sudo cp ca.crt /usr/local/share/ca-certificates/bonesync.crt &amp;&amp; sudo update-ca-certificates</code>
-(Debian, Ubuntu; Fedora: <code>/etc/pki/ca-trust/source/anchors/</code> and <code>update-ca-trust</code>). curl, rclone and
-sync clients use it. Chromium and Chrome on Linux keep their own list: <code>certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n bonesync -i ca.crt</code>
-(package libnss3-tools), or Settings, Privacy and security, Security, Manage certificates, Authorities, Import.</dd>
-<dt>Firefox (desktop)</dt><dd>It keeps its own list: Settings, Privacy &amp; Security, Certificates, View Certificates,
-Authorities, Import <a href="/ca.crt">ca.crt</a>, and tick "Trust this CA to identify websites".</dd>
-</dl>
+<p>The steps for each device (Chrome and Chromium on Linux, Firefox, Windows, Mac, iPhone and iPad, Android) are on
+<a href="/trust">the welcome page</a>, which is also served over plain HTTP, for a device that does not trust the box
+yet, at <a href="{{.Welcome}}">{{.Welcome}}</a>. The files: <a href="/ca.crt">ca.crt</a> (PEM), <a href="/ca.der">ca.der</a>
+(DER), <a href="/bonesync.mobileconfig">bonesync.mobileconfig</a> (Apple profile).</p>
 <h2 id="calendars-and-contacts">Calendars and contacts</h2>
 <p>Every user has a calendar and an address book on the box (CalDAV and CardDAV), made on first use; apps can make
 more. Log in with the same user name and password as for files. Install the CA first (above). Calendars and address

@@ -518,7 +518,7 @@ func TestPage(t *testing.T) {
 	b.Reset()
 	r.Page(&b, "http://box.local:8080/ca.crt", "")
 	for _, want := range []string{"base URL <code>https://box.local/</code>", "server <code>box.local</code>", "https://box.local/remote.php/dav/calendars/USER/",
-		`<a href="http://box.local:8080/ca.crt">http://box.local:8080/ca.crt</a>`} {
+		`<a href="http://box.local:8080/">http://box.local:8080/</a>`, `<a href="/trust">`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the calendars section lacks %q", want)
 		}
