@@ -171,6 +171,7 @@ func TestSync(t *testing.T) {
 	t.Run("vdirsyncer", func(t *testing.T) { testVdirsyncer(t, b) })
 	t.Run("caldav-tokens", func(t *testing.T) { testCaldavTokens(t, b) })
 	t.Run("browser", func(t *testing.T) { testBrowser(t, b) })
+	t.Run("welcome-steps", func(t *testing.T) { testWelcomeSteps(t, b) })
 	t.Run("trash", func(t *testing.T) { testTrash(t, b) })
 	t.Run("shares", func(t *testing.T) { testShares(t, b) })
 	t.Run("calendar-share", func(t *testing.T) { testCalendarShare(t, b) })

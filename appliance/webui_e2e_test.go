@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
 	"image"
 	"image/jpeg"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -719,4 +721,45 @@ func testJPEG() []byte {
 	var b bytes.Buffer
 	jpeg.Encode(&b, m, nil)
 	return b.Bytes()
+}
+
+// testWelcomeSteps follows the welcome page's own steps for Chrome and
+// Chromium on Linux, as printed, into a fresh home's NSS database, and then
+// opens the box in Debian's headless Chromium with no certificate
+// exception: the status page must load. The same browser in a home
+// without the steps must not (else the test proves nothing). The page's
+// steps said "update-ca-certificates", which Chromium does not read.
+func testWelcomeSteps(t *testing.T, b *box) {
+	need(t, "chromium", "certutil", "curl")
+	resp, err := http.Get("http://" + b.http + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`(?s)<pre data-steps="linux-chrome">(.*?)</pre>`).FindSubmatch(page)
+	if resp.StatusCode != 200 || m == nil {
+		t.Fatalf("GET http://%s/ = %s, without the Linux Chrome steps:\n%s", b.http, resp.Status, page)
+	}
+	steps := html.UnescapeString(string(m[1]))
+	open := func(home string) string {
+		t.Helper()
+		cmd := exec.Command("chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+			"--user-data-dir="+filepath.Join(home, "profile"), "--timeout=15000", "--dump-dom", "https://"+b.https+"/")
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		out, _ := cmd.Output()
+		return string(out)
+	}
+	if dom := open(t.TempDir()); strings.Contains(dom, "Install the CA") {
+		t.Fatal("Chromium opened the box without the CA installed: this test shows nothing")
+	}
+	home := t.TempDir()
+	sh := exec.Command("sh", "-ec", steps)
+	sh.Dir, sh.Env = home, append(os.Environ(), "HOME="+home)
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the page's steps, as printed:\n%s\nfailed: %v\n%s", steps, err, out)
+	}
+	if dom := open(home); !strings.Contains(dom, "Install the CA") {
+		t.Errorf("after the page's steps Chromium still does not open https://%s/:\n%.600s", b.https, dom)
+	}
 }

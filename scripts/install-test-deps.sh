@@ -18,6 +18,7 @@ command -v owncloudcmd >/dev/null || need+=(owncloud-client-cmd)
 command -v vdirsyncer >/dev/null || need+=(vdirsyncer)
 command -v sshfs >/dev/null || need+=(sshfs)
 command -v chromium >/dev/null || need+=(chromium)   # the web pages' browser tests
+command -v certutil >/dev/null || need+=(libnss3-tools)   # the welcome page's Chrome-on-Linux steps, followed as printed
 command -v llvm-mc >/dev/null || need+=(llvm)           # reads back the NEON encodings armcrypto/gen writes
 command -v dnsmasq >/dev/null || need+=(dnsmasq-base)   # the DHCP server of netup's tests
 command -v ip >/dev/null || need+=(iproute2)
