@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
@@ -17,6 +18,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/front"
 )
 
 // box is a running instance with what a client needs to reach it.
@@ -172,6 +176,7 @@ func TestSync(t *testing.T) {
 	t.Run("caldav-tokens", func(t *testing.T) { testCaldavTokens(t, b) })
 	t.Run("browser", func(t *testing.T) { testBrowser(t, b) })
 	t.Run("welcome-steps", func(t *testing.T) { testWelcomeSteps(t, b) })
+	t.Run("console-urls", func(t *testing.T) { testConsoleURLs(t, b) })
 	t.Run("trash", func(t *testing.T) { testTrash(t, b) })
 	t.Run("shares", func(t *testing.T) { testShares(t, b) })
 	t.Run("calendar-share", func(t *testing.T) { testCalendarShare(t, b) })
@@ -575,5 +580,81 @@ func testBan(t *testing.T, b *box) {
 	}
 	if !strings.Contains(b.stderrCapture.String(), "banned addr=127.0.0.1 ") {
 		t.Errorf("the ban was not logged:\n%s", b.stderrCapture)
+	}
+}
+
+// testConsoleURLs takes every line of the console's "Reach the box at" as
+// printed, and uses it: the welcome page over plain HTTP (with the CA's
+// fingerprint), the status page at each address, the files in the
+// browser, WebDAV, and the SFTP command, whose host key must be the
+// fingerprint printed above it.
+func testConsoleURLs(t *testing.T, b *box) {
+	console := b.waitStdout(t, "Reach the box at")
+	block := console[strings.Index(console, "Reach the box at:"):]
+	var lines []string
+	for _, l := range strings.Split(block, "\n")[1:] {
+		if !strings.HasPrefix(l, "  ") {
+			break
+		}
+		what, _, _ := strings.Cut(strings.TrimSpace(l), "  (")
+		lines = append(lines, what)
+	}
+	caPEM, _ := os.ReadFile(b.caFile)
+	blk, _ := pem.Decode(caPEM)
+	kinds := map[string]bool{}
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "http://"):
+			kinds["welcome"] = true
+			out, err := exec.Command("curl", "-sS", "--fail", l).Output()
+			if err != nil || !strings.Contains(string(out), front.Fingerprint(blk.Bytes)) {
+				t.Errorf("%s: %v, without the CA's fingerprint", l, err)
+			}
+		case strings.HasSuffix(l, "/files/"):
+			kinds["files"] = true
+			if code, _ := b.curl("-o", "/dev/null", l); code != 303 && code != 200 {
+				t.Errorf("%s = %d", l, code)
+			}
+		case strings.HasSuffix(l, files.Prefix+"/"):
+			kinds["dav"] = true
+			if code, _ := b.curl("-u", b.admin(), "-X", "PROPFIND", "-H", "Depth: 0", "-o", "/dev/null", l); code != 207 {
+				t.Errorf("PROPFIND %s = %d", l, code)
+			}
+		case strings.HasPrefix(l, "https://"):
+			kinds["status"] = true
+			if code, _ := b.curl("-o", "/dev/null", l); code != 200 {
+				t.Errorf("%s = %d", l, code)
+			}
+		case strings.HasPrefix(l, "sftp "):
+			kinds["sftp"] = true
+			args := strings.Fields(l)[1:]
+			cmd := exec.Command("sftp", append(append([]string{}, sshOpts...), args...)...)
+			cmd.Env, cmd.Stdin = b.sshEnv(), strings.NewReader("pwd\n")
+			if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Remote working directory: /") {
+				t.Errorf("%s: %v\n%s", l, err, out)
+			}
+			port := "22"
+			for i, a := range args {
+				if a == "-P" && i+1 < len(args) {
+					port = args[i+1]
+				}
+			}
+			host := args[len(args)-1][strings.Index(args[len(args)-1], "@")+1:]
+			scan, _ := exec.Command("ssh-keyscan", "-p", port, host).Output()
+			fp := exec.Command("ssh-keygen", "-lf", "-")
+			fp.Stdin = bytes.NewReader(scan)
+			out, _ := fp.Output()
+			printed := regexp.MustCompile(`SFTP host key:[^\n]*\n\s+(SHA256:\S+)`).FindStringSubmatch(console)
+			if printed == nil || !strings.Contains(string(out), printed[1]) {
+				t.Errorf("the host key OpenSSH sees (%s) is not the one printed (%v)", out, printed)
+			}
+		default:
+			t.Errorf("the console prints %q, which no test uses", l)
+		}
+	}
+	for _, k := range []string{"welcome", "status", "files", "dav", "sftp"} {
+		if !kinds[k] {
+			t.Errorf("the console names no %s address:\n%s", k, block)
+		}
 	}
 }

@@ -23,6 +23,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/bonesync/bonesync/appliance/choose"
 	"github.com/bonesync/bonesync/appliance/clock"
 	"github.com/bonesync/bonesync/appliance/config"
@@ -149,6 +151,9 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 	}
 
 	rep.CAFingerprint = pki.Fingerprint(b.CA.Cert)
+	if signer, err := ssh.NewSignerFromSigner(b.SSHKey); err == nil {
+		rep.HostKeyFingerprint = ssh.FingerprintSHA256(signer.PublicKey())
+	}
 	if o.URLs != nil {
 		rep.URLs = o.URLs
 	}

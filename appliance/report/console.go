@@ -41,6 +41,9 @@ func (r *Report) Console(w io.Writer) error {
 	b.WriteString("\n")
 	chosen(&b, "HTTPS key", r.Choice.TLS, r.TLS, r.Choice.TLSPostQuantum, measure.X25519MLKEM768)
 	chosen(&b, "SFTP host key", r.Choice.SSH, r.SSH, r.Choice.SSHPostQuantum, measure.MLKEM768X25519S)
+	if r.HostKeyFingerprint != "" {
+		wrap(&b, "  ", "its fingerprint, as sftp shows it the first time: "+r.HostKeyFingerprint)
+	}
 	for _, part := range []struct {
 		what    string
 		reasons []string
@@ -118,6 +121,9 @@ func Summary(r *Report) string {
 	}
 	fmt.Fprintf(&b, "\nHTTPS key:      %s%s\n", r.Choice.TLS.Key, pq(r.Choice.TLSPostQuantum))
 	fmt.Fprintf(&b, "SFTP host key:  %s%s\n", r.Choice.SSH.Key, pq(r.Choice.SSHPostQuantum))
+	if r.HostKeyFingerprint != "" { // as OpenSSH shows it at the first connection
+		fmt.Fprintf(&b, "  %s\n", r.HostKeyFingerprint)
+	}
 	b.WriteString("CA fingerprint (SHA-256):\n")
 	for _, l := range FingerprintLines(r.CAFingerprint) {
 		fmt.Fprintf(&b, "  %s\n", l)

@@ -60,7 +60,8 @@ dt{font-weight:bold}dd{margin:0 0 .5rem 0}
 <p><a href="/files/"><strong>Log in to your files</strong></a> (once this box's certificate authority, below, is trusted).</p>
 <dl>
 <dt>HTTPS key</dt><dd>{{.R.Choice.TLS.Key}}{{if .R.Choice.TLSPostQuantum}}, with post-quantum hybrid key exchange{{end}}</dd>
-<dt>SFTP host key</dt><dd>{{.R.Choice.SSH.Key}}{{if .R.Choice.SSHPostQuantum}}, with post-quantum hybrid key exchange{{end}}</dd>
+<dt>SFTP host key</dt><dd>{{.R.Choice.SSH.Key}}{{if .R.Choice.SSHPostQuantum}}, with post-quantum hybrid key exchange{{end}}{{with .R.HostKeyFingerprint}};
+fingerprint <code id="host-key">{{.}}</code>, as <code>sftp</code> shows it the first time{{end}}</dd>
 <dt>Certificate authority fingerprint (SHA-256)</dt><dd><code>{{.R.CAFingerprint}}</code></dd>
 <dt>Trust this box</dt><dd>Install its certificate authority on each device (below), and check that the
 fingerprint your device shows is the one above and on the box's console. The CA can vouch only for this box's own names

@@ -28,9 +28,12 @@ type Report struct {
 	Choice choose.Choice
 	// CAFingerprint is the SHA-256 of the CA certificate.
 	CAFingerprint string
-	URLs          []string
-	DurationS     float64
-	Notes         []string
+	// HostKeyFingerprint is the SFTP host key's, as OpenSSH prints it at
+	// a first connection ("SHA256:...").
+	HostKeyFingerprint string `json:",omitempty"`
+	URLs               []string
+	DurationS          float64
+	Notes              []string
 }
 
 // Policy is what the benchmark and the choice were asked to do.
