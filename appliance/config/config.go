@@ -58,7 +58,8 @@ type Config struct {
 	// Caps on SFTP sessions (channels): per connection and per user.
 	SSHSessionsPerConn, SSHSessionsPerUser int
 	// ExtraDomains are domain suffixes the box's name is certified under,
-	// besides .local, .lan, .home.arpa and .internal (pki.HomeSuffixes).
+	// besides pki.HomeSuffixes and the search domains learned when the CA
+	// is made (pki.LearnedDomains).
 	ExtraDomains []string
 	// AdminPassword (plain or an Argon2id PHC hash) and AdminSSHKey (an
 	// authorized_keys line) are taken into the user database at start;

@@ -46,8 +46,10 @@ var settings = []setting{
 		name: "extra_domains", def: "fritz.box",
 		help: []string{
 			"Domains your router puts the box's name under, comma-separated, besides .local,",
-			".lan, .home.arpa and .internal (fritz.box is a FRITZ!Box's). The certificate",
-			"authority is limited to them, so set this before the first boot.",
+			".lan, .home.arpa, .internal, .home, .localdomain, .box and .home.lan, and the",
+			"search domain the network gives at the first start (fritz.box is a FRITZ!Box's).",
+			"The certificate authority is limited to them when it is made: one added later is",
+			"not served until a new CA is made (the console and admin page say how).",
 		},
 		set: func(c *Config, v string) error {
 			c.ExtraDomains = nil

@@ -2,8 +2,11 @@ package pki
 
 import (
 	"net"
+	"os"
 	"slices"
 	"strings"
+
+	"github.com/bonesync/bonesync/appliance/dnsname"
 )
 
 // PermittedRanges are the addresses a bonesync CA may ever certify: loopback,
@@ -36,9 +39,41 @@ type Names struct {
 
 // HomeSuffixes are the domains home routers and RFC 8375 put a box's name
 // under (besides mDNS's .local): bonesync.lan, bonesync.home.arpa,
-// bonesync.internal. The config's extra_domains add more (fritz.box by
-// default).
-var HomeSuffixes = []string{"local", "lan", "home.arpa", "internal"}
+// bonesync.internal, and those several ISPs' routers use (.home,
+// .localdomain, .box, .home.lan). The config's extra_domains add more
+// (fritz.box by default), and so does the search domain the router's DHCP
+// gave when the CA is made (LearnedDomains).
+var HomeSuffixes = []string{"local", "lan", "home.arpa", "internal", "home", "localdomain", "box", "home.lan"}
+
+// LearnedDomains are the domains in resolvConf's search and domain lines
+// (PID 1 writes the router's DHCP answer there; a PC's resolver has its
+// own), at most 4 of at most 4 labels each: the box's name under them is
+// what the household's devices will look it up by.
+func LearnedDomains(resolvConf string) []string {
+	b, err := os.ReadFile(resolvConf)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || (f[0] != "search" && f[0] != "domain") {
+			continue
+		}
+		for _, d := range f[1:] {
+			d = strings.Trim(strings.ToLower(d), ".")
+			labels := strings.Split(d, ".")
+			if d == "" || len(labels) > 4 || slices.Contains(out, d) || slices.Contains(HomeSuffixes, d) ||
+				slices.ContainsFunc(labels, func(l string) bool { return !dnsname.ValidLabel(l) }) {
+				continue
+			}
+			if out = append(out, d); len(out) == 4 {
+				return out
+			}
+		}
+	}
+	return out
+}
 
 // BoxDNSNames are the DNS names a box called hostname answers to, and the
 // only ones a CA made for it is permitted to certify: the name alone,

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +86,7 @@ func TestNameConstraintsBind(t *testing.T) {
 
 func TestBoxNamesDropsPublicAddresses(t *testing.T) {
 	n := BoxNames("Nas", []string{"Fritz.Box."}, Addrs("192.168.1.2", "8.8.8.8", "127.0.0.1", "192.168.1.2"))
-	if got, want := n.String(), "[nas nas.local nas.lan nas.home.arpa nas.internal nas.fritz.box localhost] 192.168.1.2 127.0.0.1"; got != want {
+	if got, want := n.String(), "[nas nas.local nas.lan nas.home.arpa nas.internal nas.home nas.localdomain nas.box nas.home.lan nas.fritz.box localhost] 192.168.1.2 127.0.0.1"; got != want {
 		t.Errorf("BoxNames = %s, want %s", got, want)
 	}
 }
@@ -183,5 +184,18 @@ func TestInterfaceAddrsPermitted(t *testing.T) {
 	}
 	if !Permitted(net.ParseIP("127.0.0.1")) || Permitted(net.ParseIP("1.1.1.1")) {
 		t.Error("Permitted is wrong about loopback or a public address")
+	}
+}
+
+// The router's search domain, from the resolver's file, at most four of
+// at most four labels; the home suffixes are not repeated.
+func TestLearnedDomains(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "resolv.conf")
+	os.WriteFile(f, []byte("# by PID 1\nnameserver 192.168.1.1\nsearch Home. lan speedport.ip a.b.c.d.e bad_label.x\ndomain speedport.ip\n"), 0o644)
+	if got := LearnedDomains(f); strings.Join(got, " ") != "speedport.ip" {
+		t.Errorf("learned %v, want [speedport.ip]", got)
+	}
+	if got := LearnedDomains(filepath.Join(t.TempDir(), "none")); got != nil {
+		t.Errorf("from no file: %v", got)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"net"
 	"os/exec"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -74,9 +75,20 @@ type Options struct {
 	// the service manager: sysd.Phase).
 	Phase func(string)
 
+	// ResolvConf is where the network's search domains are read when the
+	// CA is made ("": /etc/resolv.conf).
+	ResolvConf string
+
 	// whileLocked (the Watcher's) runs at the end of Ensure, before the
 	// state directory is unlocked.
 	whileLocked func()
+}
+
+func (o Options) resolvConf() string {
+	if o.ResolvConf != "" {
+		return o.ResolvConf
+	}
+	return "/etc/resolv.conf"
 }
 
 // Box is what the box serves with.
@@ -151,6 +163,9 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 	}
 
 	rep.CAFingerprint = pki.Fingerprint(b.CA.Cert)
+	// The CA's notes as they are now (the report on disk has the last
+	// start's).
+	rep.Notes = append(slices.DeleteFunc(rep.Notes, func(n string) bool { return strings.Contains(n, caNoteMark) }), caNotes(o, b.CA)...)
 	if signer, err := ssh.NewSignerFromSigner(b.SSHKey); err == nil {
 		rep.HostKeyFingerprint = ssh.FingerprintSHA256(signer.PublicKey())
 	}
@@ -181,8 +196,11 @@ func storedURLs(dir *state.Dir) []string {
 func ensureCA(o Options, now time.Time) (*pki.CA, error) {
 	ca, err := pki.LoadCA(o.State)
 	if errors.Is(err, fs.ErrNotExist) {
-		o.Log.Info("making the certificate authority", "names", pki.BoxDNSNames(o.Config.Hostname, o.Config.ExtraDomains))
-		if ca, err = pki.NewCA(o.Config.Hostname, o.Config.ExtraDomains, now, rand.Reader); err != nil {
+		// Made for the config's domains and those the network's resolver
+		// names now (the router's DHCP): the CA cannot be widened later.
+		extra := append(slices.Clone(o.Config.ExtraDomains), pki.LearnedDomains(o.resolvConf())...)
+		o.Log.Info("making the certificate authority", "names", pki.BoxDNSNames(o.Config.Hostname, extra))
+		if ca, err = pki.NewCA(o.Config.Hostname, extra, now, rand.Reader); err != nil {
 			return nil, err
 		}
 		if err := ca.Save(o.State); err != nil {
@@ -309,12 +327,33 @@ func noteKeygen(rows []*measure.Result, key string, took time.Duration) {
 	}
 }
 
+// caNotes say what the owner must do for the names in extra_domains that
+// the CA, made before they were set, cannot vouch for: the server's
+// certificate leaves them out, and a device that uses them gets a name
+// error.
+func caNotes(o Options, ca *pki.CA) []string {
+	var out []string
+	for _, n := range pki.BoxDNSNames(o.Config.Hostname, o.Config.ExtraDomains) {
+		if ca.Permits(n) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s is not served"+caNoteMark+" was made before extra_domains named it, "+
+			"and may vouch only for the names it was made for (%s). To use it: stop the box, move ca.crt and ca.key out of %s, "+
+			"start it (a new CA is made, with every name in extra_domains), and install the new CA on every device from the welcome page; "+
+			"or reach the box by one of its names above.", n, strings.Join(ca.Cert.PermittedDNSDomains, ", "), o.State.Path))
+	}
+	return out
+}
+
+// caNoteMark is in every note caNotes makes.
+const caNoteMark = ": this box's certificate authority"
+
 // ensureLeaf loads the server certificate or issues a new one when it does
 // not cover the current names, is for another key, or nears expiry.
 func ensureLeaf(o Options, ca *pki.CA, key crypto.Signer, now time.Time) (*x509.Certificate, error) {
 	// Only names the CA may certify: one made before a suffix was added
 	// to extra_domains cannot vouch for it.
-	names := pki.BoxNames(o.Config.Hostname, o.Config.ExtraDomains, addrs(o))
+	names := pki.BoxNames(o.Config.Hostname, append(slices.Clone(o.Config.ExtraDomains), pki.LearnedDomains(o.resolvConf())...), addrs(o))
 	names.DNS = slices.DeleteFunc(names.DNS, func(n string) bool { return !ca.Permits(n) })
 	leaf, err := pki.LoadLeaf(o.State)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +36,7 @@ func opts(t testing.TB) Options {
 	buf := &bytes.Buffer{}
 	log := sysd.NewLogger(buf)
 	logBuffers[log] = buf
-	return Options{State: dir, Config: cfg, Clock: clk, Log: log,
+	return Options{State: dir, Config: cfg, Clock: clk, Log: log, ResolvConf: filepath.Join(dir.Path, "no-resolv.conf"),
 		Addrs: func() []net.IP { return pki.Addrs("127.0.0.1", "192.168.7.2") }}
 }
 
@@ -210,5 +212,38 @@ func TestRefreshNeverBenchmarks(t *testing.T) {
 	}
 	if o.State.Exists(state.Decision) {
 		t.Error("an interrupted benchmark saved a decision")
+	}
+}
+
+// The CA covers the home suffixes ISP routers use and the router's own
+// search domain, learned when it is made; a domain added to extra_domains
+// later is left out of the certificate (the CA cannot vouch for it), and
+// the report tells the owner what to do.
+func TestHomeDomains(t *testing.T) {
+	o := opts(t)
+	os.WriteFile(o.ResolvConf, []byte("search speedport.ip\n"), 0o644)
+	b := ensure(t, o)
+	for _, want := range []string{"bonesync.home", "bonesync.localdomain", "bonesync.box", "bonesync.home.lan", "bonesync.speedport.ip", "bonesync.fritz.box"} {
+		if !slices.Contains(b.Server.Leaf.DNSNames, want) {
+			t.Errorf("the certificate lacks %s: %v", want, b.Server.Leaf.DNSNames)
+		}
+	}
+	o.Config.ExtraDomains = append(o.Config.ExtraDomains, "example.net")
+	ensure(t, o)
+	b = ensure(t, o) // twice: the note is not repeated
+	if n := len(slices.DeleteFunc(slices.Clone(b.Report.Notes), func(n string) bool { return !strings.Contains(n, "example.net") })); n != 1 {
+		t.Errorf("the note is there %d times", n)
+	}
+	if slices.Contains(b.Server.Leaf.DNSNames, "bonesync.example.net") {
+		t.Error("the certificate names what its CA cannot vouch for")
+	}
+	if !slices.ContainsFunc(b.Report.Notes, func(n string) bool {
+		return strings.Contains(n, "bonesync.example.net is not served") && strings.Contains(n, "move ca.crt and ca.key out of "+o.State.Path)
+	}) {
+		t.Errorf("no note says what to do: %q", b.Report.Notes)
+	}
+	o.Config.ExtraDomains = o.Config.ExtraDomains[:len(o.Config.ExtraDomains)-1]
+	if b = ensure(t, o); slices.ContainsFunc(b.Report.Notes, func(n string) bool { return strings.Contains(n, "example.net") }) {
+		t.Error("the note stays after extra_domains was put back")
 	}
 }
