@@ -978,7 +978,7 @@ func TestTwoFactorLogin(t *testing.T) {
 	}
 	_, cc, tok := step("ann", "ann-password")
 	resp, page = s.do("POST", "/login/code", cc, url.Values{"csrf": {tok}, "code": {"000000"}})
-	if resp.StatusCode != 401 || cookieOf(resp, auth.SessionCookie) != nil {
+	if resp.StatusCode != 401 || cookieOf(resp, auth.SessionCookie) != nil || !strings.Contains(page, "That code is not right") {
 		t.Errorf("a wrong code: %s", resp.Status)
 	}
 	if resp, _ := s.do("POST", "/login/code", cc, url.Values{"csrf": {"forged"}, "code": {recovery}}); cookieOf(resp, auth.SessionCookie) != nil {
