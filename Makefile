@@ -33,8 +33,14 @@ build-arm-std:
 
 # The appliance on this machine: state in ./var, high ports, the quick
 # benchmark budget on first start.
+# make run HTTPS=9443 HTTP=9080 SSH=2223 moves the ports (8080 is often
+# taken). The first run writes a commented ./var/bonesync.conf to edit.
+HTTPS ?= 8443
+HTTP  ?= 8080
+SSH   ?= 2222
 run: build
-	$(OUT)/bonesync serve -state ./var -https :8443 -http :8080 -ssh :2222 -quick
+	@mkdir -p ./var && test -e ./var/bonesync.conf || { $(OUT)/bonesync config-example > ./var/bonesync.conf && echo "make run: wrote ./var/bonesync.conf, every setting at its default (edit it, then make run again)"; }
+	$(OUT)/bonesync serve -state ./var -config ./var/bonesync.conf -https :$(HTTPS) -http :$(HTTP) -ssh :$(SSH) -quick
 
 # The generated part of the docs: the config reference (a test checks it).
 docs: build

@@ -116,6 +116,14 @@ func parse(name string, args []string, stdout io.Writer) (*flags, error) {
 	defState, defConfigDir := sysd.Dirs()
 	if defState == "" {
 		defState = "/var/lib/bonesync"
+		// In a checkout where make run made its state (and no service's
+		// state is on this machine): that one, so that the commands the
+		// console prints work as printed.
+		if _, err := os.Stat(defState); err != nil {
+			if _, err := os.Stat(filepath.Join(makeRunState, "bonesync.conf")); err == nil {
+				defState = makeRunState
+			}
+		}
 	}
 	takes := func(flag string) bool { return slices.Contains(subcommands[name], flag) }
 	f.refresh = 30 * time.Second
@@ -243,7 +251,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return server.Run(ctx, server.Options{
 			State: f.state, Config: f.config, Files: f.files, FilesGone: f.filesGone, Addrs: f.addrs, Quick: f.quick,
 			Hostname: f.hostname, Refresh: f.refresh, Boot: f.boot, Board: f.board,
-			Version: releaseVersion(), LoadGenerator: loadGenerator, Stdout: stdout, Stderr: stderr,
+			Version: releaseVersion(), LoadGenerator: loadGenerator, Stdout: stdout, Stderr: stderr, Program: program(),
 		})
 	case "bench":
 		return rebench(ctx, f, stdout, stderr)
@@ -261,6 +269,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return copyCmd(ctx, f, stdin, stdout, stderr)
 	}
 	return nil
+}
+
+// makeRunState is the state directory make run uses.
+const makeRunState = "./var"
+
+// program is this binary as the person typed it ("out/bonesync"), for the
+// commands printed for them; "bonesync" when it was found on the PATH.
+func program() string {
+	if p := os.Args[0]; strings.Contains(p, "/") && !filepath.IsAbs(p) {
+		return p
+	}
+	return "bonesync"
 }
 
 // debianConfig is the .deb's conffile, the service's config.

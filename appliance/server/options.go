@@ -30,6 +30,9 @@ type Options struct {
 	// Version is the release, as /status.json and the pages report it
 	// and update bundles name it ("0.1.0+20261201").
 	Version string
+	// Program is the binary as its commands are printed for the person
+	// reading ("out/bonesync" under make run; "" is "bonesync").
+	Program string
 	// LoadGenerator starts the benchmark's client process.
 	LoadGenerator  func(ctx context.Context) *exec.Cmd
 	Stdout, Stderr io.Writer

@@ -53,3 +53,20 @@ func TestOneQuotaForFilesAndCalendars(t *testing.T) {
 		t.Errorf("more than the disk: %v", err)
 	}
 }
+
+// The password hint names the binary as it was typed and the state
+// directory it serves (it said "bonesync" for make run's out/bonesync).
+func TestPasswdHint(t *testing.T) {
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Program: "out/bonesync", State: "./var"}, "out/bonesync user -state ./var passwd admin"},
+		{Options{State: "/srv/my box"}, "bonesync user -state '/srv/my box' passwd admin"},
+		{Options{Board: "beaglebone-black"}, "press Enter on this console, then: user passwd admin"},
+	} {
+		if got := passwdHint(tc.o); got != tc.want {
+			t.Errorf("passwdHint(%+v) = %q, want %q", tc.o, got, tc.want)
+		}
+	}
+}

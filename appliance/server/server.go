@@ -15,6 +15,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/sysd"
 )
 
@@ -22,6 +23,17 @@ import (
 func Run(ctx context.Context, o Options) error {
 	var recent sysd.Recent
 	log := sysd.NewLoggerKeeping(o.Stderr, &recent)
+	// One server to a state directory, before any port is taken: a second
+	// one is told which process serves it.
+	dir, err := state.Open(o.State)
+	if err != nil {
+		return err
+	}
+	release, err := dir.Serving()
+	if err != nil {
+		return err
+	}
+	defer release()
 	lns, err := listen.Open(o.Addrs)
 	if err != nil {
 		return err

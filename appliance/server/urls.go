@@ -76,13 +76,17 @@ func passwdHint(o Options) string {
 	if o.Board != "" {
 		return "press Enter on this console, then: user passwd " + users.Admin
 	}
-	cmd := "bonesync user passwd " + users.Admin
+	prog := o.Program
+	if prog == "" {
+		prog = "bonesync"
+	}
+	cmd := prog + " user passwd " + users.Admin
 	if def, _ := sysd.Dirs(); o.State != "/var/lib/bonesync" && o.State != def {
 		dir := o.State
 		if strings.ContainsAny(dir, " '\"$\\") {
 			dir = "'" + strings.ReplaceAll(dir, "'", `'\''`) + "'"
 		}
-		cmd = "bonesync user -state " + dir + " passwd " + users.Admin
+		cmd = prog + " user -state " + dir + " passwd " + users.Admin
 	} else if def != "" {
 		cmd = "sudo " + cmd
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,5 +34,28 @@ func (d *Dir) lock(how int) (func(), error) {
 		}
 		return nil, fmt.Errorf("lock state dir %s: %w", d.Path, err)
 	}
+	return func() { f.Close() }, nil
+}
+
+// Serving marks the directory as served by this process until release:
+// a lock (flock on .server) that a second server on the same directory
+// cannot take, and the pid and start time in that file, which its error
+// names. The lock goes with the process, however it ends.
+func (d *Dir) Serving() (release func(), err error) {
+	f, err := os.OpenFile(d.Join(".server"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("mark the state directory as served: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		who, _ := os.ReadFile(d.Join(".server"))
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another bonesync serves %s (%s): stop it first, or give this one a state directory of its own (-state DIR): %w",
+				d.Path, strings.TrimSpace(string(who)), ErrBusy)
+		}
+		return nil, fmt.Errorf("mark %s as served: %w", d.Path, err)
+	}
+	f.Truncate(0)
+	fmt.Fprintf(f, "pid %d, since %s", os.Getpid(), time.Now().Format("2006-01-02 15:04:05"))
 	return func() { f.Close() }, nil
 }

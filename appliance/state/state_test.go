@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -204,4 +205,27 @@ func TestRootKeepsTheOwner(t *testing.T) {
 	if owner() != 65534 {
 		t.Errorf("a root-owned file in the service's directory stays %d's", owner())
 	}
+}
+
+// A second server on the same directory is refused, told who serves it;
+// once the first is gone, the directory is free again.
+func TestServing(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := d.Serving()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Serving()
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), fmt.Sprintf("another bonesync serves %s (pid %d, since ", d.Path, os.Getpid())) {
+		t.Errorf("a second server: %v", err)
+	}
+	release()
+	again, err := d.Serving()
+	if err != nil {
+		t.Fatalf("after the first was gone: %v", err)
+	}
+	again()
 }

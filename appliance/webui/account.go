@@ -21,6 +21,17 @@ type loginData struct {
 	Username string
 	Token    string
 	Code     bool // the second step: the code after the password
+	// Where the first password is, worded for where the box runs.
+	FirstPassword string
+}
+
+// firstPassword says where admin's first password is: on the board, its
+// console and the card; elsewhere, where the server was started.
+func (u *UI) firstPassword() string {
+	if u.System != nil && u.System.Board != "" {
+		return "The first password is on the serial console and in FIRST-LOGIN.txt on the card's boot partition."
+	}
+	return "The first password was printed where the server was started: its terminal (make run), or the journal (journalctl -u bonesync) for the service."
 }
 
 func (u *UI) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -41,7 +52,7 @@ func (u *UI) loginPage(w http.ResponseWriter, r *http.Request) {
 func (u *UI) loginForm(w http.ResponseWriter, code int, next, name, problem string) {
 	tok := auth.RandomToken()
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: "/", Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	u.render(w, code, "login", page{Title: "Log in", Problem: problem, Data: loginData{Next: next, Username: name, Token: tok}})
+	u.render(w, code, "login", page{Title: "Log in", Problem: problem, Data: loginData{Next: next, Username: name, Token: tok, FirstPassword: u.firstPassword()}})
 }
 
 func (u *UI) loginPost(w http.ResponseWriter, r *http.Request) {

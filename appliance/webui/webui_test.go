@@ -1024,3 +1024,16 @@ func TestPendingLoginsPerUser(t *testing.T) {
 		t.Error("ann's newest was dropped")
 	}
 }
+
+// The login page says where the first password is for where the box
+// runs: it sent a PC's user to a serial console and an SD card.
+func TestLoginHintFitsWhereItRuns(t *testing.T) {
+	s := newSite(t)
+	if _, page := s.do("GET", "/login", "", nil); !strings.Contains(page, "printed where the server was started") || strings.Contains(page, "serial console") {
+		t.Errorf("on a PC the login page says:\n%s", page)
+	}
+	s.ui.System = &admin.System{Board: "beaglebone-black"}
+	if _, page := s.do("GET", "/login", "", nil); !strings.Contains(page, "serial console and in FIRST-LOGIN.txt") {
+		t.Errorf("on the board the login page says:\n%s", page)
+	}
+}
