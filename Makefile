@@ -42,9 +42,11 @@ run: build
 	@mkdir -p ./var && test -e ./var/bonesync.conf || { $(OUT)/bonesync config-example > ./var/bonesync.conf && echo "make run: wrote ./var/bonesync.conf, every setting at its default (edit it, then make run again)"; }
 	$(OUT)/bonesync serve -state ./var -config ./var/bonesync.conf -https :$(HTTPS) -http :$(HTTP) -ssh :$(SSH) -quick
 
-# The generated part of the docs: the config reference (a test checks it).
+# The generated parts of the docs: the config reference and the command
+# list (tests check both).
 docs: build
 	scripts/config-doc.sh $(OUT)/bonesync docs/config.md
+	scripts/commands-doc.sh $(OUT)/bonesync docs/commands.md
 
 test: test-unit test-fuzz test-cross test-systemd test-image test-boot test-systemd-vm
 

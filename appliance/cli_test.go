@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -51,5 +52,24 @@ func TestCommandLine(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); err == nil {
 		t.Error("a user command made the missing state directory")
+	}
+}
+
+// docs/commands.md lists the commands as bonesync help does (make docs
+// writes it): the README sends people there, and it had lost
+// config-example while help had lost user quota.
+func TestCommandsDocIsHelp(t *testing.T) {
+	doc, err := os.ReadFile("../docs/commands.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- commands: begin[^>]*-->\n```\n(.*?)```\n<!-- commands: end -->").FindSubmatch(doc)
+	if m == nil || string(m[1]) != usage {
+		t.Errorf("docs/commands.md's list is not bonesync help's: run make docs")
+	}
+	for _, cmd := range []string{"user [-state DIR] quota", "config-example"} {
+		if !strings.Contains(usage, cmd) {
+			t.Errorf("bonesync help lacks %s", cmd)
+		}
 	}
 }

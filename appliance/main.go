@@ -342,6 +342,7 @@ const usage = `usage:
   bonesync user [-state DIR] passwd NAME                     change a password
   bonesync user [-state DIR] del NAME                        remove a user (their files stay)
   bonesync user [-state DIR] list
+  bonesync user [-state DIR] quota NAME SIZE                 limit a user's files, calendars and contacts (50G, 500M, 1T or none)
   bonesync user [-state DIR] key add NAME FILE               add SSH public keys (authorized_keys format; - for stdin)
   bonesync check-config [-config FILE]                       check a config file, as sshd -t does
   bonesync backup [-state DIR] USER [FILE]                   a user's calendars (.ics) and address books (.vcf) in one zip
