@@ -27,7 +27,7 @@ const (
 
 // moreExports are the packages docs/design.md ("Why the store is large")
 // lets export more than maxExports names, and how many at most.
-var moreExports = map[string]int{"store": 116}
+var moreExports = map[string]int{"store": 118}
 
 func TestHouseRules(t *testing.T) {
 	fset := token.NewFileSet()

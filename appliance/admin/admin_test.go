@@ -182,11 +182,11 @@ func TestReportHidesVersions(t *testing.T) {
 	}
 }
 
-// The status page names the CA where the plain-HTTP listener is, at the
-// name the browser used.
+// The status page names the welcome page (the CA and the steps) where the
+// plain-HTTP listener is, at the name the browser used.
 func TestPageNamesThePlainPort(t *testing.T) {
 	h, _ := newHandler(t, &System{})
-	for port, want := range map[int]string{8080: "http://bonesync.local:8080/ca.crt", 80: "http://bonesync.local/ca.crt"} {
+	for port, want := range map[int]string{8080: "http://bonesync.local:8080/", 80: "http://bonesync.local/"} {
 		h.PlainPort = port
 		mux := http.NewServeMux()
 		h.Routes(mux)

@@ -41,6 +41,19 @@ type Handler struct {
 	parseTurn chan struct{} // one object-parsing request at a time
 }
 
+// readThenTakeTurn reads a PUT's body (bounded) into memory, then takes a
+// parse turn: a client that sends its body slowly must not hold everyone's
+// turn.
+func (h *Handler) readThenTakeTurn(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.Store.Limits.Object+1))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return h.takeParseTurn(r)
+}
+
 // Requests that parse objects (a PUT, and the REPORTs that read every
 // object of a collection: calendar-query, the multigets) take turns, one
 // at a time: a parser's tree of an object of 1,000 components takes
@@ -160,15 +173,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.propfindCollection(w, r, t) // a home or a collection
 		return
 	case r.Method == http.MethodPut && t.name != "":
-		// The body is read before the turn is taken: a client that sends
-		// it slowly must not hold everyone's turn.
-		body, err := io.ReadAll(io.LimitReader(r.Body, h.Store.Limits.Object+1))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		release, ok := h.takeParseTurn(r)
+		release, ok := h.readThenTakeTurn(w, r)
 		if !ok {
 			return
 		}
