@@ -93,6 +93,9 @@ type UI struct {
 	// Audit is the owner's record of logins and changes, shown on the
 	// admin page and written to by its actions; nil: none.
 	Audit *audit.Log
+	// SFTPPort is the port the SFTP server listens on, for the connect
+	// page (its host key's fingerprint is the report's).
+	SFTPPort int
 
 	flows     loginFlows
 	codes     pendings
@@ -121,6 +124,7 @@ func (u *UI) init() {
 	u.once.Do(func() {
 		funcs := template.FuncMap{
 			"size":  humanSize,
+			"sh":    shellQuote,
 			"when":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
 			"asset": u.assetURL,
 			"inc":   func(i int) int { return i + 1 },
@@ -195,6 +199,8 @@ func (u *UI) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /trash/{$}", u.trashPage)
 	mux.HandleFunc("POST /trash/{$}", u.trashPost)
 	mux.HandleFunc("GET /trash/item/{id}", u.trashItem)
+	mux.HandleFunc("GET /connect", u.connectPage)
+	mux.HandleFunc("POST /connect", u.connectPost)
 	mux.HandleFunc("GET /account", u.accountPage)
 	mux.HandleFunc("POST /account", u.accountPost)
 	mux.HandleFunc("GET /admin/{$}", u.adminPage)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
@@ -1035,5 +1036,42 @@ func TestLoginHintFitsWhereItRuns(t *testing.T) {
 	s.ui.System = &admin.System{Board: "beaglebone-black"}
 	if _, page := s.do("GET", "/login", "", nil); !strings.Contains(page, "serial console and in FIRST-LOGIN.txt") {
 		t.Errorf("on the board the login page says:\n%s", page)
+	}
+}
+
+// The connect page gives each client the box's address as the browser
+// reached it and the user's name, and a button that makes an app password
+// for one client and fills it into that client's steps (and no other's).
+func TestConnectPage(t *testing.T) {
+	s := newSite(t)
+	s.ui.SFTPPort = 2222
+	cookie, csrf := s.login("ann", "ann-password")
+	host := strings.TrimPrefix(s.srv.URL, "https://")
+	_, page := s.do("GET", "/connect", cookie, nil)
+	for _, want := range []string{"davs://" + host + "/dav/", "webdavs://" + host + "/dav/", s.srv.URL + "/dav/",
+		"url=" + s.srv.URL + "/remote.php/dav/files/ann/ vendor=nextcloud user=ann pass=APP-PASSWORD --obscure",
+		"sshfs -p 2222 ann@127.0.0.1: ~/bonesync", "sftp://ann@127.0.0.1:2222"} {
+		if !strings.Contains(html.UnescapeString(page), want) {
+			t.Errorf("the connect page lacks %q", want)
+		}
+	}
+	resp, page := s.do("POST", "/connect", cookie, url.Values{"csrf": {csrf}, "client": {"rclone"}})
+	m := regexp.MustCompile(`<code id="connect-password">([^<]+)</code>`).FindStringSubmatch(page)
+	if resp.StatusCode != 200 || m == nil {
+		t.Fatalf("making an app password: %s\n%s", resp.Status, page)
+	}
+	rclone := regexp.MustCompile(`(?s)<pre data-client="rclone">(.*?)</pre>`).FindStringSubmatch(page)
+	desktop := regexp.MustCompile(`(?s)<pre data-client="desktop">(.*?)</pre>`).FindStringSubmatch(page)
+	if rclone == nil || !strings.Contains(html.UnescapeString(rclone[1]), "pass="+m[1]+" ") || strings.Contains(desktop[1], m[1]) {
+		t.Errorf("the password is not in rclone's steps alone:\n%s\n%s", rclone, desktop)
+	}
+	if ok, _ := s.ui.Users.CheckPassword("ann", m[1], false); !ok {
+		t.Error("the app password shown does not log in")
+	}
+	if resp, _ := s.do("POST", "/connect", cookie, url.Values{"csrf": {csrf}, "client": {"evil"}}); resp.StatusCode != 400 {
+		t.Errorf("an unknown client: %s", resp.Status)
+	}
+	if resp, _ := s.do("POST", "/connect", cookie, url.Values{"client": {"rclone"}}); resp.StatusCode == 200 {
+		t.Error("an app password made without the page's token")
 	}
 }
