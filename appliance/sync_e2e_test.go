@@ -177,6 +177,7 @@ func TestSync(t *testing.T) {
 	t.Run("browser", func(t *testing.T) { testBrowser(t, b) })
 	t.Run("welcome-steps", func(t *testing.T) { testWelcomeSteps(t, b) })
 	t.Run("console-urls", func(t *testing.T) { testConsoleURLs(t, b) })
+	t.Run("connect-steps", func(t *testing.T) { testConnectSteps(t, b) })
 	t.Run("trash", func(t *testing.T) { testTrash(t, b) })
 	t.Run("shares", func(t *testing.T) { testShares(t, b) })
 	t.Run("calendar-share", func(t *testing.T) { testCalendarShare(t, b) })

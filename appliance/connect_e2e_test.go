@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testConnectSteps logs in to the web pages as a person would, asks the
+// connect page for an app password for each of rclone and the Nextcloud
+// desktop, and runs their steps exactly as the page prints them (in a
+// fresh home; the CA trusted as the welcome page says, through
+// SSL_CERT_FILE for rclone), then sshfs's with the account's password,
+// accepting the host key by the fingerprint the page shows.
+func testConnectSteps(t *testing.T, b *box) {
+	need(t, "rclone")
+	ca, _ := os.ReadFile(b.caFile)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	base := "https://" + b.https
+	get := func(path string) string {
+		resp, err := c.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	post := func(path string, form url.Values) string {
+		resp, err := c.PostForm(base+path, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	token := func(page string) string {
+		m := regexp.MustCompile(`name="csrf" (?:value|content)="([^"]+)"`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("no form token on:\n%.500s", page)
+		}
+		return m[1]
+	}
+	post("/login", url.Values{"csrf": {token(get("/login"))}, "username": {"admin"}, "password": {b.password}, "next": {"/connect"}})
+	steps := func(client string) (string, string) {
+		page := post("/connect", url.Values{"csrf": {token(get("/connect"))}, "client": {client}})
+		m := regexp.MustCompile(`(?s)<pre data-client="` + client + `">(.*?)</pre>`).FindStringSubmatch(page)
+		pw := regexp.MustCompile(`<code id="connect-password">([^<]+)</code>`).FindStringSubmatch(page)
+		if m == nil || pw == nil {
+			t.Fatalf("the connect page has no steps for %s with a password:\n%.2000s", client, page)
+		}
+		return html.UnescapeString(m[1]), pw[1]
+	}
+	run := func(what, script string, env ...string) string {
+		t.Helper()
+		home := t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "sh", "-ec", script)
+		cmd.Dir = home
+		cmd.Env = append(append(os.Environ(), "HOME="+home, "RCLONE_CONFIG="+filepath.Join(home, "rclone.conf")), env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("%s, as the page prints it:\n%s\nfailed: %v\n%s", what, script, err, out)
+		}
+		return string(out)
+	}
+	// rclone: the page's config line, then a listing; a file put there by
+	// curl must be listed.
+	f := filepath.Join(b.work, "connect.txt")
+	os.WriteFile(f, []byte("seen by rclone"), 0o644)
+	b.curl("-u", b.admin(), "-X", "MKCOL", b.url("connect-dir"))
+	script, _ := steps("rclone")
+	if out := run("rclone", script, "SSL_CERT_FILE="+b.caFile); !strings.Contains(out, "connect-dir") {
+		t.Errorf("rclone lsd, as the page prints it, does not list connect-dir:\n%s", out)
+	}
+	// sshfs: the page's two lines, with the account's password (an
+	// askpass, as ssh asks for it) and the host key the page names
+	// already in known_hosts, as after the first prompt. nextcloudcmd is
+	// left out: Qt reads only the system's CA store, which a test does
+	// not change (the Nextcloud desktop's own test runs it with --trust).
+	if _, err := exec.LookPath("sshfs"); err != nil {
+		return
+	}
+	page := get("/connect")
+	m := regexp.MustCompile(`(?s)<pre data-client="sshfs">(.*?)</pre>`).FindStringSubmatch(page)
+	key := regexp.MustCompile(`fingerprint is <code>(SHA256:[^<]+)</code>`).FindStringSubmatch(page)
+	if m == nil || key == nil {
+		t.Fatalf("no sshfs steps or host key on the connect page:\n%.2000s", page)
+	}
+	key[1] = html.UnescapeString(key[1])
+	home := t.TempDir()
+	port := b.port(b.ssh)
+	scan, _ := exec.Command("ssh-keyscan", "-p", port, "127.0.0.1").Output()
+	fp := exec.Command("ssh-keygen", "-lf", "-")
+	fp.Stdin = strings.NewReader(string(scan))
+	if out, _ := fp.Output(); !strings.Contains(string(out), key[1]) {
+		t.Errorf("the page's host key %s is not the box's:\n%s", key[1], out)
+	}
+	// The person at the first connection: types the fingerprint the page
+	// shows when ssh asks about the host key (OpenSSH takes it in place of
+	// yes), then the password.
+	askpass := filepath.Join(home, "askpass")
+	os.WriteFile(askpass, []byte("#!/bin/sh\ncase \"$1\" in *fingerprint*|*yes/no*) echo '"+key[1]+"' ;; *) echo '"+b.password+"' ;; esac\n"), 0o700)
+	script = html.UnescapeString(m[1])
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a prompt that loops must not hang the test
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-ec", script)
+	cmd.Dir = home
+	cmd.Env = append(os.Environ(), "HOME="+home, "SSH_ASKPASS="+askpass, "SSH_ASKPASS_REQUIRE=force", "DISPLAY=none")
+	// Output to a file, not a pipe: sshfs's ssh stays behind, holding
+	// whatever it was given, and a pipe would never close.
+	log, _ := os.Create(filepath.Join(t.TempDir(), "sshfs.log"))
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		out, _ := os.ReadFile(log.Name())
+		t.Skipf("sshfs cannot mount here (FUSE?): %v\n%s\n%s", err, script, out)
+	}
+	defer exec.Command("fusermount", "-u", filepath.Join(home, "bonesync")).Run()
+	if fi, err := os.Stat(filepath.Join(home, "bonesync", "connect-dir")); err != nil || !fi.IsDir() {
+		t.Errorf("the mount, as the page prints it, does not show connect-dir: %v", err)
+	}
+}
