@@ -69,7 +69,7 @@ func testBrowser(t *testing.T, b *box) {
 	if err := chromedp.Do(ctx); err != nil { // starts the browser, without a timeout
 		t.Fatalf("start chromium: %v", err)
 	}
-	ctx, cancelT := context.WithTimeout(ctx, 6*time.Minute)
+	ctx, cancelT := context.WithTimeout(ctx, 12*time.Minute) // three sizes, two schemes, a dozen pages, on a loaded machine
 	defer cancelT()
 	base := "https://127.0.0.1:" + b.port(b.https)
 	where := func() string { loc, _ := chromedp.Run(ctx, chromedp.Location()); return loc }
@@ -90,17 +90,18 @@ func testBrowser(t *testing.T, b *box) {
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	shots := filepath.Join("..", "out", "screenshots")
 	os.MkdirAll(shots, 0o755)
-	// shoot screenshots the page at both widths in both schemes, and checks
+	// shoot screenshots the page at each size (a laptop, two phones) in both schemes, and checks
 	// at each that nothing is wider than the screen.
 	shoot := func(name string) {
 		t.Helper()
-		for _, width := range []int64{1280, 360} {
+		for _, size := range [][2]int64{{1280, 800}, {390, 844}, {360, 800}} {
+			width := size[0]
 			for _, scheme := range []string{"light", "dark"} {
 				opts := []chromedp.EmulateViewportOption{}
 				if width < 500 {
 					opts = append(opts, chromedp.EmulateMobile, chromedp.EmulatePortrait)
 				}
-				do("size the window", chromedp.EmulateViewport(width, 800, opts...))
+				do("size the window", chromedp.EmulateViewport(width, size[1], opts...))
 				if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
 					Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
 					t.Fatal(err)
@@ -430,6 +431,17 @@ func testBrowser(t *testing.T, b *box) {
 	do("admin", chromedp.Navigate(base+"/admin/"), chromedp.WaitVisible(chromedp.ID("new-user")))
 	accessible("admin")
 	shoot("admin")
+	// The pages a newcomer meets: the welcome page over plain HTTP (and
+	// /trust), the status page, and the connect page.
+	do("welcome", chromedp.Navigate("http://"+b.http+"/"), chromedp.WaitVisible(chromedp.ID("fingerprint")))
+	accessible("welcome")
+	shoot("welcome")
+	do("status", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("ca-fingerprint")))
+	accessible("status")
+	shoot("status")
+	do("connect", chromedp.Navigate(base+"/connect"), chromedp.WaitVisible(chromedp.ID("make-rclone")))
+	accessible("connect")
+	shoot("connect")
 	// Measure again, as the console's bench does, with live progress.
 	do("measure again",
 		chromedp.Click(chromedp.ID("measure")),

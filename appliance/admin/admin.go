@@ -106,7 +106,7 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 // versions).
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'")
 	h.Report().Public().Page(w, h.caURL(r), "https://"+h.host(r))
 }
 

@@ -49,34 +49,57 @@ func (r *Report) Page(w io.Writer, caURL, server string) error {
 var page = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>bonesync on {{.Host}}</title>
+<link rel="stylesheet" href="/ui/style.css">
 <style>
-body{font-family:system-ui,sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem;color:#222}
-pre{background:#f6f6f6;padding:.75rem;overflow-x:auto;font-size:.8rem}
-code{word-break:break-all}.warn{color:#a00}
-dt{font-weight:bold}dd{margin:0 0 .5rem 0}
+.chart{overflow-x:auto}.chart svg{min-width:36rem}.warn{color:var(--danger)}
+pre{overflow-x:auto;font-size:.8rem}code{word-break:break-all}dt{font-weight:600}dd{margin:0 0 .5rem 0}
 </style></head><body>
-<h1>bonesync</h1>
-<p><a href="/files/"><strong>Log in to your files</strong></a> (once this box's certificate authority, below, is trusted).</p>
+<header class="top"><a class="brand" href="/files/">bonesync</a>
+<nav aria-label="Main"><a href="/files/">Files</a><a href="/connect">Connect a device</a><a href="/trust">Trust this box</a><a href="/" aria-current="page">Status</a></nav></header>
+<main id="main">
+<h1>bonesync on {{.Host}}</h1>
+<section class="card">
+<p>This box keeps a household's files, calendars and contacts, and serves them to browsers, file managers, the
+Nextcloud apps, calendar apps and SFTP. To use it from a device:</p>
+<ol>
+<li><a href="/trust">Trust its certificate authority</a> on the device, once (steps for each kind of device), and check
+its fingerprint: <code id="ca-fingerprint">{{.R.CAFingerprint}}</code>.</li>
+<li><a href="/files/"><strong>Log in to your files</strong></a>.</li>
+<li><a href="/connect">Connect a device</a>: the address and steps for each app, with an app password for it.</li>
+</ol>
+</section>
+<section class="card">
+<h2>Keys</h2>
 <dl>
 <dt>HTTPS key</dt><dd>{{.R.Choice.TLS.Key}}{{if .R.Choice.TLSPostQuantum}}, with post-quantum hybrid key exchange{{end}}</dd>
 <dt>SFTP host key</dt><dd>{{.R.Choice.SSH.Key}}{{if .R.Choice.SSHPostQuantum}}, with post-quantum hybrid key exchange{{end}}{{with .R.HostKeyFingerprint}};
 fingerprint <code id="host-key">{{.}}</code>, as <code>sftp</code> shows it the first time{{end}}</dd>
-<dt>Certificate authority fingerprint (SHA-256)</dt><dd><code>{{.R.CAFingerprint}}</code></dd>
-<dt>Trust this box</dt><dd>Install its certificate authority on each device (below), and check that the
-fingerprint your device shows is the one above and on the box's console. The CA can vouch only for this box's own names
-and private addresses, nothing else on the internet.</dd>
+<dt>Certificate authority fingerprint (SHA-256)</dt><dd><code>{{.R.CAFingerprint}}</code>, the same as on the box's console.
+The CA can vouch only for this box's own names and private addresses, nothing else on the internet.</dd>
 <dt>Measured on</dt><dd>{{with .R.Machine.CPU}}{{.}}, {{end}}{{.R.Machine.Cores}} cores{{with .R.Machine.Kernel}}, {{.}}{{end}}{{with .R.Machine.Go}}, {{.}}{{end}}, {{.R.Machine.Time.Format "2006-01-02 15:04 MST"}}</dd>
 </dl>
 {{range .R.Choice.TLS.Warnings}}<p class="warn">{{.}}</p>{{end}}
 {{range .R.Choice.SSH.Warnings}}<p class="warn">{{.}}</p>{{end}}
-{{.TLSChart}}
-{{.SSHChart}}
+</section>
+<section class="card">
+<h2>What a connection costs here</h2>
+<p>The box measured, at its first start, how long a TLS and an SSH handshake takes on this very machine with each kind of
+key, and chose the strongest that meets its latency target. The bars are the 95th percentile; each measurement is one
+run on a machine that may be busy, so a larger key can come out "meeting" the target where a smaller one did not: the
+p50 and p95 columns of the report below show how steady each run was, and the admin page's "measure again" repeats it.</p>
+<div class="chart">{{.TLSChart}}</div>
+<div class="chart">{{.SSHChart}}</div>
+</section>
+<section class="card">
 <h2 id="install-the-ca">Install the CA</h2>
 <p>The steps for each device (Chrome and Chromium on Linux, Firefox, Windows, Mac, iPhone and iPad, Android) are on
 <a href="/trust">the welcome page</a>, which is also served over plain HTTP, for a device that does not trust the box
 yet, at <a href="{{.Welcome}}">{{.Welcome}}</a>. The files: <a href="/ca.crt">ca.crt</a> (PEM), <a href="/ca.der">ca.der</a>
 (DER), <a href="/bonesync.mobileconfig">bonesync.mobileconfig</a> (Apple profile).</p>
+</section>
+<section class="card">
 <h2 id="calendars-and-contacts">Calendars and contacts</h2>
 <p>Every user has a calendar and an address book on the box (CalDAV and CardDAV), made on first use; apps can make
 more. Log in with the same user name and password as for files. Install the CA first (above). Calendars and address
@@ -96,8 +119,12 @@ your user name and password (the box speaks the paths a Nextcloud server has).</
 <dt>Any other client</dt><dd>Calendars: <code>{{.Server}}/remote.php/dav/calendars/USER/</code>; address books:
 <code>{{.Server}}/remote.php/dav/addressbooks/users/USER/</code>; or let it discover from <code>{{.Server}}/</code>.</dd>
 </dl>
+</section>
+<section class="card">
 <h2>Report</h2>
-<pre>{{.Table}}</pre>
+<pre tabindex="0">{{.Table}}</pre>
 <p><a href="/report.json">report.json</a> has every figure, the raw samples and the reasons.</p>
+</section>
+</main>
 </body></html>
 `))

@@ -502,11 +502,11 @@ func TestPage(t *testing.T) {
 		}
 	}
 
-	start, end := strings.Index(page, "<pre>"), strings.Index(page, "</pre>")
+	start, end := strings.Index(page, `<pre tabindex="0">`), strings.Index(page, "</pre>")
 	if start < 0 || end < start {
 		t.Fatalf("Page() has no <pre>...</pre>:\n%s", page)
 	}
-	if got, want := html.UnescapeString(page[start+len("<pre>"):end]), consoleText(t, r); got != want {
+	if got, want := html.UnescapeString(page[start+len(`<pre tabindex="0">`):end]), consoleText(t, r); got != want {
 		t.Errorf("Page() <pre> holds\n%s\nwant the console table\n%s", got, want)
 	}
 
