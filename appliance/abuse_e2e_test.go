@@ -173,7 +173,7 @@ func testDistributedFlood(t *testing.T, b *box) {
 // more of the binary resident while serving (45.9 MB peak without it,
 // 48.6-49.6 with it, on amd64).
 func testMemoryCeiling(t *testing.T, b *box) {
-	k := startBox(t, b.state, "-files", t.TempDir())
+	k := startBox(t, cloneState(t, b.state), "-files", t.TempDir())
 	k.password = b.password
 	l := legit{k}
 	var sessions []io.Closer

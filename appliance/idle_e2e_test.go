@@ -12,11 +12,12 @@ import (
 // refresh periods (1 s here, 30 s by default) every file keeps its inode,
 // size and modification time, and no file comes or goes.
 func testIdleWritesNothing(t *testing.T, b *box) {
-	startBox(t, b.state, "-files", t.TempDir(), "-refresh", "1s")
+	state := cloneState(t, b.state)
+	startBox(t, state, "-files", t.TempDir(), "-refresh", "1s")
 	time.Sleep(1500 * time.Millisecond)
-	before := stateStamps(t, b.state)
+	before := stateStamps(t, state)
 	time.Sleep(3500 * time.Millisecond)
-	after := stateStamps(t, b.state)
+	after := stateStamps(t, state)
 	for name, st := range after {
 		if before[name] != st {
 			t.Errorf("%s was written while idle (%v -> %v)", name, before[name], st)

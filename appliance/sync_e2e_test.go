@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/pem"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -31,6 +32,43 @@ type box struct {
 	caFile   string
 	password string // admin's
 	work     string
+}
+
+// cloneState is a copy of the box's state directory, its files left out,
+// for a second server beside the first: one server to a state directory,
+// and this one has the same CA, keys, decision and users.
+func cloneState(t *testing.T, state string) string {
+	t.Helper()
+	dir := t.TempDir()
+	err := filepath.WalkDir(state, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(state, p)
+		switch {
+		case rel == ".":
+			return nil
+		case rel == "files" || rel == ".server":
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(dir, rel), 0o700)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fi, _ := d.Info()
+		return os.WriteFile(filepath.Join(dir, rel), b, fi.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func startBox(t *testing.T, state string, extra ...string) *box {
@@ -469,7 +507,7 @@ func testFullDisk(t *testing.T, b *box) {
 	defer exec.Command("umount", "-l", mnt).Run()
 	// A second box on the same state (no new benchmark), its files on the
 	// 2 MiB file system.
-	full := startBox(t, b.state, "-files", mnt)
+	full := startBox(t, cloneState(t, b.state), "-files", mnt)
 	full.password = b.password
 	big := filepath.Join(b.work, "3m.bin")
 	randomFile(t, big, 3<<20)

@@ -412,8 +412,8 @@ func rcloneSyncs(t *testing.T, rclone func(...string) string, dir, remote string
 // A server killed in the middle of uploads comes back with every file's
 // digests agreeing with its content, and no upload half-applied.
 func testKilledServer(t *testing.T, b *box) {
-	files := t.TempDir()
-	k := startBox(t, b.state, "-files", files)
+	files, state := t.TempDir(), cloneState(t, b.state)
+	k := startBox(t, state, "-files", files)
 	k.password = b.password
 	src := filepath.Join(b.work, "kill.bin")
 	randomFile(t, src, 16<<20)
@@ -435,7 +435,7 @@ func testKilledServer(t *testing.T, b *box) {
 	k.cmd.Process.Signal(syscall.SIGKILL)
 	k.cmd.Wait()
 	up.Wait()
-	k2 := startBox(t, b.state, "-files", files)
+	k2 := startBox(t, state, "-files", files)
 	k2.password = b.password
 	if code, body := k2.curl("-u", k2.admin(), k2.url("kept.txt")); code != 200 || body != "acknowledged before the kill" {
 		t.Errorf("after the kill kept.txt = %d %q", code, body)
