@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -97,6 +98,7 @@ type accountData struct {
 	Apps      []users.AppPassword
 	New       string // an app password just made, shown this once
 	NewName   string
+	Server    string // the box's address as the browser reached it, for the client
 	TwoFactor twoFactorData
 }
 
@@ -162,7 +164,14 @@ func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
 			u.showAccount(w, sess, http.StatusBadRequest, "", err.Error(), accountData{})
 			return
 		}
-		u.showAccount(w, sess, http.StatusOK, "", "", accountData{New: pw, NewName: ap.Label})
+		server := "https://bonesync.local"
+		if host, port, ok := front.RequestHost(r); ok {
+			server = "https://" + host
+			if port != "" && port != "443" {
+				server += ":" + port
+			}
+		}
+		u.showAccount(w, sess, http.StatusOK, "", "", accountData{New: pw, NewName: ap.Label, Server: server})
 	case "app-revoke":
 		err := u.Users.RevokeAppPassword(sess.User, r.PostFormValue("id"))
 		if err != nil {

@@ -355,6 +355,11 @@ func TestAppPasswordForWebDAVUntilRevoked(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no app password shown:\n%s", page)
 	}
+	// It says what to type beside it: the address the browser used, and
+	// the user name.
+	if !strings.Contains(page, `<code id="new-app-server">`+s.srv.URL+`</code>, user name <code>ann</code>`) {
+		t.Errorf("the app password box does not say the server and user name:\n%s", page)
+	}
 	propfind := func() int {
 		req, _ := http.NewRequest("PROPFIND", s.srv.URL+"/dav/", nil)
 		req.SetBasicAuth("ann", m[1])
