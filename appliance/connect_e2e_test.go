@@ -22,8 +22,9 @@ import (
 // connect page for an app password for each of rclone and the Nextcloud
 // desktop, and runs their steps exactly as the page prints them (in a
 // fresh home; the CA trusted as the welcome page says, through
-// SSL_CERT_FILE for rclone), then sshfs's with the account's password,
-// accepting the host key by the fingerprint the page shows.
+// SSL_CERT_FILE for rclone, the system's store for nextcloudcmd), then
+// sshfs's with the account's password, accepting the host key by the
+// fingerprint the page shows.
 func testConnectSteps(t *testing.T, b *box) {
 	need(t, "rclone")
 	ca, _ := os.ReadFile(b.caFile)
@@ -90,11 +91,34 @@ func testConnectSteps(t *testing.T, b *box) {
 	if out := run("rclone", script, "SSL_CERT_FILE="+b.caFile); !strings.Contains(out, "connect-dir") {
 		t.Errorf("rclone lsd, as the page prints it, does not list connect-dir:\n%s", out)
 	}
+	// The Nextcloud desktop's nextcloudcmd: Qt trusts only the system's CA
+	// store, so the steps run where the welcome page's Linux steps have put
+	// the CA there: in a mount namespace of their own, /etc/ssl/certs
+	// holding it (hashed, as update-ca-certificates leaves it).
+	if _, err := exec.LookPath("nextcloudcmd"); err == nil {
+		certs := t.TempDir()
+		os.WriteFile(filepath.Join(certs, "bonesync.pem"), ca, 0o644)
+		if out, err := exec.Command("openssl", "rehash", certs).CombinedOutput(); err != nil {
+			t.Fatalf("openssl rehash: %v %s", err, out)
+		}
+		script, _ := steps("desktop")
+		if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
+			t.Logf("nextcloudcmd's steps not run: no mount namespace here (%v)", err)
+		} else {
+			home := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "unshare", "-m", "sh", "-ec", "mount --bind "+certs+" /etc/ssl/certs\n"+script)
+			cmd.Dir, cmd.Env = home, append(os.Environ(), "HOME="+home)
+			out, err := cmd.CombinedOutput()
+			if fi, serr := os.Stat(filepath.Join(home, "bonesync", "connect-dir")); err != nil || serr != nil || !fi.IsDir() {
+				t.Errorf("nextcloudcmd, as the page prints it:\n%s\n(%v, %v)\n%s", script, err, serr, tail(string(out), 2000))
+			}
+		}
+	}
 	// sshfs: the page's two lines, with the account's password (an
 	// askpass, as ssh asks for it) and the host key the page names
-	// already in known_hosts, as after the first prompt. nextcloudcmd is
-	// left out: Qt reads only the system's CA store, which a test does
-	// not change (the Nextcloud desktop's own test runs it with --trust).
+	// already accepted by its fingerprint.
 	if _, err := exec.LookPath("sshfs"); err != nil {
 		return
 	}
