@@ -287,6 +287,10 @@ func testBrowser(t *testing.T, b *box) {
 	}
 	accessible("files")
 	shoot("files")
+	// At 1280 px each row's actions are on one line (they wrapped onto two).
+	if one, _ := eval("actions", `[...document.querySelectorAll('.acts')].every(a => new Set([...a.children].map(c => c.getBoundingClientRect().top)).size <= 1)`).(bool); !one {
+		t.Error("at 1280 px a file's actions wrap onto two lines")
+	}
 
 	// Rename one file in the page's dialog.
 	do("rename",
