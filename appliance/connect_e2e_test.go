@@ -91,6 +91,26 @@ func testConnectSteps(t *testing.T, b *box) {
 	if out := run("rclone", script, "SSL_CERT_FILE="+b.caFile); !strings.Contains(out, "connect-dir") {
 		t.Errorf("rclone lsd, as the page prints it, does not list connect-dir:\n%s", out)
 	}
+	// Every address the page shows for an app: a PROPFIND there with the
+	// app password answers (davs:// and webdavs:// are WebDAV over
+	// HTTPS, as GNOME Files and Dolphin send it).
+	page := post("/connect", url.Values{"csrf": {token(get("/connect"))}, "client": {"files"}})
+	pwm := regexp.MustCompile(`<code id="connect-password">([^<]+)</code>`).FindStringSubmatch(page)
+	if pwm == nil {
+		t.Fatalf("no app password for the file manager:\n%.2000s", page)
+	}
+	pw := pwm[1]
+	shown := regexp.MustCompile(`<code>((?:https|davs|webdavs)://[^<]+)</code>`).FindAllStringSubmatch(page, -1)
+	if len(shown) < 6 {
+		t.Errorf("the connect page shows %d addresses", len(shown))
+	}
+	for _, m := range shown {
+		addr := html.UnescapeString(m[1])
+		u := "https://" + addr[strings.Index(addr, "://")+3:]
+		if code, _ := b.curl("-u", "admin:"+pw, "-X", "PROPFIND", "-H", "Depth: 0", "-o", "/dev/null", u); code != 207 && code/100 != 3 {
+			t.Errorf("%s, as the page shows it: PROPFIND %s = %d", addr, u, code)
+		}
+	}
 	// The Nextcloud desktop's nextcloudcmd: Qt trusts only the system's CA
 	// store, so the steps run where the welcome page's Linux steps have put
 	// the CA there: in a mount namespace of their own, /etc/ssl/certs
@@ -122,7 +142,7 @@ func testConnectSteps(t *testing.T, b *box) {
 	if _, err := exec.LookPath("sshfs"); err != nil {
 		return
 	}
-	page := get("/connect")
+	page = get("/connect")
 	m := regexp.MustCompile(`(?s)<pre data-client="sshfs">(.*?)</pre>`).FindStringSubmatch(page)
 	key := regexp.MustCompile(`fingerprint is <code>(SHA256:[^<]+)</code>`).FindStringSubmatch(page)
 	if m == nil || key == nil {
