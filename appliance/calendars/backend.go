@@ -171,7 +171,7 @@ func (b calBackend) GetCalendar(ctx context.Context, p string) (*caldav.Calendar
 }
 
 func (b calBackend) object(t target, o *Object) (*caldav.CalendarObject, error) {
-	cal, err := ical.NewDecoder(bytes.NewReader(o.Data)).Decode()
+	cal, err := decodeCalendar(o.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +316,7 @@ func (b cardBackend) DeleteAddressBook(ctx context.Context, p string) error {
 }
 
 func (b cardBackend) object(t target, o *Object) (*carddav.AddressObject, error) {
-	card, err := vcard.NewDecoder(bytes.NewReader(o.Data)).Decode()
+	card, err := decodeCard(o.Data)
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func (s *Store) Backup(user string, w io.Writer) (int, error) {
 			}
 			zones := map[string]bool{}
 			for _, o := range objs {
-				cal, err := ical.NewDecoder(bytes.NewReader(o.Data)).Decode()
+				cal, err := decodeCalendar(o.Data)
 				if err != nil {
 					return n, fmt.Errorf("%s/%s: %w", c.Name, o.Name, err)
 				}
@@ -190,7 +190,7 @@ func (s *Store) putRestored(k Kind, user, coll, uid string, data []byte, res *Re
 func (s *Store) restoreCalendar(user, coll string, data []byte, res *Restored) error {
 	dec := ical.NewDecoder(bytes.NewReader(data))
 	for {
-		cal, err := dec.Decode()
+		cal, err := nextCalendar(dec)
 		if err == io.EOF {
 			return nil
 		}
@@ -282,7 +282,7 @@ func usesZone(comps []*ical.Component, z *ical.Component) bool {
 func (s *Store) restoreCards(user, coll string, data []byte, res *Restored) error {
 	dec := vcard.NewDecoder(bytes.NewReader(data))
 	for {
-		card, err := dec.Decode()
+		card, err := nextCard(dec)
 		if err == io.EOF {
 			return nil
 		}

@@ -13,8 +13,6 @@ import (
 	"sync"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
-	"github.com/emersion/go-ical"
-	"github.com/emersion/go-vcard"
 	"github.com/emersion/go-webdav/caldav"
 	"github.com/emersion/go-webdav/carddav"
 )
@@ -237,13 +235,13 @@ func validObject(kind Kind, body []byte) error {
 		return err
 	}
 	if kind == Calendars {
-		cal, err := ical.NewDecoder(bytes.NewReader(body)).Decode()
+		cal, err := decodeCalendar(body)
 		if err == nil {
 			_, _, err = caldav.ValidateCalendarObject(cal)
 		}
 		return err
 	}
-	card, err := vcard.NewDecoder(bytes.NewReader(body)).Decode()
+	card, err := decodeCard(body)
 	if err == nil {
 		err = validCard(card)
 	}

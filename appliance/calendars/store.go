@@ -19,7 +19,6 @@ package calendars
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -39,7 +38,6 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/state"
-	"github.com/emersion/go-ical"
 	"github.com/emersion/go-vcard"
 	"github.com/emersion/go-webdav/caldav"
 )
@@ -795,14 +793,14 @@ func (s *Store) own(path string) {
 // without one, its file name.
 func objectUID(k Kind, name string, b []byte) string {
 	if k == Calendars {
-		cal, err := ical.NewDecoder(bytes.NewReader(b)).Decode()
+		cal, err := decodeCalendar(b)
 		if err != nil {
 			return ""
 		}
 		_, uid, _ := caldav.ValidateCalendarObject(cal)
 		return uid
 	}
-	card, err := vcard.NewDecoder(bytes.NewReader(b)).Decode()
+	card, err := decodeCard(b)
 	if err != nil {
 		return ""
 	}
