@@ -112,8 +112,8 @@ func TestDiscoveryAndSync(t *testing.T) {
 		"malformed": {"BEGIN:VCALENDAR\r\nthis is not\r\n", "valid-calendar-data"},
 		// go-ical's decoder panics on it (found by FuzzObject).
 		"a decoder's panic": {"0;0=", "valid-calendar-data"},
-		"two kinds": {strings.Replace(strings.ReplaceAll(event, "%s", "uid-x"), "END:VCALENDAR", "BEGIN:VTODO\r\nUID:t\r\nDTSTAMP:20260101T000000Z\r\nEND:VTODO\r\nEND:VCALENDAR", 1), "valid-calendar-data"},
-		"too large": {strings.ReplaceAll(event, "%s", strings.Repeat("x", 2<<20)), "max-resource-size"},
+		"two kinds":         {strings.Replace(strings.ReplaceAll(event, "%s", "uid-x"), "END:VCALENDAR", "BEGIN:VTODO\r\nUID:t\r\nDTSTAMP:20260101T000000Z\r\nEND:VTODO\r\nEND:VCALENDAR", 1), "valid-calendar-data"},
+		"too large":         {strings.ReplaceAll(event, "%s", strings.Repeat("x", 2<<20)), "max-resource-size"},
 		// 40,000 nested components in 800 KB took 72 MB to parse.
 		"nested deep": {"BEGIN:VCALENDAR\r\n" + strings.Repeat("BEGIN:X\r\n", 40000) + strings.Repeat("END:X\r\n", 40000) + "END:VCALENDAR\r\n", "nest more than 8 deep"},
 		// The decoders take a parameter on BEGIN and unfold first.
