@@ -27,7 +27,7 @@ say "info status: $(systemctl show -p StatusText --value bonesync.service)"
 check socket-activated within 30 bash -c 'journalctl -u bonesync.service --no-pager | grep -q "serving HTTPS, HTTP and SFTP https=\[::\]:443 "'
 # The URLs the box prints come from the sockets it got: SFTP on the socket
 # unit's 2222, not the -ssh default of 22 (the system's own OpenSSH).
-check printed-sftp-port within 30 bash -c 'journalctl -u bonesync.service --no-pager | grep -q "sftp://localhost:2222/" && ! journalctl -u bonesync.service --no-pager | grep -q "sftp://localhost/" && bonesync report -state /var/lib/private/bonesync | grep -q "sftp://localhost:2222/"'
+check printed-sftp-port within 30 bash -c 'journalctl -u bonesync.service --no-pager | grep -q "sftp -P 2222 admin@localhost" && ! journalctl -u bonesync.service --no-pager | grep -q "sftp admin@localhost" && bonesync report -state /var/lib/private/bonesync | grep -q "sftp -P 2222 admin@localhost"'
 check https bash -c 'curl -sf http://localhost/ca.crt > /tmp/ca.crt && curl -sf --cacert /tmp/ca.crt https://localhost/report.json | grep -q "\"decision\""'
 check sandboxed bash -c '[ "$(ps -o user= -p "$(systemctl show -p MainPID --value bonesync.service)")" != root ]'
 # Priorities reach the journal as priorities: no "<6>" prefix left in the text.
