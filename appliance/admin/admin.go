@@ -107,36 +107,21 @@ func (h *Handler) Routes(mux *http.ServeMux) {
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'")
-	h.Report().Public().Page(w, h.caURL(r), "https://"+h.host(r))
+	h.Report().Public().Page(w, h.caURL(r), "https://"+front.HTTPSHost(r))
 }
 
 // caURL is the CA over plain HTTP, at the name the browser used for the
 // box and the port the plain-HTTP listener got.
 func (h *Handler) caURL(r *http.Request) string {
-	host, _ := requestHost(r)
-	if h.PlainPort != 0 && h.PlainPort != 80 {
-		host += ":" + strconv.Itoa(h.PlainPort)
-	}
-	return "http://" + host + "/ca.crt"
-}
-
-// host is the box's HTTPS host and port as the browser reached it.
-func (h *Handler) host(r *http.Request) string {
-	host, port := requestHost(r)
-	if port != "" && port != "443" {
-		host += ":" + port
-	}
-	return host
-}
-
-// requestHost is the request's host (front.RequestHost), bonesync.local
-// if it is empty or odd.
-func requestHost(r *http.Request) (host, port string) {
-	host, port, ok := front.RequestHost(r)
+	host, _, ok := front.RequestHost(r)
 	if !ok {
-		return "bonesync.local", ""
+		host = "bonesync.local"
 	}
-	return host, port
+	port := ""
+	if h.PlainPort != 0 {
+		port = strconv.Itoa(h.PlainPort)
+	}
+	return "http://" + front.JoinPort(host, port, "80") + "/ca.crt"
 }
 
 // reportJSON is the report: the public one to anyone, the full one to a

@@ -18,7 +18,6 @@ import (
 
 // welcomeData is what the page shows.
 type welcomeData struct {
-	Plain       bool   // served over plain HTTP
 	CAURL       string // http://HOST[:PORT]/ca.crt
 	HTTPS       string // https://HOST[:PORT]
 	Fingerprint string // the CA's SHA-256, as browsers show it
@@ -37,14 +36,14 @@ func welcome(ca CA, httpsPort, plainPort string) http.HandlerFunc {
 			http.Error(w, "bad Host header", http.StatusBadRequest)
 			return
 		}
-		d := welcomeData{Plain: r.TLS == nil, Fingerprint: Fingerprint(der)}
-		if d.Plain { // the ports as the device reached the box
+		d := welcomeData{Fingerprint: Fingerprint(der)}
+		if r.TLS == nil { // the ports as the device reached the box
 			plainPort = port
 		} else {
 			httpsPort = port
 		}
-		d.CAURL = "http://" + withPort(host, plainPort, "80") + "/ca.crt"
-		d.HTTPS = "https://" + withPort(host, httpsPort, "443")
+		d.CAURL = "http://" + JoinPort(host, plainPort, "80") + "/ca.crt"
+		d.HTTPS = "https://" + JoinPort(host, httpsPort, "443")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
 		w.Header().Set("Cache-Control", "no-store")
@@ -66,6 +65,17 @@ func Fingerprint(der []byte) string {
 	return b.String()
 }
 
+// HTTPSHost is the host and port a browser reached the box's HTTPS by
+// ("box.local:8443"; the port left out when it is 443), bonesync.local
+// when the Host header is empty or odd: for the addresses the pages show.
+func HTTPSHost(r *http.Request) string {
+	host, port, ok := RequestHost(r)
+	if !ok {
+		return "bonesync.local"
+	}
+	return JoinPort(host, port, "443")
+}
+
 // RequestHost is the request's host name, bracketed if IPv6, and its port
 // ("" if none); false for one that is empty or holds what no host name
 // does.
@@ -85,7 +95,7 @@ func RequestHost(r *http.Request) (host, port string, ok bool) {
 }
 
 // withPort is host with port, unless port is the scheme's own (or unknown).
-func withPort(host, port, def string) string {
+func JoinPort(host, port, def string) string {
 	if port == "" || port == def {
 		return host
 	}

@@ -164,14 +164,7 @@ func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
 			u.showAccount(w, sess, http.StatusBadRequest, "", err.Error(), accountData{})
 			return
 		}
-		server := "https://bonesync.local"
-		if host, port, ok := front.RequestHost(r); ok {
-			server = "https://" + host
-			if port != "" && port != "443" {
-				server += ":" + port
-			}
-		}
-		u.showAccount(w, sess, http.StatusOK, "", "", accountData{New: pw, NewName: ap.Label, Server: server})
+		u.showAccount(w, sess, http.StatusOK, "", "", accountData{New: pw, NewName: ap.Label, Server: "https://" + front.HTTPSHost(r)})
 	case "app-revoke":
 		err := u.Users.RevokeAppPassword(sess.User, r.PostFormValue("id"))
 		if err != nil {

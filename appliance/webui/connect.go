@@ -95,17 +95,12 @@ func (u *UI) connectPost(w http.ResponseWriter, r *http.Request) {
 func (u *UI) showConnect(w http.ResponseWriter, r *http.Request, sess *auth.Session, code int, password, problem, client string) {
 	p := u.base(sess, "Connect a device", "connect")
 	p.Problem = problem
-	host, port, ok := front.RequestHost(r)
+	host, _, ok := front.RequestHost(r)
 	if !ok {
 		host = "bonesync.local"
 	}
-	withPort := func(def string) string {
-		if port == "" || port == def {
-			return host
-		}
-		return host + ":" + port
-	}
-	d := connectData{User: sess.User, Host: host, HTTPS: "https://" + withPort("443"), DAVS: withPort("443"), Server: withPort("443"),
+	hp := front.HTTPSHost(r)
+	d := connectData{User: sess.User, Host: host, HTTPS: "https://" + hp, DAVS: hp, Server: hp,
 		SFTPPort: u.SFTPPort, Password: password, For: client, CSRF: sess.CSRF, UserPath: url.PathEscape(sess.User)}
 	if u.Report != nil {
 		d.HostKey = u.Report().HostKeyFingerprint
