@@ -95,8 +95,9 @@ func (p *pendings) add(user, next string) string {
 	if p.m == nil {
 		p.m = map[string]*pendingLogin{}
 	}
-	// The expired go; then a user's oldest beyond perUser (another user's
-	// never: a full table refuses nobody, it drops the oldest of all).
+	// The expired go; then the user's own oldest beyond codesPerUser; and
+	// a table still full (64 users with two-factor login at once, each
+	// with a right password) drops its oldest: it refuses nobody.
 	var mine []string
 	oldest := ""
 	for k, v := range p.m {
