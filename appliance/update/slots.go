@@ -172,7 +172,7 @@ func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, 
 		}
 		return nil
 	}
-	rs, done, err := c.seekable(r)
+	rs, done, err := c.spool(r)
 	if err != nil {
 		return nil, err
 	}
@@ -255,10 +255,10 @@ func (c *Card) verifyAndArm(m *Manifest, target string, progress io.Writer) erro
 	return nil
 }
 
-// seekable is r copied to a file of the box's own in the state directory
+// spool is r copied to a file of the box's own in the state directory
 // (never read twice where it came from: a file in someone's folder could
 // be swapped between the check and the write); done removes it.
-func (c *Card) seekable(r io.Reader) (io.ReadSeeker, func(), error) {
+func (c *Card) spool(r io.Reader) (io.ReadSeeker, func(), error) {
 	f, err := os.CreateTemp(c.State, spoolPattern)
 	if err != nil {
 		return nil, nil, fmt.Errorf("a place for the bundle: %w", err)
