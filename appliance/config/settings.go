@@ -191,8 +191,10 @@ var settings = []setting{
 		help: []string{
 			"Where the encrypted copy of everyone's files, calendars and contacts goes",
 			"(docs/copies.md): a folder (a USB disk's), sftp://USER@HOST[:PORT]/PATH (the box's",
-			"key, `bonesync copy key`, or copy_target_password), or davs://USER@HOST/PATH (a",
-			"second bonesync box: HOST/remote.php/dav/files/USER/PATH). Empty: no copies.",
+			"key, `bonesync copy key`, or copy_target_password), davs://USER@HOST/PATH (a",
+			"second bonesync box: HOST/remote.php/dav/files/USER/PATH), or an S3-compatible",
+			"store's s3://KEYID@HOST/BUCKET/PATH (the secret key in copy_target_password;",
+			"?region=R if the store wants one; s3+http:// without HTTPS). Empty: no copies.",
 		},
 		set: func(c *Config, v string) error {
 			if v != "" {
@@ -206,7 +208,7 @@ var settings = []setting{
 	},
 	{
 		name: "copy_target_password", def: "",
-		help: []string{"The target's login password, if it takes one (an SFTP target is better given the box's key)."},
+		help: []string{"The target's login password, if it takes one (an SFTP target is better given the box's key); an S3 target's secret key."},
 		set: func(c *Config, v string) error {
 			c.CopyTargetPassword = v
 			return nil

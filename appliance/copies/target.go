@@ -21,13 +21,17 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/bonesync/bonesync/appliance/copies/s3"
+
 	// The engine's parts that copies use: its sync and crypt, and the
-	// targets a household has (a disk, an SFTP server, a second box).
+	// targets a household has (a disk, an SFTP server, a second box; an
+	// S3-compatible store through appliance/copies/s3).
 	_ "github.com/rclone/rclone/backend/crypt"
 	_ "github.com/rclone/rclone/backend/local"
 	_ "github.com/rclone/rclone/backend/sftp"
 	_ "github.com/rclone/rclone/backend/webdav"
 	"github.com/rclone/rclone/fs"
+	"github.com/rclone/rclone/fs/cache"
 	"github.com/rclone/rclone/fs/config"
 	"github.com/rclone/rclone/fs/config/obscure"
 )
@@ -41,15 +45,18 @@ const (
 
 // Target is a parsed Settings.Target.
 type Target struct {
-	Kind string // "local", "sftp", "webdav"
-	Path string // the folder on it
-	User string
-	Host string // host:port
-	URL  string // webdav: the folder's URL
+	Kind   string // "local", "sftp", "webdav", "s3"
+	Path   string // the folder on it (s3: BUCKET/FOLDER)
+	User   string // s3: the access key ID
+	Host   string // host:port
+	URL    string // webdav: the folder's URL; s3: the store's (https://HOST)
+	Region string // s3: "" asks the store
 }
 
-// ParseTarget reads a target: a folder, sftp://USER@HOST[:PORT]/PATH, or
-// davs://USER@HOST[:PORT]/PATH (dav:// for plain HTTP).
+// ParseTarget reads a target: a folder, sftp://USER@HOST[:PORT]/PATH,
+// davs://USER@HOST[:PORT]/PATH (dav:// for plain HTTP), or an
+// S3-compatible store's s3://KEYID@HOST[:PORT]/BUCKET/PATH[?region=R]
+// (s3+http:// for plain HTTP).
 func ParseTarget(s string) (Target, error) {
 	if s == "" {
 		return Target{}, errors.New("no target")
@@ -59,7 +66,7 @@ func ParseTarget(s string) (Target, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
-		return Target{}, fmt.Errorf("%q is not a folder (/...), sftp://USER@HOST/PATH or davs://USER@HOST/PATH", Redacted(s))
+		return Target{}, fmt.Errorf("%q is not a folder (/...), sftp://USER@HOST/PATH, davs://USER@HOST/PATH or s3://KEYID@HOST/BUCKET/PATH", Redacted(s))
 	}
 	if u.User != nil {
 		if _, set := u.User.Password(); set {
@@ -95,8 +102,19 @@ func ParseTarget(s string) (Target, error) {
 		}
 		t.URL = (&url.URL{Scheme: scheme, Host: u.Host, Path: root}).String()
 		t.Path = strings.Trim(strings.TrimPrefix(u.Path, root), "/")
+	case "s3", "s3+http":
+		t.Kind, t.Region = "s3", u.Query().Get("region")
+		scheme := "https"
+		if u.Scheme == "s3+http" {
+			scheme = "http"
+		}
+		t.URL = scheme + "://" + u.Host
+		t.Path = strings.Trim(u.Path, "/")
+		if t.User == "" || t.Path == "" {
+			return Target{}, fmt.Errorf("%s: an S3 target is s3://KEYID@HOST/BUCKET/PATH (the secret key in copy_target_password)", s)
+		}
 	default:
-		return Target{}, fmt.Errorf("%s: a target is a folder, sftp:// or davs://", Redacted(s))
+		return Target{}, fmt.Errorf("%s: a target is a folder, sftp://, davs:// or s3://", Redacted(s))
 	}
 	return t, nil
 }
@@ -123,6 +141,10 @@ func configure(st Settings) (string, error) {
 		return "", errors.New("no encryption password")
 	}
 	remote := t.Path
+	// The engine keeps the Fs it made for a remote's name; the names stay
+	// while the owner's settings (a password, a key) may have changed.
+	cache.ClearConfig(targetRemote)
+	cache.ClearConfig(copyRemote)
 	config.Data().DeleteSection(targetRemote)
 	set := func(k, v string) { config.FileSetValue(targetRemote, k, v) }
 	switch t.Kind {
@@ -156,6 +178,16 @@ func configure(st Settings) (string, error) {
 		if st.TargetPassword != "" {
 			set("pass", obscure.MustObscure(st.TargetPassword))
 		}
+		remote = targetRemote + ":" + t.Path
+	case "s3":
+		if st.TargetPassword == "" {
+			return "", errors.New("an S3 target needs its secret key in copy_target_password")
+		}
+		set("type", s3.Type)
+		set("endpoint", t.URL)
+		set("access_key_id", t.User)
+		set("secret_access_key", st.TargetPassword)
+		set("region", t.Region)
 		remote = targetRemote + ":" + t.Path
 	}
 	config.Data().DeleteSection(copyRemote)
@@ -253,12 +285,12 @@ func pinCA(host, file string) error {
 	d := &net.Dialer{Timeout: 15 * time.Second}
 	conn, err := tls.DialWithDialer(d, "tcp", host, &tls.Config{InsecureSkipVerify: true}) // only to read the chain
 	if err != nil {
-		return fmt.Errorf("the WebDAV target %s: %w", host, err)
+		return fmt.Errorf("the HTTPS target %s: %w", host, err)
 	}
 	chain := conn.ConnectionState().PeerCertificates
 	conn.Close()
 	if len(chain) == 0 {
-		return fmt.Errorf("the WebDAV target %s presents no certificate", host)
+		return fmt.Errorf("the HTTPS target %s presents no certificate", host)
 	}
 	top := chain[len(chain)-1]
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
@@ -274,7 +306,7 @@ func pinCA(host, file string) error {
 // as its only root.
 func withTarget(ctx context.Context, st Settings) (context.Context, error) {
 	t, err := ParseTarget(st.Target)
-	if err != nil || t.Kind != "webdav" || !strings.HasPrefix(t.URL, "https:") || st.TargetCA == "" {
+	if err != nil || (t.Kind != "webdav" && t.Kind != "s3") || !strings.HasPrefix(t.URL, "https:") || st.TargetCA == "" {
 		return ctx, err
 	}
 	u, _ := url.Parse(t.URL)
