@@ -136,6 +136,14 @@ func testConnectSteps(t *testing.T, b *box) {
 			}
 		}
 	}
+	// GNOME Files: "Connect to Server" with the address the page shows, the
+	// user name and the app password it made, through gvfs as Files does it.
+	for _, m := range shown {
+		if addr := html.UnescapeString(m[1]); strings.HasPrefix(addr, "davs://") {
+			gnomeFiles(t, b, addr, "admin", pw, ca)
+			break
+		}
+	}
 	// sshfs: the page's two lines, with the account's password (an
 	// askpass, as ssh asks for it) and the host key the page names
 	// already accepted by its fingerprint.
@@ -180,5 +188,67 @@ func testConnectSteps(t *testing.T, b *box) {
 	defer exec.Command("fusermount", "-u", filepath.Join(home, "bonesync")).Run()
 	if fi, err := os.Stat(filepath.Join(home, "bonesync", "connect-dir")); err != nil || !fi.IsDir() {
 		t.Errorf("the mount, as the page prints it, does not show connect-dir: %v", err)
+	}
+}
+
+// gnomeFiles mounts addr through gvfs (gio mount, as GNOME Files' "Connect
+// to Server" does) with user and pw typed at its prompt, in a mount
+// namespace whose system CA store holds ca (as the welcome page's Linux
+// steps leave it) and a D-Bus session of its own; copies a file in, lists,
+// reads a file the box has, renames and removes, and checks each on the box.
+func gnomeFiles(t *testing.T, b *box, addr, user, pw string, ca []byte) {
+	t.Helper()
+	for _, bin := range []string{"gio", "dbus-run-session", "/usr/libexec/gvfsd-dav"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Logf("GNOME Files' steps not run: %s missing (scripts/install-test-deps.sh installs gvfs-backends)", bin)
+			return
+		}
+	}
+	if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
+		t.Logf("GNOME Files' steps not run: no mount namespace here (%v)", err)
+		return
+	}
+	certs := t.TempDir()
+	system, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	os.WriteFile(filepath.Join(certs, "ca-certificates.crt"), append(system, ca...), 0o644)
+	os.WriteFile(filepath.Join(certs, "bonesync.pem"), ca, 0o644)
+	home := t.TempDir()
+	fromBox := filepath.Join(t.TempDir(), "from-box.txt")
+	os.WriteFile(fromBox, []byte("from the box"), 0o644)
+	b.curl("-u", b.admin(), "-T", fromBox, b.url("from-box.txt"))
+	local := filepath.Join(home, "gnome.txt")
+	os.WriteFile(local, []byte("written by GNOME Files"), 0o644)
+	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+	dir := strings.TrimSuffix(addr, "/")
+	script := "mount --bind " + certs + " /etc/ssl/certs\n" +
+		"exec dbus-run-session -- sh -ec " + q(strings.Join([]string{
+		"printf '%s\\n%s\\n' " + q(user) + " " + q(pw) + " | gio mount " + q(addr),
+		"gio copy " + q(local) + " " + q(dir+"/gnome.txt"),
+		"echo LIST; gio list " + q(addr),
+		"echo CAT; gio cat " + q(dir+"/from-box.txt"),
+		"gio move " + q(dir+"/gnome.txt") + " " + q(dir+"/gnome-renamed.txt"),
+		"gio remove " + q(dir+"/from-box.txt"),
+		"gio mount -u " + q(addr),
+	}, "\n")) + "\n"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "unshare", "-m", "sh", "-ec", script)
+	cmd.Dir, cmd.Env = home, append(os.Environ(), "HOME="+home)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("GNOME Files (gvfs) with %s as the connect page shows it: %v\n%s", addr, err, tail(string(out), 3000))
+	}
+	list, _, _ := strings.Cut(string(out)[strings.Index(string(out), "LIST"):], "CAT")
+	if !strings.Contains(list, "connect-dir") || !strings.Contains(list, "from-box.txt") {
+		t.Errorf("gio list of %s does not show the box's files:\n%s", addr, list)
+	}
+	if !strings.Contains(string(out), "from the box") {
+		t.Errorf("gio cat did not read from-box.txt:\n%s", tail(string(out), 2000))
+	}
+	if code, body := b.curl("-u", b.admin(), b.url("gnome-renamed.txt")); code != 200 || body != "written by GNOME Files" {
+		t.Errorf("the file GNOME Files wrote and renamed: %d %q", code, body)
+	}
+	if code, _ := b.curl("-u", b.admin(), "-o", "/dev/null", b.url("from-box.txt")); code != 404 {
+		t.Errorf("the file GNOME Files removed: GET = %d", code)
 	}
 }

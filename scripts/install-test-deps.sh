@@ -17,6 +17,11 @@ command -v nextcloudcmd >/dev/null || need+=(nextcloud-desktop-cmd)
 command -v owncloudcmd >/dev/null || need+=(owncloud-client-cmd)
 command -v vdirsyncer >/dev/null || need+=(vdirsyncer)
 command -v sshfs >/dev/null || need+=(sshfs)
+# GNOME Files' WebDAV, as the connect page's steps give it: gvfs's dav
+# backend, gio, and a D-Bus session to run them in.
+[ -x /usr/libexec/gvfsd-dav ] || need+=(gvfs-backends)
+command -v gio >/dev/null || need+=(libglib2.0-bin)
+command -v dbus-run-session >/dev/null || need+=(dbus-daemon)
 command -v chromium >/dev/null || need+=(chromium)   # the web pages' browser tests
 command -v certutil >/dev/null || need+=(libnss3-tools)   # the welcome page's Chrome-on-Linux steps, followed as printed
 command -v llvm-mc >/dev/null || need+=(llvm)           # reads back the NEON encodings armcrypto/gen writes
