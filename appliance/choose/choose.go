@@ -88,6 +88,7 @@ func Key(cands []Candidate, p Policy) (Decision, error) {
 		}
 	}
 	at := fmt.Sprintf("p95 at %d simultaneous clients", p.Concurrency)
+	d.Warnings = append(d.Warnings, outOfOrder(cands, d.Verdicts)...)
 
 	if p.Pin != "" {
 		c, ok := find(cands, p.Pin)
@@ -141,6 +142,35 @@ func Key(cands []Candidate, p Policy) (Decision, error) {
 	help += ", or a faster board"
 	d.Warnings = append(d.Warnings, "no key meets the target; what would help: "+help)
 	return d, nil
+}
+
+// outOfOrder explains each pair whose verdicts contradict their costs: a
+// key over the target while one that costs more per handshake meets it.
+// The latency is one run on a machine that may be busy; the CPU cost is a
+// median, steadier, so the cheaper key's run was disturbed.
+func outOfOrder(cands []Candidate, verdicts map[string]string) []string {
+	var out []string
+	for _, over := range cands {
+		if verdicts[over.Name] != OverTarget || !over.Measured || over.Cost <= 0 {
+			continue
+		}
+		var costlier []string
+		for _, met := range cands {
+			if verdicts[met.Name] == Meets && met.Measured && met.Cost > over.Cost {
+				costlier = append(costlier, met.Name)
+			}
+		}
+		if len(costlier) > 0 {
+			verb := "meets"
+			if len(costlier) > 1 {
+				verb = "meet"
+			}
+			out = append(out, fmt.Sprintf("%s came out over the target (%s) while %s, which cost more per handshake, %s it: "+
+				"the machine was busy during %s's run, not a property of the key (\"measure again\" on the admin page repeats it)",
+				over.Name, latency(over), andList(costlier), verb, over.Name))
+		}
+	}
+	return out
 }
 
 func latency(c Candidate) string {

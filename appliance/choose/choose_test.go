@@ -44,6 +44,12 @@ func TestKey(t *testing.T) {
 			{Name: "rsa-2048", Strength: 112, Measured: true, P95: 900 * ms, Cost: 100 * ms},
 			{Name: "ecdsa-p256", Strength: 128, Measured: true, P95: 700 * ms, Cost: 30 * ms},
 		}, pol: Policy{Target: 100 * ms, Concurrency: 8, MinStrength: 112}, want: "ecdsa-p256", met: false, wantWarn: "at least 700.0 ms"},
+		{name: "a disturbed run is explained", cands: []Candidate{
+			{Name: "ecdsa-p256", Strength: 128, Measured: true, P95: 600 * ms, Cost: 15 * ms},
+			{Name: "ecdsa-p384", Strength: 192, Measured: true, P95: 450 * ms, Cost: 28 * ms},
+			{Name: "rsa-2048", Strength: 112, Measured: true, P95: 400 * ms, Cost: 107 * ms},
+		}, pol: Policy{Target: 500 * ms, MinStrength: 112}, want: "ecdsa-p384", met: true,
+			wantWarn: "ecdsa-p256 came out over the target (600.0 ms) while ecdsa-p384 and rsa-2048, which cost more per handshake, meet it"},
 		{name: "pinned key that misses is honoured with a warning", cands: board(),
 			pol: Policy{Target: 500 * ms, MinStrength: 112, Pin: "rsa-4096"}, want: "rsa-4096", met: false, wantWarn: "pinned key rsa-4096 misses"},
 		{name: "pinned key that meets", cands: board(), pol: Policy{Target: 500 * ms, MinStrength: 112, Pin: "ecdsa-p256"}, want: "ecdsa-p256", met: true},
