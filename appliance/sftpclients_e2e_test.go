@@ -124,7 +124,24 @@ func testSSHFS(t *testing.T, b *box) {
 			return os.Rename(filepath.Join(mnt, ".echo.txt.swp"), filepath.Join(mnt, "echo.txt"))
 		}},
 		{"touch -d", func() error {
-			return exec.Command("touch", "-d", "2017-01-02 03:04:05 UTC", filepath.Join(mnt, "cp.txt")).Run()
+			if err := exec.Command("touch", "-d", "2017-01-02 03:04:05 UTC", filepath.Join(mnt, "cp.txt")).Run(); err != nil {
+				return err
+			}
+			// The mount shows the date at once (sshfs stats while the
+			// file is still open), not when its cache expires.
+			if fi, err := os.Stat(filepath.Join(mnt, "cp.txt")); err != nil || !fi.ModTime().Equal(time.Date(2017, 1, 2, 3, 4, 5, 0, time.UTC)) {
+				return fmt.Errorf("the mount shows %v (%v)", fi.ModTime(), err)
+			}
+			return nil
+		}},
+		{"chmod 600, then sed -i", func() error {
+			// As a person types it: the stat between reads what sshfs caches.
+			f := filepath.Join(mnt, "secret.conf")
+			script := "echo pin=1 > " + f + "; chmod 600 " + f + "; stat -c %a " + f + "; sed -i s/1/2/ " + f + "; stat -c %a " + f
+			if out, err := exec.Command("sh", "-ec", script).CombinedOutput(); err != nil || string(out) != "600\n600\n" {
+				return fmt.Errorf("%s: %v\n%s (want 600 twice)", script, err, out)
+			}
+			return nil
 		}},
 		{"rm", func() error {
 			os.WriteFile(filepath.Join(mnt, "gone.txt"), []byte("x"), 0o644)
@@ -141,8 +158,11 @@ func testSSHFS(t *testing.T, b *box) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if strings.Join(names, " ") != "cp.txt echo.txt" {
-		t.Errorf("the server holds %v, want cp.txt and echo.txt only", names)
+	if strings.Join(names, " ") != "cp.txt echo.txt secret.conf" {
+		t.Errorf("the server holds %v, want cp.txt, echo.txt and secret.conf only", names)
+	}
+	if fi, err := os.Stat(filepath.Join(home, "secret.conf")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("sed -i over sshfs left secret.conf %v on the server (%v), want -rw-------", fi.Mode(), err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(home, "echo.txt")); string(got) != "saved by an editor\n" {
 		t.Errorf("echo.txt = %q", got)

@@ -299,7 +299,39 @@ func (u *Upload) Seek(off int64, whence int) (int64, error) {
 	u.h.broken = true // later Writes land wherever the client seeked to
 	return u.f.Seek(off, whence)
 }
-func (u *Upload) Stat() (fs.FileInfo, error) { return u.f.Stat() }
+
+// Stat describes the file being written, with the date and permissions
+// SetTimes and SetPerm gave it.
+func (u *Upload) Stat() (fs.FileInfo, error) {
+	fi, err := u.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return pending{fi, u.mtime, u.perm}, nil
+}
+
+// pending is an open upload's file as its writer sees it: with the date
+// and permissions it set, which the file takes at commit (touch and chmod
+// over sshfs stat right after, with the file still open).
+type pending struct {
+	fs.FileInfo
+	mtime time.Time
+	perm  fs.FileMode
+}
+
+func (p pending) ModTime() time.Time {
+	if !p.mtime.IsZero() {
+		return p.mtime
+	}
+	return p.FileInfo.ModTime()
+}
+
+func (p pending) Mode() fs.FileMode {
+	if p.perm != 0 {
+		return p.FileInfo.Mode()&^fs.ModePerm | p.perm
+	}
+	return p.FileInfo.Mode()
+}
 
 // Fail marks the upload as failed: Close will then abort it. SFTP calls this
 // (as TransferError) when the connection drops with the file still open.
