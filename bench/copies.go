@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -195,10 +196,73 @@ func copiesRun(ctx context.Context, o *options, prepared string, res *copyResult
 	if err := peer("nothing changed"); err != nil {
 		return err
 	}
+	if err := copiesS3(ctx, o, work, st, files, tree, string(pass), res); err != nil {
+		res.Notes = append(res.Notes, "the S3 runs failed: "+err.Error())
+	}
 	if o.arm {
 		if err := copiesARM(ctx, o, work, port, rcloneKey, string(pass), res); err != nil {
 			res.Notes = append(res.Notes, "the ARM count failed: "+err.Error())
 		}
+	}
+	return nil
+}
+
+// copiesS3 runs the same copies to an S3-compatible store (rclone's serve
+// s3, scripts/s3server, on loopback): bonesync through its MinIO-client
+// backend, Debian's rclone through its own S3 type.
+func copiesS3(ctx context.Context, o *options, work, st, files, tree, pass string, res *copyResult) error {
+	bin := filepath.Join(work, "s3server")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./scripts/s3server").CombinedOutput(); err != nil {
+		return fmt.Errorf("building the S3 server: %v\n%s", err, out)
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	const id, secret = "bench-key", "bench-secret-0123456789"
+	data := filepath.Join(work, "s3data")
+	os.MkdirAll(data, 0o755)
+	srv := exec.CommandContext(ctx, bin, "serve", "s3", "--addr", addr, "--auth-key", id+","+secret,
+		"--config", "/dev/null", data)
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	for i := 0; dialable(addr) != nil; i++ {
+		if i == 100 {
+			return fmt.Errorf("the S3 server did not listen on %s", addr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	conf := filepath.Join(work, "copy-s3.conf")
+	os.WriteFile(conf, fmt.Appendf(nil, "copy_target = s3+http://%s@%s/bench/bonesync\ncopy_target_password = %s\n", id, addr, secret), 0o600)
+	for _, what := range []string{"first copy, S3", "nothing changed, S3"} {
+		r, out, err := timed(ctx, exec.Command(o.bonesync, "copy", "-state", st, "-config", conf, "-files", files, "run"))
+		if err != nil {
+			return fmt.Errorf("bonesync copy run (%s): %v\n%s", what, err, lastBytes(out, 2000))
+		}
+		r.Who, r.What = "bonesync copy run", what
+		res.Runs = append(res.Runs, r)
+		o.logf("copies: bonesync, %s: %v wall, %v CPU, %.0f MiB peak", what, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), mib(r.MaxRSS))
+	}
+	// Not AWS_CA_BUNDLE: Debian's rclone 1.60 fails with it set.
+	env := append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "AWS_CA_BUNDLE=") }),
+		"RCLONE_CONFIG=/dev/null", "RCLONE_CONFIG_TGT_TYPE=s3", "RCLONE_CONFIG_TGT_PROVIDER=Other",
+		"RCLONE_CONFIG_TGT_ENDPOINT=http://"+addr, "RCLONE_CONFIG_TGT_ACCESS_KEY_ID="+id,
+		"RCLONE_CONFIG_TGT_SECRET_ACCESS_KEY="+secret,
+		"RCLONE_CONFIG_CR_TYPE=crypt", "RCLONE_CONFIG_CR_REMOTE=tgt:bench/rclone",
+		"RCLONE_CONFIG_CR_PASSWORD="+strings.TrimSpace(pass))
+	for _, what := range []string{"first copy, S3", "nothing changed, S3"} {
+		cmd := exec.Command("rclone", "sync", tree, "cr:current/files/"+copyUser)
+		cmd.Env = env
+		r, out, err := timed(ctx, cmd)
+		if err != nil {
+			return fmt.Errorf("rclone sync (%s): %v\n%s", what, err, lastBytes(out, 2000))
+		}
+		r.Who, r.What = "rclone sync (Debian's)", what
+		res.Runs = append(res.Runs, r)
+		o.logf("copies: rclone, %s: %v wall, %v CPU, %.0f MiB peak", what, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), mib(r.MaxRSS))
 	}
 	return nil
 }
@@ -453,14 +517,15 @@ func copiesARM(ctx context.Context, o *options, work, port, rcloneKey, pass stri
 
 // markdown writes the copy block.
 func (c *copyResult) markdown(w io.Writer) {
-	fmt.Fprintf(w, "## Copies off the box: bonesync copy run beside rclone sync, to OpenSSH's SFTP server\n\n")
+	fmt.Fprintf(w, "## Copies off the box: bonesync copy run beside rclone sync, to OpenSSH's SFTP server and to an S3 store\n\n")
 	if c.Err != "" {
 		fmt.Fprintf(w, "Failed: %s\n\n", c.Err)
 	}
 	fmt.Fprintf(w, "%d files, %d MiB in all (random bytes, 100 to a folder), encrypted (rclone's crypt) to sshd on loopback. "+
 		"The tree is uploaded to the box over WebDAV first (not measured), so the store has each file's digest. The peer is %s, by hand: `rclone sync` of the same folder through a crypt remote, with the SFTP options bonesync "+
 		"sets (shell_type none, disable_hashcheck). bonesync also writes the user's digest list and calendars' zip, and opens "+
-		"several crypt remotes a run (current files, extra, old), each a 16 MiB scrypt of the password. CPU is user and system time of the process; the peak is its resident set.\n\n", c.Files, c.Bytes>>20, c.Rclone)
+		"several crypt remotes a run (current files, extra, old), each a 16 MiB scrypt of the password. The S3 runs go to rclone's `serve s3` on loopback "+
+		"(scripts/s3server): bonesync through the MinIO client, rclone through its own S3 type. CPU is user and system time of the process; the peak is its resident set.\n\n", c.Files, c.Bytes>>20, c.Rclone)
 	fmt.Fprintf(w, "| run | who | wall | CPU | CPU per MiB | peak resident | ratio (CPU) |\n|---|---|---:|---:|---:|---:|---:|\n")
 	peer := map[string]copyRun{}
 	for _, r := range c.Runs {
