@@ -128,6 +128,7 @@ var patches = []patch{
 	{root: "GOROOT", file: chacha + "chacha_generic.go", sha256: "34403e82b1387b4402b00ce30c1364508c333f4bdbe671321690c6ebaa8d3180"},
 	{root: "GOROOT", file: chacha + "chacha_arm32_arm.go", src: chachaSrc + "chacha_arm32_arm.go"},
 	{root: "GOROOT", file: chacha + "chacha_arm32_arm.s", src: chachaSrc + "chacha_arm32_arm.s"},
+	{root: "GOROOT", file: chacha + "chacha_arm32_test.go", src: chachaSrc + "chacha_arm32_test.go", test: true},
 	{root: "x/crypto", file: xchacha + "chacha_noasm.go", sha256: "7533b8266ccb098f4cff5649dddff8a58574411c4765712d5bb045484bd078b1", src: chachaSrc + "chacha_arm32_noasm.go", tagOf: "chacha_noasm.go", extra: "!arm || !gc || purego"},
 	{root: "x/crypto", file: xchacha + "chacha_generic.go", sha256: "34403e82b1387b4402b00ce30c1364508c333f4bdbe671321690c6ebaa8d3180"},
 	{root: "x/crypto", file: xchacha + "chacha_arm32_arm.go", src: chachaSrc + "chacha_arm32_arm.go"},

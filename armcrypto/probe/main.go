@@ -1,8 +1,8 @@
 // Command probe runs the primitives armcrypto replaces, through the
 // standard library's and x/crypto's own APIs:
 //
-//	probe diff N   N deterministic random cases of each primitive (SHA-1
-//	               too); prints
+//	probe diff N   N deterministic random cases of each primitive (SHA-1,
+//	               ChaCha20 read across its counter's end too); prints
 //	               one SHA-256 of all outputs per primitive. armcrypto's
 //	               tests run it built untouched (the reference) and built
 //	               GOARCH=arm with the overlay under qemu-arm, and compare.
@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -48,6 +49,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"golang.org/x/crypto/chacha20"
 	"golang.org/x/crypto/chacha20poly1305"
 	"golang.org/x/crypto/curve25519"
 )
@@ -109,7 +111,7 @@ func fill(rng *rand.Rand, b []byte, i int) {
 func diff(n int) {
 	rng := rand.New(rand.NewPCG(uint64(n), 7))
 	sums := map[string]hash.Hash{"x25519": sha256.New(), "x25519-ecdh": sha256.New(), "chacha20poly1305": sha256.New(),
-		"p256-ecdh": sha256.New(), "p256-ecdsa": sha256.New(), "sha1": sha256.New()}
+		"p256-ecdh": sha256.New(), "p256-ecdsa": sha256.New(), "sha1": sha256.New(), "chacha20-end": sha256.New()}
 	for i := 0; i < n; i++ {
 		// X25519 on any 32-byte point, as curve25519.X25519 takes it
 		// (low-order points give an error, which is an output too).
@@ -177,9 +179,36 @@ func diff(n int) {
 			h.Write(b)
 		}
 		sums["sha1"].Write(h.Sum(nil))
+		counterEnd(rng, sums["chacha20-end"], i)
 	}
-	for _, name := range []string{"x25519", "x25519-ecdh", "chacha20poly1305", "p256-ecdh", "p256-ecdsa", "sha1"} {
+	for _, name := range []string{"x25519", "x25519-ecdh", "chacha20poly1305", "p256-ecdh", "p256-ecdsa", "sha1", "chacha20-end"} {
 		fmt.Printf("%s %d %x\n", name, n, sums[name].Sum(nil))
+	}
+}
+
+// counterEnd reads x/crypto's ChaCha20 from a few blocks before its
+// counter wraps, in random pieces, into w: each piece's output, and where
+// the cipher panics ("counter overflow") instead of reusing key stream.
+func counterEnd(rng *rand.Rand, w io.Writer, i int) {
+	var key [32]byte
+	var nonce [12]byte
+	fill(rng, key[:], i)
+	fill(rng, nonce[:], i+2)
+	c, _ := chacha20.NewUnauthenticatedCipher(key[:], nonce[:])
+	c.SetCounter(uint32(1<<32 - uint64(1+rng.IntN(6))))
+	for call := 0; call < 30; call++ {
+		buf := make([]byte, rng.IntN(200))
+		fill(rng, buf, call)
+		panicked := func() (p any) {
+			defer func() { p = recover() }()
+			c.XORKeyStream(buf, buf)
+			return nil
+		}()
+		if panicked != nil {
+			fmt.Fprintf(w, "panic %v\n", panicked)
+			return
+		}
+		w.Write(buf)
 	}
 }
 

@@ -24,7 +24,20 @@ var one = [4]uint32{1, 0, 0, 0}
 //go:noescape
 func chachaNEON(dst, src *byte, n int, state *[16]uint32, one *[4]uint32)
 
+// xorKeyStreamBlocks XORs whole buffers (two blocks each) of key stream.
+//
+// A buffer of two blocks may take the counter's last block, 2^32-1, and
+// wrap the counter to 0: XORKeyStream pads a short tail to a whole buffer
+// and checks only "more than two blocks left" before it does, so with the
+// counter at 2^32-2 a one-block request made both blocks and left a
+// counter of 0, and a later call made key stream again from block 0
+// (reused; the one-block code panics there). Setting overflow makes the
+// next call that needs another block panic with "counter overflow", as
+// the one-block code does; the buffered tail of block 2^32-1 stays usable.
 func (s *Cipher) xorKeyStreamBlocks(dst, src []byte) {
+	if uint64(s.counter)+uint64(len(src)/blockSize) >= 1<<32 {
+		s.overflow = true // XORKeyStream reads it only on its next call
+	}
 	if !useNEON || len(src) == 0 {
 		s.xorKeyStreamBlocksGeneric(dst, src)
 		return

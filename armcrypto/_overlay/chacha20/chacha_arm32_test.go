@@ -79,3 +79,85 @@ func TestXORKeyStreamArm32Differential(t *testing.T) {
 		}
 	}
 }
+
+// At the counter's end: a stream that starts a few blocks before the
+// counter wraps, read in random pieces, gives exactly the key stream of
+// blocks up to 2^32-1 and then panics with "counter overflow" on the call
+// that needs one more block, where the one-block code (amd64's) panics.
+// Before the fix, a short read with the counter at 2^32-2 made both of the
+// buffer's blocks, left the counter at 0 without overflow, and a later
+// call reused the key stream of block 0.
+func TestCounterEndArm32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 4000
+	if testing.Short() {
+		n = 1000
+	}
+	for i := 0; i < n; i++ {
+		key := make([]byte, KeySize)
+		nonce := make([]byte, NonceSize)
+		for j := range key {
+			key[j] = byte(rng.Uint32())
+		}
+		for j := range nonce {
+			nonce[j] = byte(rng.Uint32())
+		}
+		left := 1 + rng.IntN(6) // blocks before the counter wraps
+		start := uint32(1<<32 - uint64(left))
+		// The model: the key stream of blocks start..2^32-1, one block at
+		// a time by the untouched generic code.
+		ref, _ := NewUnauthenticatedCipher(key, nonce)
+		stream := make([]byte, left*blockSize)
+		for b := range left {
+			ref.counter = start + uint32(b)
+			ref.xorKeyStreamBlocksGeneric(stream[b*blockSize:(b+1)*blockSize], stream[b*blockSize:(b+1)*blockSize])
+		}
+		c, _ := NewUnauthenticatedCipher(key, nonce)
+		c.SetCounter(start)
+		inPlace := i%2 == 0
+		used := 0
+		for call := 0; call < 30; call++ {
+			size := rng.IntN(200)
+			if call%7 == 6 {
+				size = rng.IntN(5)
+			}
+			src := make([]byte, size)
+			for j := range src {
+				src[j] = byte(rng.Uint32())
+			}
+			dst := make([]byte, size)
+			if inPlace {
+				copy(dst, src)
+			}
+			panicked := func() (p bool) {
+				defer func() {
+					if r := recover(); r != nil {
+						if r != "chacha20: counter overflow" {
+							t.Fatalf("case %d: panic %v", i, r)
+						}
+						p = true
+					}
+				}()
+				if inPlace {
+					c.XORKeyStream(dst, dst)
+				} else {
+					c.XORKeyStream(dst, src)
+				}
+				return false
+			}()
+			over := used+size > len(stream)
+			if panicked != over {
+				t.Fatalf("case %d (%d blocks left), call %d: %d bytes after %d: panicked %v, want %v", i, left, call, size, used, panicked, over)
+			}
+			if over {
+				break
+			}
+			for j := range size {
+				if dst[j] != src[j]^stream[used+j] {
+					t.Fatalf("case %d (%d blocks left), call %d: byte %d of %d after %d differs from the key stream", i, left, call, j, size, used)
+				}
+			}
+			used += size
+		}
+	}
+}
