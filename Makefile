@@ -9,6 +9,12 @@ BUILD_UNIX := $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/n
 VERSION   ?= 0.1.0+$(shell git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || echo 0)
 LDFLAGS   := -s -w -X github.com/bonesync/bonesync/appliance/clock.BuildUnix=$(BUILD_UNIX) -X main.Version=$(VERSION)
 GOFLAGS_B := -trimpath -ldflags '$(LDFLAGS)'
+# The Go release go.mod names, for every build and test here: with another
+# local Go the go command fetches and runs this one (GOTOOLCHAIN, from the
+# module proxy, once), so the board's binary comes out the same and
+# armcrypto's overlay, written for exactly this release, applies.
+GO_PINNED := go$(shell sed -n 's/^go //p' go.mod)
+export GOTOOLCHAIN := $(GO_PINNED)
 
 .PHONY: all build build-arm build-arm-std fuzz-arm run bench image qemu qemu-fresh deb install docs test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
 
@@ -24,7 +30,7 @@ ARMCRYPTO := $(OUT)/armcrypto
 ARM_ENV   := GOOS=linux GOARCH=arm GOARM=7 CGO_ENABLED=0
 build-arm:
 	$(GO) run ./armcrypto -out $(ARMCRYPTO)
-	$(ARM_ENV) $(GO) build -modfile=$(ARMCRYPTO)/go.mod -overlay=$(ARMCRYPTO)/overlay.json $(GOFLAGS_B) -o $(OUT)/bonesync-armv7 ./appliance
+	$(ARM_ENV) "$$(cat $(ARMCRYPTO)/go-command)" build -modfile=$(ARMCRYPTO)/go.mod -overlay=$(ARMCRYPTO)/overlay.json $(GOFLAGS_B) -o $(OUT)/bonesync-armv7 ./appliance
 
 # The same with the standard library's crypto as it is, for comparison
 # (make bench counts both) or for a toolchain the overlay was not made for.

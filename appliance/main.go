@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -42,6 +43,7 @@ func main() {
 		if Version != "" {
 			boot.Version = Version
 		}
+		slowPathNote(os.Stderr)
 		boot.Main() // the whole userland of the board; never returns
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -78,6 +80,21 @@ func exitCode(err error) int {
 // Version is the release, as the .deb carries it: the Makefile sets it
 // with -X main.Version=$(VERSION).
 var Version string
+
+// armcryptoBuilt is set by a file armcrypto's overlay adds (make
+// build-arm): the build has the ARM crypto fast paths.
+var armcryptoBuilt bool
+
+// slowPathNote says, once as the server or a benchmark starts, that an ARM build made
+// without the overlay (a plain go build, or make build-arm-std) runs Go's
+// own crypto: the slow path on the board's 32-bit core.
+func slowPathNote(w io.Writer) {
+	if runtime.GOARCH == "arm" && !armcryptoBuilt {
+		fmt.Fprintln(w, "bonesync: this ARM build has Go's own crypto, not armcrypto's fast paths (X25519, P-256, "+
+			"Poly1305, ChaCha20, SHA-1): handshakes and transfers cost more of the board's core; "+
+			"make build-arm builds the board's binary with them (docs/benchmarks.md)")
+	}
+}
 
 // subcommands are the commands that take flags, with the flags each takes.
 var subcommands = map[string][]string{
@@ -248,12 +265,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	switch cmd {
 	case "serve":
+		slowPathNote(stderr)
 		return server.Run(ctx, server.Options{
 			State: f.state, Config: f.config, Files: f.files, FilesGone: f.filesGone, Addrs: f.addrs, Quick: f.quick,
 			Hostname: f.hostname, Refresh: f.refresh, Boot: f.boot, Board: f.board,
 			Version: releaseVersion(), LoadGenerator: loadGenerator, Stdout: stdout, Stderr: stderr, Program: program(),
 		})
 	case "bench":
+		slowPathNote(stderr)
 		return rebench(ctx, f, stdout, stderr)
 	case "report":
 		return printReport(f, stdout)

@@ -56,7 +56,7 @@ const (
 // same folder), and with extra (what this file leaves to another of
 // ours, as the ARM assembly) when set.
 type patch struct {
-	root   string // "GOROOT" or "x/crypto"
+	root   string // "GOROOT", "x/crypto" or "bonesync" (this module)
 	file   string // path in the root
 	sha256 string // the original's, "" for a file the overlay adds
 	src    string // in _overlay; "" for a file only relied on
@@ -142,6 +142,9 @@ var patches = []patch{
 	{root: "GOROOT", file: sha1 + "sha1block.go", sha256: "64a5f9acf7a3dc268abbcd16e6727a8e105267393cd909c2736ec8d8f32a24f3"},
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm.go", src: sha1Src + "sha1block_arm32_arm.go"},
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm_test.go", src: sha1Src + "sha1block_arm32_arm_test.go", test: true},
+	// The binary's own mark that it was built with the overlay: without
+	// it, the board's build says at start that it is the slow path.
+	{root: "bonesync", file: "appliance/armcrypto_overlay.go", src: "armcrypto_overlay.go"},
 }
 
 func main() {
@@ -163,6 +166,7 @@ type env struct {
 	goVersion string // the go command's, as `go env GOVERSION`
 	goroot    string
 	modRoot   string // this module's folder
+	modCache  string // GOMODCACHE: where GOTOOLCHAIN puts a fetched Go
 	goModGo   string // go.mod's go line, as "go1.26.8"
 	xDir      string // x/crypto in the module cache
 	xVersion  string
@@ -170,15 +174,15 @@ type env struct {
 
 func readEnv() (env, error) {
 	var e env
-	q, err := exec.Command("go", "env", "GOVERSION", "GOROOT", "GOMOD").Output()
+	q, err := exec.Command("go", "env", "GOVERSION", "GOROOT", "GOMOD", "GOMODCACHE").Output()
 	if err != nil {
 		return e, fmt.Errorf("go env: %w", err)
 	}
 	f := strings.Split(strings.TrimSpace(string(q)), "\n")
-	if len(f) != 3 || f[2] == "" || f[2] == os.DevNull {
+	if len(f) != 4 || f[2] == "" || f[2] == os.DevNull {
 		return e, fmt.Errorf("go env printed %q: run from the bonesync module", q)
 	}
-	e.goVersion, e.goroot, e.modRoot = f[0], f[1], filepath.Dir(f[2])
+	e.goVersion, e.goroot, e.modRoot, e.modCache = f[0], f[1], filepath.Dir(f[2]), f[3]
 	mod, err := os.ReadFile(f[2])
 	if err != nil {
 		return e, err
@@ -200,7 +204,7 @@ func (e env) check() error {
 	case e.goModGo != goVersion:
 		return fmt.Errorf("go.mod says %s, but the ARM crypto overlay was written and tested for %s: test and update armcrypto (its pinned versions and file hashes) with the new toolchain, or build the board's binary without it (make build-arm-std)", e.goModGo, goVersion)
 	case e.goVersion != goVersion:
-		return fmt.Errorf("the go command is %s, but the ARM crypto overlay was written and tested for %s (go.mod's): use that toolchain, or build without the overlay (make build-arm-std)", e.goVersion, goVersion)
+		return fmt.Errorf("the go command is %s, but the ARM crypto overlay was written and tested for %s (go.mod's): run it as make does, with GOTOOLCHAIN=%s (the go command fetches that release), or build without the overlay (make build-arm-std)", e.goVersion, goVersion, goVersion)
 	case e.xVersion != xcryptoVer:
 		return fmt.Errorf("%s is %s, but the ARM crypto overlay was written and tested for %s: test and update armcrypto, or build without it (make build-arm-std)", xcryptoModule, e.xVersion, xcryptoVer)
 	}
@@ -208,8 +212,11 @@ func (e env) check() error {
 }
 
 func (e env) rootOf(p patch, xcopy string) string {
-	if p.root == "GOROOT" {
+	switch p.root {
+	case "GOROOT":
 		return e.goroot
+	case "bonesync":
+		return e.modRoot
 	}
 	return xcopy
 }
@@ -224,6 +231,24 @@ func prepare(out string, tests bool) error {
 	}
 	out, err = filepath.Abs(out)
 	if err != nil {
+		return err
+	}
+	// The go command refuses to overlay a file in the module cache, where
+	// GOTOOLCHAIN puts the Go it fetched when the local one is another
+	// release: that Go is then linked (or copied) out of the cache, and the
+	// board's build runs it from there (DIR/go-command names it).
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	gocmd := "go"
+	if rel, err := filepath.Rel(e.modCache, e.goroot); err == nil && !strings.HasPrefix(rel, "..") {
+		root := filepath.Join(out, "goroot")
+		if err := linkTree(e.goroot, root); err != nil {
+			return fmt.Errorf("copy the fetched Go out of the module cache: %w", err)
+		}
+		e.goroot, gocmd = root, filepath.Join(root, "bin", "go")
+	}
+	if err := os.WriteFile(filepath.Join(out, "go-command"), []byte(gocmd+"\n"), 0o644); err != nil {
 		return err
 	}
 	// The copy of x/crypto, fresh: the overlay may name files in it.
@@ -319,6 +344,52 @@ func writeModFiles(e env, out, xcopy string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(out, "go.sum"), sum, 0o644)
+}
+
+// linkTree makes to a tree like from, each file a hard link to from's
+// (a copy where the two are on different file systems); a tree already
+// there is kept.
+func linkTree(from, to string) error {
+	if _, err := os.Stat(filepath.Join(to, "bin", "go")); err == nil {
+		return nil
+	}
+	tmp := to + ".tmp"
+	os.RemoveAll(tmp)
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(tmp, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(dst, 0o755)
+		case d.Type().IsRegular():
+			if os.Link(p, dst) == nil {
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(dst, b, fi.Mode().Perm()|0o200)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, dst)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp, to)
 }
 
 func copyTree(from, to string) error {
