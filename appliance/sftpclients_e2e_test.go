@@ -7,6 +7,7 @@ package main
 // TestSync, on its box.
 
 import (
+	"bytes"
 	"crypto/md5"
 	"crypto/sha1"
 	"errors"
@@ -14,10 +15,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/report"
 )
 
 // sshArgs are OpenSSH client options for the box with admin's password
@@ -337,5 +341,55 @@ func testCancelledLogins(t *testing.T, b *box) {
 	}
 	if n := failures() - before; n > 0 {
 		t.Errorf("the cancelled prompts were logged as %d failed logins:\n%s", n, tail(b.stderrCapture.String(), 20))
+	}
+}
+
+// testKeyFamilies: the box serves the chosen key and, beside it, one of the
+// other family, and each client gets the one it takes: OpenSSL's s_client
+// offering only RSA signatures gets the RSA certificate, offering only ECDSA
+// the ECDSA one; ssh-keyscan asking for each host key type gets it, and the
+// report names both fingerprints.
+func testKeyFamilies(t *testing.T, b *box) {
+	need(t, "openssl", "ssh-keyscan", "ssh-keygen")
+	raw, err := os.ReadFile(filepath.Join(b.state, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Choice.TLSOther.Key == "" || rep.Choice.SSHOther.Key == "" {
+		t.Fatalf("no key beside the chosen ones: %+v", rep.Choice)
+	}
+	for sigalgs, want := range map[string]string{
+		"rsa_pss_rsae_sha256:rsa_pss_rsae_sha384:rsa_pss_rsae_sha512": "RSA-PSS",
+		"ecdsa_secp256r1_sha256:ecdsa_secp384r1_sha384":               "ECDSA",
+	} {
+		out, _ := exec.Command("openssl", "s_client", "-connect", b.https, "-tls1_3", "-sigalgs", sigalgs, "-brief").CombinedOutput()
+		if !strings.Contains(string(out), "ignature type: "+want) {
+			t.Errorf("openssl s_client offering only %s does not get %s:\n%s", sigalgs, want, out)
+		}
+	}
+	var fps []string
+	for _, typ := range []string{"ed25519", "rsa"} {
+		scan, _ := exec.Command("ssh-keyscan", "-p", b.port(b.ssh), "-t", typ, "127.0.0.1").Output()
+		fp := exec.Command("ssh-keygen", "-lf", "-")
+		fp.Stdin = bytes.NewReader(scan)
+		out, _ := fp.Output()
+		if !strings.Contains(strings.ToLower(string(out)), "("+typ+")") {
+			t.Errorf("ssh-keyscan -t %s: %q", typ, out)
+		}
+		fps = append(fps, string(out))
+	}
+	text := strings.Join(fps, "")
+	out, _ := exec.Command(built(t), "report", "-state", b.state).CombinedOutput()
+	for _, fp := range regexp.MustCompile(`SHA256:[A-Za-z0-9+/]+`).FindAllString(string(out), -1) {
+		if !strings.Contains(text, fp) {
+			t.Errorf("bonesync report prints %s, which ssh-keyscan does not see:\n%s", fp, text)
+		}
+	}
+	if n := len(regexp.MustCompile(`SHA256:[A-Za-z0-9+/]+`).FindAllString(string(out), -1)); n < 2 {
+		t.Errorf("bonesync report prints %d host key fingerprints, want the two:\n%s", n, out)
 	}
 }

@@ -239,17 +239,49 @@ func cheapest(cs []Candidate) Candidate {
 }
 
 // Choice is the whole decision the box persists: the HTTPS key and the SSH
-// host key, each with whether to offer the hybrid post-quantum exchange.
+// host key, each with whether to offer the hybrid post-quantum exchange,
+// and beside each the key of the other family (Other) for the clients
+// that cannot take the chosen one's signatures.
 type Choice struct {
 	TLS              Decision
+	TLSOther         Decision // Key "" when there is none
 	TLSPostQuantum   bool
 	TLSPQReason      string
 	SSH              Decision
+	SSHOther         Decision
 	SSHPostQuantum   bool
 	SSHPQReason      string
 	Target           string
 	Concurrency      int
 	BenchmarkFailure string
+}
+
+// Other chooses, beside the chosen key, one of another family (family
+// names each candidate's), for the clients that cannot take the chosen
+// key's signatures: an RSA key beside an ECDSA one for a client that
+// offers only RSA signatures, RSA beside Ed25519 for an old SSH client.
+// It is the strongest of the other families that meets the target, or
+// else the cheapest of them; a Decision with Key "" when there is none.
+func Other(cands []Candidate, p Policy, chosen string, family func(string) string) Decision {
+	var others []Candidate
+	for _, c := range cands {
+		if family(c.Name) != family(chosen) && !c.Reference && c.Strength >= p.MinStrength {
+			others = append(others, c)
+		}
+	}
+	if len(others) == 0 {
+		return Decision{}
+	}
+	d, err := Key(others, Policy{Target: p.Target, Concurrency: p.Concurrency, MinStrength: p.MinStrength})
+	if err != nil {
+		return Decision{}
+	}
+	d.Reasons = append([]string{fmt.Sprintf("served beside %s to the clients that cannot take its signatures", chosen)}, d.Reasons...)
+	d.Warnings = nil // the others' table and its warnings are the chosen key's
+	if !d.MetTarget {
+		d.Reasons = append(d.Reasons, fmt.Sprintf("only those clients pay its cost: the others get %s", chosen))
+	}
+	return d
 }
 
 // andList writes names as a person does: "a", "a and b", "a, b and c".

@@ -115,3 +115,26 @@ func TestPostQuantum(t *testing.T) {
 		}
 	}
 }
+
+// Beside the chosen key, the strongest of another family that meets the
+// target, else that family's cheapest; none when every candidate is of
+// the chosen one's family.
+func TestOther(t *testing.T) {
+	family := func(n string) string { return strings.SplitN(n, "-", 2)[0] }
+	pol := Policy{Target: 500 * ms, MinStrength: 112}
+	if d := Other(board(), pol, "ecdsa-p384", family); d.Key != "rsa-2048" || d.MetTarget {
+		t.Errorf("beside ecdsa-p384 with RSA over the target: %s (met %v), want rsa-2048, the cheapest", d.Key, d.MetTarget)
+	}
+	fast := board()
+	fast[3].P95 = 200 * ms // rsa-2048 meets the target
+	if d := Other(fast, pol, "ecdsa-p384", family); d.Key != "rsa-2048" || !d.MetTarget {
+		t.Errorf("with rsa-2048 meeting the target: %s (met %v)", d.Key, d.MetTarget)
+	}
+	fast[4].Measured, fast[4].P95 = true, 300*ms // and rsa-3072 too
+	if d := Other(fast, pol, "ecdsa-p384", family); d.Key != "rsa-3072" || !strings.Contains(strings.Join(d.Reasons, " "), "beside ecdsa-p384") {
+		t.Errorf("with rsa-3072 meeting the target: %s, %v", d.Key, d.Reasons)
+	}
+	if d := Other(board()[:2], pol, "ecdsa-p384", family); d.Key != "" {
+		t.Errorf("only ECDSA candidates: %s beside", d.Key)
+	}
+}

@@ -2,8 +2,6 @@ package front
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -79,8 +77,12 @@ func newBox(t *testing.T) *box {
 // leaf issues an ECDSA P-256 server certificate from ca for bonesync and
 // 127.0.0.1.
 func leaf(t *testing.T, ca *pki.CA) *tls.Certificate {
+	return leafOf(t, ca, keys.ECDSAP256)
+}
+
+func leafOf(t *testing.T, ca *pki.CA, name keys.Name) *tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := keys.Generate(name, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,23 +90,32 @@ func leaf(t *testing.T, ca *pki.CA) *tls.Certificate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return (&pki.Server{Name: keys.ECDSAP256, Key: key, Leaf: cert}).TLSCertificate(ca)
+	return (&pki.Server{Name: name, Key: key, Leaf: cert}).TLSCertificate(ca)
 }
 
 // server is an HTTPS server on TLSConfig, as the appliance runs it, with the
 // certificate and the post-quantum decision switchable.
 type server struct {
-	addr string
-	ca   *pki.CA
-	cert atomic.Pointer[tls.Certificate]
-	pq   atomic.Bool
+	addr  string
+	ca    *pki.CA
+	cert  atomic.Pointer[tls.Certificate]
+	other atomic.Pointer[tls.Certificate] // the other family's, if set
+	pq    atomic.Bool
+}
+
+func (s *server) certs() []tls.Certificate {
+	certs := []tls.Certificate{*s.cert.Load()}
+	if o := s.other.Load(); o != nil {
+		certs = append(certs, *o)
+	}
+	return certs
 }
 
 func serve(t *testing.T, b *box) *server {
 	t.Helper()
 	s := &server{ca: b.ca}
 	s.cert.Store(leaf(t, b.ca))
-	cfg := TLSConfig(s.cert.Load, s.pq.Load, time.Now)
+	cfg := TLSConfig(s.certs, s.pq.Load, time.Now)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -341,6 +352,52 @@ func TestTLSCertificateChanges(t *testing.T) {
 		}
 		if got := st.PeerCertificates[0]; !got.Equal(want.Leaf) {
 			t.Errorf("handshake %d leaf serial = %v, want %v", i, got.SerialNumber, want.Leaf.SerialNumber)
+		}
+	}
+}
+
+// Beside the chosen ECDSA certificate the box serves an RSA one: a
+// client that takes only RSA signatures gets it (TLS 1.2 with RSA suites
+// only, from Go; TLS 1.3 offering only RSA-PSS, from OpenSSL's s_client);
+// every other client gets ECDSA.
+func TestTLSPerClientKey(t *testing.T) {
+	s := serve(t, newBox(t))
+	ecdsaCert, rsaCert := leaf(t, s.ca), leafOf(t, s.ca, keys.RSA2048)
+	s.cert.Store(ecdsaCert)
+	s.other.Store(rsaCert)
+	for _, c := range []struct {
+		what string
+		cfg  func(*tls.Config)
+		want *tls.Certificate
+	}{
+		{"TLS 1.3", func(*tls.Config) {}, ecdsaCert},
+		{"TLS 1.2", func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 }, ecdsaCert},
+		{"TLS 1.2, RSA suites only", func(c *tls.Config) {
+			c.MaxVersion = tls.VersionTLS12
+			c.CipherSuites = []uint16{tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}
+		}, rsaCert},
+	} {
+		cfg := s.client()
+		c.cfg(cfg)
+		st, err := s.dial(cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		if !st.PeerCertificates[0].Equal(c.want.Leaf) {
+			t.Errorf("%s: got the %T certificate", c.what, st.PeerCertificates[0].PublicKey)
+		}
+	}
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Skip("no openssl for the TLS 1.3 clients that choose their signatures")
+	}
+	for sigalgs, want := range map[string]string{
+		"rsa_pss_rsae_sha256:rsa_pss_rsae_sha384": "RSA-PSS",
+		"ecdsa_secp256r1_sha256":                  "ECDSA",
+	} {
+		out, _ := exec.Command(openssl, "s_client", "-connect", s.addr, "-tls1_3", "-sigalgs", sigalgs, "-brief").CombinedOutput()
+		if !strings.Contains(string(out), "ignature type: "+want) { // "Peer signature type" in older s_client
+			t.Errorf("openssl s_client offering only %s: want %s\n%s", sigalgs, want, out)
 		}
 	}
 }

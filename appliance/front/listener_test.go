@@ -47,7 +47,7 @@ func listen(t *testing.T, limits guard.Limits) *testListener {
 	t.Helper()
 	ca := newCA(t)
 	chain := leaf(t, ca)
-	cfg := TLSConfig(func() *tls.Certificate { return chain }, func() bool { return false }, time.Now)
+	cfg := TLSConfig(func() []tls.Certificate { return []tls.Certificate{*chain} }, func() bool { return false }, time.Now)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

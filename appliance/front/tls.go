@@ -15,7 +15,11 @@ import (
 // every day, each accepted for a week). now is the clock floor, so ticket ages
 // are judged by a clock that never reads 1970. The offered key exchanges come
 // from the decision: the post-quantum hybrid first when it met the target.
-func TLSConfig(cert func() *tls.Certificate, postQuantum func() bool, now func() time.Time) *tls.Config {
+// certs are the chosen key's certificate and, after it, the other
+// family's: crypto/tls gives each client the first whose signatures it
+// takes (its signature_algorithms), so a client that offers only RSA
+// signatures gets the RSA one and every other the chosen one.
+func TLSConfig(certs func() []tls.Certificate, postQuantum func() bool, now func() time.Time) *tls.Config {
 	base := []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP384}
 	cfg := &tls.Config{
 		MinVersion: tls.VersionTLS12,
@@ -36,7 +40,7 @@ func TLSConfig(cert func() *tls.Certificate, postQuantum func() bool, now func()
 	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
 		c := cfg.Clone()
 		c.GetConfigForClient = nil
-		c.Certificates = []tls.Certificate{*cert()}
+		c.Certificates = certs()
 		if postQuantum() {
 			c.CurvePreferences = append([]tls.CurveID{tls.X25519MLKEM768}, base...)
 		}

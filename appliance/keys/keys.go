@@ -133,6 +133,13 @@ func Lookup(name Name) (Type, bool) {
 	return Type{}, false
 }
 
+// FamilyOf is the family of the key named name ("ecdsa", "rsa",
+// "ed25519"), "" if unknown.
+func FamilyOf(name string) string {
+	t, _ := Lookup(Name(name))
+	return t.Family
+}
+
 // Strength returns the security strength of name in bits, 0 if unknown.
 func Strength(name Name) int {
 	t, _ := Lookup(name)

@@ -123,8 +123,9 @@ func SaveKey(dir *state.Dir, name string, k crypto.Signer) error {
 
 // LoadLeaf reads the server certificate. A missing one is (nil, nil); a
 // damaged one is (nil, *state.Damaged): either way it is simply issued again.
-func LoadLeaf(dir *state.Dir) (*x509.Certificate, error) {
-	b, err := dir.Read(state.TLSCert)
+// name is the file in dir (state.TLSCert, state.TLSOtherCert).
+func LoadLeaf(dir *state.Dir, name string) (*x509.Certificate, error) {
+	b, err := dir.Read(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -133,7 +134,7 @@ func LoadLeaf(dir *state.Dir) (*x509.Certificate, error) {
 		if c, err = parseCertPEM(b); err == nil {
 			return c, nil
 		}
-		err = &state.Damaged{Path: dir.Join(state.TLSCert), Reason: err.Error()}
+		err = &state.Damaged{Path: dir.Join(name), Reason: err.Error()}
 	}
 	if d, ok := err.(*state.Damaged); ok {
 		d.Advice = "a new certificate is issued"
@@ -141,11 +142,12 @@ func LoadLeaf(dir *state.Dir) (*x509.Certificate, error) {
 	return nil, err
 }
 
-// SaveLeaf writes the server certificate chain (leaf then CA) to dir.
-func SaveLeaf(dir *state.Dir, leaf *x509.Certificate, ca *CA) error {
+// SaveLeaf writes the server certificate chain (leaf then CA) to dir's
+// file name.
+func SaveLeaf(dir *state.Dir, name string, leaf *x509.Certificate, ca *CA) error {
 	b := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw})
 	b = append(b, ca.PEM()...)
-	return dir.Write(state.TLSCert, b, 0o644)
+	return dir.Write(name, b, 0o644)
 }
 
 // Addrs is a helper for tests and callers that have strings.

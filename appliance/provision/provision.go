@@ -96,8 +96,13 @@ type Box struct {
 	CA     *pki.CA
 	Server *pki.Server // the HTTPS key and its certificate
 	SSHKey crypto.Signer
-	Choice choose.Choice
-	Report *report.Report
+	// The keys of the other family (choose.Other), nil when there is
+	// none: served to the clients that cannot take Server's or SSHKey's
+	// signatures.
+	OtherServer *pki.Server
+	OtherSSHKey crypto.Signer
+	Choice      choose.Choice
+	Report      *report.Report
 	// Benchmarked is true when this call ran the benchmark.
 	Benchmarked bool
 }
@@ -145,21 +150,28 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 		}
 		b.Benchmarked = true
 	}
+	// Beside each chosen key, one of the other family, from the same
+	// measurements (a decision made before there were two has them too).
+	rep.Choice.TLSOther = choose.Other(measure.Candidates(rep.TLS), policy(o, ""), rep.Choice.TLS.Key, keys.FamilyOf)
+	rep.Choice.SSHOther = choose.Other(measure.Candidates(rep.SSH), policy(o, ""), rep.Choice.SSH.Key, keys.FamilyOf)
 	b.Report, b.Choice = rep, rep.Choice
 
-	srvKey, keygen, err := ensureKey(o, state.TLSKey, keys.Name(b.Choice.TLS.Key))
-	if err != nil {
+	if b.Server, err = ensureServer(o, b.CA, rep, state.TLSKey, state.TLSCert, b.Choice.TLS.Key, now); err != nil {
 		return nil, err
 	}
-	noteKeygen(rep.TLS, b.Choice.TLS.Key, keygen)
+	if b.OtherServer, err = ensureServer(o, b.CA, rep, state.TLSOtherKey, state.TLSOtherCert, b.Choice.TLSOther.Key, now); err != nil {
+		return nil, err
+	}
+	var keygen time.Duration
 	if b.SSHKey, keygen, err = ensureKey(o, state.SSHHostKey, keys.Name(b.Choice.SSH.Key)); err != nil {
 		return nil, err
 	}
 	noteKeygen(rep.SSH, b.Choice.SSH.Key, keygen)
-
-	b.Server = &pki.Server{Name: keys.Name(b.Choice.TLS.Key), Key: srvKey}
-	if b.Server.Leaf, err = ensureLeaf(o, b.CA, srvKey, now); err != nil {
-		return nil, err
+	if key := b.Choice.SSHOther.Key; key != "" {
+		if b.OtherSSHKey, keygen, err = ensureKey(o, state.SSHOtherHostKey, keys.Name(key)); err != nil {
+			return nil, err
+		}
+		noteKeygen(rep.SSH, key, keygen)
 	}
 
 	rep.CAFingerprint = pki.Fingerprint(b.CA.Cert)
@@ -168,6 +180,10 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 	rep.Notes = append(slices.DeleteFunc(rep.Notes, func(n string) bool { return strings.Contains(n, caNoteMark) }), caNotes(o, b.CA)...)
 	if signer, err := ssh.NewSignerFromSigner(b.SSHKey); err == nil {
 		rep.HostKeyFingerprint = ssh.FingerprintSHA256(signer.PublicKey())
+	}
+	rep.OtherHostKeyFingerprint = ""
+	if signer, err := ssh.NewSignerFromSigner(b.OtherSSHKey); b.OtherSSHKey != nil && err == nil {
+		rep.OtherHostKeyFingerprint = ssh.FingerprintSHA256(signer.PublicKey())
 	}
 	if o.URLs != nil {
 		rep.URLs = o.URLs
@@ -316,6 +332,24 @@ func ensureKey(o Options, file string, want keys.Name) (crypto.Signer, time.Dura
 	return k, took, nil
 }
 
+// ensureServer makes sure of the HTTPS key name in keyFile and its
+// certificate in certFile; nil for name "" (no key of the other family).
+func ensureServer(o Options, ca *pki.CA, rep *report.Report, keyFile, certFile, name string, now time.Time) (*pki.Server, error) {
+	if name == "" {
+		return nil, nil
+	}
+	key, keygen, err := ensureKey(o, keyFile, keys.Name(name))
+	if err != nil {
+		return nil, err
+	}
+	noteKeygen(rep.TLS, name, keygen)
+	s := &pki.Server{Name: keys.Name(name), Key: key}
+	if s.Leaf, err = ensureLeaf(o, ca, key, certFile, now); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 func noteKeygen(rows []*measure.Result, key string, took time.Duration) {
 	if took == 0 {
 		return
@@ -350,12 +384,12 @@ const caNoteMark = ": this box's certificate authority"
 
 // ensureLeaf loads the server certificate or issues a new one when it does
 // not cover the current names, is for another key, or nears expiry.
-func ensureLeaf(o Options, ca *pki.CA, key crypto.Signer, now time.Time) (*x509.Certificate, error) {
+func ensureLeaf(o Options, ca *pki.CA, key crypto.Signer, file string, now time.Time) (*x509.Certificate, error) {
 	// Only names the CA may certify: one made before a suffix was added
 	// to extra_domains cannot vouch for it.
 	names := pki.BoxNames(o.Config.Hostname, append(slices.Clone(o.Config.ExtraDomains), pki.LearnedDomains(o.resolvConf())...), addrs(o))
 	names.DNS = slices.DeleteFunc(names.DNS, func(n string) bool { return !ca.Permits(n) })
-	leaf, err := pki.LoadLeaf(o.State)
+	leaf, err := pki.LoadLeaf(o.State, file)
 	if err != nil {
 		o.Log.Warn("the server certificate cannot be read: issuing a new one", "err", err)
 	}
@@ -368,7 +402,7 @@ func ensureLeaf(o Options, ca *pki.CA, key crypto.Signer, now time.Time) (*x509.
 	if err != nil {
 		return nil, err
 	}
-	return leaf, pki.SaveLeaf(o.State, leaf, ca)
+	return leaf, pki.SaveLeaf(o.State, file, leaf, ca)
 }
 
 func saveReport(dir *state.Dir, rep *report.Report) error {

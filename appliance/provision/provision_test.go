@@ -79,6 +79,29 @@ func TestFirstStartThenReuse(t *testing.T) {
 	if !strings.Contains(b.Server.Leaf.IPAddresses[1].String(), "192.168.7.2") {
 		t.Errorf("leaf addresses %v lack 192.168.7.2", b.Server.Leaf.IPAddresses)
 	}
+	// Beside each chosen key, one of the other family, with its own
+	// certificate from the same CA for the same names.
+	for _, o := range []struct {
+		what          string
+		chosen, other string
+		key           crypto.Signer
+	}{
+		{"TLS", b.Choice.TLS.Key, b.Choice.TLSOther.Key, b.OtherServer.Key},
+		{"SSH", b.Choice.SSH.Key, b.Choice.SSHOther.Key, b.OtherSSHKey},
+	} {
+		got, _ := keys.NameOf(o.key.Public())
+		if o.other == "" || string(got) != o.other || keys.FamilyOf(o.other) == keys.FamilyOf(o.chosen) {
+			t.Errorf("%s: chosen %s, beside it %s (key %s): want another family's", o.what, o.chosen, o.other, got)
+		}
+	}
+	if err := b.OtherServer.Leaf.CheckSignatureFrom(b.CA.Cert); err != nil || !slices.Equal(b.OtherServer.Leaf.DNSNames, b.Server.Leaf.DNSNames) {
+		t.Errorf("the other certificate: %v, names %v against %v", err, b.OtherServer.Leaf.DNSNames, b.Server.Leaf.DNSNames)
+	}
+	for _, f := range []string{state.TLSOtherKey, state.TLSOtherCert, state.SSHOtherHostKey} {
+		if !o.State.Exists(f) {
+			t.Errorf("%s not written", f)
+		}
+	}
 
 	b2 := ensure(t, o)
 	if b2.Benchmarked {

@@ -41,7 +41,8 @@ type fileStamp struct {
 }
 
 // watched are the state files Ensure reads.
-var watched = []string{state.CACert, state.CAKey, state.TLSKey, state.TLSCert, state.SSHHostKey, state.Decision, state.Report}
+var watched = []string{state.CACert, state.CAKey, state.TLSKey, state.TLSCert, state.SSHHostKey,
+	state.TLSOtherKey, state.TLSOtherCert, state.SSHOtherHostKey, state.Decision, state.Report}
 
 func (w *Watcher) look() inputs {
 	o := w.Options

@@ -3,10 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/bonesync/bonesync/appliance/choose"
+	"github.com/bonesync/bonesync/appliance/keys"
 	"github.com/bonesync/bonesync/appliance/measure"
 )
 
@@ -33,23 +35,31 @@ func (r *Report) Console(w io.Writer) error {
 	wrap(&b, "run:     ", fmt.Sprintf("%s, %.0f s, load generated %s", r.Machine.Time.Format("2006-01-02 15:04 MST"), r.DurationS, r.Machine.LoadGen))
 	wrap(&b, "target:  ", fmt.Sprintf("p95 connect+handshake <= %.0f ms with %d clients at once; times in ms", r.Policy.TargetMs, n))
 
-	keyTable(&b, "TLS server keys, key exchange X25519", r.TLS, r.Choice.TLS.Verdicts, n, true)
+	keyTable(&b, "TLS server keys, key exchange X25519", r.TLS, withOther(r.Choice.TLS, r.Choice.TLSOther), n, true)
 	kexTable(&b, "TLS key exchange, with the chosen key", r.TLSKex, r.Choice.TLSPostQuantum, n)
-	keyTable(&b, "SSH host keys, key exchange curve25519-sha256", r.SSH, r.Choice.SSH.Verdicts, n, false)
+	keyTable(&b, "SSH host keys, key exchange curve25519-sha256", r.SSH, withOther(r.Choice.SSH, r.Choice.SSHOther), n, false)
 	kexTable(&b, "SSH key exchange, with the chosen host key", r.SSHKex, r.Choice.SSHPostQuantum, n)
 
 	b.WriteString("\n")
 	chosen(&b, "HTTPS key", r.Choice.TLS, r.TLS, r.Choice.TLSPostQuantum, measure.X25519MLKEM768)
+	if o := r.Choice.TLSOther.Key; o != "" {
+		wrap(&b, "  ", fmt.Sprintf("and beside it %s, for the clients that take only %s signatures", o, familyName(o)))
+	}
 	chosen(&b, "SFTP host key", r.Choice.SSH, r.SSH, r.Choice.SSHPostQuantum, measure.MLKEM768X25519S)
 	if r.HostKeyFingerprint != "" {
 		wrap(&b, "  ", "its fingerprint, as sftp shows it the first time: "+r.HostKeyFingerprint)
+	}
+	if o := r.Choice.SSHOther.Key; o != "" {
+		wrap(&b, "  ", fmt.Sprintf("and beside it %s, for the clients that take only %s host keys: %s", o, familyName(o), r.OtherHostKeyFingerprint))
 	}
 	for _, part := range []struct {
 		what    string
 		reasons []string
 	}{
 		{"Why this HTTPS key:", append(slices.Clone(r.Choice.TLS.Reasons), r.Choice.TLSPQReason)},
+		{"Why " + r.Choice.TLSOther.Key + " beside it:", r.Choice.TLSOther.Reasons},
 		{"Why this SFTP host key:", append(slices.Clone(r.Choice.SSH.Reasons), r.Choice.SSHPQReason)},
+		{"Why " + r.Choice.SSHOther.Key + " beside it:", r.Choice.SSHOther.Reasons},
 	} {
 		if !slices.ContainsFunc(part.reasons, func(s string) bool { return s != "" }) {
 			continue
@@ -119,10 +129,18 @@ func Summary(r *Report) string {
 		}
 		return ""
 	}
-	fmt.Fprintf(&b, "\nHTTPS key:      %s%s\n", r.Choice.TLS.Key, pq(r.Choice.TLSPostQuantum))
-	fmt.Fprintf(&b, "SFTP host key:  %s%s\n", r.Choice.SSH.Key, pq(r.Choice.SSHPostQuantum))
-	if r.HostKeyFingerprint != "" { // as OpenSSH shows it at the first connection
-		fmt.Fprintf(&b, "  %s\n", r.HostKeyFingerprint)
+	other := func(d choose.Decision) string {
+		if d.Key == "" {
+			return ""
+		}
+		return fmt.Sprintf(" (%s for %s-only clients)", d.Key, familyName(d.Key))
+	}
+	fmt.Fprintf(&b, "\nHTTPS key:      %s%s%s\n", r.Choice.TLS.Key, pq(r.Choice.TLSPostQuantum), other(r.Choice.TLSOther))
+	fmt.Fprintf(&b, "SFTP host key:  %s%s%s\n", r.Choice.SSH.Key, pq(r.Choice.SSHPostQuantum), other(r.Choice.SSHOther))
+	for _, fp := range []string{r.HostKeyFingerprint, r.OtherHostKeyFingerprint} {
+		if fp != "" { // as OpenSSH shows it at the first connection
+			fmt.Fprintf(&b, "  %s\n", fp)
+		}
 	}
 	b.WriteString("CA fingerprint (SHA-256):\n")
 	for _, l := range FingerprintLines(r.CAFingerprint) {
@@ -153,6 +171,27 @@ func chosen(b *strings.Builder, what string, d choose.Decision, rows []*measure.
 		extra = ", offering " + hybrid
 	}
 	wrap(b, "", fmt.Sprintf("Chosen %s: %s (%d-bit), %s%s", what, d.Key, bits, met, extra))
+}
+
+// withOther is d's verdicts with other's key marked as the one beside it.
+func withOther(d, other choose.Decision) map[string]string {
+	if other.Key == "" {
+		return d.Verdicts
+	}
+	v := maps.Clone(d.Verdicts)
+	v[other.Key] = "BESIDE"
+	return v
+}
+
+// familyName is how the report names a key's family: "RSA", "ECDSA",
+// "Ed25519".
+func familyName(key string) string {
+	switch f := keys.FamilyOf(key); f {
+	case "ed25519":
+		return "Ed25519"
+	default:
+		return strings.ToUpper(f)
+	}
 }
 
 const keyHeader = "%-10s %4s %9s %7s %7s %7s %7s %8s  %s\n"

@@ -73,9 +73,11 @@ its fingerprint: <code id="ca-fingerprint">{{.R.CAFingerprint}}</code>.</li>
 <section class="card">
 <h2>Keys</h2>
 <dl>
-<dt>HTTPS key</dt><dd>{{.R.Choice.TLS.Key}}{{if .R.Choice.TLSPostQuantum}}, with post-quantum hybrid key exchange{{end}}</dd>
+<dt>HTTPS key</dt><dd>{{.R.Choice.TLS.Key}}{{if .R.Choice.TLSPostQuantum}}, with post-quantum hybrid key exchange{{end}}{{with .R.Choice.TLSOther.Key}};
+beside it {{.}}, for the clients that take only its kind of signature{{end}}</dd>
 <dt>SFTP host key</dt><dd>{{.R.Choice.SSH.Key}}{{if .R.Choice.SSHPostQuantum}}, with post-quantum hybrid key exchange{{end}}{{with .R.HostKeyFingerprint}};
-fingerprint <code id="host-key">{{.}}</code>, as <code>sftp</code> shows it the first time{{end}}</dd>
+fingerprint <code id="host-key">{{.}}</code>, as <code>sftp</code> shows it the first time{{end}}{{with .R.Choice.SSHOther.Key}};
+beside it {{.}} for older clients{{with $.R.OtherHostKeyFingerprint}}, fingerprint <code id="other-host-key">{{.}}</code>{{end}}{{end}}</dd>
 <dt>Certificate authority fingerprint (SHA-256)</dt><dd><code>{{.R.CAFingerprint}}</code>, the same as on the box's console.
 The CA can vouch only for this box's own names and private addresses, nothing else on the internet.</dd>
 <dt>Measured on</dt><dd>{{with .R.Machine.CPU}}{{.}}, {{end}}{{.R.Machine.Cores}} cores{{with .R.Machine.Kernel}}, {{.}}{{end}}{{with .R.Machine.Go}}, {{.}}{{end}}, {{.R.Machine.Time.Format "2006-01-02 15:04 MST"}}</dd>

@@ -31,9 +31,13 @@ type Report struct {
 	// HostKeyFingerprint is the SFTP host key's, as OpenSSH prints it at
 	// a first connection ("SHA256:...").
 	HostKeyFingerprint string `json:",omitempty"`
-	URLs               []string
-	DurationS          float64
-	Notes              []string
+	// OtherHostKeyFingerprint is the other family's host key's
+	// (Choice.SSHOther), which a client that cannot take the chosen
+	// one's signatures sees; "" when there is none.
+	OtherHostKeyFingerprint string `json:",omitempty"`
+	URLs                    []string
+	DurationS               float64
+	Notes                   []string
 }
 
 // Policy is what the benchmark and the choice were asked to do.

@@ -28,9 +28,12 @@ type fileV1 struct {
 	SSHKex        []resultV1 `json:"ssh_kex"`
 	Choice        choiceV1   `json:"decision"`
 	CAFingerprint string     `json:"ca_fingerprint_sha256"`
-	URLs          []string   `json:"urls"`
-	DurationS     float64    `json:"duration_s"`
-	Notes         []string   `json:"notes,omitempty"`
+	// The SSH host keys' fingerprints, as OpenSSH prints them.
+	HostKeyFingerprint      string   `json:"host_key_fingerprint,omitempty"`
+	OtherHostKeyFingerprint string   `json:"other_host_key_fingerprint,omitempty"`
+	URLs                    []string `json:"urls"`
+	DurationS               float64  `json:"duration_s"`
+	Notes                   []string `json:"notes,omitempty"`
 }
 
 type machineV1 struct {
@@ -98,15 +101,17 @@ type statsV1 struct {
 
 // choiceV1 is decision.json, and the report's "decision".
 type choiceV1 struct {
-	TLS              decisionV1 `json:"tls"`
-	TLSPostQuantum   bool       `json:"tls_post_quantum"`
-	TLSPQReason      string     `json:"tls_post_quantum_reason"`
-	SSH              decisionV1 `json:"ssh"`
-	SSHPostQuantum   bool       `json:"ssh_post_quantum"`
-	SSHPQReason      string     `json:"ssh_post_quantum_reason"`
-	Target           string     `json:"target"`
-	Concurrency      int        `json:"concurrency"`
-	BenchmarkFailure string     `json:"benchmark_failure,omitempty"`
+	TLS              decisionV1  `json:"tls"`
+	TLSOther         *decisionV1 `json:"tls_other,omitempty"`
+	SSHOther         *decisionV1 `json:"ssh_other,omitempty"`
+	TLSPostQuantum   bool        `json:"tls_post_quantum"`
+	TLSPQReason      string      `json:"tls_post_quantum_reason"`
+	SSH              decisionV1  `json:"ssh"`
+	SSHPostQuantum   bool        `json:"ssh_post_quantum"`
+	SSHPQReason      string      `json:"ssh_post_quantum_reason"`
+	Target           string      `json:"target"`
+	Concurrency      int         `json:"concurrency"`
+	BenchmarkFailure string      `json:"benchmark_failure,omitempty"`
 }
 
 type decisionV1 struct {
@@ -150,6 +155,7 @@ func (r *Report) toV1() fileV1 {
 		TLS:    resultsToV1(r.TLS), TLSKex: resultsToV1(r.TLSKex), SSH: resultsToV1(r.SSH), SSHKex: resultsToV1(r.SSHKex),
 		Choice:        choiceToV1(r.Choice),
 		CAFingerprint: r.CAFingerprint, URLs: r.URLs, DurationS: r.DurationS, Notes: r.Notes,
+		HostKeyFingerprint: r.HostKeyFingerprint, OtherHostKeyFingerprint: r.OtherHostKeyFingerprint,
 	}
 }
 
@@ -162,6 +168,7 @@ func (f fileV1) report() *Report {
 		TLS:    resultsFromV1(f.TLS), TLSKex: resultsFromV1(f.TLSKex), SSH: resultsFromV1(f.SSH), SSHKex: resultsFromV1(f.SSHKex),
 		Choice:        f.Choice.choice(),
 		CAFingerprint: f.CAFingerprint, URLs: f.URLs, DurationS: f.DurationS, Notes: f.Notes,
+		HostKeyFingerprint: f.HostKeyFingerprint, OtherHostKeyFingerprint: f.OtherHostKeyFingerprint,
 	}
 }
 
@@ -214,12 +221,29 @@ func (p *phaseV1) phase() *measure.Phase {
 func choiceToV1(c choose.Choice) choiceV1 {
 	return choiceV1{TLS: decisionToV1(c.TLS), TLSPostQuantum: c.TLSPostQuantum, TLSPQReason: c.TLSPQReason,
 		SSH: decisionToV1(c.SSH), SSHPostQuantum: c.SSHPostQuantum, SSHPQReason: c.SSHPQReason,
+		TLSOther: otherToV1(c.TLSOther), SSHOther: otherToV1(c.SSHOther),
 		Target: c.Target, Concurrency: c.Concurrency, BenchmarkFailure: c.BenchmarkFailure}
+}
+
+func otherToV1(d choose.Decision) *decisionV1 {
+	if d.Key == "" {
+		return nil
+	}
+	v := decisionToV1(d)
+	return &v
+}
+
+func (d *decisionV1) other() choose.Decision {
+	if d == nil {
+		return choose.Decision{}
+	}
+	return d.decision()
 }
 
 func (c choiceV1) choice() choose.Choice {
 	return choose.Choice{TLS: c.TLS.decision(), TLSPostQuantum: c.TLSPostQuantum, TLSPQReason: c.TLSPQReason,
 		SSH: c.SSH.decision(), SSHPostQuantum: c.SSHPostQuantum, SSHPQReason: c.SSHPQReason,
+		TLSOther: c.TLSOther.other(), SSHOther: c.SSHOther.other(),
 		Target: c.Target, Concurrency: c.Concurrency, BenchmarkFailure: c.BenchmarkFailure}
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto"
 	"crypto/tls"
 	"sync"
 
@@ -32,9 +33,24 @@ func (c *current) set(b *provision.Box) {
 	c.box = b
 }
 
-func (c *current) certificate() *tls.Certificate {
+// certificates are the chosen key's certificate, then the other
+// family's (front.TLSConfig picks per client).
+func (c *current) certificates() []tls.Certificate {
 	b := c.get()
-	return b.Server.TLSCertificate(b.CA)
+	certs := []tls.Certificate{*b.Server.TLSCertificate(b.CA)}
+	if b.OtherServer != nil {
+		certs = append(certs, *b.OtherServer.TLSCertificate(b.CA))
+	}
+	return certs
+}
+
+// hostKeys are the chosen SSH host key, then the other family's.
+func (c *current) hostKeys() []crypto.Signer {
+	b := c.get()
+	if b.OtherSSHKey != nil {
+		return []crypto.Signer{b.SSHKey, b.OtherSSHKey}
+	}
+	return []crypto.Signer{b.SSHKey}
 }
 
 func (c *current) postQuantum() bool { return c.get().Choice.TLSPostQuantum }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto"
 	"fmt"
 	"io"
 	"net"
@@ -87,7 +86,7 @@ func (s *services) web(lns *listen.Listeners) *front.Server {
 func (s *services) front(lns *listen.Listeners, https, plain http.Handler) *front.Server {
 	cfg := s.cfg
 	return &front.Server{
-		HTTPS: lns.HTTPS, TLS: front.TLSConfig(s.box.certificate, s.box.postQuantum, s.prov.Clock.Now),
+		HTTPS: lns.HTTPS, TLS: front.TLSConfig(s.box.certificates, s.box.postQuantum, s.prov.Clock.Now),
 		Handshakes: front.Handshakes{
 			Slots:     s.handshakes,
 			Admission: guard.NewAdmission("https", guard.Limits{PerAddress: cfg.HTTPSPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known),
@@ -110,7 +109,7 @@ func (s *services) sftp() (*sftpd.Server, error) {
 		Door: s.door, Quotas: quotas{s.accounts, s.pim}, Store: s.files, Locks: s.locks, Handshakes: s.handshakes,
 		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known),
 		SessionsPerConn: cfg.SSHSessionsPerConn, SessionsPerUser: cfg.SSHSessionsPerUser,
-		HostKey:     func() crypto.Signer { return s.box.get().SSHKey },
+		HostKeys:    s.box.hostKeys,
 		PostQuantum: func() bool { return s.box.get().Choice.SSHPostQuantum },
 		Algorithms:  sftpd.Overrides{KeyExchanges: cfg.SSHKeyExchanges, Ciphers: cfg.SSHCiphers, MACs: cfg.SSHMACs},
 		IdleTimeout: cfg.SSHIdleTimeout,

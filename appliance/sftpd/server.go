@@ -58,9 +58,11 @@ type Server struct {
 	// Admission caps connections per client address; a connection counts
 	// as waiting until its login.
 	Admission *guard.Admission
-	// HostKey and PostQuantum are read for every connection, so a new
-	// decision from `bonesync bench` applies to the next one.
-	HostKey     func() crypto.Signer
+	// HostKeys (the chosen host key, then the other family's) and
+	// PostQuantum are read for every connection, so a new decision from
+	// `bonesync bench` applies to the next one. The client picks among the
+	// host keys by its own preference.
+	HostKeys    func() []crypto.Signer
 	PostQuantum func() bool
 	// Algorithms may replace the default lists (the config's ssh_kex,
 	// ssh_ciphers and ssh_macs).
@@ -177,11 +179,13 @@ func (s *Server) config(a *attempt) (*ssh.ServerConfig, error) {
 			return nil, errors.New("key not authorized")
 		},
 	}
-	signer, err := keys.SSHSigner(s.HostKey())
-	if err != nil {
-		return nil, fmt.Errorf("host key: %w", err)
+	for _, k := range s.HostKeys() {
+		signer, err := keys.SSHSigner(k)
+		if err != nil {
+			return nil, fmt.Errorf("host key: %w", err)
+		}
+		cfg.AddHostKey(signer)
 	}
-	cfg.AddHostKey(signer)
 	return cfg, nil
 }
 

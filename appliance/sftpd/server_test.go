@@ -36,7 +36,7 @@ func testServer(t *testing.T, lim *guard.Limiter) *Server {
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	log := slog.New(slog.DiscardHandler)
 	return &Server{Door: auth.New(db, log), Quotas: db, Store: files, Handshakes: lim,
-		HostKey: func() crypto.Signer { return key }, PostQuantum: func() bool { return false }, Log: slog.New(slog.DiscardHandler)}
+		HostKeys: func() []crypto.Signer { return []crypto.Signer{key} }, PostQuantum: func() bool { return false }, Log: slog.New(slog.DiscardHandler)}
 }
 
 // Serve returns when its context ends, even with a client logged in and

@@ -26,9 +26,14 @@ const (
 	TLSKey     = "tls.key"      // the chosen HTTPS server key (PKCS#8 PEM, 0600)
 	TLSCert    = "tls.crt"      // the leaf issued from the CA for TLSKey (PEM)
 	SSHHostKey = "ssh_host.key" // the chosen SSH host key (OpenSSH PEM, 0600)
-	Decision   = "decision.json"
-	Report     = "report.json"
-	Clock      = "clock" // last time known to be reached, for the clock floor
+	// The keys of the other family beside the chosen ones (choose.Other),
+	// for the clients that cannot take the chosen keys' signatures.
+	TLSOtherKey     = "tls-other.key"
+	TLSOtherCert    = "tls-other.crt"
+	SSHOtherHostKey = "ssh_host-other.key"
+	Decision        = "decision.json"
+	Report          = "report.json"
+	Clock           = "clock" // last time known to be reached, for the clock floor
 )
 
 // Dir is a state directory.

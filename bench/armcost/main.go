@@ -179,7 +179,7 @@ func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.
 	// The same configuration, handshake listener and handler as `bonesync
 	// serve` (package server), with post-quantum off as in the host
 	// comparison.
-	cfg := front.TLSConfig(func() *tls.Certificate { return &cert }, func() bool { return false }, time.Now)
+	cfg := front.TLSConfig(func() []tls.Certificate { return []tls.Certificate{cert} }, func() bool { return false }, time.Now)
 	var d *dav
 	if authorized != "" && davDir == "" {
 		return errors.New("-authorized needs -dav")
@@ -213,7 +213,7 @@ func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.
 		ss := &sftpd.Server{Door: d.door, Quotas: d.db, Store: d.Store, Locks: d.Locks,
 			Handshakes:  guard.NewLimiter(4, 10*time.Second),
 			Admission:   guard.NewAdmission("sftp", guard.Limits{PerAddress: 16, Waiting: 8}, log),
-			HostKey:     func() crypto.Signer { return hostKey },
+			HostKeys:    func() []crypto.Signer { return []crypto.Signer{hostKey} },
 			PostQuantum: func() bool { return false },
 			Log:         log,
 		}
