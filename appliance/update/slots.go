@@ -197,6 +197,7 @@ func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, 
 			return nil, fmt.Errorf("slot %s: %w", target, err)
 		}
 		touched = true
+		fmt.Fprintf(progress, "update: writing slot %s (not bootable until it is read back)\n", target)
 		return sink, nil
 	})
 	if cerr := sink.close(); err == nil && cerr != nil {
