@@ -106,6 +106,7 @@ var subcommands = map[string][]string{
 	"backup":       {"state", "files"},
 	"restore":      {"state", "files"},
 	"copy":         {"state", "config", "files"},
+	"probe":        {}, // its own flags: probecmd.go
 }
 
 // flags are shared by the subcommands.
@@ -216,6 +217,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				if subcommands[args[1]] == nil {
 					return usagef("no help on %q: it is not a command (bonesync help lists them)", args[1])
 				}
+				if args[1] == "probe" {
+					return probeCmd(ctx, []string{"-h"}, stdout)
+				}
 				_, err := parse(args[1], []string{"-h"}, stdout)
 				return helped(err)
 			}
@@ -232,6 +236,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "bench-client":
 		// The benchmark's load generator, started by the benchmark itself.
 		return measure.ServeClient(ctx, stdin, stdout)
+	case "probe":
+		return probeCmd(ctx, args, stdout)
 	case "config-example":
 		// Every setting, commented out at its default: the file on the card
 		// and in /etc/bonesync.
@@ -369,6 +375,7 @@ const usage = `usage:
   bonesync copy [-state DIR] [-config FILE] run              copy everyone's files, calendars and contacts to copy_target, encrypted
   bonesync copy [-state DIR] [-config FILE] key              the box's SSH public key, for an SFTP target's authorized_keys
   bonesync copy [-state DIR] [-config FILE] restore          bring a copy back (its password from stdin)
+  bonesync probe [-users 1,10,50,100] [-ca FILE] URL         from a laptop: connect and first-byte times at once, https:// or sftp://
   bonesync config-example                                    print a config file with every setting
   bonesync version                                           also --version
   bonesync help [COMMAND]                                    also -h; COMMAND -h lists its flags

@@ -393,3 +393,25 @@ func testKeyFamilies(t *testing.T, b *box) {
 		t.Errorf("bonesync report prints %d host key fingerprints, want the two:\n%s", n, out)
 	}
 }
+
+// testProbe runs `bonesync probe` against the running box, as from a
+// laptop, over HTTPS (its CA checked) and SFTP, with small counts: every
+// connection succeeds, and beside the figures stands the box's own
+// prediction from its report.
+func testProbe(t *testing.T, b *box) {
+	https := "https://localhost:" + b.port(b.https) + "/"
+	for _, args := range [][]string{
+		{"probe", "-users", "1,4", "-rounds", "2", "-ca", b.caFile, https},
+		{"probe", "-users", "1,4", "-rounds", "2", "-ca", b.caFile, "-report", https + "report.json", "sftp://localhost:" + b.port(b.ssh)},
+	} {
+		out, err := exec.Command(built(t), args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("bonesync %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		for _, want := range []string{"0 of 2", "0 of 8", "The box predicted at its first start"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("bonesync %s prints no %q:\n%s", strings.Join(args, " "), want, out)
+			}
+		}
+	}
+}

@@ -207,6 +207,7 @@ func TestSync(t *testing.T) {
 	t.Run("paramiko", func(t *testing.T) { testParamiko(t, b) })
 	t.Run("ssh-algorithms", func(t *testing.T) { testSSHAlgorithms(t, b) })
 	t.Run("key-families", func(t *testing.T) { testKeyFamilies(t, b) })
+	t.Run("probe", func(t *testing.T) { testProbe(t, b) })
 	t.Run("cancelled-logins", func(t *testing.T) { testCancelledLogins(t, b) })
 	t.Run("nextcloudcmd", func(t *testing.T) { testNextcloudcmd(t, b) })
 	t.Run("owncloudcmd", func(t *testing.T) { testOwncloudcmd(t, b) })
