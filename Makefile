@@ -54,7 +54,20 @@ docs: build
 	scripts/config-doc.sh $(OUT)/bonesync docs/config.md
 	scripts/commands-doc.sh $(OUT)/bonesync docs/commands.md
 
-test: test-unit test-fuzz test-cross test-systemd test-image test-boot test-systemd-vm
+# Every test group in turn, stopping at the first that fails, and the time
+# each took at the end (out/test-times.txt).
+TEST_GROUPS := test-unit test-fuzz test-cross test-systemd test-image test-boot test-systemd-vm
+test:
+	@mkdir -p $(OUT); : > $(OUT)/test-times.txt
+	@for g in $(TEST_GROUPS); do \
+	  s=$$(date +%s); \
+	  if ! $(MAKE) --no-print-directory $$g; then \
+	    echo "$$g FAILED after $$(( $$(date +%s) - s )) s" >> $(OUT)/test-times.txt; \
+	    echo; echo "make test: time per group"; cat $(OUT)/test-times.txt; exit 1; \
+	  fi; \
+	  echo "$$g $$(( $$(date +%s) - s )) s" >> $(OUT)/test-times.txt; \
+	done
+	@echo; echo "make test: time per group"; cat $(OUT)/test-times.txt
 
 DESTDIR   ?=
 PREFIX    ?= /usr

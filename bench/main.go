@@ -65,6 +65,7 @@ type options struct {
 	sync       bool
 	photos     bool
 	copies     bool
+	probe      bool
 	copyFiles  int
 	copyBytes  int64
 	baseline   string
@@ -99,6 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.sync, "sync", true, "sync figures: nextcloudcmd, PROPFIND beside Apache's mod_dav, upload digests")
 	fs.BoolVar(&o.photos, "photos", true, "photo figures: previews of a 12-megapixel JPEG beside djpeg")
 	fs.BoolVar(&o.copies, "copies", true, "copies off the box: bonesync copy run beside rclone sync, to sshd")
+	fs.BoolVar(&o.probe, "probe", true, "bonesync probe at 1, 10, 50, 100 users: bonesync beside nginx and sshd")
 	fs.IntVar(&o.copyFiles, "copy-files", 10000, "files in the copied tree")
 	copyMiB := fs.Int64("copy-mib", 1024, "MiB in the copied tree")
 	fs.StringVar(&o.baseline, "baseline", "a3b639f", "git revision whose PROPFIND the sync figures compare with (\"\": none); a3b639f is main before the apps' properties")
@@ -159,7 +161,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	r := &results{Started: time.Now(), Clients: o.clients, Warm: o.warm, Dur: o.dur, Machine: thisMachine(o)}
 	var failed []string
 
-	if o.https || o.ssh || o.sync || o.abuse || o.photos || o.copies {
+	if o.https || o.ssh || o.sync || o.abuse || o.photos || o.copies || o.probe {
 		keyTypes := o.keys
 		if !o.https {
 			keyTypes = []string{"ecdsa-p256"}
@@ -224,6 +226,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				o.logf("copies failed: %s", c.Err)
 			}
 			r.Copies = &c
+		}
+		if o.probe && ctx.Err() == nil {
+			p := probeBlock(ctx, o, dirs[keyTypes[0]])
+			if p.Err != "" {
+				failed = append(failed, "probe")
+				o.logf("probe failed: %s", p.Err)
+			}
+			r.Probe = &p
 		}
 	}
 	if o.arm && ctx.Err() == nil {

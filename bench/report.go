@@ -21,6 +21,7 @@ type results struct {
 	Sync      *syncResult
 	Photos    *photoResult
 	Copies    *copyResult
+	Probe     *probeResult
 	ARM       *armResult
 }
 
@@ -129,6 +130,9 @@ func (r *results) markdown(w io.Writer) {
 		r.Sync.markdown(w)
 	}
 
+	if r.Probe != nil {
+		r.Probe.markdown(w)
+	}
 	if r.Copies != nil {
 		r.Copies.markdown(w)
 	}
