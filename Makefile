@@ -13,8 +13,11 @@ GOFLAGS_B := -trimpath -ldflags '$(LDFLAGS)'
 # local Go the go command fetches and runs this one (GOTOOLCHAIN, from the
 # module proxy, once), so the board's binary comes out the same and
 # armcrypto's overlay, written for exactly this release, applies.
+# An explicit GOTOOLCHAIN in the environment (local, for an offline
+# packager) is kept.
 GO_PINNED := go$(shell sed -n 's/^go //p' go.mod)
-export GOTOOLCHAIN := $(GO_PINNED)
+GOTOOLCHAIN ?= $(GO_PINNED)
+export GOTOOLCHAIN
 
 .PHONY: all build build-arm build-arm-std fuzz-arm run bench image qemu qemu-fresh deb install docs test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
 
@@ -30,7 +33,7 @@ ARMCRYPTO := $(OUT)/armcrypto
 ARM_ENV   := GOOS=linux GOARCH=arm GOARM=7 CGO_ENABLED=0
 build-arm:
 	$(GO) run ./armcrypto -out $(ARMCRYPTO)
-	$(ARM_ENV) "$$(cat $(ARMCRYPTO)/go-command)" build -modfile=$(ARMCRYPTO)/go.mod -overlay=$(ARMCRYPTO)/overlay.json $(GOFLAGS_B) -o $(OUT)/bonesync-armv7 ./appliance
+	$(ARM_ENV) env -u GOROOT "$$(cat $(ARMCRYPTO)/go-command)" build -modfile=$(ARMCRYPTO)/go.mod -overlay=$(ARMCRYPTO)/overlay.json $(GOFLAGS_B) -o $(OUT)/bonesync-armv7 ./appliance
 
 # The same with the standard library's crypto as it is, for comparison
 # (make bench counts both) or for a toolchain the overlay was not made for.

@@ -43,8 +43,7 @@ func main() {
 		if Version != "" {
 			boot.Version = Version
 		}
-		slowPathNote(os.Stderr)
-		boot.Main() // the whole userland of the board; never returns
+		boot.Main() // the whole userland of the board; never returns (its server says slowPathNote)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The server's log lines carry their level (sysd.NewLogger: a syslog

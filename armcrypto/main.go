@@ -242,7 +242,7 @@ func prepare(out string, tests bool) error {
 	}
 	gocmd := "go"
 	if rel, err := filepath.Rel(e.modCache, e.goroot); err == nil && !strings.HasPrefix(rel, "..") {
-		root := filepath.Join(out, "goroot")
+		root := filepath.Join(out, "goroot-"+e.goVersion) // never another release's, kept from before
 		if err := linkTree(e.goroot, root); err != nil {
 			return fmt.Errorf("copy the fetched Go out of the module cache: %w", err)
 		}
@@ -347,12 +347,15 @@ func writeModFiles(e env, out, xcopy string) error {
 }
 
 // linkTree makes to a tree like from, each file a hard link to from's
-// (a copy where the two are on different file systems); a tree already
-// there is kept.
+// (a copy where the two are on different file systems), made aside and
+// renamed whole; one already there of the same release is kept.
 func linkTree(from, to string) error {
-	if _, err := os.Stat(filepath.Join(to, "bin", "go")); err == nil {
-		return nil
+	if a, err := os.ReadFile(filepath.Join(to, "VERSION")); err == nil {
+		if b, _ := os.ReadFile(filepath.Join(from, "VERSION")); string(a) == string(b) {
+			return nil
+		}
 	}
+	os.RemoveAll(to)
 	tmp := to + ".tmp"
 	os.RemoveAll(tmp)
 	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {

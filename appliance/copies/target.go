@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+	_ "golang.org/x/crypto/x509roots/fallback" // public roots, for a box with none of its own
 
 	"github.com/bonesync/bonesync/appliance/copies/s3"
 
@@ -272,9 +273,13 @@ func pinHostKey(host, file string) error {
 var errPinned = errors.New("host key recorded")
 
 // pinCA records, the first time, the certificate authority at the top of
-// the chain the HTTPS target at host presents (a bonesync box's own CA,
-// or a public one's intermediate), as PEM at file; runs then trust only
-// that, as the SFTP target's host key is pinned.
+// the chain the HTTPS target at host presents, as PEM at file, when the
+// public roots do not vouch for it (a bonesync box's own CA, a store on
+// the home network): runs then trust only that, as the SFTP target's host
+// key is pinned. A chain the public roots vouch for (a cloud store, whose
+// intermediates change at every renewal) is checked against them at each
+// run instead, and nothing is recorded. The box has no system roots of
+// its own: x509roots/fallback gives it Mozilla's.
 func pinCA(host, file string) error {
 	if _, err := os.Stat(file); err == nil {
 		return nil
@@ -291,6 +296,14 @@ func pinCA(host, file string) error {
 	conn.Close()
 	if len(chain) == 0 {
 		return fmt.Errorf("the HTTPS target %s presents no certificate", host)
+	}
+	inter := x509.NewCertPool()
+	for _, c := range chain[1:] {
+		inter.AddCert(c)
+	}
+	name, _, _ := net.SplitHostPort(host)
+	if _, err := chain[0].Verify(x509.VerifyOptions{DNSName: name, Intermediates: inter}); err == nil {
+		return nil // the public roots vouch for it
 	}
 	top := chain[len(chain)-1]
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
@@ -312,6 +325,9 @@ func withTarget(ctx context.Context, st Settings) (context.Context, error) {
 	u, _ := url.Parse(t.URL)
 	if err := pinCA(u.Host, st.TargetCA); err != nil {
 		return ctx, err
+	}
+	if _, err := os.Stat(st.TargetCA); errors.Is(err, os.ErrNotExist) {
+		return ctx, nil // checked against the public roots
 	}
 	// The engine exits on a CA file it cannot read: check it first.
 	b, err := os.ReadFile(st.TargetCA)

@@ -281,13 +281,17 @@ func predict(ctx context.Context, u *url.URL, o Options, proto string) (*Predict
 		return nil, "no prediction: " + err.Error()
 	}
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: o.RootCAs, InsecureSkipVerify: o.RootCAs == nil}}}
+	defer client.CloseIdleConnections()
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, "no prediction: " + err.Error()
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil || resp.StatusCode != http.StatusOK {
+	if err != nil {
+		return nil, fmt.Sprintf("no prediction: reading %s: %v", ru, err)
+	}
+	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Sprintf("no prediction: %s answered %s (not a bonesync box?)", ru, resp.Status)
 	}
 	rep, err := report.Parse(body)

@@ -182,8 +182,10 @@ func Ensure(ctx context.Context, o Options) (*Box, error) {
 		rep.HostKeyFingerprint = ssh.FingerprintSHA256(signer.PublicKey())
 	}
 	rep.OtherHostKeyFingerprint = ""
-	if signer, err := ssh.NewSignerFromSigner(b.OtherSSHKey); b.OtherSSHKey != nil && err == nil {
-		rep.OtherHostKeyFingerprint = ssh.FingerprintSHA256(signer.PublicKey())
+	if b.OtherSSHKey != nil {
+		if signer, err := ssh.NewSignerFromSigner(b.OtherSSHKey); err == nil {
+			rep.OtherHostKeyFingerprint = ssh.FingerprintSHA256(signer.PublicKey())
+		}
 	}
 	if o.URLs != nil {
 		rep.URLs = o.URLs

@@ -18,6 +18,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/keys"
 	"github.com/bonesync/bonesync/appliance/pki"
+	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/sysd"
 )
@@ -268,5 +269,35 @@ func TestHomeDomains(t *testing.T) {
 	o.Config.ExtraDomains = o.Config.ExtraDomains[:len(o.Config.ExtraDomains)-1]
 	if b = ensure(t, o); slices.ContainsFunc(b.Report.Notes, func(n string) bool { return strings.Contains(n, "example.net") }) {
 		t.Error("the note stays after extra_domains was put back")
+	}
+}
+
+// A report with no SSH rows (a benchmark that failed before SSH, whose
+// choice is the safe default) has no other SSH key: the box serves the
+// chosen one alone, and the report reads and prints.
+func TestNoOtherKey(t *testing.T) {
+	o := opts(t)
+	ensure(t, o)
+	raw, err := o.State.Read(state.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.SSH, rep.SSHKex = nil, nil
+	rep.Choice.SSH.Verdicts = nil
+	rep.Choice.TLS.Verdicts = nil // as the fallback decision has none
+	if err := saveReport(o.State, rep); err != nil {
+		t.Fatal(err)
+	}
+	b := ensure(t, o)
+	if b.OtherSSHKey != nil || b.Choice.SSHOther.Key != "" || b.OtherServer == nil {
+		t.Errorf("other SSH key %v (%q), other TLS server %v", b.OtherSSHKey, b.Choice.SSHOther.Key, b.OtherServer)
+	}
+	var out strings.Builder
+	if err := b.Report.Console(&out); err != nil || !strings.Contains(out.String(), "BESIDE") {
+		t.Errorf("console: %v\n%s", err, out.String())
 	}
 }

@@ -173,13 +173,18 @@ func chosen(b *strings.Builder, what string, d choose.Decision, rows []*measure.
 	wrap(b, "", fmt.Sprintf("Chosen %s: %s (%d-bit), %s%s", what, d.Key, bits, met, extra))
 }
 
-// withOther is d's verdicts with other's key marked as the one beside it.
+// withOther is d's verdicts with other's key marked as the one beside it
+// (its own verdict after it: "BESIDE, meets").
 func withOther(d, other choose.Decision) map[string]string {
 	if other.Key == "" {
 		return d.Verdicts
 	}
 	v := maps.Clone(d.Verdicts)
-	v[other.Key] = "BESIDE"
+	if v == nil { // a fallback decision, after a failed benchmark, has none
+		v = map[string]string{}
+	}
+	short := map[string]string{choose.Meets: "meets", choose.OverTarget: "over"}[v[other.Key]]
+	v[other.Key] = strings.TrimSuffix("BESIDE, "+short, ", ")
 	return v
 }
 

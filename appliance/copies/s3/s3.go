@@ -63,6 +63,8 @@ func init() {
 // largest object one CopyObject may copy.
 const (
 	metaMtime    = "mtime"
+	contentType  = "application/octet-stream"
+	maxPart      = 64 << 20 // a part is one buffer: files up to 625 GiB
 	maxCopy      = 5 << 30
 	partSize     = 5 << 20 // the smallest part S3 allows: the board's memory
 	listPageKeys = 1000
@@ -98,10 +100,12 @@ func NewFs(ctx context.Context, name, root string, m configmap.Mapper) (fs.Fs, e
 		return nil, errors.New("s3: the target names no bucket (s3://KEY@HOST/BUCKET/FOLDER)")
 	}
 	client, err := minio.New(host, &minio.Options{
-		Creds:     credentials.NewStaticV4(opt.AccessKeyID, opt.SecretAccessKey, ""),
-		Secure:    secure,
-		Region:    opt.Region,
-		Transport: fshttp.NewTransport(ctx), // the engine's: its timeouts and pinned CA
+		Creds:  credentials.NewStaticV4(opt.AccessKeyID, opt.SecretAccessKey, ""),
+		Secure: secure,
+		Region: opt.Region,
+		// The engine's timeouts and pinned CA, as they are now: its shared
+		// NewTransport keeps those of the first run in the process.
+		Transport: fshttp.NewTransportCustom(ctx, nil),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("s3 %s: %w", host, err)
@@ -174,6 +178,9 @@ func (f *Fs) List(ctx context.Context, dir string) (fs.DirEntries, error) {
 		}
 		entries = append(entries, &Object{fs: f, remote: remote, size: o.Size, lastModified: o.LastModified})
 	}
+	if err := ctx.Err(); err != nil { // the client ends a cancelled listing quietly
+		return nil, err
+	}
 	if len(entries) == 0 && dir != "" {
 		return nil, fs.ErrorDirNotFound
 	}
@@ -203,6 +210,11 @@ func (f *Fs) Mkdir(ctx context.Context, dir string) error {
 		return nil
 	}
 	ok, err := f.client.BucketExists(ctx, f.bucket)
+	if minio.ToErrorResponse(err).StatusCode == http.StatusForbidden {
+		// A key limited to its part of the bucket may not ask about the
+		// bucket: it is there, or the first upload says so.
+		ok, err = true, nil
+	}
 	if err != nil {
 		return fmt.Errorf("s3 bucket %s: %w", f.bucket, err)
 	}
@@ -291,7 +303,7 @@ func (o *Object) SetModTime(ctx context.Context, t time.Time) error {
 	}
 	_, err := o.fs.client.CopyObject(ctx,
 		minio.CopyDestOptions{Bucket: o.fs.bucket, Object: o.key(), ReplaceMetadata: true,
-			UserMetadata: map[string]string{metaMtime: formatMtime(t)}},
+			UserMetadata: map[string]string{metaMtime: formatMtime(t), "Content-Type": contentType}},
 		minio.CopySrcOptions{Bucket: o.fs.bucket, Object: o.key()})
 	if err != nil {
 		return fmt.Errorf("s3 set date of %s: %w", o.remote, err)
@@ -322,16 +334,20 @@ func (o *Object) Open(ctx context.Context, options ...fs.OpenOption) (io.ReadClo
 }
 
 // Update stores the file's bytes and date. A file over 5 MiB goes in
-// parts of 5 MiB, one buffer at a time.
+// parts (partSizeFor), one buffer at a time.
 func (o *Object) Update(ctx context.Context, in io.Reader, src fs.ObjectInfo, options ...fs.OpenOption) error {
 	if err := o.fs.Mkdir(ctx, ""); err != nil { // the engine asks for folders only
 		return err
 	}
+	part := partSizeFor(src.Size())
+	if part > maxPart {
+		return fmt.Errorf("s3 put %s: %d bytes need parts over %d MiB, more memory than the box spares", o.remote, src.Size(), maxPart>>20)
+	}
 	t := src.ModTime(ctx)
 	info, err := o.fs.client.PutObject(ctx, o.fs.bucket, o.key(), in, src.Size(), minio.PutObjectOptions{
 		UserMetadata: map[string]string{metaMtime: formatMtime(t)},
-		ContentType:  "application/octet-stream",
-		PartSize:     partSize,
+		ContentType:  contentType,
+		PartSize:     part,
 		NumThreads:   1,
 	})
 	if err != nil {
@@ -352,6 +368,18 @@ func (o *Object) Remove(ctx context.Context) error {
 // retryable is wrapped, marked for the engine to send the file again
 // when the store's answer (err, the MinIO client's own) says it is busy or
 // failed inside (429, 5xx): the client cannot resend a body it has read.
+// partSizeFor is the part size for an object of size bytes: 5 MiB, the
+// least S3 takes, as long as 10,000 parts (its most) hold the object;
+// beyond 48.8 GiB, the whole MiBs that fit it in 10,000.
+func partSizeFor(size int64) uint64 {
+	const maxParts = 10000
+	if size <= partSize*maxParts {
+		return partSize
+	}
+	per := (size + maxParts - 1) / maxParts
+	return uint64((per + 1<<20 - 1) &^ (1<<20 - 1))
+}
+
 func retryable(err, wrapped error) error {
 	switch minio.ToErrorResponse(err).StatusCode {
 	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
@@ -388,9 +416,10 @@ func formatMtime(t time.Time) string {
 func parseMtime(s string) (time.Time, error) {
 	whole, frac, _ := strings.Cut(s, ".")
 	sec, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil || len(frac) > 9 {
+	if err != nil {
 		return time.Time{}, fmt.Errorf("s3: bad mtime %q", s)
 	}
+	frac = frac[:min(len(frac), 9)] // beyond nanoseconds, dropped as rclone does
 	var ns int64
 	if frac != "" {
 		if ns, err = strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64); err != nil {

@@ -27,7 +27,10 @@ func TestMtime(t *testing.T) {
 			t.Errorf("parseMtime(%q) = %v, %v; want %v", c.text, got, err, c.t)
 		}
 	}
-	for _, bad := range []string{"", "x", "1.x", "1.1234567890", "1e9"} {
+	if got, err := parseMtime("1.1234567891"); err != nil || !got.Equal(time.Unix(1, 123456789)) {
+		t.Errorf("beyond nanoseconds: %v, %v", got, err) // dropped, as rclone's parser drops them
+	}
+	for _, bad := range []string{"", "x", "1.x", "1e9"} {
 		if _, err := parseMtime(bad); err == nil {
 			t.Errorf("parseMtime(%q) took it", bad)
 		}
@@ -43,6 +46,24 @@ func TestEndpoint(t *testing.T) {
 	for _, bad := range []string{"s3.example.net", "https://", "https://host/bucket", "ftp://host"} {
 		if _, _, err := endpoint(bad); err == nil {
 			t.Errorf("endpoint(%q) took it", bad)
+		}
+	}
+}
+
+// Parts: 5 MiB while 10,000 of them hold the object, then whole MiBs
+// enough for it in 10,000 (S3's most).
+func TestPartSize(t *testing.T) {
+	for size, want := range map[int64]uint64{
+		1:               5 << 20,
+		48 << 30:        5 << 20,
+		5 << 20 * 10000: 5 << 20,
+		5<<20*10000 + 1: 6 << 20,
+		100 << 30:       11 << 20,
+		5 << 40:         525 << 20,
+	} {
+		got := partSizeFor(size)
+		if got != want || uint64(size) > got*10000 {
+			t.Errorf("partSizeFor(%d) = %d, want %d", size, got, want)
 		}
 	}
 }

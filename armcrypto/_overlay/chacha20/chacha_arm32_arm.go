@@ -34,6 +34,8 @@ func chachaNEON(dst, src *byte, n int, state *[16]uint32, one *[4]uint32)
 // (reused; the one-block code panics there). Setting overflow makes the
 // next call that needs another block panic with "counter overflow", as
 // the one-block code does; the buffered tail of block 2^32-1 stays usable.
+// (One difference remains, on the safe side: SetCounter(2^32-1) after
+// such a read panics, where the one-block code allows it.)
 func (s *Cipher) xorKeyStreamBlocks(dst, src []byte) {
 	if uint64(s.counter)+uint64(len(src)/blockSize) >= 1<<32 {
 		s.overflow = true // XORKeyStream reads it only on its next call
