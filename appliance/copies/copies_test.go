@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/user"
@@ -614,5 +616,28 @@ func TestCopyToS3(t *testing.T) {
 	wrong.Settings.TargetPassword = "not-the-secret"
 	if r := wrong.Run(ctx); r.Err == nil || !strings.Contains(r.Err.Error(), "ignature") {
 		t.Errorf("a run with the wrong secret key: %+v", r)
+	}
+}
+
+// An HTTPS target whose chain the public roots do not vouch for (a store
+// at home, a second box) gets its CA pinned at the first run; the public
+// roots, kept in a file for a run's client, hold Mozilla's.
+func TestPinOnlyWhatThePublicRootsDoNot(t *testing.T) {
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer srv.Close()
+	pin := filepath.Join(t.TempDir(), "target-ca.pem")
+	if err := pinCA(strings.TrimPrefix(srv.URL, "https://"), pin); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(pin); err != nil || !bytes.Contains(b, []byte("BEGIN CERTIFICATE")) {
+		t.Errorf("the home store's CA not pinned: %v", err)
+	}
+	roots := filepath.Join(t.TempDir(), "public-roots.pem")
+	if err := writePublicRoots(roots); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(roots)
+	if n := bytes.Count(b, []byte("BEGIN CERTIFICATE")); n < 100 {
+		t.Errorf("%d public roots", n)
 	}
 }

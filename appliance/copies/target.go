@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
-	_ "golang.org/x/crypto/x509roots/fallback" // public roots, for a box with none of its own
+	"golang.org/x/crypto/x509roots/fallback/bundle"
 
 	"github.com/bonesync/bonesync/appliance/copies/s3"
 
@@ -278,8 +278,8 @@ var errPinned = errors.New("host key recorded")
 // the home network): runs then trust only that, as the SFTP target's host
 // key is pinned. A chain the public roots vouch for (a cloud store, whose
 // intermediates change at every renewal) is checked against them at each
-// run instead, and nothing is recorded. The box has no system roots of
-// its own: x509roots/fallback gives it Mozilla's.
+// run instead, and nothing is recorded. The public roots are Mozilla's
+// (publicRoots): the box has no system roots of its own.
 func pinCA(host, file string) error {
 	if _, err := os.Stat(file); err == nil {
 		return nil
@@ -302,7 +302,7 @@ func pinCA(host, file string) error {
 		inter.AddCert(c)
 	}
 	name, _, _ := net.SplitHostPort(host)
-	if _, err := chain[0].Verify(x509.VerifyOptions{DNSName: name, Intermediates: inter}); err == nil {
+	if _, err := chain[0].Verify(x509.VerifyOptions{DNSName: name, Intermediates: inter, Roots: publicRoots()}); err == nil {
 		return nil // the public roots vouch for it
 	}
 	top := chain[len(chain)-1]
@@ -312,6 +312,39 @@ func pinCA(host, file string) error {
 	return writeFile(file, func(w io.Writer) error {
 		return pem.Encode(w, &pem.Block{Type: "CERTIFICATE", Bytes: top.Raw})
 	})
+}
+
+// publicRoots is Mozilla's roots as x509roots/fallback's bundle holds
+// them (those with a date or use constraint left out), parsed when asked.
+func publicRoots() *x509.CertPool {
+	p := x509.NewCertPool()
+	for r := range bundle.Roots() {
+		if r.Constraint != nil {
+			continue
+		}
+		if c, err := x509.ParseCertificate(r.Certificate); err == nil {
+			p.AddCert(c)
+		}
+	}
+	return p
+}
+
+// writePublicRoots writes publicRoots' certificates as PEM at file, unless
+// it holds them already.
+func writePublicRoots(file string) error {
+	var b []byte
+	for r := range bundle.Roots() {
+		if r.Constraint == nil {
+			b = append(b, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.Certificate})...)
+		}
+	}
+	if have, err := os.ReadFile(file); err == nil && string(have) == string(b) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return err
+	}
+	return writeFile(file, func(w io.Writer) error { _, err := w.Write(b); return err })
 }
 
 // withTarget is ctx with what the engine's HTTP client needs for the
@@ -327,7 +360,15 @@ func withTarget(ctx context.Context, st Settings) (context.Context, error) {
 		return ctx, err
 	}
 	if _, err := os.Stat(st.TargetCA); errors.Is(err, os.ErrNotExist) {
-		return ctx, nil // checked against the public roots
+		// Checked against the public roots, from a file beside the pin:
+		// parsed for the run only, not kept in every process.
+		roots := filepath.Join(filepath.Dir(st.TargetCA), "public-roots.pem")
+		if err := writePublicRoots(roots); err != nil {
+			return ctx, err
+		}
+		ctx, ci := fs.AddConfig(ctx)
+		ci.CaCert = []string{roots}
+		return ctx, nil
 	}
 	// The engine exits on a CA file it cannot read: check it first.
 	b, err := os.ReadFile(st.TargetCA)

@@ -130,18 +130,25 @@ func (s *Server) Check() error {
 	for _, why := range Discouraged(alg) {
 		s.Log.Warn("sftp: the config offers a discouraged algorithm", "why", why)
 	}
-	_, err := s.config(&attempt{})
+	_, err := s.config(&attempt{}, nil)
 	return err
 }
 
 // config is the server configuration for one connection.
-func (s *Server) config(a *attempt) (*ssh.ServerConfig, error) {
+// serverVersion is the SSH version line the box sends (readHello sends it
+// ahead of x/crypto).
+const serverVersion = "SSH-2.0-bonesync"
+
+// config is the connection's SSH configuration; offered are the host key
+// algorithms the client offered (nil: unknown), which decide the host keys
+// (hostKeysFor).
+func (s *Server) config(a *attempt, offered []string) (*ssh.ServerConfig, error) {
 	alg := Configured(s.Algorithms, s.PostQuantum())
 	cfg := &ssh.ServerConfig{
 		Config:                  ssh.Config{KeyExchanges: alg.KeyExchanges, Ciphers: alg.Ciphers, MACs: alg.MACs},
 		PublicKeyAuthAlgorithms: alg.PublicKeyAuths,
 		MaxAuthTries:            6,
-		ServerVersion:           "SSH-2.0-bonesync",
+		ServerVersion:           serverVersion,
 		// Called after the key exchange, before the login: no banner,
 		// only the login's own time (see serveConn).
 		BannerCallback: func(ssh.ConnMetadata) string {
@@ -179,11 +186,15 @@ func (s *Server) config(a *attempt) (*ssh.ServerConfig, error) {
 			return nil, errors.New("key not authorized")
 		},
 	}
+	var signers []ssh.Signer
 	for _, k := range s.HostKeys() {
 		signer, err := keys.SSHSigner(k)
 		if err != nil {
 			return nil, fmt.Errorf("host key: %w", err)
 		}
+		signers = append(signers, signer)
+	}
+	for _, signer := range hostKeysFor(signers, offered) {
 		cfg.AddHostKey(signer)
 	}
 	return cfg, nil
@@ -253,12 +264,18 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	ic := &idleConn{Conn: gate}
 	var a attempt
 	a.kexDone = func() { c.SetDeadline(time.Now().Add(timeout)) }
-	cfg, err := s.config(&a)
+	// The client's offer first, to give it the host key it takes; an offer
+	// that cannot be read leaves x/crypto to say what is wrong with it.
+	hc, offered, _ := readHello(ic, serverVersion)
+	if hc == nil {
+		return
+	}
+	cfg, err := s.config(&a, offered)
 	var sc *ssh.ServerConn
 	var chans <-chan ssh.NewChannel
 	var reqs <-chan *ssh.Request
 	if err == nil {
-		sc, chans, reqs, err = ssh.NewServerConn(ic, cfg)
+		sc, chans, reqs, err = ssh.NewServerConn(hc, cfg)
 	}
 	if errors.Is(err, guard.ErrNoSlot) {
 		s.notices.Warn(addr+" slots", "sftp: dropped a connection: too many handshakes in flight (logged once an hour)", "addr", addr)
