@@ -181,17 +181,7 @@ func httpsSample(u *url.URL, o Options) func(context.Context) sample {
 		path = "/"
 	}
 	req := "GET " + path + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: bonesync-probe\r\nConnection: close\r\n\r\n"
-	return func(ctx context.Context) (s sample) {
-		ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-		t0 := time.Now()
-		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return sample{err: err}
-		}
-		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(o.Timeout))
-		s.connect = time.Since(t0)
+	return connected(addr, o.Timeout, func(ctx context.Context, conn net.Conn, t0 time.Time) (s sample) {
 		tc := tls.Client(conn, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return sample{err: fmt.Errorf("TLS handshake: %w", err)}
@@ -206,6 +196,26 @@ func httpsSample(u *url.URL, o Options) func(context.Context) sample {
 		}
 		s.first = time.Since(t0)
 		return s
+	})
+}
+
+// connected is a sample that dials addr, all of it within timeout, and
+// hands the connection and its start to rest; it adds the connect time.
+func connected(addr string, timeout time.Duration, rest func(ctx context.Context, conn net.Conn, t0 time.Time) sample) func(context.Context) sample {
+	return func(ctx context.Context) sample {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		t0 := time.Now()
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return sample{err: err}
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(timeout))
+		connect := time.Since(t0)
+		s := rest(ctx, conn, t0)
+		s.connect = connect
+		return s
 	}
 }
 
@@ -214,17 +224,7 @@ func httpsSample(u *url.URL, o Options) func(context.Context) sample {
 // credentials (method "none", which no server counts as a failed login).
 func sshSample(u *url.URL, o Options) func(context.Context) sample {
 	addr := hostPort(u, "22")
-	return func(ctx context.Context) (s sample) {
-		ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-		t0 := time.Now()
-		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return sample{err: err}
-		}
-		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(o.Timeout))
-		s.connect = time.Since(t0)
+	return connected(addr, o.Timeout, func(_ context.Context, conn net.Conn, t0 time.Time) (s sample) {
 		fc := &firstRead{Conn: conn, t0: t0}
 		var kexDone time.Duration
 		cfg := &ssh.ClientConfig{
@@ -247,7 +247,7 @@ func sshSample(u *url.URL, o Options) func(context.Context) sample {
 		}
 		s.handshake, s.first = kexDone, fc.first
 		return s
-	}
+	})
 }
 
 // firstRead notes when the first bytes arrived.
