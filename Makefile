@@ -19,7 +19,7 @@ GO_PINNED := go$(shell sed -n 's/^go //p' go.mod)
 GOTOOLCHAIN ?= $(GO_PINNED)
 export GOTOOLCHAIN
 
-.PHONY: all build build-arm build-arm-std fuzz-arm run bench image qemu qemu-fresh deb install docs test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
+.PHONY: all build build-arm build-arm-std fuzz-arm crypto-full run bench image qemu qemu-fresh deb install docs test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
 
 all: build build-arm
 
@@ -82,6 +82,7 @@ PREFIX    ?= /usr
 bench: build
 	bench/deps.sh $(OUT)/cache/bench-armhf
 	$(GO) run ./bench -bonesync $(OUT)/bonesync -sysroot $(OUT)/cache/bench-armhf/sysroot -out $(OUT)/bench.md $(BENCHFLAGS)
+	$(MAKE) --no-print-directory crypto-full
 
 # Debian packages for the BeagleBone's Debian (armhf) and for a PC (amd64).
 deb: build-arm
@@ -165,6 +166,13 @@ test-fuzz:
 # cases of each replaced primitive under qemu-arm, compared with the
 # untouched build (make test runs 3000).
 CASES ?= 300000
+# The ARM crypto's exhaustive run: the standard packages' tests whole (make
+# test runs them -short) and many differential cases under qemu-arm. make
+# bench runs it with CRYPTO_CASES.
+CRYPTO_CASES ?= 30000
+crypto-full:
+	$(GO) test -count=1 -timeout 0 -run 'TestOnARM/(std|differential)' ./armcrypto -args -full -cases $(CRYPTO_CASES)
+
 fuzz-arm:
 	$(GO) test -count=1 -timeout 0 -v -run 'TestOnARM/differential' ./armcrypto -args -cases $(CASES)
 

@@ -20,6 +20,11 @@ import (
 // make fuzz-arm runs many more: go test ./armcrypto -args -cases 300000
 var cases = flag.Int("cases", 3000, "random cases per primitive in the differential test")
 
+// make test runs the standard packages' own tests with -short (their
+// vectors bounded); make crypto-full (which make bench runs) runs them
+// whole, with many more differential cases.
+var full = flag.Bool("full", false, "the standard packages' tests whole, not -short")
+
 // The std packages whose own tests (RFC 7748's and RFC 8439's vectors
 // among them) run with the overlay and its added tests. TestFeMul and
 // TestFeSquare compare limbs with the 64-bit code exactly, which the
@@ -212,7 +217,13 @@ func TestOnARM(t *testing.T) {
 	probe := buildProbe(t)
 
 	t.Run("std", func(t *testing.T) {
-		args := append([]string{"test", "-count=1", "-short", "-exec", "qemu-arm-static", "-skip", skipLimbExact}, overlayFlags(dir)...)
+		args := append([]string{"test", "-count=1", "-short", "-timeout", "60m", "-exec", "qemu-arm-static", "-skip", skipLimbExact}, overlayFlags(dir)...)
+		if *full {
+			// Whole, but for crypto/ecdh's TestLinker, which runs the ARM
+			// program it builds directly, not through qemu-arm.
+			args = slices.DeleteFunc(args, func(a string) bool { return a == "-short" })
+			args[slices.Index(args, skipLimbExact)] = `^(TestFeMul|TestFeSquare|TestLinker)$`
+		}
 		t.Logf("%s", run(t, armEnv, "go", append(args, stdPackages...)...))
 	})
 	// A core without NEON (ARMv6, GOARM=6) takes SHA-1's fallback through
