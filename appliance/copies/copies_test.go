@@ -349,6 +349,32 @@ func sshd(t *testing.T, pub string) string {
 	return ""
 }
 
+// cutThenComplete runs c, cuts the run short (its context cancelled, as a
+// power cut ends it) once the target's folder on disk has entries, then
+// runs it again to the end.
+func cutThenComplete(t *testing.T, c *Copier, onDisk string) {
+	t.Helper()
+	ctx := context.Background()
+	cut, cancel := context.WithCancel(ctx)
+	go func() {
+		for cut.Err() == nil {
+			if entries, _ := os.ReadDir(onDisk); len(entries) > 0 {
+				time.Sleep(20 * time.Millisecond)
+				cancel()
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	if r := c.Run(cut); r.Err == nil {
+		t.Log("the cut run completed before it was cut")
+	}
+	cancel()
+	if r := c.Run(ctx); r.Err != nil {
+		t.Fatalf("the run after the cut: %+v", r)
+	}
+}
+
 // A copy to OpenSSH's SFTP server, with the box's own key, and back; a run
 // cut short (its context cancelled mid-way, as a power cut ends it) leaves
 // a target the next run completes.
@@ -373,24 +399,7 @@ func TestCopyToSFTP(t *testing.T) {
 	for i := range 200 { // enough that a run takes a while
 		b.put(t, fmt.Sprintf("alice/many/%03d.bin", i), strings.Repeat("x", 20000+i), time.Date(2021, 1, 1, 0, 0, i, 0, time.UTC))
 	}
-	cut, cancel := context.WithCancel(ctx)
-	go func() {
-		for cut.Err() == nil {
-			if entries, _ := os.ReadDir(target); len(entries) > 0 {
-				time.Sleep(20 * time.Millisecond)
-				cancel()
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	if r := c.Run(cut); r.Err == nil {
-		t.Log("the cut run completed before it was cut")
-	}
-	cancel()
-	if r := c.Run(ctx); r.Err != nil {
-		t.Fatalf("the run after the cut: %+v", r)
-	}
+	cutThenComplete(t, c, target)
 	b.restored(t, c.Settings)
 	// Another host key at the target's address: refused.
 	os.WriteFile(c.Settings.KnownHosts, []byte("[127.0.0.1]:"+port+" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMq0nSqa1X5C5mGN6vkhyZ4Q0vbC0cEavmDH2jpInTdw\n"), 0o600)
@@ -582,24 +591,7 @@ func TestCopyToS3(t *testing.T) {
 	c := b.copier(t, "s3+http://box-key@"+addr+"/household/copies")
 	c.Settings.TargetPassword = "box-secret-0123456789"
 
-	cut, cancel := context.WithCancel(ctx)
-	go func() {
-		for cut.Err() == nil {
-			if entries, _ := os.ReadDir(filepath.Join(dir, "household", "copies")); len(entries) > 0 {
-				time.Sleep(20 * time.Millisecond)
-				cancel()
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	if r := c.Run(cut); r.Err == nil {
-		t.Log("the cut run completed before it was cut")
-	}
-	cancel()
-	if r := c.Run(ctx); r.Err != nil {
-		t.Fatalf("the run after the cut: %+v", r)
-	}
+	cutThenComplete(t, c, filepath.Join(dir, "household", "copies"))
 	if r := c.Run(ctx); r.Err != nil || r.Files != 0 {
 		t.Errorf("an unchanged run sent %d files: %+v", r.Files, r)
 	}

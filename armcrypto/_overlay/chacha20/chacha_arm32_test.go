@@ -10,6 +10,18 @@ import (
 	"testing"
 )
 
+// randomKeyNonce is a key and a nonce drawn from rng.
+func randomKeyNonce(rng *rand.Rand) (key, nonce []byte) {
+	key, nonce = make([]byte, KeySize), make([]byte, NonceSize)
+	for j := range key {
+		key[j] = byte(rng.Uint32())
+	}
+	for j := range nonce {
+		nonce[j] = byte(rng.Uint32())
+	}
+	return key, nonce
+}
+
 // The build's xorKeyStreamBlocks (NEON on arm) against the untouched
 // generic one: random keys, nonces, counters (up to the last blocks
 // before the counter wraps) and lengths, in place and not, through
@@ -21,14 +33,7 @@ func TestXORKeyStreamArm32Differential(t *testing.T) {
 		n = 300
 	}
 	for i := 0; i < n; i++ {
-		key := make([]byte, KeySize)
-		nonce := make([]byte, NonceSize)
-		for j := range key {
-			key[j] = byte(rng.Uint32())
-		}
-		for j := range nonce {
-			nonce[j] = byte(rng.Uint32())
-		}
+		key, nonce := randomKeyNonce(rng)
 		size := rng.IntN(3000)
 		if i%20 == 0 {
 			size = rng.IntN(70000)
@@ -94,14 +99,7 @@ func TestCounterEndArm32(t *testing.T) {
 		n = 1000
 	}
 	for i := 0; i < n; i++ {
-		key := make([]byte, KeySize)
-		nonce := make([]byte, NonceSize)
-		for j := range key {
-			key[j] = byte(rng.Uint32())
-		}
-		for j := range nonce {
-			nonce[j] = byte(rng.Uint32())
-		}
+		key, nonce := randomKeyNonce(rng)
 		left := 1 + rng.IntN(6) // blocks before the counter wraps
 		start := uint32(1<<32 - uint64(left))
 		// The model: the key stream of blocks start..2^32-1, one block at
