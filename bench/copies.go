@@ -148,14 +148,7 @@ func copiesRun(ctx context.Context, o *options, prepared string, res *copyResult
 	target := filepath.Join(work, "target-bonesync")
 	os.WriteFile(conf, fmt.Appendf(nil, "copy_target = sftp://root@127.0.0.1:%s%s\n", port, target), 0o644)
 	bonesync := func(what string) error {
-		r, out, err := timed(ctx, exec.Command(o.bonesync, "copy", "-state", st, "-config", conf, "-files", files, "run"))
-		if err != nil {
-			return fmt.Errorf("bonesync copy run (%s): %v\n%s", what, err, lastBytes(out, 2000))
-		}
-		r.Who, r.What = "bonesync copy run", what
-		res.Runs = append(res.Runs, r)
-		o.logf("copies: bonesync, %s: %v wall, %v CPU, %.0f MiB peak", what, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), mib(r.MaxRSS))
-		return nil
+		return res.timedRun(ctx, o, "bonesync copy run", what, exec.Command(o.bonesync, "copy", "-state", st, "-config", conf, "-files", files, "run"))
 	}
 	if err := bonesync("first copy"); err != nil {
 		return err
@@ -181,14 +174,7 @@ func copiesRun(ctx context.Context, o *options, prepared string, res *copyResult
 	peer := func(what string) error {
 		cmd := exec.Command("rclone", "sync", tree, "cr:current/files/"+copyUser)
 		cmd.Env = env
-		r, out, err := timed(ctx, cmd)
-		if err != nil {
-			return fmt.Errorf("rclone sync (%s): %v\n%s", what, err, lastBytes(out, 2000))
-		}
-		r.Who, r.What = "rclone sync (Debian's)", what
-		res.Runs = append(res.Runs, r)
-		o.logf("copies: rclone, %s: %v wall, %v CPU, %.0f MiB peak", what, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), mib(r.MaxRSS))
-		return nil
+		return res.timedRun(ctx, o, "rclone sync (Debian's)", what, cmd)
 	}
 	if err := peer("first copy"); err != nil {
 		return err
@@ -204,6 +190,19 @@ func copiesRun(ctx context.Context, o *options, prepared string, res *copyResult
 			res.Notes = append(res.Notes, "the ARM count failed: "+err.Error())
 		}
 	}
+	return nil
+}
+
+// timedRun runs cmd under GNU time (timed) as who's run "what", and
+// keeps its cost in res.Runs.
+func (res *copyResult) timedRun(ctx context.Context, o *options, who, what string, cmd *exec.Cmd) error {
+	r, out, err := timed(ctx, cmd)
+	if err != nil {
+		return fmt.Errorf("%s (%s): %v\n%s", who, what, err, lastBytes(out, 2000))
+	}
+	r.Who, r.What = who, what
+	res.Runs = append(res.Runs, r)
+	o.logf("copies: %s, %s: %v wall, %v CPU, %.0f MiB peak", who, what, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), mib(r.MaxRSS))
 	return nil
 }
 
@@ -238,13 +237,9 @@ func copiesS3(ctx context.Context, o *options, work, st, files, tree, pass strin
 	conf := filepath.Join(work, "copy-s3.conf")
 	os.WriteFile(conf, fmt.Appendf(nil, "copy_target = s3+http://%s@%s/bench/bonesync\ncopy_target_password = %s\n", id, addr, secret), 0o600)
 	for _, what := range []string{"first copy, S3", "nothing changed, S3"} {
-		r, out, err := timed(ctx, exec.Command(o.bonesync, "copy", "-state", st, "-config", conf, "-files", files, "run"))
-		if err != nil {
-			return fmt.Errorf("bonesync copy run (%s): %v\n%s", what, err, lastBytes(out, 2000))
+		if err := res.timedRun(ctx, o, "bonesync copy run", what, exec.Command(o.bonesync, "copy", "-state", st, "-config", conf, "-files", files, "run")); err != nil {
+			return err
 		}
-		r.Who, r.What = "bonesync copy run", what
-		res.Runs = append(res.Runs, r)
-		o.logf("copies: bonesync, %s: %v wall, %v CPU, %.0f MiB peak", what, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), mib(r.MaxRSS))
 	}
 	// Not AWS_CA_BUNDLE: Debian's rclone 1.60 fails with it set.
 	env := append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "AWS_CA_BUNDLE=") }),
@@ -256,13 +251,9 @@ func copiesS3(ctx context.Context, o *options, work, st, files, tree, pass strin
 	for _, what := range []string{"first copy, S3", "nothing changed, S3"} {
 		cmd := exec.Command("rclone", "sync", tree, "cr:current/files/"+copyUser)
 		cmd.Env = env
-		r, out, err := timed(ctx, cmd)
-		if err != nil {
-			return fmt.Errorf("rclone sync (%s): %v\n%s", what, err, lastBytes(out, 2000))
+		if err := res.timedRun(ctx, o, "rclone sync (Debian's)", what, cmd); err != nil {
+			return err
 		}
-		r.Who, r.What = "rclone sync (Debian's)", what
-		res.Runs = append(res.Runs, r)
-		o.logf("copies: rclone, %s: %v wall, %v CPU, %.0f MiB peak", what, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), mib(r.MaxRSS))
 	}
 	return nil
 }
