@@ -408,7 +408,7 @@ func testProbe(t *testing.T, b *box) {
 		if err != nil {
 			t.Fatalf("bonesync %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-		for _, want := range []string{"0 of 2", "0 of 8", "The box predicted at its first start"} {
+		for _, want := range []string{"0 of 2", "0 of 8", "The box predicted, measuring itself"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("bonesync %s prints no %q:\n%s", strings.Join(args, " "), want, out)
 			}

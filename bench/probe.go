@@ -4,7 +4,7 @@ package main
 // bonesync's HTTPS and SFTP beside nginx and OpenSSH's sshd, at 1, 10, 50
 // and 100 users connecting at once from one address, each three times in
 // turn: connect, handshake and first-byte p50/p95/max and failures, and the
-// box's own prediction from its first start.
+// box's own prediction from its measurement of itself.
 
 import (
 	"context"
@@ -135,7 +135,7 @@ func (p *probeResult) markdown(w io.Writer) {
 	}
 	for _, r := range p.Runs {
 		if pr := r.Result.Prediction; pr != nil {
-			fmt.Fprintf(w, "\n%s: the box predicted at its first start p95 %.1f ms with 1 client and %.1f ms with %d (key %s, its own loopback).",
+			fmt.Fprintf(w, "\n%s: the box predicted, measuring itself, p95 %.1f ms with 1 client and %.1f ms with %d (key %s, its own loopback).",
 				r.Who, pr.P95At1, pr.P95AtN, pr.Concurrency, pr.Key)
 		}
 	}

@@ -3,8 +3,8 @@
 // 1, 10, 50 and 100 users connect at once, over HTTPS or SFTP, and what
 // fails. It is `bonesync probe URL` on a laptop, against this box or any
 // other HTTPS or SFTP server (nginx, OpenSSH's sshd), and beside the figures
-// it puts what a bonesync box predicted for itself at its first start (its
-// public report.json).
+// it puts what a bonesync box predicted for itself when it last measured
+// itself, at its first start or a "measure again" (its public report.json).
 package probe
 
 import (
@@ -59,16 +59,16 @@ type Level struct {
 	Failure   string // the first one's error
 }
 
-// Prediction is what the box measured itself at its first start, on its
+// Prediction is what the box measured itself (at its first start, or its
+// last "measure again"), on its
 // own loopback: the chosen key's p95 connect+handshake with one client
 // and with Concurrency at once.
 type Prediction struct {
-	Key              string
-	Concurrency      int
-	P95At1, P95AtN   float64 // ms
-	Measured         time.Time
-	TargetMs         float64
-	MeasuredOnTarget bool
+	Key            string
+	Concurrency    int
+	P95At1, P95AtN float64 // ms
+	Measured       time.Time
+	TargetMs       float64
 }
 
 // Result is a whole probe.
@@ -307,7 +307,7 @@ func predict(ctx context.Context, u *url.URL, o Options, proto string) (*Predict
 			continue
 		}
 		p := &Prediction{Key: d.Key, Concurrency: rep.Policy.Concurrency, Measured: rep.Machine.Time,
-			TargetMs: rep.Policy.TargetMs, MeasuredOnTarget: d.MetTarget}
+			TargetMs: rep.Policy.TargetMs}
 		if row.Full1 != nil {
 			p.P95At1 = row.Full1.Latency.P95
 		}
@@ -352,19 +352,19 @@ func (r *Result) Text(w io.Writer) error {
 	}
 	// The chart: handshake p95 per level, one row each, scaled to the
 	// largest (prediction included).
-	max := 0.0
+	top := 0.0
 	for _, l := range r.Levels {
-		max = maxf(max, l.Handshake.P95)
+		top = max(top, l.Handshake.P95)
 	}
 	if p := r.Prediction; p != nil {
-		max = maxf(max, maxf(p.P95At1, p.P95AtN))
+		top = max(top, p.P95At1, p.P95AtN)
 	}
 	const width = 50
 	bar := func(v float64) string {
-		if max == 0 {
+		if top == 0 {
 			return ""
 		}
-		return strings.Repeat("#", max1(int(v/max*width+0.5)))
+		return strings.Repeat("#", max(int(v/top*width+0.5), 1))
 	}
 	fmt.Fprintf(b, "\nhandshake p95 (connect included)\n")
 	for _, l := range r.Levels {
@@ -373,7 +373,7 @@ func (r *Result) Text(w io.Writer) error {
 		}
 	}
 	if p := r.Prediction; p != nil {
-		fmt.Fprintf(b, "\nThe box predicted at its first start (%s, on its own loopback, key %s):\n", p.Measured.Format("2006-01-02 15:04"), p.Key)
+		fmt.Fprintf(b, "\nThe box predicted, measuring itself (%s, on its own loopback, key %s):\n", p.Measured.Format("2006-01-02 15:04"), p.Key)
 		fmt.Fprintf(b, "%5d %-6s %-*s %.1f\n", 1, plural(1), width, bar(p.P95At1), p.P95At1)
 		fmt.Fprintf(b, "%5d %-6s %-*s %.1f (its target %.0f ms)\n", p.Concurrency, plural(p.Concurrency), width, bar(p.P95AtN), p.P95AtN, p.TargetMs)
 		b.WriteString("What the probe adds is the network between, and this machine's own share of the work.\n")
@@ -388,18 +388,4 @@ func plural(n int) string {
 		return "user"
 	}
 	return "users"
-}
-
-func maxf(a, b float64) float64 {
-	if a > b {
-		return a
-	}
-	return b
-}
-
-func max1(n int) int {
-	if n < 1 {
-		return 1
-	}
-	return n
 }
