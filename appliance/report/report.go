@@ -30,11 +30,11 @@ type Report struct {
 	CAFingerprint string
 	// HostKeyFingerprint is the SFTP host key's, as OpenSSH prints it at
 	// a first connection ("SHA256:...").
-	HostKeyFingerprint string `json:",omitempty"`
+	HostKeyFingerprint string
 	// OtherHostKeyFingerprint is the other family's host key's
 	// (Choice.SSHOther), which a client that cannot take the chosen
 	// one's signatures sees; "" when there is none.
-	OtherHostKeyFingerprint string `json:",omitempty"`
+	OtherHostKeyFingerprint string
 	URLs                    []string
 	DurationS               float64
 	Notes                   []string
