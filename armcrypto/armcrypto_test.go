@@ -163,6 +163,7 @@ func TestOverlayPurego(t *testing.T) {
 // The packages the overlay touches, as go vet and go build name them
 // (the standard library's vendored copies included).
 var overlaid = []string{
+	"crypto/ecdh",
 	"crypto/internal/fips140/edwards25519/field",
 	"crypto/internal/fips140/nistec/fiat",
 	"crypto/internal/fips140/nistec",
@@ -281,7 +282,7 @@ func testConstantTime(t *testing.T, probe string) {
 	t.Logf("%d blocks, the same path for both secrets", len(paths[0]))
 }
 
-var traced = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[^]]*\] (\S*(edwards25519/field\.|ecdh\.x25519ScalarMult|poly1305\.|chacha20\.|nistec/fiat\.|nistec\.(P256OrdInverse|p256OrdMontMul|ordReduceOnce))\S*)`)
+var traced = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[^]]*\] (\S*(edwards25519/field\.|ecdh\.(x25519|fe8)|poly1305\.|chacha20\.|nistec/fiat\.|nistec\.(P256OrdInverse|p256OrdMontMul|ordReduceOnce))\S*)`)
 
 // tracePath is the blocks of the traced functions, in order, less the
 // detours a function's prologue takes to grow the stack or to be

@@ -24,6 +24,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -63,6 +64,11 @@ type patch struct {
 	test   bool   // only with -tests
 	tagOf  string // a file in the same folder whose //go:build line this one takes
 	extra  string // a constraint ANDed with tagOf's
+	// rename, for a file relied on (sha256 set, no src): the overlay
+	// takes the original with this one function renamed, from [0] to
+	// [1], so that a file of ours can define the name and call the
+	// original under the new one.
+	rename [2]string
 }
 
 const (
@@ -81,6 +87,8 @@ const (
 	chachaSrc = "chacha20/"
 	sha1      = "src/crypto/sha1/"
 	sha1Src   = "sha1/"
+	ecdh      = "src/crypto/ecdh/"
+	ecdhSrc   = "ecdh/"
 )
 
 var patches = []patch{
@@ -92,6 +100,14 @@ var patches = []patch{
 	{root: "GOROOT", file: field + "fe_arm32_arm.go", src: fieldSrc + "fe_arm32_arm.go"},
 	{root: "GOROOT", file: field + "fe_arm32_arm.s", src: fieldSrc + "fe_arm32_arm.s"},
 	{root: "GOROOT", file: field + "fe_arm32_test.go", src: fieldSrc + "fe_arm32_test.go", test: true, tagOf: "fe_amd64_noasm.go"},
+	// X25519's whole ladder in eight 32-bit words with UMAAL; the
+	// standard library's ladder stays, renamed, for the other builds.
+	{root: "GOROOT", file: ecdh + "x25519.go", sha256: "6dff1337f8540910d0bed609b7acf338e365c26be56df9d6cd60fd6b49afa41e", rename: [2]string{"x25519ScalarMult", "x25519ScalarMultGeneric"}},
+	{root: "GOROOT", file: ecdh + "x25519_arm32.go", src: ecdhSrc + "x25519_arm32.go"},
+	{root: "GOROOT", file: ecdh + "x25519_arm32_noasm.go", src: ecdhSrc + "x25519_arm32_noasm.go"},
+	{root: "GOROOT", file: ecdh + "x25519_arm32_arm.go", src: ecdhSrc + "x25519_arm32_arm.go"},
+	{root: "GOROOT", file: ecdh + "x25519_arm32_arm.s", src: ecdhSrc + "x25519_arm32_arm.s"},
+	{root: "GOROOT", file: ecdh + "x25519_arm32_test.go", src: ecdhSrc + "x25519_arm32_test.go", test: true},
 	// Poly1305 in radix 2^26, for crypto/tls (the standard library's
 	// vendored x/crypto) and for x/crypto/ssh (the module).
 	{root: "GOROOT", file: poly + "mac_noasm.go", sha256: "f5308cd6f14bab1b00963eeae8137d63fc5452db7f7d49276a56f457bfd89d2d", src: polySrc + "mac_arm32.go", tagOf: "mac_noasm.go"},
@@ -270,6 +286,13 @@ func prepare(out string, tests bool) error {
 				return fmt.Errorf("%s differs from the file the overlay was written for (%s with %s %s): test and update armcrypto", target, goVersion, xcryptoModule, xcryptoVer)
 			}
 		}
+		if p.rename[0] != "" {
+			r, err := renameFunc(target, p.rename, filepath.Join(out, "src", p.root, filepath.FromSlash(p.file)))
+			if err != nil {
+				return err
+			}
+			replace[target] = r
+		}
 		if p.src == "" || (p.test && !tests) {
 			continue
 		}
@@ -289,6 +312,25 @@ func prepare(out string, tests bool) error {
 	}
 	j, _ := json.MarshalIndent(map[string]any{"Replace": replace}, "", "\t")
 	return os.WriteFile(filepath.Join(out, "overlay.json"), append(j, '\n'), 0o644)
+}
+
+// renameFunc writes src to dst with the declaration of function
+// names[0] renamed names[1] (its calls keep the old name, which a file of
+// ours then defines), and returns dst.
+func renameFunc(src string, names [2]string, dst string) (string, error) {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	decl := []byte("\nfunc " + names[0] + "(")
+	if n := bytes.Count(b, decl); n != 1 {
+		return "", fmt.Errorf("%s declares func %s %d times, want once", src, names[0], n)
+	}
+	b = bytes.Replace(b, decl, []byte("\nfunc "+names[1]+"("), 1)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	return dst, os.WriteFile(dst, b, 0o644)
 }
 
 var buildLine = regexp.MustCompile(`(?m)^//go:build (.*)$`)

@@ -5,6 +5,8 @@
 //	  - the X25519 field multiplication and squaring in ten 32-bit limbs
 //	    (radix 2^25.5) with one UMLAL per partial product, then the carry
 //	    and the packing back into Element's five 51-bit limbs;
+//	  - X25519's field in eight 32-bit words, which its ladder keeps
+//	    throughout (x25519.go), with UMAAL;
 //	  - Poly1305's block loop in five 26-bit limbs, likewise;
 //	  - ChaCha20 in NEON, two blocks at a time (neon.go encodes the
 //	    instructions Go's assembler has no mnemonics for);
@@ -102,6 +104,12 @@ var asmFiles = []struct {
 		[]func(*bytes.Buffer){
 			func(w *bytes.Buffer) { emit(w, "feMul", "v, x, y *Element", mulColumns()) },
 			func(w *bytes.Buffer) { emit(w, "feSquare", "v, x *Element", sqrColumns()) },
+		}},
+	{"ecdh/x25519_arm32_arm.s", "crypto/ecdh", "arm && arm.6 && !purego",
+		"\n// UMAAL: ARMv6 and later.", []func(*bytes.Buffer){
+			func(w *bytes.Buffer) { emitFe8Mul(w, false) },
+			func(w *bytes.Buffer) { emitFe8Mul(w, true) },
+			emitFe8AddSub, emitFe8MulA24,
 		}},
 	{"poly1305/mac_arm32_arm.s", "golang.org/x/crypto/internal/poly1305", "arm && gc && !purego", "", []func(*bytes.Buffer){emitPoly}},
 	{"chacha20/chacha_arm32_arm.s", "golang.org/x/crypto/chacha20", "arm && gc && !purego",
