@@ -53,6 +53,22 @@ func lastLines(b []byte, n int) string {
 	return strings.Join(l[max(0, len(l)-n):], " / ")
 }
 
+// putBulkFiles puts big.bin (bulkBody) and tiny.bin in the WebDAV folder
+// at base.
+func putBulkFiles(ctx context.Context, o *options, base string) error {
+	for name, body := range map[string][]byte{"big.bin": bulkBody(), "tiny.bin": []byte("tiny\n")} {
+		f := filepath.Join(o.work, "bulk-"+name)
+		if err := os.WriteFile(f, body, 0o644); err != nil {
+			return err
+		}
+		out, err := exec.CommandContext(ctx, "curl", "-sk", "--fail", "-u", "bench:bench-password", "-T", f, base+name).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("PUT %s: %v %s", name, err, out)
+		}
+	}
+	return nil
+}
+
 // bulkBody is the downloaded file: not compressible, not random (the
 // same bytes in every run). Made once per run; callers must not change it.
 var bulkBody = sync.OnceValue(func() []byte {
@@ -84,15 +100,8 @@ func countGoBulk(ctx context.Context, o *options, plugin, bin, chainFile, keyFil
 	}
 	defer a.close()
 	base := "https://" + a.tlsAddr + "/dav/"
-	for name, body := range map[string][]byte{"big.bin": bulkBody(), "tiny.bin": []byte("tiny\n")} {
-		f := filepath.Join(o.work, "bulk-"+name)
-		if err := os.WriteFile(f, body, 0o644); err != nil {
-			return nil, "", err
-		}
-		out, err := exec.CommandContext(ctx, "curl", "-sk", "--fail", "-u", "bench:bench-password", "-T", f, base+name).CombinedOutput()
-		if err != nil {
-			return nil, "", fmt.Errorf("PUT %s: %v %s", name, err, out)
-		}
+	if err := putBulkFiles(ctx, o, base); err != nil {
+		return nil, "", err
 	}
 	chosen, err := curlGet(ctx, base+"tiny.bin", "", true)
 	if err != nil {

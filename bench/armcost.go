@@ -45,7 +45,13 @@ type armResult struct {
 	SFTP, SFTPStd, SFTPSshd map[string]float64
 	// A preview of a 12-megapixel photo, and djpeg's decode of it.
 	Photos armPhotos
+	// Where the instructions go: a full handshake's and a download's
+	// functions.
+	Profiles []armProfile
 }
+
+// armPart reports whether the run includes this part of the ARM block.
+func (o *options) armPart(name string) bool { return o.armOnly == "" || o.armOnly == name }
 
 // armReference are the figures the armcost tool's README prints (the tool
 // -armcost names)
@@ -95,7 +101,7 @@ func armBlock(ctx context.Context, o *options) armResult {
 		key     string
 		resumed bool
 	}{{"ecdsa-p256", true}, {"rsa-2048", false}} {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !o.armPart("handshakes") {
 			break
 		}
 		chainFile, keyFile, ca, err := armFiles(o, k.key)
@@ -138,12 +144,17 @@ func armBlock(ctx context.Context, o *options) armResult {
 				RefGo: ref[0], RefNginx: ref[1], GoDetail: goDetail, NgxDetail: ngxDetail})
 		}
 	}
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && o.armPart("profiles") {
+		if res.Profiles, err = armProfiles(ctx, o, bin); err != nil {
+			res.Notes = append(res.Notes, "profiles under qemu-arm failed: "+err.Error())
+		}
+	}
+	if ctx.Err() == nil && o.armPart("bulk") {
 		if err := armBulkBlock(ctx, o, &res, plugin, bin, binStd, haveNginx); err != nil {
 			res.Notes = append(res.Notes, "bulk downloads under qemu-arm failed: "+err.Error())
 		}
 	}
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && o.armPart("uploads") {
 		chainFile, keyFile, _, err := armFiles(o, "ecdsa-p256")
 		if err == nil {
 			res.UploadHashed, res.UploadPlain, err = armUploads(ctx, o, plugin, bin, chainFile, keyFile)
@@ -152,7 +163,7 @@ func armBlock(ctx context.Context, o *options) armResult {
 			res.Notes = append(res.Notes, "uploads under qemu-arm failed: "+err.Error())
 		}
 	}
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && o.armPart("photos") {
 		chainFile, keyFile, _, err := armFiles(o, "ecdsa-p256")
 		if err == nil {
 			res.Photos, err = countPreviews(ctx, o, plugin, bin, chainFile, keyFile)
@@ -351,8 +362,14 @@ type armServer struct {
 // startArmServer runs bin with args under qemu-arm on one core (as the
 // board has), its counts in log, and connects to its control port.
 func startArmServer(ctx context.Context, plugin, bin, log string, args ...string) (*armServer, error) {
+	return startArmServerEnv(ctx, plugin, bin, log, nil, args...)
+}
+
+// startArmServerEnv is startArmServer with env added to the server's
+// environment (the profiling plugin's PROF_OUT).
+func startArmServerEnv(ctx context.Context, plugin, bin, log string, env []string, args ...string) (*armServer, error) {
 	cmd := exec.CommandContext(ctx, "qemu-arm", append([]string{"-cpu", "cortex-a8", "-plugin", plugin, "-d", "plugin", "-D", log, bin}, args...)...)
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	cmd.Env = append(append(os.Environ(), "GOMAXPROCS=1"), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

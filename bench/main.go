@@ -61,6 +61,7 @@ type options struct {
 	clients    int
 	warm, dur  time.Duration
 	armN       int
+	armOnly    string // one part of the ARM block, or "" for all
 	https, ssh bool
 	sync       bool
 	photos     bool
@@ -106,6 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.baseline, "baseline", "a3b639f", "git revision whose PROPFIND the sync figures compare with (\"\": none); a3b639f is main before the apps' properties")
 	fs.BoolVar(&o.arm, "arm", true, "count ARM instructions per handshake under qemu-arm")
 	fs.IntVar(&o.armN, "arm-n", 20, "handshakes counted per kind under qemu-arm")
+	fs.StringVar(&o.armOnly, "arm-only", "", "only this part of the ARM block: handshakes, bulk, uploads, photos or profiles (for weighing a change to one)")
 	fs.StringVar(&o.sysroot, "sysroot", "out/cache/bench-armhf/sysroot", "armhf sysroot with Debian's nginx (bench/armhf-sysroot.sh)")
 	fs.StringVar(&o.armcostDir, "armcost", "../shared/tools/armcost", "the armcost tool (insncount.c)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs, state)")

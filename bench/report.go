@@ -318,6 +318,9 @@ func (a *armResult) markdown(w io.Writer) {
 			"%.1f with the SHA-1 computed as the bytes stream, %.1f in the build without digests (bench/nohash.go): **%s** (target: at most 1.15×).\n\n",
 			armUploadMiB, a.UploadHashed, a.UploadPlain, ratio(a.UploadHashed, a.UploadPlain))
 	}
+	for _, p := range a.Profiles {
+		p.markdown(w)
+	}
 	if p := a.Photos; p.Plain > 0 {
 		djpeg := "djpeg not counted (no armhf sysroot)"
 		if p.Djpeg > 0 {
@@ -329,6 +332,16 @@ func (a *armResult) markdown(w io.Writer) {
 			photoW, photoH, p.Conn, p.Thumb, p.Plain, estimate(p.Plain), djpeg)
 	}
 	writeNotes(w, a.Notes)
+}
+
+func (p armProfile) markdown(w io.Writer) {
+	fmt.Fprintf(w, "Where the instructions go, %s: %.2f million in all (the armcost profiling plugin, a run with the work less one without; bonesync's ARM build):\n\n", p.What, p.Total/1e6)
+	fmt.Fprintln(w, "| function | million instructions | share |")
+	fmt.Fprintln(w, "|---|---:|---:|")
+	for _, f := range p.Top {
+		fmt.Fprintf(w, "| `%s` | %.3f | %.1f%% |\n", f.Name, f.Insns/1e6, 100*f.Share)
+	}
+	fmt.Fprintln(w)
 }
 
 // rate is the MB/s of one 1 GHz core at 1.5 and at 1 cycle per
