@@ -42,6 +42,8 @@ var stdPackages = []string{
 	"vendor/golang.org/x/crypto/chacha20", // crypto/tls's copy, with the same tests added
 	"golang.org/x/crypto/chacha20poly1305",
 	"crypto/sha1",
+	"crypto/sha256",
+	"crypto/hmac",
 }
 
 const skipLimbExact = `^(TestFeMul|TestFeSquare)$`
@@ -172,6 +174,7 @@ var overlaid = []string{
 	"golang.org/x/crypto/internal/poly1305",
 	"golang.org/x/crypto/chacha20",
 	"crypto/sha1",
+	"crypto/internal/fips140/sha256",
 }
 
 // go vet on the board's build checks the assembly against its Go

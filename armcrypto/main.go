@@ -87,6 +87,8 @@ const (
 	chachaSrc = "chacha20/"
 	sha1      = "src/crypto/sha1/"
 	sha1Src   = "sha1/"
+	sha256Dir = "src/crypto/internal/fips140/sha256/"
+	sha256Src = "sha256/"
 	ecdh      = "src/crypto/ecdh/"
 	ecdhSrc   = "ecdh/"
 )
@@ -158,6 +160,12 @@ var patches = []patch{
 	{root: "GOROOT", file: sha1 + "sha1block.go", sha256: "64a5f9acf7a3dc268abbcd16e6727a8e105267393cd909c2736ec8d8f32a24f3"},
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm.go", src: sha1Src + "sha1block_arm32_arm.go"},
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm_test.go", src: sha1Src + "sha1block_arm32_arm_test.go", test: true},
+	// SHA-256 (the handshake's transcript, HKDF and certificates).
+	{root: "GOROOT", file: sha256Dir + "sha256block_noasm.go", sha256: "b481697aa528de27d61b405f4cdc5f5ab262c0a64d291a6d8e17ecf2e6f0793d", src: sha256Src + "sha256block_arm32_noasm.go", tagOf: "sha256block_noasm.go", extra: "!arm || !arm.6 || purego"},
+	{root: "GOROOT", file: sha256Dir + "sha256block.go", sha256: "eb49287421c308743473db444fff531f65231f1c5d8ecbc48b6b4ca1441975ec"},
+	{root: "GOROOT", file: sha256Dir + "sha256.go", sha256: "94f8a5508cda46bc036b891d32eae19eb31253946d3442e44d4bb3e0341643b8"},
+	{root: "GOROOT", file: sha256Dir + "sha256block_arm32_arm.go", src: sha256Src + "sha256block_arm32_arm.go"},
+	{root: "GOROOT", file: sha256Dir + "sha256block_arm32_arm.s", src: sha256Src + "sha256block_arm32_arm.s"},
 	// The binary's own mark that it was built with the overlay: without
 	// it, the board's build says at start that it is the slow path.
 	{root: "bonesync", file: "appliance/armcrypto_overlay.go", src: "armcrypto_overlay.go"},

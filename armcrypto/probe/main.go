@@ -1,7 +1,7 @@
 // Command probe runs the primitives armcrypto replaces, through the
 // standard library's and x/crypto's own APIs:
 //
-//	probe diff N   N deterministic random cases of each primitive (SHA-1,
+//	probe diff N   N deterministic random cases of each primitive (SHA-1, SHA-256,
 //	               ChaCha20 read across its counter's end too); prints
 //	               one SHA-256 of all outputs per primitive. armcrypto's
 //	               tests run it built untouched (the reference) and built
@@ -111,7 +111,7 @@ func fill(rng *rand.Rand, b []byte, i int) {
 func diff(n int) {
 	rng := rand.New(rand.NewPCG(uint64(n), 7))
 	sums := map[string]hash.Hash{"x25519": sha256.New(), "x25519-ecdh": sha256.New(), "chacha20poly1305": sha256.New(),
-		"p256-ecdh": sha256.New(), "p256-ecdsa": sha256.New(), "sha1": sha256.New(), "chacha20-end": sha256.New()}
+		"p256-ecdh": sha256.New(), "p256-ecdsa": sha256.New(), "sha1": sha256.New(), "sha256": sha1.New(), "chacha20-end": sha256.New()}
 	for i := 0; i < n; i++ {
 		// X25519 on any 32-byte point, as curve25519.X25519 takes it
 		// (low-order points give an error, which is an output too).
@@ -179,9 +179,15 @@ func diff(n int) {
 			h.Write(b)
 		}
 		sums["sha1"].Write(h.Sum(nil))
+		// SHA-256 likewise (summed with SHA-1, not with itself).
+		h = sha256.New()
+		for _, b := range [][]byte{msg[:len(msg)/3], ad, msg} {
+			h.Write(b)
+		}
+		sums["sha256"].Write(h.Sum(nil))
 		counterEnd(rng, sums["chacha20-end"], i)
 	}
-	for _, name := range []string{"x25519", "x25519-ecdh", "chacha20poly1305", "p256-ecdh", "p256-ecdsa", "sha1", "chacha20-end"} {
+	for _, name := range []string{"x25519", "x25519-ecdh", "chacha20poly1305", "p256-ecdh", "p256-ecdsa", "sha1", "sha256", "chacha20-end"} {
 		fmt.Printf("%s %d %x\n", name, n, sums[name].Sum(nil))
 	}
 }
