@@ -44,6 +44,8 @@ var stdPackages = []string{
 	"crypto/sha1",
 	"crypto/sha256",
 	"crypto/hmac",
+	"crypto/internal/fips140/bigmod",
+	"crypto/rsa",
 }
 
 const skipLimbExact = `^(TestFeMul|TestFeSquare)$`
@@ -175,6 +177,7 @@ var overlaid = []string{
 	"golang.org/x/crypto/chacha20",
 	"crypto/sha1",
 	"crypto/internal/fips140/sha256",
+	"crypto/internal/fips140/bigmod",
 }
 
 // go vet on the board's build checks the assembly against its Go
@@ -256,9 +259,10 @@ func TestOnARM(t *testing.T) {
 // testConstantTime runs the probe with two secrets under qemu-arm's
 // execution trace (-d exec,nochain: every translated block as it runs)
 // and compares the blocks run inside the X25519 field code, the ladder,
-// Poly1305, ChaCha20, P-256's field and ECDSA's inverse (of a random
-// nonce, different in the two runs): a branch on a secret would show as a different
-// path. (Table indexes are argued in the code: there are none.)
+// Poly1305, ChaCha20, P-256's field, ECDSA's inverse (of a random
+// nonce, different in the two runs) and RSA's Montgomery multiplication
+// (a signature of different data): a branch on a secret would show as a
+// different path. (Table indexes are argued in the code: there are none.)
 func testConstantTime(t *testing.T, probe string) {
 	syms := functionStarts(t, probe)
 	var paths [2][]string
@@ -285,7 +289,7 @@ func testConstantTime(t *testing.T, probe string) {
 	t.Logf("%d blocks, the same path for both secrets", len(paths[0]))
 }
 
-var traced = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[^]]*\] (\S*(edwards25519/field\.|ecdh\.(x25519|fe8)|poly1305\.|chacha20\.|nistec/fiat\.|nistec\.(P256OrdInverse|p256OrdMontMul|ordReduceOnce))\S*)`)
+var traced = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[^]]*\] (\S*(edwards25519/field\.|ecdh\.(x25519|fe8)|poly1305\.|chacha20\.|nistec/fiat\.|nistec\.(P256OrdInverse|p256OrdMontMul|ordReduceOnce)|bigmod\.(\(\*Nat\)\.montgomeryMul|montMul))\S*)`)
 
 // tracePath is the blocks of the traced functions, in order, less the
 // detours a function's prologue takes to grow the stack or to be

@@ -87,6 +87,8 @@ const (
 	chachaSrc = "chacha20/"
 	sha1      = "src/crypto/sha1/"
 	sha1Src   = "sha1/"
+	bigmod    = "src/crypto/internal/fips140/bigmod/"
+	bigmodSrc = "bigmod/"
 	sha256Dir = "src/crypto/internal/fips140/sha256/"
 	sha256Src = "sha256/"
 	ecdh      = "src/crypto/ecdh/"
@@ -160,6 +162,14 @@ var patches = []patch{
 	{root: "GOROOT", file: sha1 + "sha1block.go", sha256: "64a5f9acf7a3dc268abbcd16e6727a8e105267393cd909c2736ec8d8f32a24f3"},
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm.go", src: sha1Src + "sha1block_arm32_arm.go"},
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm_test.go", src: sha1Src + "sha1block_arm32_arm_test.go", test: true},
+	// RSA's Montgomery multiplication, one pass a row with UMAAL; the
+	// standard library's stays, renamed, for other sizes and builds.
+	{root: "GOROOT", file: bigmod + "nat.go", sha256: "02e9175e5315b183eb60afa8d5ebb4c52d2b0d88289b81e16823a8ebb695cd49", rename: [2]string{"(x *Nat) montgomeryMul", "(x *Nat) montgomeryMulGeneric"}},
+	{root: "GOROOT", file: bigmod + "nat_arm32.go", src: bigmodSrc + "nat_arm32.go"},
+	{root: "GOROOT", file: bigmod + "nat_arm32_noasm.go", src: bigmodSrc + "nat_arm32_noasm.go"},
+	{root: "GOROOT", file: bigmod + "nat_arm32_arm.go", src: bigmodSrc + "nat_arm32_arm.go"},
+	{root: "GOROOT", file: bigmod + "nat_arm32_arm.s", src: bigmodSrc + "nat_arm32_arm.s"},
+	{root: "GOROOT", file: bigmod + "nat_arm32_test.go", src: bigmodSrc + "nat_arm32_test.go", test: true},
 	// SHA-256 (the handshake's transcript, HKDF and certificates).
 	{root: "GOROOT", file: sha256Dir + "sha256block_noasm.go", sha256: "b481697aa528de27d61b405f4cdc5f5ab262c0a64d291a6d8e17ecf2e6f0793d", src: sha256Src + "sha256block_arm32_noasm.go", tagOf: "sha256block_noasm.go", extra: "!arm || !arm.6 || purego"},
 	{root: "GOROOT", file: sha256Dir + "sha256block.go", sha256: "eb49287421c308743473db444fff531f65231f1c5d8ecbc48b6b4ca1441975ec"},

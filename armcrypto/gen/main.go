@@ -11,6 +11,8 @@
 //	  - ChaCha20 in NEON, two blocks at a time (neon.go encodes the
 //	    instructions Go's assembler has no mnemonics for);
 //	  - P-256's field and scalar Montgomery multiplications with UMAAL;
+//	  - RSA's Montgomery multiplication (bigmod) one pass a row, with
+//	    UMAAL;
 //	  - SHA-256's block, its rotations in the barrel shifter;
 //	  - SHA-1's block (the store's upload digest) with the message
 //	    schedule in NEON, and without NEON (sha1.go).
@@ -119,6 +121,12 @@ var asmFiles = []struct {
 		"\n// UMAAL: ARMv6 and later.", []func(*bytes.Buffer){emitP256, emitP256AddSub}},
 	{"nistec/p256_ordinv_arm32_arm.s", "crypto/internal/fips140/nistec", "arm && arm.6 && !purego",
 		"\n// UMAAL: ARMv6 and later.", []func(*bytes.Buffer){emitOrdMontMul}},
+	{"bigmod/nat_arm32_arm.s", "crypto/internal/fips140/bigmod", "arm && arm.6 && !purego",
+		"\n// UMAAL: ARMv6 and later.", []func(*bytes.Buffer){
+			func(w *bytes.Buffer) { emitMontMulFused(w, 1024) },
+			func(w *bytes.Buffer) { emitMontMulFused(w, 1536) },
+			func(w *bytes.Buffer) { emitMontMulFused(w, 2048) },
+		}},
 	{"sha256/sha256block_arm32_arm.s", "crypto/internal/fips140/sha256", "arm && arm.6 && !purego",
 		"\n// REV: ARMv6 and later.", []func(*bytes.Buffer){emitSHA256}},
 	{"sha1/sha1block_arm.s", "crypto/sha1", "!purego",

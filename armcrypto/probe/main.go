@@ -1,7 +1,7 @@
 // Command probe runs the primitives armcrypto replaces, through the
 // standard library's and x/crypto's own APIs:
 //
-//	probe diff N   N deterministic random cases of each primitive (SHA-1, SHA-256,
+//	probe diff N   N deterministic random cases of each primitive (SHA-1, SHA-256, RSA,
 //	               ChaCha20 read across its counter's end too); prints
 //	               one SHA-256 of all outputs per primitive. armcrypto's
 //	               tests run it built untouched (the reference) and built
@@ -12,7 +12,8 @@
 //	               checked, exits 1 on a failure.
 //	probe ct SECRET
 //	               one X25519, one P-256 key agreement, one ECDSA P-256
-//	               signature and one ChaCha20-Poly1305 seal of 1 KiB with
+//	               signature, an RSA-2048 signature of a digest of SECRET
+//	               and one ChaCha20-Poly1305 seal of 1 KiB with
 //	               keys drawn from SECRET: armcrypto's constant-time test
 //	               traces it under qemu-arm with two secrets and compares
 //	               the code paths.
@@ -28,16 +29,20 @@ package main
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	crand "crypto/rand"
+	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/x509"
+	"embed"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"hash"
@@ -111,7 +116,8 @@ func fill(rng *rand.Rand, b []byte, i int) {
 func diff(n int) {
 	rng := rand.New(rand.NewPCG(uint64(n), 7))
 	sums := map[string]hash.Hash{"x25519": sha256.New(), "x25519-ecdh": sha256.New(), "chacha20poly1305": sha256.New(),
-		"p256-ecdh": sha256.New(), "p256-ecdsa": sha256.New(), "sha1": sha256.New(), "sha256": sha1.New(), "chacha20-end": sha256.New()}
+		"p256-ecdh": sha256.New(), "p256-ecdsa": sha256.New(), "sha1": sha256.New(), "sha256": sha1.New(), "rsa": sha256.New(), "chacha20-end": sha256.New()}
+	keys := rsaKeys()
 	for i := 0; i < n; i++ {
 		// X25519 on any 32-byte point, as curve25519.X25519 takes it
 		// (low-order points give an error, which is an output too).
@@ -186,10 +192,41 @@ func diff(n int) {
 		}
 		sums["sha256"].Write(h.Sum(nil))
 		counterEnd(rng, sums["chacha20-end"], i)
+		// RSA (bigmod's Montgomery multiplication): PKCS #1 v1.5
+		// signatures, deterministic, with fixed keys whose CRT halves and
+		// moduli take the fused sizes (1024, 1536 and 2048 bits) and
+		// others; each verified, and a forgery refused.
+		if i%60 == 0 {
+			k := keys[i/60%len(keys)]
+			digest := sha256.Sum256(msg)
+			sig, err := rsa.SignPKCS1v15(nil, k, crypto.SHA256, digest[:])
+			fmt.Fprintf(sums["rsa"], "%x %v %v\n", sig, err, rsa.VerifyPKCS1v15(&k.PublicKey, crypto.SHA256, digest[:], sig))
+			digest[0] ^= 1
+			fmt.Fprintf(sums["rsa"], "forged %v\n", rsa.VerifyPKCS1v15(&k.PublicKey, crypto.SHA256, digest[:], sig) != nil)
+		}
 	}
-	for _, name := range []string{"x25519", "x25519-ecdh", "chacha20poly1305", "p256-ecdh", "p256-ecdsa", "sha1", "sha256", "chacha20-end"} {
+	for _, name := range []string{"x25519", "x25519-ecdh", "chacha20poly1305", "p256-ecdh", "p256-ecdsa", "sha1", "sha256", "rsa", "chacha20-end"} {
 		fmt.Printf("%s %d %x\n", name, n, sums[name].Sum(nil))
 	}
+}
+
+// The RSA keys of the differential (openssl genpkey, for this test only).
+//
+//go:embed testdata/rsa-2048.pem testdata/rsa-3072.pem
+var rsaPEM embed.FS
+
+func rsaKeys() []*rsa.PrivateKey {
+	var keys []*rsa.PrivateKey
+	for _, name := range []string{"testdata/rsa-2048.pem", "testdata/rsa-3072.pem"} {
+		b, _ := rsaPEM.ReadFile(name)
+		blk, _ := pem.Decode(b)
+		k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+		if err != nil {
+			panic(fmt.Sprintf("%s: %v", name, err))
+		}
+		keys = append(keys, k.(*rsa.PrivateKey))
+	}
+	return keys
 }
 
 // counterEnd reads x/crypto's ChaCha20 from a few blocks before its
@@ -416,7 +453,11 @@ func ct(secret string) {
 		d := sha256.Sum256([]byte(secret))
 		sig, _ = ecdsa.SignASN1(crand.Reader, key, d[:])
 	}
-	fmt.Printf("%x %v %x %x %d\n", out, err, sealed[len(sealed)-16:], shared, len(sig))
+	// RSA-2048: a signature of a digest of the secret (the private
+	// exponent's work over data that differs).
+	d := sha256.Sum256([]byte("rsa " + secret))
+	rsaSig, _ := rsa.SignPKCS1v15(nil, rsaKeys()[0], crypto.SHA256, d[:])
+	fmt.Printf("%x %v %x %x %d %d\n", out, err, sealed[len(sealed)-16:], shared, len(sig), len(rsaSig))
 }
 
 //go:noinline
