@@ -43,6 +43,8 @@ var stdPackages = []string{
 	"golang.org/x/crypto/chacha20poly1305",
 	"crypto/sha1",
 	"crypto/sha256",
+	"crypto/sha512",
+	"crypto/ed25519",
 	"crypto/hmac",
 	"crypto/internal/fips140/bigmod",
 	"crypto/rsa",
@@ -177,6 +179,8 @@ var overlaid = []string{
 	"golang.org/x/crypto/chacha20",
 	"crypto/sha1",
 	"crypto/internal/fips140/sha256",
+	"crypto/internal/fips140/sha512",
+	"crypto/internal/fips140deps/cpu",
 	"crypto/internal/fips140/bigmod",
 }
 
@@ -234,12 +238,12 @@ func TestOnARM(t *testing.T) {
 		t.Logf("%s", run(t, armEnv, "go", append(args, stdPackages...)...))
 	})
 	// A core without NEON (ARMv6, GOARM=6) takes SHA-1's fallback through
-	// block itself. (ChaCha20's is Go's generic code, which the purego
-	// run tests.)
+	// block itself, and SHA-512's Go code. (ChaCha20's is Go's generic
+	// code, which the purego run tests.)
 	t.Run("without NEON", func(t *testing.T) {
 		args := append([]string{"test", "-count=1", "-short", "-exec", "qemu-arm-static -cpu arm1176"}, overlayFlags(dir)...)
 		env := append(slices.Clone(armEnv), "GOARM=6")
-		t.Logf("%s", run(t, env, "go", append(args, "crypto/sha1")...))
+		t.Logf("%s", run(t, env, "go", append(args, "crypto/sha1", "crypto/sha512")...))
 	})
 	t.Run("differential", func(t *testing.T) {
 		n := strconv.Itoa(*cases)

@@ -91,6 +91,8 @@ const (
 	bigmodSrc = "bigmod/"
 	sha256Dir = "src/crypto/internal/fips140/sha256/"
 	sha256Src = "sha256/"
+	sha512Dir = "src/crypto/internal/fips140/sha512/"
+	sha512Src = "sha512/"
 	ecdh      = "src/crypto/ecdh/"
 	ecdhSrc   = "ecdh/"
 )
@@ -176,6 +178,14 @@ var patches = []patch{
 	{root: "GOROOT", file: sha256Dir + "sha256.go", sha256: "94f8a5508cda46bc036b891d32eae19eb31253946d3442e44d4bb3e0341643b8"},
 	{root: "GOROOT", file: sha256Dir + "sha256block_arm32_arm.go", src: sha256Src + "sha256block_arm32_arm.go"},
 	{root: "GOROOT", file: sha256Dir + "sha256block_arm32_arm.s", src: sha256Src + "sha256block_arm32_arm.s"},
+	// SHA-512 in NEON (ECDSA's nonce, Ed25519).
+	{root: "GOROOT", file: sha512Dir + "sha512block_noasm.go", sha256: "868546eb72313abd97c42d04409e991966abc0f1de6b9812c24f75e0f1453a83", src: sha512Src + "sha512block_arm32_noasm.go", tagOf: "sha512block_noasm.go", extra: "!arm || purego"},
+	{root: "GOROOT", file: sha512Dir + "sha512block.go", sha256: "4c5febb80a02435b3b9baa16b6009dbb7ed4dbc6027455bbe7eb609109803ffb"},
+	{root: "GOROOT", file: sha512Dir + "sha512.go", sha256: "2d5b0c8c656c71c5a9eff37daf1919141e7742f519c7ad135336ee8805f76cdc"},
+	{root: "GOROOT", file: sha512Dir + "sha512block_arm32_arm.go", src: sha512Src + "sha512block_arm32_arm.go"},
+	{root: "GOROOT", file: "src/crypto/internal/fips140deps/cpu/cpu.go", sha256: "0a17476e7b34fba9e513e3bc9a34f300185ff39f44c45e4b309031d4e2d1d453"},
+	{root: "GOROOT", file: "src/crypto/internal/fips140deps/cpu/cpu_arm32.go", src: "fips140deps/cpu_arm32.go"},
+	{root: "GOROOT", file: sha512Dir + "sha512block_arm32_arm.s", src: sha512Src + "sha512block_arm32_arm.s"},
 	// The binary's own mark that it was built with the overlay: without
 	// it, the board's build says at start that it is the slow path.
 	{root: "bonesync", file: "appliance/armcrypto_overlay.go", src: "armcrypto_overlay.go"},

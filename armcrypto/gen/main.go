@@ -14,6 +14,7 @@
 //	  - RSA's Montgomery multiplication (bigmod) one pass a row, with
 //	    UMAAL;
 //	  - SHA-256's block, its rotations in the barrel shifter;
+//	  - SHA-512's block in NEON, its 64-bit words in D registers;
 //	  - SHA-1's block (the store's upload digest) with the message
 //	    schedule in NEON, and without NEON (sha1.go).
 //
@@ -129,6 +130,8 @@ var asmFiles = []struct {
 		}},
 	{"sha256/sha256block_arm32_arm.s", "crypto/internal/fips140/sha256", "arm && arm.6 && !purego",
 		"\n// REV: ARMv6 and later.", []func(*bytes.Buffer){emitSHA256}},
+	{"sha512/sha512block_arm32_arm.s", "crypto/internal/fips140/sha512", "arm && !purego",
+		"\n// NEON: block takes blockNEON only where the kernel reports NEON.", []func(*bytes.Buffer){emitSHA512}},
 	{"sha1/sha1block_arm.s", "crypto/sha1", "!purego",
 		"\n// NEON: block takes blockNEON only where the kernel reports NEON.", []func(*bytes.Buffer){emitSHA1}},
 }

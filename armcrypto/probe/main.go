@@ -1,7 +1,7 @@
 // Command probe runs the primitives armcrypto replaces, through the
 // standard library's and x/crypto's own APIs:
 //
-//	probe diff N   N deterministic random cases of each primitive (SHA-1, SHA-256, RSA,
+//	probe diff N   N deterministic random cases of each primitive (SHA-1, SHA-256, SHA-512, RSA,
 //	               ChaCha20 read across its counter's end too); prints
 //	               one SHA-256 of all outputs per primitive. armcrypto's
 //	               tests run it built untouched (the reference) and built
@@ -37,6 +37,7 @@ import (
 	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/sha512"
 	"crypto/x509"
 	"embed"
 	"encoding/binary"
@@ -116,7 +117,7 @@ func fill(rng *rand.Rand, b []byte, i int) {
 func diff(n int) {
 	rng := rand.New(rand.NewPCG(uint64(n), 7))
 	sums := map[string]hash.Hash{"x25519": sha256.New(), "x25519-ecdh": sha256.New(), "chacha20poly1305": sha256.New(),
-		"p256-ecdh": sha256.New(), "p256-ecdsa": sha256.New(), "sha1": sha256.New(), "sha256": sha1.New(), "rsa": sha256.New(), "chacha20-end": sha256.New()}
+		"p256-ecdh": sha256.New(), "p256-ecdsa": sha256.New(), "sha1": sha256.New(), "sha256": sha1.New(), "sha512": sha1.New(), "rsa": sha256.New(), "chacha20-end": sha256.New()}
 	keys := rsaKeys()
 	for i := 0; i < n; i++ {
 		// X25519 on any 32-byte point, as curve25519.X25519 takes it
@@ -191,6 +192,11 @@ func diff(n int) {
 			h.Write(b)
 		}
 		sums["sha256"].Write(h.Sum(nil))
+		h = sha512.New()
+		for _, b := range [][]byte{ad, msg, msg[:len(msg)/5]} {
+			h.Write(b)
+		}
+		sums["sha512"].Write(h.Sum(nil))
 		counterEnd(rng, sums["chacha20-end"], i)
 		// RSA (bigmod's Montgomery multiplication): PKCS #1 v1.5
 		// signatures, deterministic, with fixed keys whose CRT halves and
@@ -205,7 +211,7 @@ func diff(n int) {
 			fmt.Fprintf(sums["rsa"], "forged %v\n", rsa.VerifyPKCS1v15(&k.PublicKey, crypto.SHA256, digest[:], sig) != nil)
 		}
 	}
-	for _, name := range []string{"x25519", "x25519-ecdh", "chacha20poly1305", "p256-ecdh", "p256-ecdsa", "sha1", "sha256", "rsa", "chacha20-end"} {
+	for _, name := range []string{"x25519", "x25519-ecdh", "chacha20poly1305", "p256-ecdh", "p256-ecdsa", "sha1", "sha256", "sha512", "rsa", "chacha20-end"} {
 		fmt.Printf("%s %d %x\n", name, n, sums[name].Sum(nil))
 	}
 }
