@@ -238,12 +238,12 @@ func TestOnARM(t *testing.T) {
 		t.Logf("%s", run(t, armEnv, "go", append(args, stdPackages...)...))
 	})
 	// A core without NEON (ARMv6, GOARM=6) takes SHA-1's fallback through
-	// block itself, and SHA-512's Go code. (ChaCha20's is Go's generic
-	// code, which the purego run tests.)
+	// block itself, SHA-512's Go code and Poly1305's one block at a time.
+	// (ChaCha20's is Go's generic code, which the purego run tests.)
 	t.Run("without NEON", func(t *testing.T) {
 		args := append([]string{"test", "-count=1", "-short", "-exec", "qemu-arm-static -cpu arm1176"}, overlayFlags(dir)...)
 		env := append(slices.Clone(armEnv), "GOARM=6")
-		t.Logf("%s", run(t, env, "go", append(args, "crypto/sha1", "crypto/sha512")...))
+		t.Logf("%s", run(t, env, "go", append(args, "crypto/sha1", "crypto/sha512", "golang.org/x/crypto/internal/poly1305")...))
 	})
 	t.Run("differential", func(t *testing.T) {
 		n := strconv.Itoa(*cases)

@@ -7,7 +7,8 @@
 //	    and the packing back into Element's five 51-bit limbs;
 //	  - X25519's field in eight 32-bit words, which its ladder keeps
 //	    throughout (x25519.go), with UMAAL;
-//	  - Poly1305's block loop in five 26-bit limbs, likewise;
+//	  - Poly1305's block loop in five 26-bit limbs, likewise, and in
+//	    NEON two blocks at a time (poly1305neon.go);
 //	  - ChaCha20 in NEON, two blocks at a time (neon.go encodes the
 //	    instructions Go's assembler has no mnemonics for);
 //	  - P-256's field and scalar Montgomery multiplications with UMAAL;
@@ -115,7 +116,8 @@ var asmFiles = []struct {
 			func(w *bytes.Buffer) { emitFe8Mul(w, true) },
 			emitFe8AddSub, emitFe8MulA24,
 		}},
-	{"poly1305/mac_arm32_arm.s", "golang.org/x/crypto/internal/poly1305", "arm && gc && !purego", "", []func(*bytes.Buffer){emitPoly}},
+	{"poly1305/mac_arm32_arm.s", "golang.org/x/crypto/internal/poly1305", "arm && gc && !purego",
+		"\n// NEON (loop26x2): blocks26 takes it only where the kernel reports NEON.", []func(*bytes.Buffer){emitPoly, emitPolyNEON}},
 	{"chacha20/chacha_arm32_arm.s", "golang.org/x/crypto/chacha20", "arm && gc && !purego",
 		"\n// NEON: chacha_arm32_arm.go calls it only where the kernel reports NEON.", []func(*bytes.Buffer){emitChaCha}},
 	{"fiat/p256_fiat32_arm.s", "crypto/internal/fips140/nistec/fiat", "arm && arm.6 && !purego",

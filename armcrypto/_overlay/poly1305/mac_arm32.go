@@ -23,8 +23,13 @@ import "encoding/binary"
 // it; it is converted to 26-bit limbs and back once per Write, not per
 // block.
 //
-// Constant time: the loop runs once per 16-byte block whatever the
-// values; every step is a multiplication, addition, shift or mask.
+// Where the kernel reports NEON, full blocks go two at a time, one in
+// each lane of NEON's D registers (pairs26): the 25 products of both
+// blocks are 25 VMULL/VMLAL instructions.
+//
+// Constant time: the loops run once per 16-byte block, or pair of
+// blocks, whatever the values, and which loop runs depends only on the
+// length; every step is a multiplication, addition, shift or mask.
 //
 // Bounds. A limb is below 2^26 between blocks (the top one below 2^27
 // when a caller's state reaches 2(2^130-5)-1, as the package's test
@@ -102,6 +107,9 @@ func blocks26(st *macState, msg []byte, hibit uint32) {
 		p.s[i] = 5 * p.r[i+1]
 	}
 
+	if useNEON && hibit != 0 && len(msg) >= 4*TagSize {
+		msg = pairs26(&p, msg, hibit)
+	}
 	loop26(&p, msg, hibit)
 
 	// Carry fully, so that the limbs do not overlap, and pack back.
@@ -115,6 +123,101 @@ func blocks26(st *macState, msg []byte, hibit uint32) {
 	st.h[0] = uint64(a0) | uint64(a1)<<26 | uint64(a2)<<52
 	st.h[1] = uint64(a2)>>12 | uint64(a3)<<14 | uint64(a4)<<40
 	st.h[2] = uint64(a4) >> 24
+}
+
+// poly26x2 is two accumulators in the two lanes of NEON's D registers:
+// h[i] is limb i of lane 0 and lane 1, r[0..4] the limbs of each lane's
+// multiplier and r[5..8] those times 5.
+type poly26x2 struct {
+	h [5][2]uint32
+	r [9][2]uint32
+}
+
+// pairs26 takes the full blocks of msg two at a time, one in each lane,
+// and returns what is left (one block at most). With n blocks m1..mn (n
+// even) the MAC is (h + m1)·r^n + m2·r^(n-1) + ... + mn·r: lane 0 runs
+// h + m1, m3, ... and lane 1 m2, m4, ..., each multiplying by r^2 per
+// pair, but for the last pair, where lane 1 multiplies by r; their sum
+// is the accumulator.
+func pairs26(p *poly26, msg []byte, hibit uint32) []byte {
+	var x poly26x2
+	r2 := mul26(p.r, p.r, p.s)
+	for i := range 5 {
+		x.h[i] = [2]uint32{p.h[i], 0}
+		x.r[i] = [2]uint32{r2[i], r2[i]}
+	}
+	for i := range 4 {
+		x.r[5+i] = [2]uint32{5 * r2[i+1], 5 * r2[i+1]}
+	}
+	n := len(msg) &^ (2*TagSize - 1)
+	loop26x2(&x, msg[:n-2*TagSize], hibit)
+	for i := range 5 {
+		x.r[i][1] = p.r[i]
+	}
+	for i := range 4 {
+		x.r[5+i][1] = p.s[i]
+	}
+	loop26x2(&x, msg[n-2*TagSize:n], hibit)
+	// The lanes' sum, carried back below 2^26 a limb (2^26 + 2^6 for
+	// limb 1), as loop26 leaves its accumulator.
+	var h [5]uint32
+	for i := range h {
+		h[i] = x.h[i][0] + x.h[i][1]
+	}
+	for i := 0; i < 4; i++ {
+		h[i+1] += h[i] >> 26
+		h[i] &= m26
+	}
+	h[0] += 5 * (h[4] >> 26)
+	h[4] &= m26
+	h[1] += h[0] >> 26
+	h[0] &= m26
+	p.h = h
+	return msg[n:]
+}
+
+// mul26 is a×r modulo 2^130-5 (s is 5×r1..5×r4), its limbs carried as
+// loop26Go carries them.
+func mul26(a, r [5]uint32, s [4]uint32) [5]uint32 {
+	d0 := mul(a[0], r[0]) + mul(a[1], s[3]) + mul(a[2], s[2]) + mul(a[3], s[1]) + mul(a[4], s[0])
+	d1 := mul(a[0], r[1]) + mul(a[1], r[0]) + mul(a[2], s[3]) + mul(a[3], s[2]) + mul(a[4], s[1])
+	d2 := mul(a[0], r[2]) + mul(a[1], r[1]) + mul(a[2], r[0]) + mul(a[3], s[3]) + mul(a[4], s[2])
+	d3 := mul(a[0], r[3]) + mul(a[1], r[2]) + mul(a[2], r[1]) + mul(a[3], r[0]) + mul(a[4], s[3])
+	d4 := mul(a[0], r[4]) + mul(a[1], r[3]) + mul(a[2], r[2]) + mul(a[3], r[1]) + mul(a[4], r[0])
+	d1 += d0 >> 26
+	d2 += d1 >> 26
+	d3 += d2 >> 26
+	d4 += d3 >> 26
+	t := d0&m26 + (d4>>26)*5
+	return [5]uint32{uint32(t) & m26, uint32(d1)&m26 + uint32(t>>26), uint32(d2) & m26, uint32(d3) & m26, uint32(d4) & m26}
+}
+
+// loop26x2Go is the two-lane loop in Go: the reference for the NEON
+// assembly (mac_arm32_arm.s), and what a build without it runs.
+func loop26x2Go(x *poly26x2, msg []byte, hibit uint32) {
+	for ; len(msg) >= 2*TagSize; msg = msg[2*TagSize:] {
+		for l := range 2 {
+			b := msg[TagSize*l:]
+			var a, r [5]uint32
+			var s [4]uint32
+			for i := range a {
+				a[i] = x.h[i][l]
+				r[i] = x.r[i][l]
+			}
+			for i := range s {
+				s[i] = x.r[5+i][l]
+			}
+			a[0] += binary.LittleEndian.Uint32(b[0:]) & m26
+			a[1] += binary.LittleEndian.Uint32(b[3:]) >> 2 & m26
+			a[2] += binary.LittleEndian.Uint32(b[6:]) >> 4 & m26
+			a[3] += binary.LittleEndian.Uint32(b[9:]) >> 6 & m26
+			a[4] += binary.LittleEndian.Uint32(b[12:])>>8 | hibit
+			a = mul26(a, r, s)
+			for i := range a {
+				x.h[i][l] = a[i]
+			}
+		}
+	}
 }
 
 // loop26Go is the block loop in Go: the reference for the assembly
@@ -131,24 +234,8 @@ func loop26Go(p *poly26, msg []byte, hibit uint32) {
 		a3 += binary.LittleEndian.Uint32(msg[9:]) >> 6 & m26
 		a4 += binary.LittleEndian.Uint32(msg[12:])>>8 | hibit
 
-		d0 := mul(a0, r0) + mul(a1, s4) + mul(a2, s3) + mul(a3, s2) + mul(a4, s1)
-		d1 := mul(a0, r1) + mul(a1, r0) + mul(a2, s4) + mul(a3, s3) + mul(a4, s2)
-		d2 := mul(a0, r2) + mul(a1, r1) + mul(a2, r0) + mul(a3, s4) + mul(a4, s3)
-		d3 := mul(a0, r3) + mul(a1, r2) + mul(a2, r1) + mul(a3, r0) + mul(a4, s4)
-		d4 := mul(a0, r4) + mul(a1, r3) + mul(a2, r2) + mul(a3, r1) + mul(a4, r0)
-
-		d1 += d0 >> 26
-		a0 = uint32(d0) & m26
-		d2 += d1 >> 26
-		a1 = uint32(d1) & m26
-		d3 += d2 >> 26
-		a2 = uint32(d2) & m26
-		d4 += d3 >> 26
-		a3 = uint32(d3) & m26
-		t := uint64(a0) + (d4>>26)*5
-		a4 = uint32(d4) & m26
-		a0 = uint32(t) & m26
-		a1 += uint32(t >> 26)
+		h := mul26([5]uint32{a0, a1, a2, a3, a4}, [5]uint32{r0, r1, r2, r3, r4}, [4]uint32{s1, s2, s3, s4})
+		a0, a1, a2, a3, a4 = h[0], h[1], h[2], h[3], h[4]
 	}
 	p.h = [5]uint32{a0, a1, a2, a3, a4}
 }

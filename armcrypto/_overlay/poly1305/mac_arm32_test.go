@@ -17,6 +17,17 @@ import (
 // (including all-ones, the largest r), messages of every length up to
 // 300 bytes and longer ones, written in random pieces.
 func TestMAC26Differential(t *testing.T) {
+	// Both paths: the full blocks two at a time (the NEON lanes, or their
+	// Go form) and one at a time.
+	// (Not the NEON lanes on a core without NEON.)
+	defer func(v bool) { useNEON = v }(useNEON)
+	for _, pairs := range []bool{useNEON || pairsInGo, false} {
+		useNEON = pairs
+		testMAC26(t)
+	}
+}
+
+func testMAC26(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	n := 20000
 	if testing.Short() {
@@ -58,7 +69,7 @@ func TestMAC26Differential(t *testing.T) {
 		}
 		copy(got[:], m.Sum(nil))
 		if got != want {
-			t.Fatalf("key %x, %d-byte message: tag %x, want %x", key, len(msg), got, want)
+			t.Fatalf("pairs %v, key %x, %d-byte message: tag %x, want %x", useNEON, key, len(msg), got, want)
 		}
 	}
 }
