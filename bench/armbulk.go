@@ -18,18 +18,44 @@ const armBulkMiB = 8
 // (curl's --tls13-ciphers).
 var armSuites = []string{"TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_GCM_SHA256"}
 
+// bulkKind is one way of downloading: a suite, over HTTP/1.1 or HTTP/2
+// (curl's default where the server offers it, as bonesync does; nginx
+// is configured for HTTP/1.1 only, so its figure is HTTP/1.1's in both).
+type bulkKind struct {
+	Suite string
+	HTTP1 bool
+}
+
+func (k bulkKind) String() string {
+	if k.HTTP1 {
+		return k.Suite + ", HTTP/1.1"
+	}
+	return k.Suite + ", HTTP/2"
+}
+
+// curlArgs are curl's flags for the kind's protocol.
+func (k bulkKind) curlArgs() []string {
+	if k.HTTP1 {
+		return []string{"--http1.1"}
+	}
+	return []string{"--http2"}
+}
+
+var bulkKinds = []bulkKind{{armSuites[0], true}, {armSuites[0], false}, {armSuites[1], false}}
+
 // armBulk is one row of the bulk table: million instructions per MiB of
-// an HTTPS download with one suite.
+// an HTTPS download with one suite and protocol.
 type armBulk struct {
 	Suite          string
+	HTTP           string // HTTP/1.1 or HTTP/2, bonesync's (nginx's is HTTP/1.1)
 	Go, GoStd, Ngx float64
 }
 
 var curlSuite = regexp.MustCompile(`SSL connection using TLSv1\.3 / (\S+)`)
 
 // curlGet fetches url with curl (OpenSSL), offering only suite if it is
-// not empty, and returns the suite the server chose.
-func curlGet(ctx context.Context, url, suite string, auth bool) (string, error) {
+// not empty, with extra flags, and returns the suite the server chose.
+func curlGet(ctx context.Context, url, suite string, auth bool, extra ...string) (string, error) {
 	args := []string{"-sk", "-v", "--tlsv1.3", "-o", "/dev/null", "--fail"}
 	if suite != "" {
 		args = append(args, "--tls13-ciphers", suite)
@@ -37,6 +63,7 @@ func curlGet(ctx context.Context, url, suite string, auth bool) (string, error) 
 	if auth {
 		args = append(args, "-u", "bench:bench-password")
 	}
+	args = append(args, extra...)
 	out, err := exec.CommandContext(ctx, "curl", append(args, url)...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("curl %s: %v: %s", url, err, lastLines(out, 3))
@@ -109,17 +136,17 @@ func countGoBulk(ctx context.Context, o *options, plugin, bin, chainFile, keyFil
 	}
 	label := 1
 	counts := map[string]float64{}
-	for _, suite := range armSuites {
+	for _, k := range bulkKinds {
 		if err := a.say(fmt.Sprint("mark ", label)); err != nil {
 			return nil, "", err
 		}
-		if got, err := curlGet(ctx, base+"big.bin", suite, true); err != nil || got != suite {
-			return nil, "", fmt.Errorf("download with %s: got %s, %v", suite, got, err)
+		if got, err := curlGet(ctx, base+"big.bin", k.Suite, true, k.curlArgs()...); err != nil || got != k.Suite {
+			return nil, "", fmt.Errorf("download with %s: got %s, %v", k, got, err)
 		}
 		if err := a.say(fmt.Sprint("mark ", label+1)); err != nil {
 			return nil, "", err
 		}
-		if _, err := curlGet(ctx, base+"tiny.bin", suite, true); err != nil {
+		if _, err := curlGet(ctx, base+"tiny.bin", k.Suite, true, k.curlArgs()...); err != nil {
 			return nil, "", err
 		}
 		if err := a.say(fmt.Sprint("mark ", label+2)); err != nil {
@@ -132,12 +159,12 @@ func countGoBulk(ctx context.Context, o *options, plugin, bin, chainFile, keyFil
 		return nil, "", err
 	}
 	label = 1
-	for _, suite := range armSuites {
+	for _, k := range bulkKinds {
 		big, tiny := marks[label+1], marks[label+2]
 		if big == 0 || tiny == 0 {
 			return nil, "", fmt.Errorf("no marker counts in %s", log)
 		}
-		counts[suite] = (big - tiny) / armBulkMiB / 1e6
+		counts[k.String()] = (big - tiny) / armBulkMiB / 1e6
 		label += 3
 	}
 	return counts, chosen, nil

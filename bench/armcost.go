@@ -256,8 +256,12 @@ func armBulkBlock(ctx context.Context, o *options, res *armResult, plugin, bin, 
 			res.Notes = append(res.Notes, "nginx downloads under qemu-arm failed: "+err.Error())
 		}
 	}
-	for _, s := range armSuites {
-		res.Bulk = append(res.Bulk, armBulk{Suite: s, Go: fast[s], GoStd: std[s], Ngx: ngx[s]})
+	for _, k := range bulkKinds {
+		http := "HTTP/2"
+		if k.HTTP1 {
+			http = "HTTP/1.1"
+		}
+		res.Bulk = append(res.Bulk, armBulk{Suite: k.Suite, HTTP: http, Go: fast[k.String()], GoStd: std[k.String()], Ngx: ngx[k.Suite]})
 	}
 	res.ChosenGo, res.ChosenStd, res.ChosenNgx = chosen, chosenStd, chosenNgx
 	o.logf("arm: SFTP connections and put and get, %d MiB, chacha20-poly1305@openssh.com, both builds and sshd", armBulkMiB)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +14,8 @@ import (
 	"strings"
 )
 
-// Where the instructions go: the per-function profile of a full handshake
-// and of a ChaCha20-Poly1305 download, from the armcost profiling plugin
+// Where the instructions go: the per-function profile of a full handshake,
+// of a ChaCha20-Poly1305 download and of an SFTP put, from the armcost profiling plugin
 // (insnprof.c, which counts every translated block and writes the counts
 // at exit). Each is the difference of two runs of bonesync's ARM build:
 // one that serves the work and one that serves everything but the work
@@ -37,8 +38,9 @@ type armProfile struct {
 // profileTop is how many functions the report lists.
 const profileTop = 10
 
-// armProfiles profiles a full P-256 handshake (o.armN of them) and a
-// ChaCha20-Poly1305 download (armBulkMiB MiB) of bin.
+// armProfiles profiles a full P-256 handshake (o.armN of them), a
+// ChaCha20-Poly1305 download and an SFTP put (armBulkMiB MiB each) of
+// bin.
 func armProfiles(ctx context.Context, o *options, bin string) ([]armProfile, error) {
 	plugin := filepath.Join(o.work, "libinsnprof.so")
 	src := filepath.Join(o.armcostDir, "insnprof.c")
@@ -61,24 +63,40 @@ func armProfiles(ctx context.Context, o *options, bin string) ([]armProfile, err
 	}
 	download := func(name string) func(a *armServer) error {
 		return func(a *armServer) error {
-			_, err := curlGet(ctx, "https://"+a.tlsAddr+"/dav/"+name, armSuites[0], true)
+			_, err := curlGet(ctx, "https://"+a.tlsAddr+"/dav/"+name, armSuites[0], true, "--http2")
 			return err
 		}
 	}
+	key, err := newSSHClientKey(o.work)
+	if err != nil {
+		return nil, err
+	}
+	put := func(name string, b []byte) func(a *armServer) error {
+		return func(a *armServer) error {
+			c, err := net.Dial("tcp", a.sftpAddr)
+			if err != nil {
+				return err
+			}
+			return sftpSession(c, "bench", key, sftpPut(name, b))
+		}
+	}
+	dav := []string{"-dav"}
 	var res []armProfile
 	for _, k := range []struct {
 		what       string
-		dav        bool
+		args       []string // more of armcost's flags; "-dav" first takes a folder after it
 		work, base func(a *armServer) error
 		units      float64
 	}{
-		{"TLS 1.3 full handshake, ECDSA P-256, and a GET", false, handshakes(o.armN), handshakes(0), float64(o.armN)},
-		{"HTTPS download, ChaCha20-Poly1305, per MiB", true, download("big.bin"), download("tiny.bin"), armBulkMiB},
+		{"TLS 1.3 full handshake, ECDSA P-256, and a GET", nil, handshakes(o.armN), handshakes(0), float64(o.armN)},
+		{"HTTPS download over HTTP/2, ChaCha20-Poly1305, per MiB", dav, download("big.bin"), download("tiny.bin"), armBulkMiB},
+		{"SFTP put with the store's SHA-1, chacha20-poly1305@openssh.com, per MiB", append(dav, "-sftp", "-authorized", key.authorized),
+			put("big.bin", bulkBody()), put("tiny.bin", []byte("tiny\n")), armBulkMiB},
 	} {
 		o.logf("arm: profile of %s", k.what)
 		var counts [2]map[string]float64
 		for i, work := range []func(a *armServer) error{k.work, k.base} {
-			if counts[i], err = profileRun(ctx, o, plugin, bin, syms, chainFile, keyFile, k.dav, work); err != nil {
+			if counts[i], err = profileRun(ctx, o, plugin, bin, syms, chainFile, keyFile, k.args, work); err != nil {
 				return nil, fmt.Errorf("profile of %s: %w", k.what, err)
 			}
 		}
@@ -89,15 +107,18 @@ func armProfiles(ctx context.Context, o *options, bin string) ([]armProfile, err
 
 // profileRun serves work under the profiling plugin and returns the
 // instructions by function.
-func profileRun(ctx context.Context, o *options, plugin, bin string, syms []sym, chainFile, keyFile string, dav bool, work func(a *armServer) error) (map[string]float64, error) {
+func profileRun(ctx context.Context, o *options, plugin, bin string, syms []sym, chainFile, keyFile string, more []string, work func(a *armServer) error) (map[string]float64, error) {
 	dir, err := os.MkdirTemp(o.work, "arm-prof-")
 	if err != nil {
 		return nil, err
 	}
 	args := []string{"-chain", chainFile, "-key", keyFile}
+	dav := len(more) > 0 && more[0] == "-dav"
 	if dav {
 		args = append(args, "-dav", dir)
+		more = more[1:]
 	}
+	args = append(args, more...)
 	a, err := startArmServerEnv(ctx, plugin, bin, filepath.Join(dir, "plugin.log"), []string{"PROF_OUT=" + filepath.Join(dir, "prof")}, args...)
 	if err != nil {
 		return nil, err

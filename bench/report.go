@@ -279,10 +279,10 @@ func (a *armResult) markdown(w io.Writer) {
 	if len(a.Bulk) > 0 {
 		fmt.Fprintf(w, "HTTPS download (GET of %d MiB, TLS 1.3, curl offering one suite) per MiB, million instructions, by difference with a GET of a tiny file "+
 			"(bonesync between markers, nginx by whole runs):\n\n", armBulkMiB)
-		fmt.Fprintln(w, "| suite | bonesync | bonesync, Go's crypto | gain | nginx/OpenSSL | bonesync / nginx | est. bonesync MB/s | est. nginx MB/s |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(w, "| suite | bonesync's HTTP (nginx: HTTP/1.1) | bonesync | bonesync, Go's crypto | gain | nginx/OpenSSL | bonesync / nginx | est. bonesync MB/s | est. nginx MB/s |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
 		for _, b := range a.Bulk {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%s** | %s | %s |\n", b.Suite, num(b.Go, 1), num(b.GoStd, 1), ratio(b.GoStd, b.Go),
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | **%s** | %s | %s |\n", b.Suite, b.HTTP, num(b.Go, 1), num(b.GoStd, 1), ratio(b.GoStd, b.Go),
 				num(b.Ngx, 1), ratio(b.Go, b.Ngx), rate(b.Go), rate(b.Ngx))
 		}
 		fmt.Fprintln(w)
