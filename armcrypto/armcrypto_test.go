@@ -269,10 +269,11 @@ func TestOnARM(t *testing.T) {
 // different path. (Table indexes are argued in the code: there are none.)
 func testConstantTime(t *testing.T, probe string) {
 	syms := functionStarts(t, probe)
+	ranges := tracedRanges(t, probe)
 	var paths [2][]string
 	for i, secret := range []string{"first secret", "another, longer secret"} {
 		log := filepath.Join(t.TempDir(), "trace")
-		cmd := exec.Command("qemu-arm-static", "-d", "exec,nochain", "-D", log, probe, "ct", secret)
+		cmd := exec.Command("qemu-arm-static", "-d", "exec,nochain", "-dfilter", ranges, "-D", log, probe, "ct", secret)
 		cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("probe ct: %v %s", err, out)
@@ -293,7 +294,28 @@ func testConstantTime(t *testing.T, probe string) {
 	t.Logf("%d blocks, the same path for both secrets", len(paths[0]))
 }
 
-var traced = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[^]]*\] (\S*(edwards25519/field\.|ecdh\.(x25519|fe8)|poly1305\.|chacha20\.|nistec/fiat\.|nistec\.(P256OrdInverse|p256OrdMontMul|ordReduceOnce)|bigmod\.(\(\*Nat\)\.montgomeryMul|montMul))\S*)`)
+// tracedName is the functions the constant-time test follows.
+const tracedName = `(edwards25519/field\.|ecdh\.(x25519|fe8)|poly1305\.|chacha20\.|nistec/fiat\.|nistec\.(P256OrdInverse|p256OrdMontMul|ordReduceOnce)|bigmod\.(\(\*Nat\)\.montgomeryMul|montMul))`
+
+var traced = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[^]]*\] (\S*` + tracedName + `\S*)`)
+
+// tracedRanges is qemu's -dfilter for the traced functions' code, so that
+// the trace holds their blocks only (an RSA signature runs 26 million
+// instructions, most of them elsewhere).
+func tracedRanges(t *testing.T, bin string) string {
+	name := regexp.MustCompile(tracedName)
+	var ranges []string
+	for _, l := range strings.Split(run(t, nil, "go", "tool", "nm", "-size", bin), "\n") {
+		f := strings.Fields(l) // address, size, type, name
+		if len(f) >= 4 && f[2] == "T" && name.MatchString(strings.Join(f[3:], " ")) && f[1] != "0" {
+			ranges = append(ranges, "0x"+f[0]+"+"+f[1])
+		}
+	}
+	if len(ranges) == 0 {
+		t.Fatal("go tool nm found none of the traced functions in the probe")
+	}
+	return strings.Join(ranges, ",")
+}
 
 // tracePath is the blocks of the traced functions, in order, less the
 // detours a function's prologue takes to grow the stack or to be
