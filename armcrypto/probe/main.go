@@ -7,8 +7,9 @@
 //	               tests run it built untouched (the reference) and built
 //	               GOARCH=arm with the overlay under qemu-arm, and compare.
 //	probe wycheproof DIR
-//	               Wycheproof's X25519, ChaCha20-Poly1305, ECDH P-256 and
-//	               ECDSA P-256 (SHA-256) vectors from DIR; prints the count
+//	               Wycheproof's X25519, ChaCha20-Poly1305, ECDH P-256,
+//	               ECDSA P-256 (SHA-256) and RSA PKCS #1 v1.5 (signatures
+//	               and decryption) vectors from DIR; prints the count
 //	               checked, exits 1 on a failure.
 //	probe ct SECRET
 //	               one X25519, one P-256 key agreement, one ECDSA P-256
@@ -407,6 +408,65 @@ func wycheproof(dir string) (int, error) {
 				}
 				if (c.Result == "valid" && !ok) || (c.Result == "invalid" && ok) {
 					errs = append(errs, fmt.Errorf("%s #%d (%s): %v %v", name, c.TcID, c.Result, ok, detail))
+				}
+			}
+		}
+	}
+	m, err := wycheproofRSA(dir)
+	return n + m, errors.Join(append(errs, err)...)
+}
+
+// wycheproofRSA checks PKCS #1 v1.5 signatures of a 2048-bit key
+// (bigmod's fused 2048-bit rows) and decryptions with 2048 and 3072-bit
+// keys (the private key's CRT halves: the 1024 and 1536-bit rows).
+func wycheproofRSA(dir string) (int, error) {
+	var file struct {
+		TestGroups []struct {
+			PublicKeyDer, PrivateKeyPkcs8 string
+			Tests                         []struct {
+				TcID                 any
+				Result, Msg, Sig, Ct string
+			}
+		}
+	}
+	h := func(s string) []byte { b, _ := hex.DecodeString(s); return b }
+	var errs []error
+	n := 0
+	for _, name := range []string{"rsa_signature_2048_sha256_test.json", "rsa_pkcs1_2048_test.json", "rsa_pkcs1_3072_test.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return 0, err
+		}
+		file.TestGroups = nil
+		if err := json.Unmarshal(b, &file); err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		for _, g := range file.TestGroups {
+			var pub *rsa.PublicKey
+			var priv *rsa.PrivateKey
+			if g.PublicKeyDer != "" {
+				k, err := x509.ParsePKIXPublicKey(h(g.PublicKeyDer))
+				if pub, _ = k.(*rsa.PublicKey); err != nil || pub == nil {
+					return 0, fmt.Errorf("%s: public key: %v", name, err)
+				}
+			} else {
+				k, err := x509.ParsePKCS8PrivateKey(h(g.PrivateKeyPkcs8))
+				if priv, _ = k.(*rsa.PrivateKey); err != nil || priv == nil {
+					return 0, fmt.Errorf("%s: private key: %v", name, err)
+				}
+			}
+			for _, c := range g.Tests {
+				n++
+				var ok bool
+				if pub != nil {
+					d := sha256.Sum256(h(c.Msg))
+					ok = rsa.VerifyPKCS1v15(pub, crypto.SHA256, d[:], h(c.Sig)) == nil
+				} else {
+					msg, err := rsa.DecryptPKCS1v15(nil, priv, h(c.Ct))
+					ok = err == nil && bytes.Equal(msg, h(c.Msg))
+				}
+				if (c.Result == "valid" && !ok) || (c.Result == "invalid" && ok) {
+					errs = append(errs, fmt.Errorf("%s #%v (%s): %v", name, c.TcID, c.Result, ok))
 				}
 			}
 		}
