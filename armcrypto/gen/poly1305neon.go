@@ -59,6 +59,20 @@ func (e neonPoly) movn(d, qm int) {
 	vm, M := dreg(qm)
 	e.op(0xF3BA0200|D<<22|vd<<12|M<<5|vm, "VMOVN.I64 d%d, q%d", d, qm/2)
 }
+// sra is VSRA.U64 Qd, Qm, #n (by D numbers): Qd += Qm >> n in each
+// 64-bit lane.
+func (e neonPoly) sra(qd, qm, n int) {
+	e.op(shift64(0xF3800100, true, qd, qm, uint32(64-n)), "VSRA.U64 q%d, q%d, #%d", qd/2, qm/2, n)
+}
+
+// shrn is VSHRN.I64 Dd, Qm, #n: each 64-bit lane shifted right and
+// narrowed to 32 bits.
+func (e neonPoly) shrn(d, qm, n int) {
+	vd, D := dreg(d)
+	vm, M := dreg(qm)
+	e.op(0xF2800810|D<<22|uint32(64-n)<<16|vd<<12|M<<5|vm, "VSHRN.I64 d%d, q%d, #%d", d, qm/2, n)
+}
+
 func (e neonPoly) and(d, n, m int) {
 	e.op(three64(0xF2000110, false, d, n, m), "VAND d%d, d%d, d%d", d, n, m)
 }
@@ -102,7 +116,7 @@ func dlist(first, n int) string {
 // D registers: d0-d4 the accumulator's limbs, d5-d9 r, d10-d13 5×r1..5×r4
 // (poly26x2 as it lies in memory); q7-q11 (d14-d23) the five columns, in
 // 64-bit lanes, and before them the block's limbs; q12, q13 the message;
-// q14 scratch; d30 the limb mask, d31 hibit. R0 x, R1 the message, R2
+// d30 the limb mask, d31 hibit. R0 x, R1 the message, R2
 // its end, R3 and R12 scratch.
 func emitPolyNEON(w *bytes.Buffer) {
 	p := func(f string, a ...any) { fmt.Fprintf(w, "\t"+f+"\n", a...) }
@@ -163,16 +177,14 @@ func emitPolyNEON(w *bytes.Buffer) {
 	}
 	p("// carry: each column's bits past 26 into the next")
 	for k := 0; k < 4; k++ {
-		e.shr(true, 28, 14+2*k, 26)
-		e.add(true, 16+2*k, 16+2*k, 28)
+		e.sra(16+2*k, 14+2*k, 26)
 		e.movn(k, 14+2*k)
 		e.and(k, k, 30)
 	}
 	p("// the top's carry × 5 into limb 0, limb 0's into limb 1")
-	e.shr(true, 28, 22, 26)
+	e.shrn(14, 22, 26) // below 2^30: the top column has no 5× operand
 	e.movn(4, 22)
 	e.and(4, 4, 30)
-	e.movn(14, 28) // below 2^30: the top column has no 5× operand
 	e.shl32(15, 14, 2)
 	e.add32(14, 14, 15)
 	e.add32(0, 0, 14)

@@ -331,27 +331,22 @@ loop:
 	WORD	$0xf3e36806	// VMLAL.U32 q11, d3, d6
 	WORD	$0xf3e46805	// VMLAL.U32 q11, d4, d5
 	// carry: each column's bits past 26 into the next
-	WORD	$0xf3e6c0de	// VSHR.U64 q14, q7, #26
-	WORD	$0xf27008ec	// VADD.I64 q8, q8, q14
+	WORD	$0xf3e601de	// VSRA.U64 q8, q7, #26
 	WORD	$0xf3ba020e	// VMOVN.I64 d0, q7
 	WORD	$0xf200013e	// VAND d0, d0, d30
-	WORD	$0xf3e6c0f0	// VSHR.U64 q14, q8, #26
-	WORD	$0xf27228ec	// VADD.I64 q9, q9, q14
+	WORD	$0xf3e621f0	// VSRA.U64 q9, q8, #26
 	WORD	$0xf3ba1220	// VMOVN.I64 d1, q8
 	WORD	$0xf201113e	// VAND d1, d1, d30
-	WORD	$0xf3e6c0f2	// VSHR.U64 q14, q9, #26
-	WORD	$0xf27448ec	// VADD.I64 q10, q10, q14
+	WORD	$0xf3e641f2	// VSRA.U64 q10, q9, #26
 	WORD	$0xf3ba2222	// VMOVN.I64 d2, q9
 	WORD	$0xf202213e	// VAND d2, d2, d30
-	WORD	$0xf3e6c0f4	// VSHR.U64 q14, q10, #26
-	WORD	$0xf27668ec	// VADD.I64 q11, q11, q14
+	WORD	$0xf3e661f4	// VSRA.U64 q11, q10, #26
 	WORD	$0xf3ba3224	// VMOVN.I64 d3, q10
 	WORD	$0xf203313e	// VAND d3, d3, d30
 	// the top's carry × 5 into limb 0, limb 0's into limb 1
-	WORD	$0xf3e6c0f6	// VSHR.U64 q14, q11, #26
+	WORD	$0xf2a6e836	// VSHRN.I64 d14, q11, #26
 	WORD	$0xf3ba4226	// VMOVN.I64 d4, q11
 	WORD	$0xf204413e	// VAND d4, d4, d30
-	WORD	$0xf3bae22c	// VMOVN.I64 d14, q14
 	WORD	$0xf2a2f51e	// VSHL.I32 d15, d14, #2
 	WORD	$0xf22ee80f	// VADD.I32 d14, d14, d15
 	WORD	$0xf220080e	// VADD.I32 d0, d0, d14
