@@ -11,15 +11,10 @@ import (
 
 // q splits Q register n into the 4-bit field and the high bit that name
 // its first D register (d2n).
-func q(n int) (v, hi uint32) { d := uint32(2 * n); return d & 15, d >> 4 }
+func q(n int) (v, hi uint32) { return dreg(2 * n) }
 
-// three is the three-register form: 1111 001U 0 D sz Vn Vd op N Q M o Vm.
-func three(base uint32, d, n, m int) uint32 {
-	vd, D := q(d)
-	vn, N := q(n)
-	vm, M := q(m)
-	return base | D<<22 | vn<<16 | vd<<12 | N<<7 | 1<<6 | M<<5 | vm
-}
+// three is the three-register form on Q registers (threeD's).
+func three(base uint32, d, n, m int) uint32 { return threeD(base, true, 2*d, 2*n, 2*m) }
 
 func vadd32(d, n, m int) uint32 { return three(0xF2200800, d, n, m) } // VADD.I32 Qd, Qn, Qm
 func veor(d, n, m int) uint32   { return three(0xF3000110, d, n, m) } // VEOR Qd, Qn, Qm
@@ -60,25 +55,29 @@ func vdup32(d, rt int) uint32 {
 	return 0xEEA00B10 | vd<<16 | uint32(rt)<<12 | D<<7
 }
 
-// vldst1 is VLD1.8 / VST1.8 {d(2q)..}, [Rn] of 2 or 4 D registers
-// (1 or 2 Q), with Rn advanced by the size moved if wb.
-func vldst1(load bool, first, nq, rn int, wb bool) uint32 {
-	vd, D := q(first)
+// vldst is VLD1 / VST1 {d(first)..d(first+n-1)}, [Rn] of 1, 2 or 4 D
+// registers with elements of size bits (8, 32 or 64), Rn advanced by
+// the size moved if wb.
+func vldst(load bool, first, n, size, rn int, wb bool) uint32 {
+	vd, D := dreg(first)
 	base := uint32(0xF4000000)
 	if load {
 		base = 0xF4200000
 	}
-	typ := uint32(0b1010) // two D registers
-	if nq == 2 {
-		typ = 0b0010 // four
-	}
+	typ := map[int]uint32{1: 0b0111, 2: 0b1010, 4: 0b0010}[n]
+	sz := map[int]uint32{8: 0, 16: 1, 32: 2, 64: 3}[size]
 	rm := uint32(15)
 	if wb {
 		rm = 13
 	}
-	// Size 8: byte elements have no alignment to keep, and on a
-	// little-endian core the lanes hold the same words as VLD1.32's.
-	return base | D<<22 | uint32(rn)<<16 | vd<<12 | typ<<8 | 0b00<<6 | rm
+	return base | D<<22 | uint32(rn)<<16 | vd<<12 | typ<<8 | sz<<6 | rm
+}
+
+// vldst1 is VLD1.8 / VST1.8 of Q registers: nq (1 or 2) from q(first).
+// Size 8: byte elements have no alignment to keep, and on a
+// little-endian core the lanes hold the same words as VLD1.32's.
+func vldst1(load bool, first, nq, rn int, wb bool) uint32 {
+	return vldst(load, 2*first, 2*nq, 8, rn, wb)
 }
 
 type neon struct{ w *bytes.Buffer }
@@ -210,4 +209,70 @@ func emitChaCha(w *bytes.Buffer) {
 	p("SUB.S\t$128, R2, R2")
 	p("BNE\tblocks")
 	p("RET")
+}
+
+// NEON on 64-bit lanes, by D register number (a Q register qn is d2n
+// with qf set). Encodings from the ARMv7-A manual's A1 forms, checked by
+// gen_test.go against LLVM's disassembler.
+
+func dreg(d int) (v, hi uint32) { return uint32(d) & 15, uint32(d) >> 4 }
+
+// threeD is the three-register form by D numbers (qf: on the Q
+// registers they start): 1111 001U 0 D sz Vn Vd op N Q M o Vm.
+func threeD(base uint32, qf bool, d, n, m int) uint32 {
+	vd, D := dreg(d)
+	vn, N := dreg(n)
+	vm, M := dreg(m)
+	return base | D<<22 | vn<<16 | vd<<12 | N<<7 | qbit(qf)<<6 | M<<5 | vm
+}
+
+// shift64 is the two-register-and-immediate form with L set (64-bit
+// lanes): 1111 001U 1 D imm6 Vd op 1 Q M 1 Vm.
+func shift64(base uint32, qf bool, d, m int, imm6 uint32) uint32 {
+	vd, D := dreg(d)
+	vm, M := dreg(m)
+	return base | D<<22 | imm6<<16 | vd<<12 | 1<<7 | qbit(qf)<<6 | M<<5 | 1<<4 | vm
+}
+
+func qbit(qf bool) uint32 {
+	if qf {
+		return 1
+	}
+	return 0
+}
+
+// neon64 writes the 64-bit-lane instructions SHA-512 needs.
+type neon64 struct{ w *bytes.Buffer }
+
+func (e neon64) op(word uint32, format string, a ...any) {
+	fmt.Fprintf(e.w, "\tWORD\t$%#08x\t// %s\n", word, fmt.Sprintf(format, a...))
+}
+
+// reg names D register d, or the Q register it starts with qf.
+func reg(qf bool, d int) string {
+	if qf {
+		return fmt.Sprintf("q%d", d/2)
+	}
+	return fmt.Sprintf("d%d", d)
+}
+
+func (e neon64) add(qf bool, d, n, m int) {
+	e.op(threeD(0xF2300800, qf, d, n, m), "VADD.I64 %s, %s, %s", reg(qf, d), reg(qf, n), reg(qf, m))
+}
+func (e neon64) eor(qf bool, d, n, m int) {
+	e.op(threeD(0xF3000110, qf, d, n, m), "VEOR %s, %s, %s", reg(qf, d), reg(qf, n), reg(qf, m))
+}
+
+// bsl is VBSL Dd, Dn, Dm: where d's bits are set take n's, else m's.
+func (e neon64) bsl(d, n, m int) {
+	e.op(threeD(0xF3100110, false, d, n, m), "VBSL d%d, d%d, d%d", d, n, m)
+}
+func (e neon64) mov(d, m int) {
+	e.op(threeD(0xF2200110, false, d, m, m), "VORR d%d, d%d, d%d", d, m, m)
+}
+func (e neon64) shr(qf bool, d, m, n int) {
+	e.op(shift64(0xF3800000, qf, d, m, uint32(64-n)), "VSHR.U64 %s, %s, #%d", reg(qf, d), reg(qf, m), n)
+}
+func (e neon64) sli(qf bool, d, m, n int) {
+	e.op(shift64(0xF3800500, qf, d, m, uint32(n)), "VSLI.64 %s, %s, #%d", reg(qf, d), reg(qf, m), n)
 }

@@ -27,25 +27,6 @@ func shift32(base uint32, d, m int, imm6 uint32) uint32 {
 	return base | D<<22 | imm6<<16 | vd<<12 | M<<5 | 1<<4 | vm
 }
 
-// vldst32 is VLD1.32 / VST1.32 {d(first)..}, [Rn] of n (1 or 4) D
-// registers, Rn advanced by the size moved if wb.
-func vldst32(load bool, first, n, rn int, wb bool) uint32 {
-	vd, D := dreg(first)
-	base := uint32(0xF4000000)
-	if load {
-		base = 0xF4200000
-	}
-	typ := uint32(0b0111)
-	if n == 4 {
-		typ = 0b0010
-	}
-	rm := uint32(15)
-	if wb {
-		rm = 13
-	}
-	return base | D<<22 | uint32(rn)<<16 | vd<<12 | typ<<8 | 0b10<<6 | rm
-}
-
 type neonPoly struct{ neon64 }
 
 func (e neonPoly) mull(qd, n, m int) {
@@ -59,6 +40,7 @@ func (e neonPoly) movn(d, qm int) {
 	vm, M := dreg(qm)
 	e.op(0xF3BA0200|D<<22|vd<<12|M<<5|vm, "VMOVN.I64 d%d, q%d", d, qm/2)
 }
+
 // sra is VSRA.U64 Qd, Qm, #n (by D numbers): Qd += Qm >> n in each
 // 64-bit lane.
 func (e neonPoly) sra(qd, qm, n int) {
@@ -74,13 +56,13 @@ func (e neonPoly) shrn(d, qm, n int) {
 }
 
 func (e neonPoly) and(d, n, m int) {
-	e.op(three64(0xF2000110, false, d, n, m), "VAND d%d, d%d, d%d", d, n, m)
+	e.op(threeD(0xF2000110, false, d, n, m), "VAND d%d, d%d, d%d", d, n, m)
 }
 func (e neonPoly) orr(d, n, m int) {
-	e.op(three64(0xF2200110, false, d, n, m), "VORR d%d, d%d, d%d", d, n, m)
+	e.op(threeD(0xF2200110, false, d, n, m), "VORR d%d, d%d, d%d", d, n, m)
 }
 func (e neonPoly) add32(d, n, m int) {
-	e.op(three64(0xF2200800, false, d, n, m), "VADD.I32 d%d, d%d, d%d", d, n, m)
+	e.op(threeD(0xF2200800, false, d, n, m), "VADD.I32 d%d, d%d, d%d", d, n, m)
 }
 func (e neonPoly) shr32(d, m, n int) {
 	e.op(shift32(0xF3800000, d, m, uint32(64-n)), "VSHR.U32 d%d, d%d, #%d", d, m, n)
@@ -92,10 +74,10 @@ func (e neonPoly) shl32(d, m, n int) {
 	e.op(shift32(0xF2800500, d, m, uint32(32+n)), "VSHL.I32 d%d, d%d, #%d", d, m, n)
 }
 func (e neonPoly) ld32(first, n, rn int, wb bool) {
-	e.op(vldst32(true, first, n, rn, wb), "VLD1.32 %s, [R%d]%s", dlist(first, n), rn, map[bool]string{true: "!"}[wb])
+	e.op(vldst(true, first, n, 32, rn, wb), "VLD1.32 %s, [R%d]%s", dlist(first, n), rn, map[bool]string{true: "!"}[wb])
 }
 func (e neonPoly) st32(first, n, rn int) {
-	e.op(vldst32(false, first, n, rn, false), "VST1.32 %s, [R%d]", dlist(first, n), rn)
+	e.op(vldst(false, first, n, 32, rn, false), "VST1.32 %s, [R%d]", dlist(first, n), rn)
 }
 func (e neonPoly) dup32(d, rt int) {
 	vd, D := dreg(d)

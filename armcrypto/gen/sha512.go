@@ -29,71 +29,6 @@ var sha512K = [80]uint64{
 	0x4cc5d4becb3e42b6, 0x597f299cfc657e2a, 0x5fcb6fab3ad6faec, 0x6c44198c4a475817,
 }
 
-// NEON on 64-bit lanes, by D register number (a Q register qn is d2n
-// with qf set). Encodings from the ARMv7-A manual's A1 forms, checked by
-// gen_test.go against LLVM's disassembler.
-
-func dreg(d int) (v, hi uint32) { return uint32(d) & 15, uint32(d) >> 4 }
-
-// three64 is the three-register form: 1111 001U 0 D sz Vn Vd op N Q M o Vm.
-func three64(base uint32, qf bool, d, n, m int) uint32 {
-	vd, D := dreg(d)
-	vn, N := dreg(n)
-	vm, M := dreg(m)
-	return base | D<<22 | vn<<16 | vd<<12 | N<<7 | qbit(qf)<<6 | M<<5 | vm
-}
-
-// shift64 is the two-register-and-immediate form with L set (64-bit
-// lanes): 1111 001U 1 D imm6 Vd op 1 Q M 1 Vm.
-func shift64(base uint32, qf bool, d, m int, imm6 uint32) uint32 {
-	vd, D := dreg(d)
-	vm, M := dreg(m)
-	return base | D<<22 | imm6<<16 | vd<<12 | 1<<7 | qbit(qf)<<6 | M<<5 | 1<<4 | vm
-}
-
-func qbit(qf bool) uint32 {
-	if qf {
-		return 1
-	}
-	return 0
-}
-
-// neon64 writes the 64-bit-lane instructions SHA-512 needs.
-type neon64 struct{ w *bytes.Buffer }
-
-func (e neon64) op(word uint32, format string, a ...any) {
-	fmt.Fprintf(e.w, "\tWORD\t$%#08x\t// %s\n", word, fmt.Sprintf(format, a...))
-}
-
-// reg names D register d, or the Q register it starts with qf.
-func reg(qf bool, d int) string {
-	if qf {
-		return fmt.Sprintf("q%d", d/2)
-	}
-	return fmt.Sprintf("d%d", d)
-}
-
-func (e neon64) add(qf bool, d, n, m int) {
-	e.op(three64(0xF2300800, qf, d, n, m), "VADD.I64 %s, %s, %s", reg(qf, d), reg(qf, n), reg(qf, m))
-}
-func (e neon64) eor(qf bool, d, n, m int) {
-	e.op(three64(0xF3000110, qf, d, n, m), "VEOR %s, %s, %s", reg(qf, d), reg(qf, n), reg(qf, m))
-}
-
-// bsl is VBSL Dd, Dn, Dm: where d's bits are set take n's, else m's.
-func (e neon64) bsl(d, n, m int) {
-	e.op(three64(0xF3100110, false, d, n, m), "VBSL d%d, d%d, d%d", d, n, m)
-}
-func (e neon64) mov(d, m int) {
-	e.op(three64(0xF2200110, false, d, m, m), "VORR d%d, d%d, d%d", d, m, m)
-}
-func (e neon64) shr(qf bool, d, m, n int) {
-	e.op(shift64(0xF3800000, qf, d, m, uint32(64-n)), "VSHR.U64 %s, %s, #%d", reg(qf, d), reg(qf, m), n)
-}
-func (e neon64) sli(qf bool, d, m, n int) {
-	e.op(shift64(0xF3800500, qf, d, m, uint32(n)), "VSLI.64 %s, %s, #%d", reg(qf, d), reg(qf, m), n)
-}
-
 // sigma sets d to ror(x,r0) ^ ror(x,r1) ^ (x >> s, or ror(x,s) if
 // rot): SHA-512's σ0 and σ1 on two lanes (qf), or Σ0 and Σ1 on one; t1
 // and t2 are scratch.
@@ -141,14 +76,14 @@ func emitSHA512(w *bytes.Buffer) {
 	// The message, big-endian words: four loads of four D registers,
 	// then each word's bytes reversed.
 	for i := 0; i < 4; i++ {
-		e.op(vld1x4(true, 16+4*i, 0, true), "VLD1.8 {d%d-d%d}, [R0]!", 16+4*i, 19+4*i)
+		e.op(vldst(true, 16+4*i, 4, 8, 0, true), "VLD1.8 {d%d-d%d}, [R0]!", 16+4*i, 19+4*i)
 	}
 	for i := 0; i < 8; i++ {
 		e.op(vrev64_8(16+2*i, 16+2*i), "VREV64.8 q%d, q%d", 8+i, 8+i)
 	}
 	p("ADD\t$32, R3, R12")
-	e.op(vld1x4(true, 0, 3, false), "VLD1.8 {d0-d3}, [R3]")
-	e.op(vld1x4(true, 4, 12, false), "VLD1.8 {d4-d7}, [R12]")
+	e.op(vldst(true, 0, 4, 8, 3, false), "VLD1.8 {d0-d3}, [R3]")
+	e.op(vldst(true, 4, 4, 8, 12, false), "VLD1.8 {d4-d7}, [R12]")
 	v := []int{0, 1, 2, 3, 4, 5, 6, 7}              // a..h
 	wq := func(t int) int { return 16 + (t%16)&^1 } // the Q register (as its first D) of W[t], t even
 	for t := 0; t < 80; t++ {
@@ -165,7 +100,7 @@ func emitSHA512(w *bytes.Buffer) {
 		}
 		a, b, c, d, ee, f, g, h := v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
 		p("// round %d", t)
-		e.op(vld1x1(8, 1), "VLD1.64 {d8}, [R1]!")
+		e.op(vldst(true, 8, 1, 64, 1, true), "VLD1.64 {d8}, [R1]!")
 		e.sigma(false, 9, ee, 10, 11, 14, 18, 41, true) // Σ1(e)
 		e.add(false, h, h, 8)
 		e.add(false, h, h, 16+t%16)
@@ -182,38 +117,17 @@ func emitSHA512(w *bytes.Buffer) {
 		v = append([]int{h}, v[:7]...)
 	}
 	p("// the digest += the working variables")
-	e.op(vld1x4(true, 8, 3, false), "VLD1.8 {d8-d11}, [R3]")
-	e.op(vld1x4(true, 12, 12, false), "VLD1.8 {d12-d15}, [R12]")
+	e.op(vldst(true, 8, 4, 8, 3, false), "VLD1.8 {d8-d11}, [R3]")
+	e.op(vldst(true, 12, 4, 8, 12, false), "VLD1.8 {d12-d15}, [R12]")
 	for i := 0; i < 4; i++ {
 		e.add(true, 2*i, 2*i, 8+2*i)
 	}
-	e.op(vld1x4(false, 0, 3, false), "VST1.8 {d0-d3}, [R3]")
-	e.op(vld1x4(false, 4, 12, false), "VST1.8 {d4-d7}, [R12]")
+	e.op(vldst(false, 0, 4, 8, 3, false), "VST1.8 {d0-d3}, [R3]")
+	e.op(vldst(false, 4, 4, 8, 12, false), "VST1.8 {d4-d7}, [R12]")
 	p("B\tloop")
 	fmt.Fprintln(w, "done:")
 	p("RET")
 	fmt.Fprintln(w)
-}
-
-// vld1x4 is VLD1.8 / VST1.8 {d(first)..d(first+3)}, [Rn], with Rn
-// advanced by 32 if wb.
-func vld1x4(load bool, first, rn int, wb bool) uint32 {
-	vd, D := dreg(first)
-	base := uint32(0xF4000000)
-	if load {
-		base = 0xF4200000
-	}
-	rm := uint32(15)
-	if wb {
-		rm = 13
-	}
-	return base | D<<22 | uint32(rn)<<16 | vd<<12 | 0b0010<<8 | rm
-}
-
-// vld1x1 is VLD1.64 {d}, [Rn]!: one D register, Rn advanced by 8.
-func vld1x1(d, rn int) uint32 {
-	vd, D := dreg(d)
-	return 0xF4200000 | D<<22 | uint32(rn)<<16 | vd<<12 | 0b0111<<8 | 0b11<<6 | 13
 }
 
 // vrev64_8 is VREV64.8 Qd, Qm (by D number): the bytes of each 64-bit
