@@ -182,6 +182,7 @@ var overlaid = []string{
 	"crypto/internal/fips140/sha512",
 	"crypto/internal/fips140deps/cpu",
 	"crypto/internal/fips140/bigmod",
+	"runtime",
 }
 
 // go vet on the board's build checks the assembly against its Go
@@ -236,6 +237,11 @@ func TestOnARM(t *testing.T) {
 			args[slices.Index(args, skipLimbExact)] = `^(TestFeMul|TestFeSquare|TestLinker)$`
 		}
 		t.Logf("%s", run(t, armEnv, "go", append(args, stdPackages...)...))
+		if *full {
+			// The runtime's memmove tests (every alignment, overlaps,
+			// large copies), for the overlay's memmove.
+			t.Logf("%s", run(t, armEnv, "go", append(args[:len(args):len(args)], "-run", "Memmove", "runtime")...))
+		}
 	})
 	// A core without NEON (ARMv6, GOARM=6) takes SHA-1's fallback through
 	// block itself, SHA-512's Go code and Poly1305's one block at a time.

@@ -65,9 +65,10 @@ type patch struct {
 	tagOf  string // a file in the same folder whose //go:build line this one takes
 	extra  string // a constraint ANDed with tagOf's
 	// rename, for a file relied on (sha256 set, no src): the overlay
-	// takes the original with this one function renamed, from [0] to
-	// [1], so that a file of ours can define the name and call the
-	// original under the new one.
+	// takes the original with one declaration's line start changed from
+	// [0] to [1] (a function renamed, as "func f(" to "func fGeneric(",
+	// or an assembly TEXT symbol), so that a file of ours can define the
+	// name and call the original under the new one.
 	rename [2]string
 }
 
@@ -108,7 +109,7 @@ var patches = []patch{
 	{root: "GOROOT", file: field + "fe_arm32_test.go", src: fieldSrc + "fe_arm32_test.go", test: true, tagOf: "fe_amd64_noasm.go"},
 	// X25519's whole ladder in eight 32-bit words with UMAAL; the
 	// standard library's ladder stays, renamed, for the other builds.
-	{root: "GOROOT", file: ecdh + "x25519.go", sha256: "6dff1337f8540910d0bed609b7acf338e365c26be56df9d6cd60fd6b49afa41e", rename: [2]string{"x25519ScalarMult", "x25519ScalarMultGeneric"}},
+	{root: "GOROOT", file: ecdh + "x25519.go", sha256: "6dff1337f8540910d0bed609b7acf338e365c26be56df9d6cd60fd6b49afa41e", rename: [2]string{"func x25519ScalarMult(", "func x25519ScalarMultGeneric("}},
 	{root: "GOROOT", file: ecdh + "x25519_arm32.go", src: ecdhSrc + "x25519_arm32.go"},
 	{root: "GOROOT", file: ecdh + "x25519_arm32_noasm.go", src: ecdhSrc + "x25519_arm32_noasm.go"},
 	{root: "GOROOT", file: ecdh + "x25519_arm32_arm.go", src: ecdhSrc + "x25519_arm32_arm.go"},
@@ -166,7 +167,7 @@ var patches = []patch{
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm_test.go", src: sha1Src + "sha1block_arm32_arm_test.go", test: true},
 	// RSA's Montgomery multiplication, one pass a row with UMAAL; the
 	// standard library's stays, renamed, for other sizes and builds.
-	{root: "GOROOT", file: bigmod + "nat.go", sha256: "02e9175e5315b183eb60afa8d5ebb4c52d2b0d88289b81e16823a8ebb695cd49", rename: [2]string{"(x *Nat) montgomeryMul", "(x *Nat) montgomeryMulGeneric"}},
+	{root: "GOROOT", file: bigmod + "nat.go", sha256: "02e9175e5315b183eb60afa8d5ebb4c52d2b0d88289b81e16823a8ebb695cd49", rename: [2]string{"func (x *Nat) montgomeryMul(", "func (x *Nat) montgomeryMulGeneric("}},
 	{root: "GOROOT", file: bigmod + "nat_arm32.go", src: bigmodSrc + "nat_arm32.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_noasm.go", src: bigmodSrc + "nat_arm32_noasm.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_arm.go", src: bigmodSrc + "nat_arm32_arm.go"},
@@ -186,6 +187,11 @@ var patches = []patch{
 	{root: "GOROOT", file: "src/crypto/internal/fips140deps/cpu/cpu.go", sha256: "0a17476e7b34fba9e513e3bc9a34f300185ff39f44c45e4b309031d4e2d1d453"},
 	{root: "GOROOT", file: "src/crypto/internal/fips140deps/cpu/cpu_arm32.go", src: "fips140deps/cpu_arm32.go"},
 	{root: "GOROOT", file: sha512Dir + "sha512block_arm32_arm.s", src: sha512Src + "sha512block_arm32_arm.s"},
+	// memmove of misaligned copies (TLS records, HTTP/2 frames, SSH
+	// packets) in NEON; the runtime's stays, renamed, for the rest.
+	{root: "GOROOT", file: "src/runtime/memmove_arm.s", sha256: "536430961a3cdd3f5c5f4b4f8b0799535efc1bf20a4da53f810f201720de5494", rename: [2]string{"TEXT runtime·memmove(SB)", "TEXT runtime·memmoveGeneric(SB)"}},
+	{root: "GOROOT", file: "src/runtime/memmove_arm32_arm.s", src: "runtime/memmove_arm32_arm.s"},
+	{root: "GOROOT", file: "src/runtime/memmove_arm32_arm.go", src: "runtime/memmove_arm32_arm.go"},
 	// The binary's own mark that it was built with the overlay: without
 	// it, the board's build says at start that it is the slow path.
 	{root: "bonesync", file: "appliance/armcrypto_overlay.go", src: "armcrypto_overlay.go"},
@@ -342,19 +348,20 @@ func prepare(out string, tests bool) error {
 	return os.WriteFile(filepath.Join(out, "overlay.json"), append(j, '\n'), 0o644)
 }
 
-// renameFunc writes src to dst with the declaration of function
-// names[0] renamed names[1] (its calls keep the old name, which a file of
-// ours then defines), and returns dst.
-func renameFunc(src string, names [2]string, dst string) (string, error) {
+// renameFunc writes src to dst with the one line that starts with
+// decl[0] starting with decl[1] instead (a declaration renamed: its
+// callers keep the old name, which a file of ours then defines), and
+// returns dst.
+func renameFunc(src string, decl [2]string, dst string) (string, error) {
 	b, err := os.ReadFile(src)
 	if err != nil {
 		return "", err
 	}
-	decl := []byte("\nfunc " + names[0] + "(")
-	if n := bytes.Count(b, decl); n != 1 {
-		return "", fmt.Errorf("%s declares func %s %d times, want once", src, names[0], n)
+	old := []byte("\n" + decl[0])
+	if n := bytes.Count(b, old); n != 1 {
+		return "", fmt.Errorf("%s has %d lines starting %q, want one", src, n, decl[0])
 	}
-	b = bytes.Replace(b, decl, []byte("\nfunc "+names[1]+"("), 1)
+	b = bytes.Replace(b, old, []byte("\n"+decl[1]), 1)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", err
 	}

@@ -16,6 +16,7 @@
 //	    UMAAL;
 //	  - SHA-256's block, its rotations in the barrel shifter;
 //	  - SHA-512's block in NEON, its 64-bit words in D registers;
+//	  - the runtime's memmove of misaligned copies in NEON (memmove.go);
 //	  - SHA-1's block (the store's upload digest) with the message
 //	    schedule in NEON, and without NEON (sha1.go).
 //
@@ -134,6 +135,8 @@ var asmFiles = []struct {
 		"\n// REV: ARMv6 and later.", []func(*bytes.Buffer){emitSHA256}},
 	{"sha512/sha512block_arm32_arm.s", "crypto/internal/fips140/sha512", "arm && !purego",
 		"\n// NEON: block takes blockNEON only where the kernel reports NEON.", []func(*bytes.Buffer){emitSHA512}},
+	{"runtime/memmove_arm32_arm.s", "runtime", "arm",
+		"\n// NEON: memmove takes it only where the kernel reports NEON.", []func(*bytes.Buffer){emitMemmove}},
 	{"sha1/sha1block_arm.s", "crypto/sha1", "!purego",
 		"\n// NEON: block takes blockNEON only where the kernel reports NEON.", []func(*bytes.Buffer){emitSHA1}},
 }

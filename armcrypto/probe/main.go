@@ -1,7 +1,7 @@
 // Command probe runs the primitives armcrypto replaces, through the
 // standard library's and x/crypto's own APIs:
 //
-//	probe diff N   N deterministic random cases of each primitive (SHA-1, SHA-256, SHA-512, RSA,
+//	probe diff N   N deterministic random cases of each primitive (SHA-1, SHA-256, SHA-512, RSA, memmove,
 //	               ChaCha20 read across its counter's end too); prints
 //	               one SHA-256 of all outputs per primitive. armcrypto's
 //	               tests run it built untouched (the reference) and built
@@ -118,7 +118,7 @@ func fill(rng *rand.Rand, b []byte, i int) {
 func diff(n int) {
 	rng := rand.New(rand.NewPCG(uint64(n), 7))
 	sums := map[string]hash.Hash{"x25519": sha256.New(), "x25519-ecdh": sha256.New(), "chacha20poly1305": sha256.New(),
-		"p256-ecdh": sha256.New(), "p256-ecdsa": sha256.New(), "sha1": sha256.New(), "sha256": sha1.New(), "sha512": sha1.New(), "rsa": sha256.New(), "chacha20-end": sha256.New()}
+		"p256-ecdh": sha256.New(), "p256-ecdsa": sha256.New(), "sha1": sha256.New(), "sha256": sha1.New(), "sha512": sha1.New(), "rsa": sha256.New(), "memmove": sha256.New(), "chacha20-end": sha256.New()}
 	keys := rsaKeys()
 	for i := 0; i < n; i++ {
 		// X25519 on any 32-byte point, as curve25519.X25519 takes it
@@ -199,6 +199,7 @@ func diff(n int) {
 		}
 		sums["sha512"].Write(h.Sum(nil))
 		counterEnd(rng, sums["chacha20-end"], i)
+		memmoves(rng, sums["memmove"], i)
 		// RSA (bigmod's Montgomery multiplication): PKCS #1 v1.5
 		// signatures, deterministic, with fixed keys whose CRT halves and
 		// moduli take the fused sizes (1024, 1536 and 2048 bits) and
@@ -212,9 +213,28 @@ func diff(n int) {
 			fmt.Fprintf(sums["rsa"], "forged %v\n", rsa.VerifyPKCS1v15(&k.PublicKey, crypto.SHA256, digest[:], sig) != nil)
 		}
 	}
-	for _, name := range []string{"x25519", "x25519-ecdh", "chacha20poly1305", "p256-ecdh", "p256-ecdsa", "sha1", "sha256", "sha512", "rsa", "chacha20-end"} {
+	for _, name := range []string{"x25519", "x25519-ecdh", "chacha20poly1305", "p256-ecdh", "p256-ecdsa", "sha1", "sha256", "sha512", "rsa", "memmove", "chacha20-end"} {
 		fmt.Printf("%s %d %x\n", name, n, sums[name].Sum(nil))
 	}
+}
+
+// memmoves copies (the runtime's memmove) between two buffers and within
+// one, forward and backward, at every alignment and many lengths, into
+// w: the overlay's NEON path takes the misaligned ones of 64 bytes or
+// more.
+func memmoves(rng *rand.Rand, w io.Writer, i int) {
+	buf := make([]byte, 6000)
+	fill(rng, buf, i)
+	other := make([]byte, len(buf))
+	n := rng.IntN(300)
+	if i%10 == 0 {
+		n = rng.IntN(5000)
+	}
+	src, dst := rng.IntN(len(buf)-n), rng.IntN(len(buf)-n)
+	copy(other[dst:dst+n], buf[src:src+n])
+	copy(buf[dst:dst+n], buf[src:src+n]) // overlapping when src and dst are near
+	w.Write(other)
+	w.Write(buf)
 }
 
 // The RSA keys of the differential (openssl genpkey, for this test only).
