@@ -1,10 +1,14 @@
 // Command armcrypto prepares the board's build with faster crypto: Go's
-// X25519 field arithmetic and Poly1305 use 64-bit limbs, and on the
-// Cortex-A8's 32-bit core every bits.Mul64 is emulated. The files in
-// _overlay put 32-bit-limb code in their place through `go build
-// -overlay`, for the GOARCH=arm build only; crypto/tls, crypto/ecdh and
-// x/crypto/ssh are untouched and call it as they called the code it
-// replaces.
+// X25519, P-256, Poly1305 and RSA arithmetic use 64-bit limbs, and on
+// the Cortex-A8's 32-bit core every bits.Mul64 is emulated; SHA-256 and
+// SHA-512 are generic Go, SHA-1 and ChaCha20 leave NEON unused. The
+// files in _overlay put 32-bit-word and NEON code in their place through
+// `go build -overlay`, for the GOARCH=arm build only; crypto/tls,
+// crypto/ecdh and x/crypto/ssh are untouched and call it as they called
+// the code it replaces. Where a function must give way inside a file
+// (crypto/ecdh's X25519 ladder, bigmod's Montgomery multiplication, the
+// runtime's memmove), the overlay takes the pinned file with that one
+// declaration renamed and adds a file that defines the name.
 //
 //	go run ./armcrypto -out DIR [-tests]
 //
