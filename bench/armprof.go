@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -169,7 +170,7 @@ func readSyms(ctx context.Context, bin string) ([]sym, error) {
 	if len(syms) == 0 {
 		return nil, fmt.Errorf("go tool nm found no symbols in %s", bin)
 	}
-	slices.SortFunc(syms, func(a, b sym) int { return int(int64(a.addr - b.addr)) })
+	slices.SortFunc(syms, func(a, b sym) int { return cmp.Compare(a.addr, b.addr) })
 	return syms, nil
 }
 
@@ -211,7 +212,7 @@ func topFunctions(what string, work, base map[string]float64, units float64) arm
 			p.Total -= n / units
 		}
 	}
-	slices.SortFunc(all, func(a, b fnCost) int { return int(b.Insns - a.Insns) })
+	slices.SortFunc(all, func(a, b fnCost) int { return cmp.Compare(b.Insns, a.Insns) })
 	for _, c := range all[:min(profileTop, len(all))] {
 		c.Share = c.Insns / p.Total
 		p.Top = append(p.Top, c)

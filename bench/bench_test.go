@@ -74,7 +74,8 @@ func TestMarkdownHasRatios(t *testing.T) {
 		HTTPS: []httpsResult{{Key: "ecdsa-p256", Full: pair{f(200, 100*time.Millisecond), f(100, 200*time.Millisecond)}}},
 		SSH:   &sshResult{Err: "sshd exited"},
 		ARM: &armResult{Rows: []armRow{{Key: "rsa-2048", Mode: "full", Go: 80, GoStd: 120, Nginx: 20, RefGo: 82.4}},
-			Bulk: []armBulk{{Suite: "TLS_CHACHA20_POLY1305_SHA256", Go: 30, GoStd: 60, Ngx: 12}}, ChosenGo: "TLS_CHACHA20_POLY1305_SHA256"},
+			Bulk: []armBulk{{Suite: "TLS_CHACHA20_POLY1305_SHA256", HTTP: "HTTP/1.1", Go: 30, GoStd: 60, Ngx: 12}}, ChosenGo: "TLS_CHACHA20_POLY1305_SHA256",
+			Profiles: []armProfile{topFunctions("a handshake", map[string]float64{"fe8Mul": 7e6, "block": 3e6, "gone": 1e6}, map[string]float64{"fe8Mul": 1e6, "block": 1e6, "base only": 2e6}, 2)}},
 	}
 	var b strings.Builder
 	r.markdown(&b)
@@ -83,7 +84,10 @@ func TestMarkdownHasRatios(t *testing.T) {
 		"| **bonesync / nginx** | **0.50×** |", // rate
 		"**2.00×**",                            // CPU per connection
 		"| rsa-2048 | full | 80.00 | 120.00 | 1.50× | 20.00 | **4.00×** |",
-		"| TLS_CHACHA20_POLY1305_SHA256 | 30.0 | 60.0 | 2.00× | 12.0 | **2.50×** |",
+		"| TLS_CHACHA20_POLY1305_SHA256 | HTTP/1.1 | 30.0 | 60.0 | 2.00× | 12.0 | **2.50×** |",
+		// (7-1)/2 = 3 M of (6+2+1-2)/2 = 3.5 M in all, the largest first
+		"a handshake: 3.50 million in all",
+		"| `fe8Mul` | 3.000 | 85.7% |\n| `block` | 1.000 | 28.6% |\n| `gone` | 0.500 | 14.3% |",
 		"the servers chose: bonesync TLS_CHACHA20_POLY1305_SHA256,",
 		"1-1.5 cycles per instruction",
 		"sshd exited",

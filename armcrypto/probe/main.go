@@ -233,6 +233,13 @@ func memmoves(rng *rand.Rand, w io.Writer, i int) {
 	src, dst := rng.IntN(len(buf)-n), rng.IntN(len(buf)-n)
 	copy(other[dst:dst+n], buf[src:src+n])
 	copy(buf[dst:dst+n], buf[src:src+n]) // overlapping when src and dst are near
+	// And the cases chance may miss: overlapping forward copies a few
+	// bytes apart, lengths of whole 64-byte chunks and one over.
+	if i < 64 {
+		n := 64 * (1 + i%4)
+		copy(buf[1+i%8:1+i%8+n+i/32], buf[3+i%5:3+i%5+n+i/32])
+		copy(buf[100+i%3:100+i%3+n], buf[101+i%7:101+i%7+n])
+	}
 	w.Write(other)
 	w.Write(buf)
 }

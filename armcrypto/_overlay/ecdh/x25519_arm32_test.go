@@ -93,10 +93,19 @@ func TestFe8Differential(t *testing.T) {
 			v = a
 			im.mul(&v, &v, &b)
 			check("mul aliased", v, new(big.Int).Mul(ai, bi))
+			v = b
+			im.mul(&v, &a, &v)
+			check("mul aliased b", v, new(big.Int).Mul(ai, bi))
 			im.sq(&v, &a)
 			check("square", v, new(big.Int).Mul(ai, ai))
+			v = a
+			im.sq(&v, &v)
+			check("square aliased", v, new(big.Int).Mul(ai, ai))
 			im.add(&v, &a, &b)
 			check("add", v, new(big.Int).Add(ai, bi))
+			v = b
+			im.add(&v, &a, &v)
+			check("add aliased", v, new(big.Int).Add(ai, bi))
 			im.sub(&v, &a, &b)
 			check("sub", v, new(big.Int).Sub(ai, bi))
 			v = b
