@@ -275,8 +275,15 @@ func TestOnARM(t *testing.T) {
 // (HKDF's and ECDSA's nonce's HMACs of secrets): a branch on a secret
 // would show as a different path. (Table indexes are argued in the code: there are none.)
 func testConstantTime(t *testing.T, probe string) {
-	syms := functionStarts(t, probe)
-	ranges := tracedRanges(t, probe)
+	syms := functions(t, probe)
+	ranges := tracedRanges(syms)
+	if ranges == "" {
+		t.Fatal("none of the traced functions is in the probe")
+	}
+	starts := map[string]uint64{}
+	for _, s := range syms {
+		starts[s.name] = s.addr
+	}
 	var paths [2][]string
 	for i, secret := range []string{"first secret", "another, longer secret"} {
 		log := filepath.Join(t.TempDir(), "trace")
@@ -285,7 +292,7 @@ func testConstantTime(t *testing.T, probe string) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("probe ct: %v %s", err, out)
 		}
-		paths[i] = tracePath(t, log, syms)
+		paths[i] = tracePath(t, log, starts)
 	}
 	if len(paths[0]) < 10000 {
 		t.Fatalf("only %d blocks traced in the crypto code: the trace's format changed?", len(paths[0]))
@@ -309,17 +316,13 @@ var traced = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)
 // tracedRanges is qemu's -dfilter for the traced functions' code, so that
 // the trace holds their blocks only (an RSA signature runs 26 million
 // instructions, most of them elsewhere).
-func tracedRanges(t *testing.T, bin string) string {
+func tracedRanges(syms []symbol) string {
 	name := regexp.MustCompile(tracedName)
 	var ranges []string
-	for _, l := range strings.Split(run(t, nil, "go", "tool", "nm", "-size", bin), "\n") {
-		f := strings.Fields(l) // address, size, type, name
-		if len(f) >= 4 && f[2] == "T" && name.MatchString(strings.Join(f[3:], " ")) && f[1] != "0" {
-			ranges = append(ranges, "0x"+f[0]+"+"+f[1])
+	for _, s := range syms {
+		if s.size > 0 && name.MatchString(s.name) {
+			ranges = append(ranges, fmt.Sprintf("%#x+%d", s.addr, s.size))
 		}
-	}
-	if len(ranges) == 0 {
-		t.Fatal("go tool nm found none of the traced functions in the probe")
 	}
 	return strings.Join(ranges, ",")
 }
@@ -362,20 +365,28 @@ func tracePath(t *testing.T, log string, starts map[string]uint64) []string {
 	return path
 }
 
-// functionStarts maps the probe's function names to their addresses.
-func functionStarts(t *testing.T, bin string) map[string]uint64 {
-	out := run(t, nil, "go", "tool", "nm", bin)
-	starts := map[string]uint64{}
-	for _, l := range strings.Split(out, "\n") {
-		f := strings.Fields(l)
-		if len(f) >= 3 && f[1] == "T" {
-			if a, err := strconv.ParseUint(f[0], 16, 64); err == nil {
-				starts[strings.Join(f[2:], " ")] = a
-			}
+// symbol is one of the probe's functions, as go tool nm -size lists it.
+type symbol struct {
+	addr, size uint64
+	name       string
+}
+
+// functions lists the probe's functions.
+func functions(t *testing.T, bin string) []symbol {
+	var syms []symbol
+	for _, l := range strings.Split(run(t, nil, "go", "tool", "nm", "-size", bin), "\n") {
+		f := strings.Fields(l) // address, size, type, name
+		if len(f) < 4 || f[2] != "T" {
+			continue
+		}
+		addr, err1 := strconv.ParseUint(f[0], 16, 64)
+		size, err2 := strconv.ParseUint(f[1], 10, 64)
+		if err1 == nil && err2 == nil {
+			syms = append(syms, symbol{addr, size, strings.Join(f[3:], " ")})
 		}
 	}
-	if len(starts) == 0 {
-		t.Fatal("go tool nm found no symbols in the probe")
+	if len(syms) == 0 {
+		t.Fatal("go tool nm found no functions in the probe")
 	}
-	return starts
+	return syms
 }

@@ -184,12 +184,18 @@ func buildArmcost(ctx context.Context, o *options, bin string, overlay, nohash b
 
 // armPlugin builds the armcost plugin (insncount.c) once per run.
 func armPlugin(ctx context.Context, o *options) (string, error) {
-	plugin := filepath.Join(o.work, "libinsncount.so")
+	return buildPlugin(ctx, o, "insncount")
+}
+
+// buildPlugin builds the armcost tool's NAME.c into o.work, once per run
+// (insncount, or insnprof: the per-block and per-process profile).
+func buildPlugin(ctx context.Context, o *options, name string) (string, error) {
+	plugin := filepath.Join(o.work, "lib"+name+".so")
 	if _, err := os.Stat(plugin); err == nil {
 		return plugin, nil
 	}
-	src := filepath.Join(o.armcostDir, "insncount.c")
-	if out, err := exec.CommandContext(ctx, "gcc", "-O2", "-shared", "-fPIC", "-o", plugin, src).CombinedOutput(); err != nil {
+	src := filepath.Join(o.armcostDir, name+".c")
+	if out, err := exec.CommandContext(ctx, "gcc", "-O2", "-shared", "-fPIC", "-o", plugin, src, "-lpthread").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build the armcost plugin from %s: %v %s", src, err, out)
 	}
 	return plugin, nil

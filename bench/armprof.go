@@ -43,10 +43,9 @@ const profileTop = 10
 // ChaCha20-Poly1305 download and an SFTP put (armBulkMiB MiB each) of
 // bin.
 func armProfiles(ctx context.Context, o *options, bin string) ([]armProfile, error) {
-	plugin := filepath.Join(o.work, "libinsnprof.so")
-	src := filepath.Join(o.armcostDir, "insnprof.c")
-	if out, err := exec.CommandContext(ctx, "gcc", "-O2", "-shared", "-fPIC", "-o", plugin, src, "-lpthread").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build the profiling plugin from %s: %v %s", src, err, out)
+	plugin, err := buildPlugin(ctx, o, "insnprof")
+	if err != nil {
+		return nil, err
 	}
 	syms, err := readSyms(ctx, bin)
 	if err != nil {
@@ -64,7 +63,11 @@ func armProfiles(ctx context.Context, o *options, bin string) ([]armProfile, err
 	}
 	download := func(name string) func(a *armServer) error {
 		return func(a *armServer) error {
-			_, err := curlGet(ctx, "https://"+a.tlsAddr+"/dav/"+name, armSuites[0], true, "--http2")
+			base := "https://" + a.tlsAddr + "/dav/"
+			if err := putBulkFiles(ctx, o, base); err != nil {
+				return err
+			}
+			_, err := curlGet(ctx, base+name, armSuites[0], true, "--http2")
 			return err
 		}
 	}
@@ -81,23 +84,23 @@ func armProfiles(ctx context.Context, o *options, bin string) ([]armProfile, err
 			return sftpSession(c, "bench", key, sftpPut(name, b))
 		}
 	}
-	dav := []string{"-dav"}
 	var res []armProfile
 	for _, k := range []struct {
 		what       string
-		args       []string // more of armcost's flags; "-dav" first takes a folder after it
+		dav        bool     // serve WebDAV (and SFTP) on a store in a folder of the run's
+		args       []string // more of armcost's flags
 		work, base func(a *armServer) error
 		units      float64
 	}{
-		{"TLS 1.3 full handshake, ECDSA P-256, and a GET", nil, handshakes(o.armN), handshakes(0), float64(o.armN)},
-		{"HTTPS download over HTTP/2, ChaCha20-Poly1305, per MiB", dav, download("big.bin"), download("tiny.bin"), armBulkMiB},
-		{"SFTP put with the store's SHA-1, chacha20-poly1305@openssh.com, per MiB", append(dav, "-sftp", "-authorized", key.authorized),
+		{"TLS 1.3 full handshake, ECDSA P-256, and a GET", false, nil, handshakes(o.armN), handshakes(0), float64(o.armN)},
+		{"HTTPS download over HTTP/2, ChaCha20-Poly1305, per MiB", true, nil, download("big.bin"), download("tiny.bin"), armBulkMiB},
+		{"SFTP put with the store's SHA-1, chacha20-poly1305@openssh.com, per MiB", true, []string{"-sftp", "-authorized", key.authorized},
 			put("big.bin", bulkBody()), put("tiny.bin", []byte("tiny\n")), armBulkMiB},
 	} {
 		o.logf("arm: profile of %s", k.what)
 		var counts [2]map[string]float64
 		for i, work := range []func(a *armServer) error{k.work, k.base} {
-			if counts[i], err = profileRun(ctx, o, plugin, bin, syms, chainFile, keyFile, k.args, work); err != nil {
+			if counts[i], err = profileRun(ctx, o, plugin, bin, syms, chainFile, keyFile, k.dav, k.args, work); err != nil {
 				return nil, fmt.Errorf("profile of %s: %w", k.what, err)
 			}
 		}
@@ -108,16 +111,14 @@ func armProfiles(ctx context.Context, o *options, bin string) ([]armProfile, err
 
 // profileRun serves work under the profiling plugin and returns the
 // instructions by function.
-func profileRun(ctx context.Context, o *options, plugin, bin string, syms []sym, chainFile, keyFile string, more []string, work func(a *armServer) error) (map[string]float64, error) {
+func profileRun(ctx context.Context, o *options, plugin, bin string, syms []sym, chainFile, keyFile string, dav bool, more []string, work func(a *armServer) error) (map[string]float64, error) {
 	dir, err := os.MkdirTemp(o.work, "arm-prof-")
 	if err != nil {
 		return nil, err
 	}
 	args := []string{"-chain", chainFile, "-key", keyFile}
-	dav := len(more) > 0 && more[0] == "-dav"
 	if dav {
 		args = append(args, "-dav", dir)
-		more = more[1:]
 	}
 	args = append(args, more...)
 	a, err := startArmServerEnv(ctx, plugin, bin, filepath.Join(dir, "plugin.log"), []string{"PROF_OUT=" + filepath.Join(dir, "prof")}, args...)
@@ -125,11 +126,6 @@ func profileRun(ctx context.Context, o *options, plugin, bin string, syms []sym,
 		return nil, err
 	}
 	defer a.close()
-	if dav {
-		if err := putBulkFiles(ctx, o, "https://"+a.tlsAddr+"/dav/"); err != nil {
-			return nil, err
-		}
-	}
 	if err := work(a); err != nil {
 		return nil, err
 	}

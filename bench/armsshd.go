@@ -46,10 +46,9 @@ func countSshdSFTP(ctx context.Context, o *options, key *sshClientKey) (map[stri
 	if _, err := user.Lookup("sshd"); err != nil {
 		return nil, fmt.Errorf("no sshd user for its privilege separation (Debian's openssh-server makes it): %w", err)
 	}
-	plugin := filepath.Join(o.work, "libinsnprof.so")
-	src := filepath.Join(o.armcostDir, "insnprof.c")
-	if out, err := exec.CommandContext(ctx, "gcc", "-O2", "-shared", "-fPIC", "-o", plugin, src, "-lpthread").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build the profiling plugin from %s: %v %s", src, err, out)
+	plugin, err := buildPlugin(ctx, o, "insnprof")
+	if err != nil {
+		return nil, err
 	}
 	// The user is nobody, whose files are in a folder of their own: a
 	// login of root would skip sshd's privilege separation after login

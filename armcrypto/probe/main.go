@@ -343,7 +343,6 @@ func wycheproof(dir string) (int, error) {
 			Tests []test
 		}
 	}
-	h := func(s string) []byte { b, _ := hex.DecodeString(s); return b }
 	var errs []error
 	n := 0
 	load := func(name string) error {
@@ -456,7 +455,6 @@ func wycheproofRSA(dir string) (int, error) {
 			}
 		}
 	}
-	h := func(s string) []byte { b, _ := hex.DecodeString(s); return b }
 	var errs []error
 	n := 0
 	for _, name := range []string{"rsa_signature_2048_sha256_test.json", "rsa_pkcs1_2048_test.json", "rsa_pkcs1_3072_test.json"} {
@@ -500,6 +498,13 @@ func wycheproofRSA(dir string) (int, error) {
 		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// h is a hex string's bytes (Wycheproof's fields; a malformed one gives
+// what decodes, which the vector's result then judges).
+func h(s string) []byte {
+	b, _ := hex.DecodeString(s)
+	return b
 }
 
 // leftPad pads a big-endian number to n bytes (Wycheproof's private keys
