@@ -31,6 +31,10 @@ command -v ip >/dev/null || need+=(iproute2)
 /usr/bin/python3 -c "import caldav" 2>/dev/null || need+=(python3-caldav)
 # The image and the boot test.
 command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)
+# QEMU's virtio NIC loads its option ROM from ipxe-qemu, a Recommends that
+# --no-install-recommends leaves out: without it the boot tests' NIC stops
+# at once ("failed to find romfile efi-virtio.rom").
+[ -f /usr/lib/ipxe/qemu/efi-virtio.rom ] || need+=(ipxe-qemu)
 [ -f /usr/lib/u-boot/qemu_arm/u-boot.bin ] || need+=(u-boot-qemu)
 command -v mkfs.vfat >/dev/null || need+=(dosfstools)
 command -v mcopy >/dev/null || need+=(mtools)
