@@ -23,6 +23,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/bonesync/bonesync/appliance/audit"
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -134,10 +135,11 @@ func New(accounts *users.DB, log *slog.Logger) *Door {
 // Sessions are the web pages' sessions.
 func (d *Door) Sessions() *Sessions { return &d.sessions }
 
-// Heavy is the slot the Argon2id hashes run in, one at a time: other work
-// that takes as much memory (a picture decoded whole for its preview)
-// takes it too, so the two never run together within the box's ceiling.
-func (d *Door) Heavy() users.Turns { return &d.slots }
+// DrawFrom makes the Argon2id hashes draw their memory from the box's
+// budget, beside the other work that takes much (a picture decoded whole,
+// a calendar expanded), so that they never run together past the ceiling.
+// Call it before serving.
+func (d *Door) DrawFrom(b *budget.Budget) { d.slots.memory = b }
 
 // Banned reports whether addr (a host, no port) may not try to log in now,
 // and for how long.

@@ -1,8 +1,10 @@
 package auth
 
 import (
-	"runtime"
+	"context"
 	"sync"
+
+	"github.com/bonesync/bonesync/appliance/budget"
 )
 
 // hashSlots lets one Argon2id hash run at a time: each takes 12 MiB (more
@@ -12,17 +14,28 @@ import (
 // a flood of guesses from a few addresses delays the owner's own login by at
 // most the hashes already running, not by the whole queue.
 type hashSlots struct {
+	memory  *budget.Budget // what each hash draws its memory from; nil: none
 	mu      sync.Mutex
 	busy    bool
 	trusted []chan struct{} // waiting, in order
 	suspect []chan struct{}
 }
 
-// Take waits for the slot and returns the function that gives it back: it
-// is users.Turns, how the user database runs every hash it makes.
-func (s *hashSlots) Take(suspect bool) (release func()) {
+// Take waits for the slot, then for the hash's memory from the box's
+// budget, and returns the function that gives both back: it is
+// users.Turns, how the user database runs every hash it makes. A hash is
+// never refused for want of memory: it waits (the slot keeps the queue
+// in front of the budget one long).
+func (s *hashSlots) Take(suspect bool, memory int64) (release func()) {
 	s.acquire(suspect)
-	return s.release
+	give, err := s.memory.Wait(context.Background(), "login", memory)
+	if err != nil { // more than the whole budget: the users file's hashes are bounded below it
+		give = func() {}
+	}
+	return func() {
+		give()
+		s.release()
+	}
 }
 
 // acquire waits for the slot.
@@ -43,16 +56,13 @@ func (s *hashSlots) acquire(suspect bool) {
 	<-turn // the slot is handed over busy
 }
 
-// release hands the slot to the next waiting, trusted ones first.
-//
-// It first collects the garbage, which frees the finished hash's memory
-// before the next hash asks for its own. Left to its own pace, the
-// collector started by the next hash's allocation runs concurrently with
-// it, so the old block was often still resident when the new one was
-// touched: two hashes' memory at once, a 64 MB peak on a loaded machine.
-// A collection of the server's small heap costs far less than the hash.
+// release hands the slot to the next waiting, trusted ones first. (The
+// budget's release has collected the garbage first, which frees the
+// finished hash's memory before the next hash asks for its own: left to
+// its own pace, the collector started by the next hash's allocation ran
+// concurrently with it, and two hashes' memory were resident at once, a
+// 64 MB peak on a loaded machine.)
 func (s *hashSlots) release() {
-	runtime.GC()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, q := range []*[]chan struct{}{&s.trusted, &s.suspect} {

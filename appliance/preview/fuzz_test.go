@@ -29,7 +29,7 @@ func FuzzDecode(f *testing.F) {
 		decodePNG(bytes.NewReader(b), &shrink{fit: fitWithin(64)})
 		probeJPEG(bytes.NewReader(b))
 		parseExif(b)
-		r := &rendering{f: bytes.NewReader(b), spec: spec{side: 64, square: true}, heavy: func() func() { return func() {} }}
+		r := &rendering{f: bytes.NewReader(b), spec: spec{side: 64, square: true}, draw: func(int64) (func(), error) { return func() {}, nil }}
 		r.run()
 	})
 }

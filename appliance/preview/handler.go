@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -183,8 +184,10 @@ func (q *request) deliver(src Source) {
 		q.w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	p, err := q.h.Maker.Get(src, q.x, q.y, q.square)
+	p, err := q.h.Maker.Get(q.r.Context(), src, q.x, q.y, q.square)
 	switch {
+	case budget.Answer(q.w, err, http.StatusInsufficientStorage):
+		return
 	case NoPreview(err):
 		http.Error(q.w, "no preview for this file", http.StatusNotFound)
 		return

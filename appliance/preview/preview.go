@@ -19,6 +19,7 @@ package preview
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -33,20 +34,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/store"
 )
-
-// Turns is the box's slot for work that takes much memory: Take waits
-// for it, and the release it returns gives it back (users.Turns).
-type Turns interface {
-	Take(suspect bool) (release func())
-}
 
 // Maker makes and keeps previews.
 type Maker struct {
 	Store *store.Store
-	Heavy Turns // nil: no slot to share
-	Log   *slog.Logger
+	// Memory is the box's budget: each preview draws what its decode
+	// will take before it starts (memory.go); nil: unbounded.
+	Memory *budget.Budget
+	Log    *slog.Logger
 
 	one   sync.Mutex // one preview made at a time
 	dates sync.Mutex // the dates photos were taken (dates.go)
@@ -93,8 +91,10 @@ type Source struct {
 }
 
 // Get returns the preview of src for a request of w×h pixels (square: cut
-// to a square from the middle), made at most once.
-func (m *Maker) Get(src Source, w, h int, square bool) (Preview, error) {
+// to a square from the middle), made at most once. A preview the memory
+// budget has no room for now is a *budget.Refusal (ErrBusy: ask again
+// later), and nothing is kept; one that could never fit is NoPreview.
+func (m *Maker) Get(ctx context.Context, src Source, w, h int, square bool) (Preview, error) {
 	sp := spec{side: sizeFor(w, h), square: square}
 	file, err := m.cachePath(src, sp)
 	if err != nil {
@@ -114,7 +114,10 @@ func (m *Maker) Get(src Source, w, h int, square bool) (Preview, error) {
 	}
 	defer f.Close()
 	start := time.Now()
-	p, how, err := m.make(f, sp)
+	p, how, err := m.make(ctx, f, sp)
+	if refused := (*budget.Refusal)(nil); errors.As(err, &refused) && !errors.Is(err, budget.ErrTooLarge) {
+		return Preview{}, err // busy, or the client went: not the file's fault
+	}
 	if err != nil {
 		// Not a picture this box decodes, or a damaged one: said once,
 		// and not tried again for this content.
@@ -132,21 +135,14 @@ func (m *Maker) Get(src Source, w, h int, square bool) (Preview, error) {
 // 404), not that making one failed.
 func NoPreview(err error) bool { return errors.Is(err, errNoPreview) }
 
-func (m *Maker) make(f *os.File, sp spec) (Preview, string, error) {
-	r := &rendering{f: f, spec: sp, heavy: m.heavy}
+func (m *Maker) make(ctx context.Context, f *os.File, sp spec) (Preview, string, error) {
+	r := &rendering{f: f, spec: sp, draw: func(n int64) (func(), error) { return m.Memory.Take(ctx, "preview", n) }}
 	img, err := r.run()
 	if err != nil {
 		return Preview{}, "", err
 	}
 	p, err := encode(img)
 	return p, r.used, err
-}
-
-func (m *Maker) heavy() func() {
-	if m.Heavy == nil {
-		return func() {}
-	}
-	return m.Heavy.Take(false)
 }
 
 // encode writes a preview as a JPEG, or as a PNG if it has transparency.

@@ -2,6 +2,7 @@ package preview
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -273,7 +274,7 @@ func BenchmarkMake(b *testing.B) {
 			m := &Maker{}
 			for b.Loop() {
 				f.Seek(0, io.SeekStart)
-				if _, how, err := m.make(f, spec{side: 256}); err != nil || how != c.how {
+				if _, how, err := m.make(context.Background(), f, spec{side: 256}); err != nil || how != c.how {
 					b.Fatalf("made %q, %v; want %q", how, err, c.how)
 				}
 			}

@@ -15,15 +15,12 @@ import (
 	"io"
 
 	"golang.org/x/image/webp"
+
+	"github.com/bonesync/bonesync/appliance/budget"
 )
 
 // errNoPreview says a file has none: not a picture the box decodes.
 var errNoPreview = errors.New("no preview for this kind of file")
-
-// maxWholePixels bounds the pictures decoded whole (GIF, WebP and
-// interlaced PNG), at 4 bytes a pixel: 16 MB, taken in the box's one slot
-// for work that needs that much memory (Heavy).
-const maxWholePixels = 4 << 20
 
 // spec is what a preview is asked to be: at most side pixels on its longer
 // side, or side×side cut from the middle.
@@ -64,10 +61,13 @@ func kind(head []byte) string {
 
 // rendering is one preview being made.
 type rendering struct {
-	f     io.ReadSeeker
-	spec  spec
-	heavy func() (release func()) // the slot for a whole decode
-	used  string                  // how it was made, for the log and the tests: "exif 4/8", "1/8"...
+	f    io.ReadSeeker
+	spec spec
+	// draw takes n bytes from the box's memory budget, before a decode
+	// that takes them starts (memory.go)
+	draw       func(n int64) (release func(), err error)
+	interlaced bool   // a PNG that is: decoded whole
+	used       string // how it was made, for the log and the tests: "exif 4/8", "1/8"...
 }
 
 func (r *rendering) run() (*image.RGBA, error) {
@@ -111,6 +111,11 @@ func (r *rendering) jpeg() (*image.RGBA, int, error) {
 	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
 		return nil, 0, err
 	}
+	release, err := r.draw(jpegBytes(info) + outputBytes(r.spec))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer release()
 	chosen := 8
 	scale := func(w, h int, progressive bool) int {
 		for _, n := range []int{1, 2, 4} {
@@ -145,12 +150,25 @@ func (r *rendering) jpeg() (*image.RGBA, int, error) {
 }
 
 func (r *rendering) png() (*image.RGBA, error) {
+	c, err := png.DecodeConfig(r.f)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	release, err := r.draw(pngRowBytes(c.Width) + outputBytes(r.spec))
+	if err != nil {
+		return nil, err
+	}
 	s := &shrink{fit: r.spec.fit()}
-	err := decodePNG(r.f, s)
+	err = decodePNG(r.f, s)
+	release()
 	if errors.Is(err, errInterlaced) {
 		if _, err := r.f.Seek(0, io.SeekStart); err != nil {
 			return nil, err
 		}
+		r.interlaced = true
 		return r.whole(png.Decode, png.DecodeConfig)
 	}
 	if err != nil {
@@ -164,20 +182,27 @@ func (r *rendering) png() (*image.RGBA, error) {
 	return m, nil
 }
 
-// whole decodes a picture whole, if it is small enough, in the slot for
-// work that takes much memory, and shrinks it.
+// whole decodes a picture whole, with what that takes drawn from the
+// memory budget first (a picture too large for the whole budget has no
+// preview), and shrinks it.
 func (r *rendering) whole(decode func(io.Reader) (image.Image, error), config func(io.Reader) (image.Config, error)) (*image.RGBA, error) {
 	c, err := config(r.f)
 	if err != nil {
 		return nil, err
 	}
-	if c.Width <= 0 || c.Height <= 0 || c.Width*c.Height > maxWholePixels {
-		return nil, fmt.Errorf("%w: a %d×%d picture of this kind is too large to decode whole here", errNoPreview, c.Width, c.Height)
+	if c.Width <= 0 || c.Height <= 0 || c.Width > 1<<16 || c.Height > 1<<16 {
+		return nil, fmt.Errorf("%w: a %d×%d picture", errNoPreview, c.Width, c.Height)
 	}
 	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	release := r.heavy()
+	release, err := r.draw(wholeBytes(c, r.interlaced) + outputBytes(r.spec))
+	if errors.Is(err, budget.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: a %d×%d picture of this kind is too large to decode whole here (%v)", errNoPreview, c.Width, c.Height, err)
+	}
+	if err != nil {
+		return nil, err
+	}
 	defer release()
 	src, err := decode(r.f)
 	if err != nil {

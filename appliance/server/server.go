@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/report"
@@ -54,7 +55,7 @@ func Run(ctx context.Context, o Options) error {
 		io.WriteString(o.Stdout, report.Summary(box.Report))
 	}
 	saveClock(p.Clock, log)
-	limitMemory()
+	budget.LimitRuntime()
 	if o.FilesGone != "" {
 		return runWithoutFiles(ctx, o, p, box, lns, log)
 	}

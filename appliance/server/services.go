@@ -14,6 +14,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/calendars"
 	"github.com/bonesync/bonesync/appliance/clock"
 	"github.com/bonesync/bonesync/appliance/config"
@@ -45,6 +46,9 @@ type services struct {
 	cfg    config.Config
 	box    *current
 
+	// memory is the box's budget: every costly operation draws from it
+	// (package budget)
+	memory   *budget.Budget
 	accounts *users.DB
 	door     *auth.Door
 	audit    *audit.Log
@@ -108,7 +112,9 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	if s.accounts, err = users.Open(p.State); err != nil {
 		return nil, err
 	}
+	s.memory = budget.New(budget.Admission, budget.Options{})
 	s.door = auth.New(s.accounts, log)
+	s.door.DrawFrom(s.memory)
 	s.door.LoginPage = webui.LoginPage
 	// The owner's record of logins and changes: without it the box still
 	// serves (the log says why).
@@ -137,7 +143,7 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 		s.files.Close()
 		return nil, err
 	}
-	s.previews = &preview.Maker{Store: s.files, Heavy: s.door.Heavy(), Log: log}
+	s.previews = &preview.Maker{Store: s.files, Memory: s.memory, Log: log}
 	favDir, err := s.files.OwnDir("favorites")
 	if err != nil {
 		s.files.Close()

@@ -601,11 +601,12 @@ func (db *DB) CheckKey(name string, key ssh.PublicKey) (bool, error) {
 
 // Turns schedules the Argon2id hashes the database makes: Take waits for
 // a hash's turn (a suspect one, from an address with failed logins, after
-// the others) and returns the function that ends it. The login door's
-// hash slots are one (package auth): one hash at a time, so that the
-// memory ceiling holds.
+// the others) and for memory bytes of the box's memory budget, and returns
+// the function that ends it. The login door's hash slots are one (package
+// auth): one hash at a time, drawn from the budget, so that the memory
+// ceiling holds.
 type Turns interface {
-	Take(suspect bool) (release func())
+	Take(suspect bool, memory int64) (release func())
 }
 
 // HashWith makes every hash of the database wait for its turn in t.
@@ -615,14 +616,15 @@ func (db *DB) HashWith(t Turns) {
 	db.turns = t
 }
 
-func (db *DB) turn(suspect bool) (release func()) {
+// turn waits for a hash's turn; memoryKiB is the hash's Argon2id memory.
+func (db *DB) turn(suspect bool, memoryKiB uint32) (release func()) {
 	db.mu.Lock()
 	t := db.turns
 	db.mu.Unlock()
 	if t == nil {
 		return func() {}
 	}
-	return t.Take(suspect)
+	return t.Take(suspect, int64(memoryKiB)<<10)
 }
 
 // Hash makes an Argon2id hash of a password that is no account's (a
@@ -641,7 +643,7 @@ func (db *DB) hash(password string) (string, error) {
 	}
 	salt := make([]byte, 16)
 	rand.Read(salt)
-	release := db.turn(false)
+	release := db.turn(false, argonMemory)
 	sum := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
 	release()
 	enc := base64.RawStdEncoding
@@ -667,7 +669,7 @@ func (db *DB) verify(phc, password string, suspect bool) bool {
 	if err1 != nil || err2 != nil || len(want) == 0 {
 		return false
 	}
-	release := db.turn(suspect)
+	release := db.turn(suspect, m)
 	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
 	release()
 	return subtle.ConstantTimeCompare(got, want) == 1

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -55,9 +56,12 @@ func (u *UI) thumb(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	p, err := u.Previews.Get(preview.Source{User: sess.User, ID: in.FileID, Version: in.ETag,
+	p, err := u.Previews.Get(r.Context(), preview.Source{User: sess.User, ID: in.FileID, Version: in.ETag,
 		Open: func() (*os.File, error) { return tree.Open(name) }}, side, side, square)
 	if err != nil {
+		if budget.Answer(w, err, http.StatusInsufficientStorage) {
+			return
+		}
 		if !preview.NoPreview(err) {
 			u.Log.Warn("web: no thumbnail", "user", sess.User, "path", name, "err", err)
 		}

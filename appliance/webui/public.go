@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/preview"
@@ -321,8 +322,11 @@ func (u *UI) publicPreview(w http.ResponseWriter, r *http.Request) {
 	}
 	side, _ := strconv.Atoi(r.FormValue("s"))
 	side = min(max(side, 32), 1024)
-	pv, err := u.Previews.Get(preview.Source{User: s.Owner, ID: in.FileID, Version: in.ETag,
+	pv, err := u.Previews.Get(r.Context(), preview.Source{User: s.Owner, ID: in.FileID, Version: in.ETag,
 		Open: func() (*os.File, error) { return tree.Open(p) }}, side, side, r.FormValue("fit") == "")
+	if budget.Answer(w, err, http.StatusInsufficientStorage) {
+		return
+	}
 	if err != nil {
 		http.NotFound(w, r)
 		return

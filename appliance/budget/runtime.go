@@ -1,4 +1,4 @@
-package server
+package budget
 
 import (
 	"os"
@@ -9,19 +9,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// memoryLimit is the Go runtime's soft memory limit while serving (unless
-// GOMEMLIMIT says otherwise): with the binary's own pages it keeps the
-// process under 52 MB with a password being hashed (12 MiB of Argon2id,
-// 19 for a hash an earlier version made), where the collector's default
-// pace would let garbage from earlier hashes pile up first. It is set after
-// the first-boot benchmark, whose figures it must not change. (A lower
-// limit does not lower the peak, which is the hash and the sessions' live
-// memory: 28 and 24 MiB measured the same.)
-const memoryLimit = 30 << 20
-
-func limitMemory() {
+// LimitRuntime sets the Go runtime's soft memory limit for serving
+// (RuntimeLimit, unless GOMEMLIMIT says otherwise): with the binary's own
+// pages it keeps the process under the Ceiling with the Budget's grants in
+// use, where the collector's default pace would let garbage from earlier
+// work (an earlier hash, an earlier preview) pile up first. The server
+// calls it after the first-boot benchmark, whose figures it must not
+// change. (A lower limit does not lower the peak, which is the grants and
+// the sessions' live memory: 28 and 24 MiB measured the same.)
+func LimitRuntime() {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
+		debug.SetMemoryLimit(RuntimeLimit)
 	}
 	// No transparent huge pages from here on: where the kernel gives them
 	// unasked (THP "always", the default of many PC kernels), a fault in
@@ -63,4 +61,29 @@ func dropStartupPages() {
 		}
 		unix.Syscall(unix.SYS_MADVISE, uintptr(lo), uintptr(hi-lo), unix.MADV_DONTNEED)
 	}
+}
+
+// Resident is the process's resident memory now and at its peak (VmRSS
+// and VmHWM), in bytes; zeros where /proc does not say.
+func Resident() (now, peak int64) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok || (k != "VmRSS" && k != "VmHWM") {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		if err != nil {
+			continue
+		}
+		if k == "VmRSS" {
+			now = kb << 10
+		} else {
+			peak = kb << 10
+		}
+	}
+	return now, peak
 }

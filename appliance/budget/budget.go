@@ -1,0 +1,279 @@
+// Package budget is the box's one owner of memory. The box promises a
+// ceiling (Ceiling, the whole process resident), and two things keep it:
+//
+//   - the Go runtime's soft limit (Limit), set once at start from the
+//     ceiling, which paces the collector so that garbage never takes the
+//     room the work needs;
+//   - a weighted admission in bytes (Budget), from which every costly
+//     operation draws its estimate before it starts: an Argon2id hash, a
+//     preview decoded whole, a calendar object parsed or expanded, a zip,
+//     a SEARCH, a big PROPFIND, a copy run. An operation that would not fit
+//     waits its turn for a bounded time and then gets ErrBusy (503 with
+//     Retry-After); one that could never fit gets ErrTooLarge (413 or
+//     507). No operation starts, decodes part of something and then fails
+//     for want of memory.
+//
+// A feature added later draws from the same Budget, and so the ceiling
+// holds without the feature knowing the others.
+package budget
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+)
+
+// The box's memory, in bytes.
+const (
+	// Ceiling is what the whole process may hold resident: the binary's
+	// pages, the runtime, every connection and what the Budget grants.
+	Ceiling = 48 << 20
+	// RuntimeLimit is the Go runtime's soft limit (debug.SetMemoryLimit):
+	// the heap, stacks and the runtime's own, below the ceiling by the
+	// binary's pages and the kernel's buffers.
+	RuntimeLimit = 30 << 20
+	// Admission is what the Budget grants at once, for the costly work:
+	// room for an Argon2id hash (12 MiB, 19 for an old hash being
+	// upgraded) beside the smaller things, or one picture decoded whole.
+	Admission = 20 << 20
+)
+
+// Errors a Take returns; errors.Is finds them in a *Refusal.
+var (
+	// ErrTooLarge says the operation needs more than the whole budget:
+	// it can never run here, and asking again will not help.
+	ErrTooLarge = errors.New("needs more memory than the box has for it")
+	// ErrBusy says the budget did not have the room in time: ask again
+	// later (Retry-After).
+	ErrBusy = errors.New("the box is busy with other work that takes memory")
+)
+
+// Refusal is a Take that was refused: what asked, for how much, and why.
+type Refusal struct {
+	Kind  string // what asked: "preview", "calendar", "zip"...
+	Need  int64  // bytes asked for
+	Total int64  // the budget's size
+	Err   error  // ErrTooLarge, ErrBusy, or the context's error
+}
+
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("%s: %v (asked %s of %s)", r.Kind, r.Err, MiB(r.Need), MiB(r.Total))
+}
+
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// RetryAfter is how long a client refused with ErrBusy is told to wait.
+const RetryAfter = 5 * time.Second
+
+// Budget is a weighted admission in bytes. Waiting takes are served in
+// the order they came, so a large one is not passed over forever by
+// small ones; a take waits at most Wait, and at most MaxWaiting wait at
+// once (the rest are refused at once: a flood does not queue).
+type Budget struct {
+	total      int64
+	wait       time.Duration
+	maxWaiting int
+
+	mu      sync.Mutex
+	used    int64
+	peak    int64
+	waiting list.List // of *waiter
+	kinds   map[string]*KindStats
+}
+
+type waiter struct {
+	kind  string
+	n     int64
+	ready chan struct{} // closed when granted
+}
+
+// Options tune a Budget; zero values take the defaults.
+type Options struct {
+	Wait       time.Duration // the longest a take waits (default 15 s)
+	MaxWaiting int           // takes waiting at once (default 64)
+}
+
+// New is a budget of total bytes.
+func New(total int64, o Options) *Budget {
+	if o.Wait <= 0 {
+		o.Wait = 15 * time.Second
+	}
+	if o.MaxWaiting <= 0 {
+		o.MaxWaiting = 64
+	}
+	return &Budget{total: total, wait: o.Wait, maxWaiting: o.MaxWaiting, kinds: map[string]*KindStats{}}
+}
+
+// Take draws n bytes for an operation of the given kind, waiting for
+// room until ctx ends or the budget's Wait passes, and returns the
+// function that gives them back (call it once; later calls do nothing).
+// A nil Budget grants everything: a part built without one (a test, a
+// command-line tool) runs unbounded.
+//
+// The release of a large grant (a quarter of the budget or more) runs
+// the collector first, so that the memory it freed is free before the
+// next large operation touches its own, rather than both resident at
+// once while the collector catches up.
+func (b *Budget) Take(ctx context.Context, kind string, n int64) (release func(), err error) {
+	return b.take(ctx, kind, n, true)
+}
+
+// Wait is Take without the budget's own deadline and queue cap (the
+// context's deadline still holds), for work that has a queue of its own in
+// front and must not be refused for being slow: the login door's
+// Argon2id hashes, one at a time.
+func (b *Budget) Wait(ctx context.Context, kind string, n int64) (release func(), err error) {
+	return b.take(ctx, kind, n, false)
+}
+
+func (b *Budget) take(ctx context.Context, kind string, n int64, bounded bool) (release func(), err error) {
+	if b == nil {
+		return func() {}, nil
+	}
+	n = max(n, 1)
+	b.mu.Lock()
+	if n > b.total {
+		return nil, b.refuse(kind, n, ErrTooLarge)
+	}
+	if b.waiting.Len() == 0 && b.used+n <= b.total {
+		b.grant(kind, n)
+		b.mu.Unlock()
+		return b.releaser(kind, n), nil
+	}
+	if bounded && b.waiting.Len() >= b.maxWaiting {
+		return nil, b.refuse(kind, n, ErrBusy)
+	}
+	w := &waiter{kind: kind, n: n, ready: make(chan struct{})}
+	e := b.waiting.PushBack(w)
+	b.mu.Unlock()
+
+	var timeout <-chan time.Time
+	if bounded {
+		t := time.NewTimer(b.wait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var why error
+	select {
+	case <-w.ready:
+		return b.releaser(kind, n), nil
+	case <-ctx.Done():
+		why = ctx.Err()
+	case <-timeout:
+		why = ErrBusy
+	}
+	b.mu.Lock()
+	select {
+	case <-w.ready: // granted as it gave up: give it back
+		b.put(kind, n)
+	default:
+		b.waiting.Remove(e)
+		b.wake() // a smaller one behind it may fit now
+	}
+	return nil, b.refuse(kind, n, why)
+}
+
+// refuse counts a refusal and unlocks b.mu, which is held.
+func (b *Budget) refuse(kind string, n int64, why error) error {
+	b.kind(kind).Refused++
+	b.mu.Unlock()
+	return &Refusal{Kind: kind, Need: n, Total: b.total, Err: why}
+}
+
+// grant counts n as used; b.mu is held.
+func (b *Budget) grant(kind string, n int64) {
+	k := b.kind(kind)
+	b.used += n
+	b.peak = max(b.peak, b.used)
+	k.Granted++
+	k.InUse += n
+	k.Peak = max(k.Peak, k.InUse)
+}
+
+// releaser gives n back once.
+func (b *Budget) releaser(kind string, n int64) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if n >= b.total/4 {
+				runtime.GC()
+			}
+			b.mu.Lock()
+			b.put(kind, n)
+			b.mu.Unlock()
+		})
+	}
+}
+
+// put gives n back and wakes who now fits; b.mu is held.
+func (b *Budget) put(kind string, n int64) {
+	b.used -= n
+	b.kind(kind).InUse -= n
+	b.wake()
+}
+
+// wake grants the waiting takes in order while the first fits; b.mu is
+// held.
+func (b *Budget) wake() {
+	for e := b.waiting.Front(); e != nil; e = b.waiting.Front() {
+		w := e.Value.(*waiter)
+		if b.used+w.n > b.total {
+			return
+		}
+		b.waiting.Remove(e)
+		b.grant(w.kind, w.n)
+		close(w.ready)
+	}
+}
+
+// kind is the counters of one kind; b.mu is held.
+func (b *Budget) kind(name string) *KindStats {
+	k, ok := b.kinds[name]
+	if !ok {
+		k = &KindStats{Kind: name}
+		b.kinds[name] = k
+	}
+	return k
+}
+
+// KindStats are the counts of one kind of operation.
+type KindStats struct {
+	Kind    string `json:"kind"`
+	Granted int64  `json:"granted"` // takes granted since start
+	Refused int64  `json:"refused"` // takes refused (too large, busy, or the client gone)
+	InUse   int64  `json:"in_use"`  // bytes held now
+	Peak    int64  `json:"peak"`    // the most held at once
+}
+
+// Stats is the budget as it is now, for the status page and
+// /status.json.
+type Stats struct {
+	Total   int64       `json:"total"`
+	InUse   int64       `json:"in_use"`
+	Peak    int64       `json:"peak"`
+	Waiting int         `json:"waiting"`
+	Kinds   []KindStats `json:"kinds"`
+}
+
+// Stats reports the budget's use.
+func (b *Budget) Stats() Stats {
+	if b == nil {
+		return Stats{}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := Stats{Total: b.total, InUse: b.used, Peak: b.peak, Waiting: b.waiting.Len()}
+	for _, k := range b.kinds {
+		st.Kinds = append(st.Kinds, *k)
+	}
+	sort.Slice(st.Kinds, func(i, j int) bool { return st.Kinds[i].Kind < st.Kinds[j].Kind })
+	return st
+}
+
+// MiB formats bytes for people: "12.0 MiB".
+func MiB(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
