@@ -135,7 +135,9 @@ test-boot: image
 
 # The static checks cover every package, the VM tests' files included:
 # gofmt, go vet, staticcheck (the version scripts/install-test-deps.sh
-# installs) with no findings, and no build output tracked by git.
+# installs) with no findings, the project's own lint for dropped errors of
+# encoders, writes, syncs and closes (lint/droppederr) over the code that
+# runs on the box or builds its card, and no build output tracked by git.
 STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 test-unit:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
@@ -143,6 +145,7 @@ test-unit:
 	$(GO) vet -tags vm ./image/ ./systemd/
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags vm ./image/ ./systemd/
+	$(GO) run ./lint/droppederr -test=false ./appliance/... ./image/... ./armcrypto/...
 	scripts/check-tracked.sh
 	$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v -e /image -e /systemd)
 

@@ -348,7 +348,10 @@ func prepare(out string, tests bool) error {
 	if err := writeModFiles(e, out, xcopy); err != nil {
 		return err
 	}
-	j, _ := json.MarshalIndent(map[string]any{"Replace": replace}, "", "\t")
+	j, err := json.MarshalIndent(map[string]any{"Replace": replace}, "", "\t")
+	if err != nil {
+		return fmt.Errorf("overlay.json: %w", err)
+	}
 	return os.WriteFile(filepath.Join(out, "overlay.json"), append(j, '\n'), 0o644)
 }
 

@@ -55,10 +55,15 @@ func writeBootFS(o *options, p *packages, initrd, out string) error {
 	for _, bf := range o.board.BootFiles {
 		files = append(files, file{filepath.Join(p.root, bf.From), bf.To})
 	}
-	os.MkdirAll(stage, 0o755)
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return err
+	}
+	var stageErr error // the first file that could not be staged
 	staged := func(name string, b []byte) string {
 		path := filepath.Join(stage, strings.ReplaceAll(name, "/", "_"))
-		os.WriteFile(path, b, 0o644)
+		if err := os.WriteFile(path, b, 0o644); err != nil && stageErr == nil {
+			stageErr = err
+		}
 		return path
 	}
 	files = append(files,
@@ -104,6 +109,9 @@ func writeBootFS(o *options, p *packages, initrd, out string) error {
 			return err
 		}
 		files = append(files, file{staged(slot+"-slot.env", env), update.SlotDir(slot) + "/" + update.SlotEnv})
+	}
+	if stageErr != nil {
+		return fmt.Errorf("stage the boot files: %w", stageErr)
 	}
 	epoch := strconv.FormatInt(o.epoch.Unix(), 10)
 	env := []string{"SOURCE_DATE_EPOCH=" + epoch, "MTOOLS_SKIP_CHECK=1", "MTOOLS_NO_VFAT=0"}

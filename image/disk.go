@@ -27,7 +27,7 @@ func writeDisk(o *options, bootImg, dataImg, out string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer f.Close() // dropped: the close that counts is at the end, checked; this one is after an error
 	total := int64(partStart+bootSectors+dataSectors) * 512
 	if err := f.Truncate(total); err != nil {
 		return err

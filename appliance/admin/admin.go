@@ -185,8 +185,14 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 			st.Problem = err.Error()
 		}
 	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		h.Log.Error("status.json", "err", err)
+		http.Error(w, "the status could not be encoded", http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(st)
+	w.Write(b)
 }
 
 // disk is a disk's health report and, when there is one, the admin's

@@ -143,7 +143,7 @@ func (d *dataDisk) mountLocked(s *System, rec datadisk.Record, adopted bool) err
 	if _, err := os.Stat(DataFiles); errors.Is(err, fs.ErrNotExist) && switched {
 		// The switch was recorded and a power cut came before the rename.
 		if err := os.Rename(dataMoving, DataFiles); err == nil {
-			state.SyncDir(DataMount)
+			state.SyncDir(DataMount) // dropped: a cut that undoes the rename is met here again at the next start
 		}
 	}
 	if _, err := os.Stat(DataFiles); errors.Is(err, fs.ErrNotExist) {
@@ -488,7 +488,7 @@ func (s *System) switchOver(ctx context.Context, rec *datadisk.Record, dev datad
 	if err := os.Rename(dataMoving, DataFiles); err != nil {
 		d.gone = fmt.Sprintf("the files folder on the data disk: %v", err)
 	}
-	state.SyncDir(DataMount)
+	state.SyncDir(DataMount) // dropped: a cut that undoes the rename is met by mountData at the next start
 	return nil
 }
 
@@ -510,7 +510,7 @@ func (s *System) removeCardFiles() {
 			s.Log.Warn("cannot remove the card's old files", "err", err)
 			return
 		}
-		state.SyncDir(PermMount)
+		state.SyncDir(PermMount) // dropped: a cut that undoes the rename aside removes it at the next start
 	}
 	if _, err := os.Stat(aside); err != nil {
 		return

@@ -145,7 +145,7 @@ func growPartition(d *Disk) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
+	defer f.Close() // dropped: O_SYNC: each write is on the card when it returns
 	mbr := make([]byte, 512)
 	if _, err := f.ReadAt(mbr, 0); err != nil {
 		return false, err

@@ -31,7 +31,7 @@ func newLEDs(names map[string]string, log *slog.Logger) *LEDs {
 	for _, n := range names {
 		// Take the LEDs from their default kernel triggers (heartbeat,
 		// mmc activity) so that they mean what bonesync says.
-		os.WriteFile(filepath.Join("/sys/class/leds", n, "trigger"), []byte("none"), 0o644)
+		os.WriteFile(filepath.Join("/sys/class/leds", n, "trigger"), []byte("none"), 0o644) // dropped: a board without that LED has none to take
 	}
 	return l
 }

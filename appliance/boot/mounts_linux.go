@@ -54,7 +54,7 @@ func mountBase(_ context.Context, s *System) error {
 	if err := os.Symlink("/proc/self/fd", "/dev/fd"); err != nil && !os.IsExist(err) {
 		return fmt.Errorf("symlink /dev/fd: %w", err)
 	}
-	os.WriteFile("/etc/hosts", []byte("127.0.0.1 localhost\n::1 localhost\n"), 0o644)
+	os.WriteFile("/etc/hosts", []byte("127.0.0.1 localhost\n::1 localhost\n"), 0o644) // dropped: localhost resolves without it, in Go's resolver
 	os.Setenv("PATH", "/")
 	return nil
 }

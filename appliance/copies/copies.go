@@ -409,7 +409,9 @@ func MakePassword(dir string) (string, error) {
 		}
 		return "", fmt.Errorf("the copies' password: %w", err)
 	}
-	state.SyncDir(dir)
+	if err := state.SyncDir(dir); err != nil {
+		return "", fmt.Errorf("the copies' password: %w", err)
+	}
 	return pw, nil
 }
 

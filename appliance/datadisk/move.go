@@ -263,8 +263,11 @@ func copyChecked(path, out, staging string) (n int64, damaged bool, err error) {
 	if err := f.Sync(); err != nil {
 		return n, damaged, fmt.Errorf("write %s: %w", out, err)
 	}
-	f.Close()
+	err = f.Close()
 	f = nil
+	if err != nil {
+		return n, damaged, fmt.Errorf("write %s: %w", out, err)
+	}
 	got, err := readBack(staging)
 	if err != nil {
 		return n, damaged, err

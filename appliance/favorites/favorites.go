@@ -143,6 +143,5 @@ func (s *Set) save(user string, m map[uint64]bool) error {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	b, _ := json.Marshal(ids)
-	return state.WriteFile(name, b, 0o600)
+	return state.WriteJSON(name, ids, 0o600)
 }

@@ -8,16 +8,16 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/bonesync/bonesync/appliance/store"
+	"golang.org/x/sys/unix"
 )
 
 // propsAttr is the extended attribute holding a file's dead properties.
@@ -223,6 +223,9 @@ func storeProps(fd int, m map[xml.Name]deadProp) error {
 	for name, p := range m {
 		stored = append(stored, storedProp{Space: name.Space, Local: name.Local, Lang: p.Lang, XML: []byte(p.Inner)})
 	}
-	b, _ := json.Marshal(stored)
+	b, err := json.Marshal(stored)
+	if err != nil {
+		return fmt.Errorf("dead properties: %w", err)
+	}
 	return unix.Fsetxattr(fd, propsAttr, b, 0)
 }

@@ -152,7 +152,14 @@ func (h *Handler) userInfo(user string) any {
 	return info
 }
 
+// writeJSON answers v in JSON whole, or a 500 if it cannot be encoded
+// (never half an answer).
 func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "the answer could not be encoded", http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	json.NewEncoder(w).Encode(v)
+	w.Write(append(b, '\n'))
 }

@@ -104,8 +104,7 @@ func (b *Board) save(user string, f *file) error {
 	if err != nil {
 		return err
 	}
-	data, _ := json.Marshal(f)
-	return state.WriteFile(name, data, 0o600)
+	return state.WriteJSON(name, f, 0o600)
 }
 
 func about(kind, key string) string { return kind + "/" + key }

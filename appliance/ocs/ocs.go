@@ -73,10 +73,15 @@ func write(w http.ResponseWriter, r *http.Request, httpStatus, code int, message
 	}
 	var body []byte
 	if wantsJSON(r) {
-		body, _ = json.Marshal(map[string]any{"ocs": map[string]any{
+		var err error
+		body, err = json.Marshal(map[string]any{"ocs": map[string]any{
 			"meta": map[string]any{"status": status, "statuscode": code, "message": message},
 			"data": data,
 		}})
+		if err != nil { // a value JSON cannot hold: no half an answer
+			httpStatus = http.StatusInternalServerError
+			body = []byte(`{"ocs":{"meta":{"status":"failure","statuscode":996,"message":"the answer could not be encoded"},"data":[]}}`)
+		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	} else {
 		var b bytes.Buffer

@@ -75,8 +75,13 @@ func (m *Maker) saveDates(user string, index map[string]int64) {
 	if err != nil {
 		return
 	}
-	b, _ := json.Marshal(index)
-	writeCache(name, b)
+	b, err := json.Marshal(index)
+	if err == nil {
+		err = writeCache(name, b)
+	}
+	if err != nil { // a cache: read again from the photos next time
+		m.Log.Warn("photo dates not kept", "user", user, "err", err)
+	}
 }
 
 // pruneDates drops the dates of what no file has any more.

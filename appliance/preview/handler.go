@@ -209,5 +209,5 @@ func (q *request) deliver(src Source) {
 func jsonError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(map[string]string{"message": msg})
+	json.NewEncoder(w).Encode(map[string]string{"message": msg}) // dropped: strings always encode; the client may be gone
 }

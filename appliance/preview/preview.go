@@ -122,10 +122,14 @@ func (m *Maker) Get(ctx context.Context, src Source, w, h int, square bool) (Pre
 		// Not a picture this box decodes, or a damaged one: said once,
 		// and not tried again for this content.
 		m.Log.Info("no preview", "user", src.User, "id", src.ID, "err", err)
-		writeCache(file+".none", nil)
+		if err := writeCache(file+".none", nil); err != nil {
+			m.Log.Warn("preview cache", "err", err) // tried again next time
+		}
 		return Preview{}, fmt.Errorf("%w: %v", errNoPreview, err)
 	}
-	writeCache(file, p.Data)
+	if err := writeCache(file, p.Data); err != nil {
+		m.Log.Warn("preview not kept", "user", src.User, "id", src.ID, "err", err) // made again next time
+	}
 	m.Log.Debug("made a preview", "user", src.User, "id", src.ID, "side", sp.side, "square", sp.square,
 		"how", how, "bytes", len(p.Data), "duration", time.Since(start))
 	return p, nil
@@ -208,14 +212,14 @@ func cached(file string) (Preview, error) {
 // writeCache keeps a preview: written beside, then renamed, so a reader
 // sees all of it or none. Not synced: a preview lost to a power cut is
 // made again, and one cut short is not taken (cached).
-func writeCache(file string, b []byte) {
+func writeCache(file string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		return
+		return err
 	}
 	tmp := file + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		os.Remove(tmp)
-		return
+		return err
 	}
-	os.Rename(tmp, file)
+	return os.Rename(tmp, file)
 }

@@ -131,11 +131,18 @@ func Open(dir string, st *store.Store, accounts Accounts, log *slog.Logger) (*Bo
 	return b, nil
 }
 
-// save writes the book; the caller holds b.mu.
+// save writes the book; the caller holds b.mu, and on an error puts
+// back what it changed (the file on disk is the old one).
 func (b *Book) save() error {
-	data, _ := json.Marshal(bookFile{Next: b.next, Shares: b.shares})
-	return state.WriteFile(b.file, data, 0o600)
+	if err := state.WriteJSON(b.file, bookFile{Next: b.next, Shares: b.shares}, 0o600); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotKept, err)
+	}
+	return nil
 }
+
+// ErrNotKept says the share book could not be written: the change was
+// not made (a 500; the book on disk is as it was).
+var ErrNotKept = errors.New("the share book could not be written")
 
 // ErrNotFound is a share that does not exist, or not for who asks.
 var ErrNotFound = errors.New("no such share")
@@ -156,6 +163,9 @@ type Request struct {
 
 // Add makes a share of owner's.
 func (b *Book) Add(owner string, r Request) (Share, error) {
+	if err := state.Storable("expiry", r.Expires); err != nil {
+		return Share{}, err
+	}
 	s := Share{Type: r.Type, Owner: owner, Created: b.now().UTC(), Expires: r.Expires, Label: r.Label, Note: r.Note, Perm: r.Perm}
 	switch r.Item {
 	case ItemCalendar, ItemAddressBook:
@@ -343,6 +353,11 @@ type Change struct {
 
 // Update changes a share of owner's.
 func (b *Book) Update(owner string, id int, c Change) (Share, error) {
+	if c.Expires != nil {
+		if err := state.Storable("expiry", *c.Expires); err != nil {
+			return Share{}, err
+		}
+	}
 	var hash *string
 	if c.Password != nil {
 		h := ""

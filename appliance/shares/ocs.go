@@ -275,6 +275,10 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 	}
 	s, err := a.Book.Add(user, req)
 	switch {
+	case errors.Is(err, ErrNotKept):
+		a.Log.Error("share not kept", "user", user, "err", err)
+		ocs.Error(w, r, http.StatusInternalServerError, err.Error())
+		return
 	case errors.Is(err, fs.ErrNotExist):
 		ocs.Error(w, r, http.StatusNotFound, "Wrong path, file/folder does not exist")
 		return
@@ -339,7 +343,12 @@ func (a *API) update(w http.ResponseWriter, r *http.Request) {
 		c.Hide = &h
 	}
 	if s, err = a.Book.Update(user, s.ID, c); err != nil {
-		ocs.Error(w, r, http.StatusBadRequest, err.Error())
+		code := http.StatusBadRequest
+		if errors.Is(err, ErrNotKept) {
+			code = http.StatusInternalServerError
+			a.Log.Error("share change not kept", "user", user, "err", err)
+		}
+		ocs.Error(w, r, code, err.Error())
 		return
 	}
 	ocs.Write(w, r, a.format(r, user, s))

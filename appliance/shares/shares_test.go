@@ -1,11 +1,13 @@
 package shares
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -243,5 +245,58 @@ func TestDeletedOwnerSharesNothing(t *testing.T) {
 	}
 	if n := b.book.UserGone("bob"); n != 2 || len(b.book.By("bob")) != 0 {
 		t.Errorf("UserGone ended %d, left %d", n, len(b.book.By("bob")))
+	}
+}
+
+// A share expiring on 9999-12-31 ends at the start of year 10000, which
+// no state file can hold: the request is refused with a 400 naming the
+// expiry, and the book keeps every share it had, on disk and after a
+// restart. Before, the book's encoder failed, the error was dropped and
+// an empty book was written.
+func TestFarExpiryKeepsTheBook(t *testing.T) {
+	b := newBox(t)
+	if code, body := b.do("bob", "POST", api, "path=%2FTrip&shareType=0&shareWith=alice"); code != 200 {
+		t.Fatalf("share = %d %s", code, body)
+	}
+	before, _ := os.ReadFile(b.book.file)
+	for _, req := range []struct{ method, target, body string }{
+		{"POST", api, "path=%2FTrip&shareType=3&expireDate=9999-12-31"},
+		{"POST", api, "path=%2FTrip&shareType=0&shareWith=carol&expireDate=9999-12-31"},
+		{"PUT", api + "/1", "expireDate=9999-12-31"},
+	} {
+		code, body := b.do("bob", req.method, req.target, req.body)
+		if code != 400 || !strings.Contains(body, "expiry") || !strings.Contains(body, "9999") {
+			t.Errorf("%s %s %s = %d %s, want 400 naming the expiry", req.method, req.target, req.body, code, body)
+		}
+	}
+	after, _ := os.ReadFile(b.book.file)
+	if !bytes.Equal(before, after) {
+		t.Errorf("the book on disk changed:\n%s\nwas\n%s", after, before)
+	}
+	again, err := Open(filepath.Dir(b.book.file), b.store, b.users, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("the server cannot start on the book it wrote: %v", err)
+	}
+	if got := again.filter(func(Share) bool { return true }); len(got) != 1 || got[0].With != "alice" {
+		t.Errorf("shares after a restart: %+v, want alice's one", got)
+	}
+	// The last day that can be kept is taken.
+	if code, body := b.do("bob", "POST", api, "path=%2FTrip&shareType=3&expireDate=9999-12-30"); code != 200 {
+		t.Errorf("a share to 9999-12-30 = %d %s, want 200", code, body)
+	}
+}
+
+// A book that cannot be written is a 500, and the share is not made.
+func TestUnwritableBookIs500(t *testing.T) {
+	b := newBox(t)
+	if err := os.RemoveAll(filepath.Dir(b.book.file)); err != nil { // even root cannot write there now
+		t.Fatal(err)
+	}
+	code, body := b.do("bob", "POST", api, "path=%2FTrip&shareType=0&shareWith=alice")
+	if code != 500 {
+		t.Errorf("share with an unwritable book = %d %s, want 500", code, body)
+	}
+	if n := len(b.book.filter(func(Share) bool { return true })); n != 0 {
+		t.Errorf("%d shares kept in memory, want none", n)
 	}
 }

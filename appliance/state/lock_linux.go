@@ -34,7 +34,7 @@ func (d *Dir) lock(how int) (func(), error) {
 		}
 		return nil, fmt.Errorf("lock state dir %s: %w", d.Path, err)
 	}
-	return func() { f.Close() }, nil
+	return func() { f.Close() }, nil // dropped: closing ends the lock, the note is a note
 }
 
 // Serving marks the directory as served by this process until release:
@@ -48,14 +48,16 @@ func (d *Dir) Serving() (release func(), err error) {
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		who, _ := os.ReadFile(d.Join(".server"))
-		f.Close()
+		f.Close() // dropped: nothing was written to it
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, fmt.Errorf("another bonesync serves %s (%s): stop it first, or give this one a state directory of its own (-state DIR): %w",
 				d.Path, strings.TrimSpace(string(who)), ErrBusy)
 		}
 		return nil, fmt.Errorf("mark %s as served: %w", d.Path, err)
 	}
-	f.Truncate(0)
+	// Who serves, for the message a second server gives: a note for
+	// people, not state (the lock is what counts).
+	f.Truncate(0) // dropped: a note for people
 	fmt.Fprintf(f, "pid %d, since %s", os.Getpid(), time.Now().Format("2006-01-02 15:04:05"))
 	return func() { f.Close() }, nil
 }

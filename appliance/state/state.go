@@ -200,7 +200,7 @@ func SyncDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("sync dir %s: %w", dir, err)
 	}
-	defer d.Close()
+	defer d.Close() // dropped: a directory's close after its sync loses nothing
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("sync dir %s: %w", dir, err)
 	}

@@ -99,6 +99,7 @@ func (t *Tree) Sum(p, algo string) ([]byte, error) {
 			if ok {
 				copy(m.MD5[:], sum)
 				m.HasMD5 = true
+				// dropped: a digest kept for next time; not kept, it is made again
 				unix.Fsetxattr(int(f.Fd()), metaAttr, m.encode(), 0)
 			}
 		}

@@ -124,9 +124,10 @@ func (s *Store) HandOver(from, to, name string) error {
 	if err != nil {
 		return fmt.Errorf("hand %s's files to %s: %w", from, to, err)
 	}
-	state.SyncDir(filepath.Join(s.dir, to))
-	state.SyncDir(s.dir)
 	s.forgetUsage(from)
+	if err := errors.Join(state.SyncDir(filepath.Join(s.dir, to)), state.SyncDir(s.dir)); err != nil {
+		return fmt.Errorf("hand %s's files to %s: %w", from, to, err)
+	}
 	t.touchUp(".", moved)
 	return nil
 }

@@ -89,7 +89,7 @@ func (r restoring) run() (to string, displaced bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	defer dir.Close()
+	defer dir.Close() // dropped: a directory's close after its sync loses nothing
 	base := path.Base(c)
 	if replace {
 		to, err = r.replace(dir, base, exists)

@@ -244,11 +244,11 @@ func (c *Card) CreateFile(name string, b []byte) error {
 			return err
 		}
 		if _, err := f.Write(b); err != nil {
-			f.Close()
+			f.Close() // dropped: the write's error is the one to report
 			return err
 		}
 		if err := f.Sync(); err != nil {
-			f.Close()
+			f.Close() // dropped: the sync's error is the one to report
 			return err
 		}
 		return f.Close()

@@ -124,9 +124,14 @@ func Trust(state, line string) (Key, error) {
 	if err := os.WriteFile(tmp, append(old, k.String()+"\n"...), 0o644); err != nil {
 		return nil, err
 	}
-	if f, err := os.Open(tmp); err == nil {
-		f.Sync()
-		f.Close()
+	f, err := os.Open(tmp)
+	if err != nil {
+		return nil, err
+	}
+	err = f.Sync()
+	f.Close() // dropped: the sync's error is the one that counts
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", tmp, err)
 	}
 	if err := os.Rename(tmp, name); err != nil {
 		return nil, err

@@ -129,7 +129,7 @@ func (u *UI) flowStart(w http.ResponseWriter, r *http.Request) {
 	base := "https://" + r.Host
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(map[string]any{
+	json.NewEncoder(w).Encode(map[string]any{ // dropped: strings always encode; a client gone polls again
 		"poll":  map[string]string{"token": poll, "endpoint": base + flowStart + "/poll"},
 		"login": base + flowStart + "/flow/" + id,
 	})
@@ -162,6 +162,7 @@ func (u *UI) flowPoll(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	// dropped: strings always encode
 	json.NewEncoder(w).Encode(map[string]string{"server": "https://" + r.Host, "loginName": found.user, "appPassword": found.pass})
 }
 

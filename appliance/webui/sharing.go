@@ -7,6 +7,7 @@ package webui
 // book.
 
 import (
+	"errors"
 	"net/http"
 	"path"
 	"strconv"
@@ -164,7 +165,12 @@ func (u *UI) sharesPost(w http.ResponseWriter, r *http.Request) {
 		}
 		s, err := u.Shares.Add(sess.User, req)
 		if err != nil {
-			u.showShares(w, r, sess, http.StatusBadRequest, "", "Not shared: "+err.Error(), "")
+			code := http.StatusBadRequest
+			if errors.Is(err, shares.ErrNotKept) {
+				code = http.StatusInternalServerError
+				u.Log.Error("web: share not kept", "user", sess.User, "err", err)
+			}
+			u.showShares(w, r, sess, code, "", "Not shared: "+err.Error(), "")
 			return
 		}
 		u.Log.Info("web: shared", "user", sess.User, "id", s.ID, "path", s.Path, "type", s.Type, "with", s.With)
