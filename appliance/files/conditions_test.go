@@ -80,9 +80,17 @@ func TestParseOCChecksum(t *testing.T) {
 			t.Errorf("parseUnixTime(%q) = %v, %v", in, got, err)
 		}
 	}
-	for _, bad := range []string{"-1", "abc", "1e20", ""} {
+	// 253402300800 is the first second of year 10000: no state file
+	// holds it.
+	for _, bad := range []string{"-1", "abc", "1e20", "", "253402300800", "1099511627776"} {
 		if _, err := parseUnixTime(bad); err == nil {
 			t.Errorf("parseUnixTime(%q) accepted", bad)
 		}
+	}
+	if _, err := parseUnixTime("253402300799"); err != nil {
+		t.Errorf("parseUnixTime(the last second of 9999) = %v, want taken", err)
+	}
+	if _, err := parseModTime("Sat, 01 Jan 10000 00:00:00 GMT"); err == nil {
+		t.Error("parseModTime(year 10000) accepted")
 	}
 }

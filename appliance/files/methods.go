@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -290,7 +291,8 @@ func parseUnixTime(v string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is not a time in seconds since 1970", v)
 	}
 	sec := int64(f)
-	return time.Unix(sec, int64((f-float64(sec))*1e9)), nil
+	t := time.Unix(sec, int64((f-float64(sec))*1e9))
+	return t, state.Storable("time", t)
 }
 
 // parseOCChecksum reads an OC-Checksum header: "SHA1:hex", "MD5:hex" or

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/state"
 )
 
 func ocName(local string) xml.Name { return xml.Name{Space: davxml.NSOC, Local: local} }
@@ -69,7 +70,7 @@ func parseModTime(v string) (time.Time, error) {
 		return t, nil
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		return t, nil
+		return t, state.Storable("lastmodified", t)
 	}
 	return time.Time{}, fmt.Errorf("lastmodified %q is neither seconds since 1970 nor an HTTP date", v)
 }
