@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/bonesync/bonesync/appliance/accounts"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -119,11 +120,15 @@ func (u *userRun) passwd() error {
 	return nil
 }
 
+// del deletes the account through the one owner of deletions (package
+// accounts). The parts that keep something keyed by it are the server's:
+// a running server ends them when it sees the account gone, a stopped one
+// at its next start; until then the account's identity keeps them dead.
 func (u *userRun) del() error {
-	if err := u.db.Delete(u.a[1]); err != nil {
+	if err := (&accounts.Service{Users: u.db}).Delete(u.a[1]); err != nil {
 		return err
 	}
-	fmt.Fprintf(u.stdout, "removed user %s (their files stay in %s)\n", u.a[1], u.f.files)
+	fmt.Fprintf(u.stdout, "removed user %s, with their app passwords, keys, shares and links (their files stay in %s)\n", u.a[1], u.f.files)
 	return nil
 }
 

@@ -292,3 +292,35 @@ func (h *Handler) dismiss(w http.ResponseWriter, r *http.Request) {
 		ocs.Write(w, r, []any{})
 	}
 }
+
+// UserGone forgets the notices of name's deleted account (accounts.Part).
+func (b *Board) UserGone(name string) error {
+	p, err := b.path(name)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.byUser, name)
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("notices of %s: %w", name, err)
+	}
+	return nil
+}
+
+// Reconcile forgets the notices of accounts that no longer exist
+// (accounts.Part), at start.
+func (b *Board) Reconcile(exists func(name string) bool) error {
+	entries, err := os.ReadDir(b.dir)
+	if err != nil {
+		return fmt.Errorf("notices: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if ok && !strings.HasPrefix(name, ".") && !exists(name) {
+			errs = append(errs, b.UserGone(name))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -76,7 +76,7 @@ func (s *services) web(lns *listen.Listeners) *front.Server {
 		&calendars.Handler{Store: s.pim, Door: s.door, Emails: s.accounts, Log: s.log},
 		&webui.UI{Door: s.door, Users: s.accounts, Store: s.files, Log: s.log, System: sys,
 			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Previews: s.previews, Notices: s.notices,
-			Shares: s.shares, Collections: s.collectionNames, Calendars: s.pim, Audit: s.audit, SFTPPort: listen.PortOf(lns.SSH)},
+			Shares: s.shares, Accounts: s.acct, Collections: s.collectionNames, Calendars: s.pim, Audit: s.audit, SFTPPort: listen.PortOf(lns.SSH)},
 		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: listen.PortOf(lns.HTTP), Log: s.log, Audit: s.audit},
 	}
 	return s.front(lns, front.HTTPS(s.box, strconv.Itoa(listen.PortOf(lns.HTTP)), mounts...), front.HTTP(s.box, strconv.Itoa(listen.PortOf(lns.HTTPS)), dav))

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/accounts"
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
@@ -50,6 +51,8 @@ type services struct {
 	// (package budget)
 	memory   *budget.Budget
 	accounts *users.DB
+	// acct deletes an account and ends everything keyed by it
+	acct     *accounts.Service
 	door     *auth.Door
 	audit    *audit.Log
 	files    *store.Store
@@ -178,6 +181,12 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 		}
 		_, err := s.pim.Collection(k, owner, name)
 		return err == nil
+	}
+	s.acct = &accounts.Service{Users: s.accounts, Log: log,
+		Parts: map[string]accounts.Part{"shares": s.shares, "notices": s.notices}}
+	s.accounts.OnGone(func(name string) { s.acct.Gone(name) }) // `bonesync user del` beside the server
+	if err := s.acct.Reconcile(); err != nil {
+		log.Warn("accounts deleted while no server ran: not all they had ended", "err", err)
 	}
 	cfg := p.Config
 	s.pim.Limits = calendars.Limits{Object: int64(cfg.CalendarObjectKB) << 10, Objects: cfg.CalendarObjects, Collections: cfg.CalendarsPerUser}

@@ -67,6 +67,11 @@ type Share struct {
 	Label   string    `json:"label,omitempty"`
 	Note    string    `json:"note,omitempty"`
 	Hide    bool      `json:"hide_download,omitempty"`
+	// The accounts' identities (users.DB.Since): a share is the owner's
+	// and the recipient's that were, never another account made later
+	// with the same name.
+	OwnerSince time.Time `json:"owner_since,omitzero"`
+	WithSince  time.Time `json:"with_since,omitzero"`
 }
 
 // Expired reports whether the share has passed its expiry (at the end of
@@ -74,15 +79,25 @@ type Share struct {
 func (s Share) Expired(now time.Time) bool { return !s.Expires.IsZero() && !now.Before(s.Expires) }
 
 // live reports whether s gives anything now: not past its expiry, and
-// its owner and (for a user share) its recipient still have accounts. An
-// account deleted ends its shares (UserGone); this holds in the meantime.
+// its owner and (for a user share) its recipient still have the accounts
+// they had. An account deleted ends its shares (UserGone, or Reconcile
+// for one another process deleted); this holds in the meantime, and holds
+// against an account made again with the same name.
 func (b *Book) live(s Share, now time.Time) bool {
-	return !s.Expired(now) && b.accounts.Exists(s.Owner) && (s.Type != TypeUser || b.accounts.Exists(s.With))
+	return !s.Expired(now) && b.same(s.Owner, s.OwnerSince) && (s.Type != TypeUser || b.same(s.With, s.WithSince))
+}
+
+// same reports whether name's account is the one made at since.
+func (b *Book) same(name string, since time.Time) bool {
+	at, ok := b.accounts.Since(name)
+	return ok && at.Equal(since)
 }
 
 // Accounts are what the book asks of the users (users.DB).
 type Accounts interface {
 	Exists(name string) bool
+	// Since is when name's account was made (its identity); !ok: none.
+	Since(name string) (time.Time, bool)
 	Hash(password string) (string, error)
 }
 
@@ -128,7 +143,21 @@ func Open(dir string, st *store.Store, accounts Accounts, log *slog.Logger) (*Bo
 		}
 		b.next, b.shares = max(f.Next, 1), f.Shares
 	}
+	b.stampOld()
 	return b, nil
+}
+
+// stampOld gives the shares an earlier version kept without the
+// accounts' identities those of the accounts now, once.
+func (b *Book) stampOld() {
+	for i, s := range b.shares {
+		if s.OwnerSince.IsZero() {
+			b.shares[i].OwnerSince, _ = b.accounts.Since(s.Owner)
+		}
+		if s.Type == TypeUser && s.WithSince.IsZero() {
+			b.shares[i].WithSince, _ = b.accounts.Since(s.With)
+		}
+	}
 }
 
 // save writes the book; the caller holds b.mu, and on an error puts
@@ -167,6 +196,10 @@ func (b *Book) Add(owner string, r Request) (Share, error) {
 		return Share{}, err
 	}
 	s := Share{Type: r.Type, Owner: owner, Created: b.now().UTC(), Expires: r.Expires, Label: r.Label, Note: r.Note, Perm: r.Perm}
+	var ok bool
+	if s.OwnerSince, ok = b.accounts.Since(owner); !ok {
+		return Share{}, fmt.Errorf("no user %q", owner)
+	}
 	switch r.Item {
 	case ItemCalendar, ItemAddressBook:
 		s.Item, s.Path = r.Item, r.Path
@@ -193,6 +226,7 @@ func (b *Book) Add(owner string, r Request) (Share, error) {
 			return Share{}, fmt.Errorf("no user %q to share with", r.With)
 		}
 		s.With = r.With
+		s.WithSince, _ = b.accounts.Since(r.With)
 	case TypeLink:
 		s.Token = newToken()
 		if r.Upload && s.Item == ItemFolder && r.Perm == 0 {
@@ -549,14 +583,32 @@ func (b *Book) Left(user, id string) error {
 	return b.Remove(user, n)
 }
 
-// UserGone ends every share user made or received: their account was
-// deleted. It returns how many ended.
-func (b *Book) UserGone(user string) int {
-	gone := b.filter(func(s Share) bool { return s.Owner == user || s.With == user })
-	for _, s := range gone {
-		b.Remove(s.Owner, s.ID)
+// UserGone ends every share user's deleted account made or received,
+// links among them (none of an account made since with that name: its
+// identity differs). An error is a book that could not be written: those
+// shares stay dead all the same, being the deleted account's.
+func (b *Book) UserGone(user string) error {
+	return b.end(func(s Share) bool {
+		return (s.Owner == user && !b.same(user, s.OwnerSince)) || (s.Type == TypeUser && s.With == user && !b.same(user, s.WithSince))
+	})
+}
+
+// Reconcile ends the shares of every account deleted while no server saw
+// it (`bonesync user del` with the server stopped), at start; exists is
+// not needed, the accounts' identities say it (accounts.Part).
+func (b *Book) Reconcile(func(string) bool) error {
+	return b.end(func(s Share) bool {
+		return !b.same(s.Owner, s.OwnerSince) || (s.Type == TypeUser && !b.same(s.With, s.WithSince))
+	})
+}
+
+// end removes the shares gone says, as their owner would.
+func (b *Book) end(gone func(Share) bool) error {
+	var errs []error
+	for _, s := range b.filter(gone) {
+		errs = append(errs, b.Remove(s.Owner, s.ID))
 	}
-	return len(gone)
+	return errors.Join(errs...)
 }
 
 // Expire ends the shares past their expiry (their recipients' empty

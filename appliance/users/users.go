@@ -108,7 +108,8 @@ type DB struct {
 	users map[string]*User
 	stamp string // size and mtime of the file last read
 
-	turns    Turns // nil: each hash at once
+	gone     []func(name string) // told of accounts another process deleted
+	turns    Turns               // nil: each hash at once
 	cacheKey [32]byte
 	cache    map[string]time.Time // name + HMAC(password) + hash -> expiry
 }
@@ -157,9 +158,43 @@ func (db *DB) reload() error {
 		m[u.Name] = u
 	}
 	db.mu.Lock()
+	var gone []string
+	for name, old := range db.users {
+		if u, ok := m[name]; !ok || !u.Created.Equal(old.Created) {
+			gone = append(gone, name)
+		}
+	}
 	db.users, db.stamp = m, stamp
+	tell := db.gone
 	db.mu.Unlock()
+	for _, name := range gone {
+		for _, f := range tell {
+			f(name)
+		}
+	}
 	return nil
+}
+
+// OnGone has f told the name of each account found deleted (or deleted
+// and made again) when the file is read again: another process changed
+// it, `bonesync user del` beside the running server. A deletion this DB
+// makes itself is its caller's to tell (package accounts does).
+func (db *DB) OnGone(f func(name string)) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.gone = append(db.gone, f)
+}
+
+// Since is when name's account was made: with the name, it is the
+// account's identity, so that what was keyed by an account deleted (a
+// share, a session) is not inherited by another made with its name. ok is
+// false when there is no such account.
+func (db *DB) Since(name string) (since time.Time, ok bool) {
+	u, ok, err := db.lookup(name)
+	if err != nil || !ok {
+		return time.Time{}, false
+	}
+	return u.Created, true
 }
 
 // update applies change to the accounts and writes the file, holding the

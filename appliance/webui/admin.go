@@ -248,17 +248,23 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "The admin account cannot be deleted.")
 			return
 		}
-		if err := u.Users.Delete(name); err != nil {
-			fail(http.StatusBadRequest, "User not deleted: "+err.Error())
+		if u.Accounts == nil {
+			fail(http.StatusNotImplemented, "This server deletes no accounts.")
 			return
 		}
-		ended := 0
-		if u.Shares != nil {
-			ended = u.Shares.UserGone(name) // their links and shares end with them
+		if !u.Users.Exists(name) {
+			fail(http.StatusBadRequest, "User not deleted: no user "+name)
+			return
 		}
-		u.Log.Info("web: admin deleted a user (the files stay)", "user", name, "shares_ended", ended)
-		u.audited(r, sess.User, fmt.Sprintf("deleted user %s (%d shares ended)", name, ended))
-		u.showAdmin(w, sess, http.StatusOK, "User "+name+" deleted. Their files stay on the disk: hand them to another user or remove them below.", "", adminData{})
+		if err := u.Accounts.Delete(name); err != nil && u.Users.Exists(name) {
+			fail(http.StatusBadRequest, "User not deleted: "+err.Error())
+			return
+		} else if err != nil { // deleted; a part could not say so on disk
+			u.Log.Error("web: a user deleted, not all they had ended", "user", name, "err", err)
+		}
+		u.Log.Info("web: admin deleted a user (the files stay)", "user", name)
+		u.audited(r, sess.User, "deleted user "+name+", their shares, links and notices")
+		u.showAdmin(w, sess, http.StatusOK, "User "+name+" deleted, with their shares and links. Their files stay on the disk: hand them to another user or remove them below.", "", adminData{})
 	case "copy-now":
 		u.copyNow(w, r, sess, fail)
 	case "copy-settings":

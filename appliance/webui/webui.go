@@ -84,6 +84,9 @@ type UI struct {
 	Notices *notices.Board
 	// Shares are the shares and public links; nil: no sharing.
 	Shares *shares.Book
+	// Accounts deletes an account and everything keyed by it (package
+	// accounts); nil: the admin page deletes no one.
+	Accounts interface{ Delete(name string) error }
 	// Collections names a user's calendars and address books, which
 	// may be shared; nil: none.
 	Collections func(user string) (calendars, addressBooks []string)
