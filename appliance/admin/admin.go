@@ -17,6 +17,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
 	"github.com/bonesync/bonesync/appliance/front"
@@ -56,6 +57,17 @@ type System struct {
 	// DataDisk is the USB disk the files were moved to, or are being
 	// moved to (package datadisk); !ok: they are on the card.
 	DataDisk func() (datadisk.Record, bool)
+	// Memory is the box's memory budget (package budget); nil: none.
+	Memory *budget.Budget
+}
+
+// memory is the budget and the process's memory as /status.json says
+// them.
+type memory struct {
+	Ceiling  int64        `json:"ceiling"`       // what the process may hold resident
+	Resident int64        `json:"resident"`      // VmRSS now
+	Peak     int64        `json:"resident_peak"` // VmHWM since start
+	Budget   budget.Stats `json:"budget"`        // the costly work's grants
 }
 
 // CopyForm is the copy settings as the admin page's form has them.
@@ -161,6 +173,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		Copy    *copies.Status   `json:"copy,omitempty"`
 		Disks   []disk           `json:"disks,omitempty"`
 		Data    *datadisk.Record `json:"data_disk,omitempty"`
+		Memory  *memory          `json:"memory,omitempty"`
 	}{Version: sys.Version, Board: sys.Board, Uptime: int64(time.Since(sys.Started).Seconds())}
 	// The copy's target and the kernel's lines are the admin's to see.
 	if sys.Copy != nil && user == users.Admin {
@@ -177,6 +190,11 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		if r, ok := sys.DataDisk(); ok {
 			st.Data = &r
 		}
+	}
+	if sys.Memory != nil && user == users.Admin {
+		m := memory{Ceiling: budget.Ceiling, Budget: sys.Memory.Stats()}
+		m.Resident, m.Peak = budget.Resident()
+		st.Memory = &m
 	}
 	if sys.Card != nil {
 		s, err := sys.Card.Status()

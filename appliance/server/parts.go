@@ -124,7 +124,7 @@ func (s *services) sftp() (*sftpd.Server, error) {
 // system is the running version and the card's slots, for /status.json,
 // updates and the admin page.
 func (s *services) system() *admin.System {
-	sys := &admin.System{Version: s.o.Version, Board: s.o.Board, Card: s.card, Started: time.Now(), Disks: s.health.ReadAll,
+	sys := &admin.System{Version: s.o.Version, Board: s.o.Board, Card: s.card, Started: time.Now(), Disks: s.health.ReadAll, Memory: s.memory,
 		Copy:      func() (copies.Status, bool) { return copies.ReadStatus(copies.Dir(s.o.State)) },
 		CopyPlan:  s.copyPlanLine,
 		CopyForm:  s.copyForm,

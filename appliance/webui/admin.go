@@ -15,6 +15,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -47,8 +48,9 @@ type adminData struct {
 	DiskTotal    int64
 	DiskFree     int64
 	Disks        []diskHealth
-	DataDisk     string // where the files are, when a USB disk was adopted
-	OnBoard      bool   // the console's disk adopt is there to move them
+	Memory       *memoryView // the budget (package budget); nil: none
+	DataDisk     string      // where the files are, when a USB disk was adopted
+	OnBoard      bool        // the console's disk adopt is there to move them
 	Report       string
 	Measuring    bool
 	CanMeasure   bool
@@ -130,6 +132,9 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess *auth.Session, code int, flas
 			slices.Reverse(days)
 			d.Disks = append(d.Disks, diskHealth{Line: r.String(), Problem: r.Problem(), Days: days[:min(len(days), 14)]})
 		}
+	}
+	if u.System != nil && u.System.Memory != nil {
+		d.Memory = newMemoryView(u.System.Memory)
 	}
 	if u.System != nil && u.System.DataDisk != nil {
 		if r, ok := u.System.DataDisk(); ok {
@@ -426,4 +431,28 @@ func (u *UI) copySettings(w http.ResponseWriter, r *http.Request, sess *auth.Ses
 	u.Log.Info("web: admin changed the copy settings")
 	u.audited(r, sess.User, "changed the copy settings")
 	u.showAdmin(w, sess, http.StatusOK, "Copy settings saved: they are in force now.", "", adminData{})
+}
+
+// memoryView is the memory budget as the admin page shows it.
+type memoryView struct {
+	Resident, Peak, Ceiling, Budget, InUse string
+	Waiting                                int
+	Kinds                                  []memoryKind
+}
+
+type memoryKind struct {
+	Kind             string
+	Granted, Refused int64
+	Peak             string
+}
+
+func newMemoryView(b *budget.Budget) *memoryView {
+	st := b.Stats()
+	now, peak := budget.Resident()
+	v := &memoryView{Resident: budget.MiB(now), Peak: budget.MiB(peak), Ceiling: budget.MiB(budget.Ceiling),
+		Budget: budget.MiB(st.Total), InUse: budget.MiB(st.InUse), Waiting: st.Waiting}
+	for _, k := range st.Kinds {
+		v.Kinds = append(v.Kinds, memoryKind{Kind: k.Kind, Granted: k.Granted, Refused: k.Refused, Peak: budget.MiB(k.Peak)})
+	}
+	return v
 }

@@ -19,14 +19,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/admin"
-	"github.com/pquerna/otp/totp"
 
+	"github.com/bonesync/bonesync/appliance/accounts"
+	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
-	filesdav "github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/notices"
@@ -35,6 +34,8 @@ import (
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
+	"github.com/pquerna/otp/totp"
+	filesdav "github.com/bonesync/bonesync/appliance/files"
 )
 
 // site is the pages and WebDAV, wired as the server wires them, on a TLS
@@ -84,8 +85,10 @@ func newSite(t *testing.T) *site {
 	}
 	door.Audit(rec)
 	book.Audit = rec
+	board := notices.Open(t.TempDir(), log)
 	s.ui = &UI{Door: door, Users: db, Store: files, Log: log,
-		Previews: &preview.Maker{Store: files, Log: log}, Notices: notices.Open(t.TempDir(), log), Shares: book, Audit: rec}
+		Previews: &preview.Maker{Store: files, Log: log}, Notices: board, Shares: book, Audit: rec,
+		Accounts: &accounts.Service{Users: db, Parts: map[string]accounts.Part{"shares": book, "notices": board}}}
 	door.Sessions().Now = func() time.Time { return s.now }
 	mux := http.NewServeMux()
 	dav.Routes(mux)
