@@ -29,6 +29,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/favorites"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -69,7 +70,10 @@ type Handler struct {
 	}
 	// Locks are the WebDAV locks, which SFTP honours too.
 	Locks *locks.Table
-	Log   *slog.Logger
+	// Memory is the box's budget: a SEARCH draws what its results may
+	// hold before it walks (package budget); nil: unbounded.
+	Memory *budget.Budget
+	Log    *slog.Logger
 	// FolderPage, if set, is the web page that shows a folder (p: its
 	// path in the user's tree): where a GET of a folder is sent.
 	FolderPage func(p string) string

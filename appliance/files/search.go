@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -29,6 +30,10 @@ const ncDAVRoot = "/remote.php/dav"
 
 // maxSearchResults bounds a search without a limit.
 const maxSearchResults = 10000
+
+// foundBytes is what one result kept takes at most: its path (names up to
+// 255 bytes, a few deep) and its store.Info.
+const foundBytes = 1 << 10
 
 var (
 	ocFavorite     = ocName("favorite")
@@ -84,6 +89,15 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 	if paginate {
 		s.Limit = count
 	}
+	keep := maxSearchResults
+	if s.Limit > 0 {
+		keep = min(keep, offset+s.Limit)
+	}
+	release, err := h.Memory.Take(r.Context(), "search", int64(keep)*foundBytes)
+	if budget.Answer(w, err, http.StatusInsufficientStorage) {
+		return
+	}
+	defer release()
 	all, total, err := q.find(s, offset)
 	if err != nil {
 		code, msg := StoreStatus(err)

@@ -64,7 +64,7 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 
 // web is the HTTPS and plain-HTTP front with every protocol mounted.
 func (s *services) web(lns *listen.Listeners) *front.Server {
-	dav := &files.Handler{Store: s.files, Quotas: quotas{s.accounts, s.pim}, Door: s.door, Favorites: s.favs, Locks: s.locks, Log: s.log,
+	dav := &files.Handler{Store: s.files, Quotas: quotas{s.accounts, s.pim}, Door: s.door, Favorites: s.favs, Locks: s.locks, Memory: s.memory, Log: s.log,
 		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares,
 		Capabilities: merge(notices.Capabilities, shares.Capabilities)}
 	sys := s.system()
