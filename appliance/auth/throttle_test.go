@@ -35,6 +35,7 @@ func clockedDoor(t *testing.T) (*Door, *users.DB, *time.Time) {
 	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	d.bans.now = func() time.Time { return now }
 	d.targets.now = d.bans.now
+	db.Now = d.bans.now
 	return d, db, &now
 }
 
@@ -48,9 +49,12 @@ func stranger(i int) string { return fmt.Sprintf("198.51.100.%d", i) }
 func TestCodesLimitedPerAccount(t *testing.T) {
 	d, db, now := clockedDoor(t)
 	key, _ := db.NewTOTP("ann")
-	code, _ := totp.GenerateCode(key.Secret(), time.Now())
+	code, _ := totp.GenerateCode(key.Secret(), *now)
 	if _, err := db.EnableTOTP("ann", key.Secret(), code); err != nil {
 		t.Fatal(err)
+	}
+	if ok, _ := db.CheckCode("ann", "000000"); ok {
+		t.Fatal("the guess is the right code") // then pick another secret
 	}
 	checked := 0
 	for i := range 80 {
