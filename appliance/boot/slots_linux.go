@@ -91,7 +91,7 @@ func (s *System) applyUpdate(args []string) {
 			fmt.Fprintf(s.Console, "update allow-downgrade: %v\n", err)
 			return
 		}
-		fmt.Fprintf(s.Console, "update: the next bundle may be older than the highest version this box has run, once, within %v (at the console or /admin/update)\n", update.AllowFor)
+		fmt.Fprintf(s.Console, "update: the next bundle may be older than the highest version this box has run, once, within the hour (at the console or /admin/update)\n")
 		return
 	case len(args) >= 3 && args[0] == "trust":
 		k, err := update.Trust(StateDir, strings.Join(args[1:], " "))

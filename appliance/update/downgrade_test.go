@@ -32,23 +32,23 @@ func TestVersionOrder(t *testing.T) {
 	}
 	for i, line := range order {
 		for _, a := range line {
-			va, err := ParseVersion(a)
+			va, err := parseVersion(a)
 			if err != nil {
-				t.Fatalf("ParseVersion(%q) = %v", a, err)
+				t.Fatalf("parseVersion(%q) = %v", a, err)
 			}
 			for j, other := range order {
 				for _, b := range other {
-					vb, _ := ParseVersion(b)
-					if got, want := va.Compare(vb), cmpInt(i, j); got != want {
-						t.Errorf("ParseVersion(%q).Compare(%q) = %d, want %d", a, b, got, want)
+					vb, _ := parseVersion(b)
+					if got, want := va.compare(vb), cmpInt(i, j); got != want {
+						t.Errorf("parseVersion(%q).compare(%q) = %d, want %d", a, b, got, want)
 					}
 				}
 			}
 		}
 	}
 	for _, bad := range []string{"", "unknown", "dev", "v1.2.3", "1..2", "1.2.3.4", "1.2.3+", "1.2.3-", "1.0'; reset; echo '", "99999999999999999999999"} {
-		if _, err := ParseVersion(bad); err == nil || !strings.Contains(err.Error(), "not a version") && !strings.Contains(err.Error(), "range") {
-			t.Errorf("ParseVersion(%q) = %v, want an error", bad, err)
+		if _, err := parseVersion(bad); err == nil || !strings.Contains(err.Error(), "not a version") && !strings.Contains(err.Error(), "range") {
+			t.Errorf("parseVersion(%q) = %v, want an error", bad, err)
 		}
 	}
 }
@@ -96,13 +96,13 @@ func TestDowngrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	c = boot()
-	if h, _ := Highest(state); h != "" {
+	if h, _ := highest(state); h != "" {
 		t.Errorf("Highest before the commit = %q, want none", h)
 	}
 	if done, err := c.Commit(); !done || err != nil {
 		t.Fatalf("Commit = %v, %v", done, err)
 	}
-	if h, err := Highest(state); h != b || err != nil {
+	if h, err := highest(state); h != b || err != nil {
 		t.Errorf("Highest after the commit = %q, %v, want %q", h, err, b)
 	}
 
@@ -115,22 +115,22 @@ func TestDowngrade(t *testing.T) {
 	if err := AllowDowngrade(state, now); err != nil {
 		t.Fatal(err)
 	}
-	now = now.Add(AllowFor + time.Second)
+	now = now.Add(allowFor + time.Second)
 	if _, err := c.Apply(bytes.NewReader(back), "qemu-virt", io.Discard); !errors.Is(err, ErrDowngrade) {
-		t.Errorf("an allowance more than %v old: %v", AllowFor, err)
+		t.Errorf("an allowance more than %v old: %v", allowFor, err)
 	}
 	AllowDowngrade(state, now)
 	if _, err := c.Apply(bytes.NewReader(back), "qemu-virt", io.Discard); err != nil {
 		t.Fatalf("back to %s with the allowance: %v", a, err)
 	}
-	if _, err := os.Stat(filepath.Join(state, AllowFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(state, allowFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the allowance is still there after its install: %v", err)
 	}
 	c = boot()
 	if done, err := c.Commit(); !done || err != nil {
 		t.Fatalf("Commit of the downgrade = %v, %v", done, err)
 	}
-	if h, _ := Highest(state); h != b {
+	if h, _ := highest(state); h != b {
 		t.Errorf("Highest after committing the older %s = %q, want %q still", a, h, b)
 	}
 	// Running a now, a is still older than the highest run.

@@ -105,7 +105,7 @@ func (c *Card) slotInfo(slot string) (SlotInfo, bool, error) {
 
 // Commit makes the running slot the default, if this is a trial boot and
 // it is not the default yet, and records its version as the highest run
-// (HighestFile) if it is higher. It writes nothing otherwise: an ordinary
+// (highestFile) if it is higher. It writes nothing otherwise: an ordinary
 // boot leaves the card alone. done with an error says the slot is the
 // default but its version was not recorded.
 func (c *Card) Commit() (bool, error) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Version is a release as the Makefile names it, 0.1.0+20261203: a
+// version is a release as the Makefile names it, 0.1.0+20261203: a
 // semantic version (one to three numbers; a pre-release after '-'), then
 // build identifiers after '+' (the build's date, and whatever a test adds:
 // 0.1.0+20261203.b). Versions are ordered by their numbers, then a
@@ -16,7 +16,7 @@ import (
 // the build identifiers, which semantic versioning ignores but which tell
 // two builds of one release apart: numbers by value, before words, words
 // in ASCII order, and a longer list after its own prefix.
-type Version struct {
+type version struct {
 	nums  [3]uint64
 	pre   []string
 	build []string
@@ -26,21 +26,28 @@ type Version struct {
 // identifiers.
 var versionSyntax = regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+))?(?:\.([0-9]+))?(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$`)
 
-// ParseVersion reads a version; one it cannot order is an error that
+// CheckVersion says whether s is a version a box can order (parseVersion):
+// the image builder refuses to write a bundle of another.
+func CheckVersion(s string) error {
+	_, err := parseVersion(s)
+	return err
+}
+
+// parseVersion reads a version; one it cannot order is an error that
 // says what a version looks like.
-func ParseVersion(s string) (Version, error) {
+func parseVersion(s string) (version, error) {
 	m := versionSyntax.FindStringSubmatch(s)
 	if m == nil {
-		return Version{}, fmt.Errorf("version %q: not a version this box can order (like 0.1.0+20261203: numbers, then -pre-release and +build)", s)
+		return version{}, fmt.Errorf("version %q: not a version this box can order (like 0.1.0+20261203: numbers, then -pre-release and +build)", s)
 	}
-	var v Version
+	var v version
 	for i, n := range m[1:4] {
 		if n == "" {
 			continue
 		}
 		x, err := strconv.ParseUint(n, 10, 64)
 		if err != nil {
-			return Version{}, fmt.Errorf("version %q: %w", s, err)
+			return version{}, fmt.Errorf("version %q: %w", s, err)
 		}
 		v.nums[i] = x
 	}
@@ -53,9 +60,9 @@ func ParseVersion(s string) (Version, error) {
 	return v, nil
 }
 
-// Compare is -1 when v is older than w, 0 when they are the same release
+// compare is -1 when v is older than w, 0 when they are the same release
 // and build, +1 when v is newer.
-func (v Version) Compare(w Version) int {
+func (v version) compare(w version) int {
 	for i := range v.nums {
 		if c := cmp.Compare(v.nums[i], w.nums[i]); c != 0 {
 			return c
