@@ -12,7 +12,14 @@ import (
 // holds, with a manifest of their sizes and SHA-256 and the version, for
 // `bonesync update` and /admin/update, signed with the -sign-key key (the
 // one the initramfs trusts). It names every board the initramfs serves.
+//
+// The version must be one a box can order (update.CheckVersion): a box
+// refuses a bundle older than the highest version it has run, and one
+// whose version it cannot order.
 func writeBundle(o *options, p *packages, initrd string) error {
+	if err := update.CheckVersion(o.version); err != nil {
+		return fmt.Errorf("the update bundle: %w (give -version, as make image does from VERSION)", err)
+	}
 	out := filepath.Join(o.out, o.name+".update")
 	f, err := os.Create(out + ".tmp")
 	if err != nil {

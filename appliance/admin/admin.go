@@ -269,8 +269,9 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// refused answers an update the card refused: 400 for a bad bundle, 413
-// for one too large, 500 for the card; and says what still boots.
+// refused answers an update the card refused: 400 for a bad bundle, 409
+// for one older than the box has run (the console allows one), 413 for
+// one too large, 500 for the card; and says what still boots.
 func (h *Handler) refused(w http.ResponseWriter, r *http.Request, err error) {
 	code := http.StatusInternalServerError // the card
 	var bad *update.BadBundle
@@ -278,6 +279,8 @@ func (h *Handler) refused(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &maxErr):
 		code = http.StatusRequestEntityTooLarge
+	case errors.Is(err, update.ErrDowngrade):
+		code = http.StatusConflict // allowed at the console, once
 	case errors.As(err, &bad):
 		code = http.StatusBadRequest
 	}

@@ -6,6 +6,11 @@
 //   - failed logins are counted per source address across every protocol,
 //     and an address that fails MaxFailures times within Window is banned,
 //     for a time that doubles with each ban (bans.go);
+//   - wrong guesses are also counted per target, an account or a public
+//     link, from every address together: past FreeGuesses each further
+//     guess waits a delay that doubles, and one that comes sooner is
+//     refused at once, before any hash (throttle.go); the owner's own
+//     devices and addresses skip the wait (trusted);
 //   - one Argon2id hash runs at a time, the hashes of addresses with
 //     failures last (hashslots.go);
 //   - a server that cannot check (its users file unreadable) is a Fault,
@@ -17,6 +22,7 @@ package auth
 
 import (
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -31,10 +37,11 @@ import (
 type Result int
 
 const (
-	OK     Result = iota
-	Wrong         // a wrong name, password or key
-	Banned        // too many failures from the address: try later
-	Fault         // the server could not check (its log says why)
+	OK      Result = iota
+	Wrong          // a wrong name, password or key
+	Banned         // too many failures from the address: try later
+	Fault          // the server could not check (its log says why)
+	Delayed        // too many wrong guesses at the account or link: try later
 )
 
 // Message is a result's words for a person at a login form.
@@ -46,8 +53,24 @@ func (res Result) Message() string {
 		return "Too many failed logins from your address: try again in a few minutes."
 	case Fault:
 		return "The box cannot check passwords now; its log says why."
+	case Delayed:
+		return "Too many wrong guesses at this account or link lately: try again in a little while."
 	}
 	return ""
+}
+
+// Status is a result's HTTP status: 401 when wrong, 429 when the address
+// is banned or the account or link delayed, 503 when the box cannot check.
+func (res Result) Status() int {
+	switch res {
+	case OK:
+		return http.StatusOK
+	case Wrong:
+		return http.StatusUnauthorized
+	case Banned, Delayed:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusServiceUnavailable
 }
 
 // Door checks every login of the box.
@@ -59,6 +82,8 @@ type Door struct {
 
 	accounts *users.DB
 	bans     *bans
+	targets  throttle
+	trusted  knownAddrs // "user\x00addr": an account's own addresses
 	slots    hashSlots
 	sessions Sessions
 	log      *slog.Logger
@@ -85,7 +110,8 @@ func (d *Door) logged(user, addr, proto string) {
 // knownAddrs are the addresses an account logged in from (its password,
 // an app password or a key; not a public link's password), for 30 days,
 // in memory: the ports let them in when a flood holds every handshake
-// place (guard.Admission.Trust).
+// place (guard.Admission.Trust). The door keeps a second table of them
+// by account (trusted), which skips the account's delay.
 type knownAddrs struct {
 	mu sync.Mutex
 	m  map[string]time.Time
@@ -113,21 +139,33 @@ func (k *knownAddrs) add(addr string, now time.Time) {
 	k.m[addr] = now
 }
 
+func (k *knownAddrs) has(addr string, now time.Time) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	t, ok := k.m[addr]
+	return ok && now.Sub(t) < knownFor
+}
+
 // Known says whether an account logged in from addr in the last 30 days
 // (since this server started).
-func (d *Door) Known(addr string) bool {
-	d.known.mu.Lock()
-	defer d.known.mu.Unlock()
-	t, ok := d.known.m[addr]
-	return ok && time.Since(t) < knownFor
-}
+func (d *Door) Known(addr string) bool { return d.known.has(addr, d.bans.now()) }
+
+// trust notes that user logged in from addr (or came back with a live
+// session): from there, user's guesses skip the account's delay.
+func (d *Door) trust(user, addr string) { d.trusted.add(user+"\x00"+addr, d.bans.now()) }
+
+// trusts says whether user logged in from addr in the last 30 days, with
+// a password, a code, a key or a live session.
+func (d *Door) trusts(user, addr string) bool { return d.trusted.has(user+"\x00"+addr, d.bans.now()) }
 
 // New returns the door to accounts, logging failures, bans and faults to
 // log. It makes accounts hash through the door's slots (users.Turns), so
 // that a password change and a flood of guesses never hash at once.
 func New(accounts *users.DB, log *slog.Logger) *Door {
 	d := &Door{accounts: accounts, bans: newBans(time.Now, log), log: log}
+	d.targets.now = time.Now
 	d.sessions.stamp = accounts.Stamp
+	d.sessions.seen = d.trust
 	accounts.HashWith(&d.slots)
 	return d
 }
@@ -146,9 +184,13 @@ func (d *Door) DrawFrom(b *budget.Budget) { d.slots.memory = b }
 func (d *Door) Banned(addr string) (bool, time.Duration) { return d.bans.Banned(addr) }
 
 // Password checks user's password or one of its app passwords, tried from
-// addr over proto ("webdav", "sftp"...).
+// addr over proto ("webdav", "sftp"...). While the account's delay runs,
+// only a right app password, or an address user logged in from, gets
+// through: their check costs no hash.
 func (d *Door) Password(addr, proto, user, pw string) Result {
-	return d.check(addr, proto, user, func(suspect bool) (bool, error) {
+	g := d.account(addr, proto, user)
+	g.bypass = func() bool { return g.trusted() || d.accounts.IsAppPassword(user, pw) }
+	return d.check(g, func(suspect bool) (bool, error) {
 		return d.accounts.CheckPassword(user, pw, suspect)
 	})
 }
@@ -158,17 +200,17 @@ func (d *Door) Password(addr, proto, user, pw string) Result {
 // it, so that an app password (given to a sync client, perhaps on a phone
 // that is lost) cannot make more of them or change the password.
 func (d *Door) AccountPassword(addr, proto, user, pw string) Result {
-	return d.check(addr, proto, user, func(suspect bool) (bool, error) {
+	return d.check(d.account(addr, proto, user), func(suspect bool) (bool, error) {
 		return d.accounts.CheckAccountPassword(user, pw, suspect)
 	})
 }
 
 // Code checks user's second factor on the web pages' login form (a
 // one-time password from their authenticator app, or a recovery code),
-// tried from addr, under the same bans as a password: a wrong code is a
-// failed login.
+// tried from addr, under the same bans and the same delay of the account
+// as a password: a wrong code is a failed login.
 func (d *Door) Code(addr, user, code string) Result {
-	return d.check(addr, "web+code", user, func(bool) (bool, error) {
+	return d.check(d.account(addr, "web+code", user), func(bool) (bool, error) {
 		return d.accounts.CheckCode(user, code)
 	})
 }
@@ -181,44 +223,108 @@ func (d *Door) TwoFactor(user string) bool {
 }
 
 // LinkPassword checks a public link's password (hash: its PHC string),
-// tried from addr, under the same bans as every login: a link's password
-// is guessed like an account's.
+// tried from addr, under the same bans as every login, and with a delay
+// of the link's own: a link's password is guessed like an account's. An
+// address some account logged in from skips the link's delay.
 func (d *Door) LinkPassword(addr, token, hash, pw string) Result {
-	return d.check(addr, "link", "link:"+token, func(suspect bool) (bool, error) {
+	g := guess{addr: addr, proto: "link", user: "link:" + token, target: linkTarget(token)}
+	g.trusted = func() bool { return d.Known(addr) }
+	g.bypass = g.trusted
+	return d.check(g, func(suspect bool) (bool, error) {
 		return d.accounts.Verify(hash, pw, suspect), nil
 	})
 }
 
-func (d *Door) check(addr, proto, user string, verify func(suspect bool) (bool, error)) Result {
-	if banned, _ := d.bans.Banned(addr); banned {
+// RetryAfter is how long a guess at user's password from addr must wait
+// now (the address's ban, or the account's delay): 0 when it may try.
+func (d *Door) RetryAfter(addr, user string) time.Duration {
+	_, ban := d.bans.Banned(addr)
+	if d.trusts(user, addr) {
+		return ban
+	}
+	return max(ban, d.targets.wait(accountTarget(user)))
+}
+
+// LinkRetryAfter is RetryAfter for a public link's password.
+func (d *Door) LinkRetryAfter(addr, token string) time.Duration {
+	_, ban := d.bans.Banned(addr)
+	if d.Known(addr) {
+		return ban
+	}
+	return max(ban, d.targets.wait(linkTarget(token)))
+}
+
+// guess is one login attempt as check takes it.
+type guess struct {
+	addr, proto string
+	user        string // the account, or "link:TOKEN" (for the logs)
+	target      target
+	// trusted says the guess comes from the owner's own address: its
+	// failures count, but it is never refused for the target's delay.
+	trusted func() bool
+	// bypass lets a guess through the target's delay when it costs no
+	// hash (an app password) or is trusted.
+	bypass func() bool
+}
+
+// account is a guess at user's account.
+func (d *Door) account(addr, proto, user string) guess {
+	g := guess{addr: addr, proto: proto, user: user, target: accountTarget(user)}
+	g.trusted = func() bool { return d.trusts(user, addr) }
+	g.bypass = g.trusted
+	return g
+}
+
+// check is the one path every password, code and link password takes:
+// the address's ban, the target's delay (both refused at once, before
+// any hash), the address's turn, then verify.
+func (d *Door) check(g guess, verify func(suspect bool) (bool, error)) Result {
+	if banned, _ := d.bans.Banned(g.addr); banned {
 		return Banned
 	}
-	done, allowed := d.bans.Begin(addr, proto, user)
+	end, wait := d.targets.begin(g.target)
+	if end == nil {
+		if !g.bypass() {
+			d.log.Info("guess refused: its account or link waits", "proto", g.proto, "user", g.user, "addr", g.addr, "wait", wait)
+			return Delayed
+		}
+		end = func(wrong bool) {
+			if wrong {
+				d.targets.failed(g.target)
+			}
+		}
+	}
+	done, allowed := d.bans.Begin(g.addr, g.proto, g.user)
 	if !allowed {
+		end(false)
 		return Banned
 	}
-	ok, err := verify(d.bans.Suspect(addr))
+	ok, err := verify(d.bans.Suspect(g.addr))
 	switch {
 	case err != nil:
+		end(false)
 		done(serverFault)
-		d.log.Error("login not checked", "proto", proto, "user", user, "addr", addr, "err", err)
+		d.log.Error("login not checked", "proto", g.proto, "user", g.user, "addr", g.addr, "err", err)
 		return Fault
 	case !ok:
+		end(true)
 		done(wrongPassword)
 		return Wrong
 	}
+	end(false)
 	// A password on the web form is half a login when a code follows:
 	// it forgives no failure (else a thief of the password could guess
 	// codes for ever, a right password between every four wrong codes),
 	// and the address is not known until the code is right.
-	if proto == "web" && d.TwoFactor(user) {
+	if g.proto == "web" && d.TwoFactor(g.user) {
 		done(halfLogin)
 		return OK
 	}
 	done(loggedIn)
-	if proto != "link" {
-		d.known.add(addr, time.Now())
-		d.logged(user, addr, proto)
+	if g.proto != "link" {
+		d.known.add(g.addr, d.bans.now())
+		d.trust(g.user, g.addr)
+		d.logged(g.user, g.addr, g.proto)
 	}
 	return OK
 }
@@ -235,7 +341,8 @@ func (d *Door) PublicKey(addr, user string, key ssh.PublicKey) Result {
 	case !ok:
 		return Wrong
 	}
-	d.known.add(addr, time.Now())
+	d.known.add(addr, d.bans.now())
+	d.trust(user, addr)
 	d.logged(user, addr, "sftp key")
 	return OK
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/bonesync/bonesync/appliance/guard"
 )
@@ -16,8 +17,9 @@ import (
 //     in clear, nor invited;
 //   - from a banned address, 429 with Retry-After;
 //   - Basic credentials (a password or an app password), checked under
-//     the bans: 401 with a challenge when wrong, 503 when the box cannot
-//     check;
+//     the bans and the account's delay: 401 with a challenge when wrong,
+//     429 with Retry-After while the account waits, 503 when the box
+//     cannot check;
 //   - without them, the web pages' session cookie, which must also carry
 //     its CSRF token on a request that may change something (any method
 //     but GET, HEAD, OPTIONS and PROPFIND);
@@ -70,14 +72,15 @@ func (d *Door) Confirm(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "log in first", http.StatusForbidden)
 		return
 	}
-	switch res := d.AccountPassword(guard.Host(r.RemoteAddr), "https", sess.User, r.PostFormValue("password")); res {
+	addr := guard.Host(r.RemoteAddr)
+	switch res := d.AccountPassword(addr, "https", sess.User, r.PostFormValue("password")); res {
 	case OK:
 		d.sessions.Confirm(sess)
 		w.WriteHeader(http.StatusNoContent)
 	case Wrong:
 		http.Error(w, "that is not your password", http.StatusForbidden)
 	default:
-		Answer(w, res)
+		Answer(w, res, d.RetryAfter(addr, sess.User))
 	}
 }
 
@@ -88,8 +91,7 @@ func (d *Door) authenticate(w http.ResponseWriter, r *http.Request, check func(a
 	}
 	addr := guard.Host(r.RemoteAddr)
 	if banned, left := d.bans.Banned(addr); banned {
-		w.Header().Set("Retry-After", fmt.Sprint(int(left.Seconds())+1))
-		http.Error(w, "too many failed logins from your address; try again later", http.StatusTooManyRequests)
+		Answer(w, Banned, left)
 		return "", nil, false
 	}
 	user, pw, ok := r.BasicAuth()
@@ -108,21 +110,31 @@ func (d *Door) authenticate(w http.ResponseWriter, r *http.Request, check func(a
 	if res == OK {
 		return user, nil, true
 	}
-	Answer(w, res)
+	Answer(w, res, d.RetryAfter(addr, user))
 	return "", nil, false
 }
 
-// Answer tells an HTTP client that its login failed, and why.
-func Answer(w http.ResponseWriter, res Result) {
+// Answer tells an HTTP client that its login failed, and why; wait is
+// how long a refused one (Banned, Delayed) should wait (RetryAfter).
+func Answer(w http.ResponseWriter, res Result, wait time.Duration) {
 	switch res {
 	case Wrong:
 		challenge(w)
 	case Banned:
-		w.Header().Set("Retry-After", "60")
-		http.Error(w, "too many failed logins from your address; try again later", http.StatusTooManyRequests)
+		SetRetryAfter(w, wait)
+		http.Error(w, "too many failed logins from your address; try again later", res.Status())
+	case Delayed:
+		SetRetryAfter(w, wait)
+		http.Error(w, "too many wrong guesses at this account lately; try again later", res.Status())
 	case Fault:
-		http.Error(w, "the server cannot check passwords now; its log says why", http.StatusServiceUnavailable)
+		http.Error(w, "the server cannot check passwords now; its log says why", res.Status())
 	}
+}
+
+// SetRetryAfter sets the Retry-After header of a refused login to wait,
+// in whole seconds rounded up, at least 1.
+func SetRetryAfter(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", fmt.Sprint(max(int64((wait+time.Second-1)/time.Second), 1)))
 }
 
 func challenge(w http.ResponseWriter) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/guard"
 )
 
 // SessionCookie names the web pages' session. The __Host- prefix makes
@@ -52,6 +54,7 @@ type Sessions struct {
 	Now func() time.Time
 
 	stamp func(user string) string // "" ends every session of the user
+	seen  func(user, addr string)  // a live session came from addr
 	mu    sync.Mutex
 	m     map[[32]byte]*Session
 }
@@ -149,6 +152,9 @@ func (s *Sessions) Get(r *http.Request) (*Session, bool) {
 	s.mu.Lock()
 	v.seen = now
 	s.mu.Unlock()
+	if s.seen != nil {
+		s.seen(user, guard.Host(r.RemoteAddr))
+	}
 	return v, true
 }
 

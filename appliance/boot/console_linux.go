@@ -25,6 +25,7 @@ const promptHelp = `commands:
   disk adopt DEVICE      erase a USB disk (e.g. sda) and move the files onto it
   update FILE            write an update bundle to the other slot and boot it on trial
   update keys|trust KEY  the keys bundles must be signed with; add one (ed25519 BASE64)
+  update allow-downgrade let the next bundle be older than the highest version run (once, for an hour)
   kill -SIGNAL           signal the server: STOP to try the watchdog, TERM to restart it
   reboot, poweroff
 `

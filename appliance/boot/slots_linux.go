@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/bonesync/bonesync/appliance/update"
 )
@@ -59,11 +60,14 @@ func (s *System) commitTrial() {
 		return
 	}
 	done, err := s.card.Commit()
-	if err != nil {
+	if err != nil && !done {
 		s.Log.Error("cannot make this slot the default: the next boot runs the previous version", "slot", s.card.Running.Slot, "err", err)
 		return
 	}
 	s.committed = true
+	if err != nil {
+		s.Log.Warn("this version was not recorded as the highest run: a bundle older than it is not refused", "version", Version, "err", err)
+	}
 	if done {
 		s.Log.Info("this version serves: its slot is now the default", "version", Version, "slot", s.card.Running.Slot)
 	}
@@ -76,11 +80,18 @@ func (s *System) giveUpTrial(why string) {
 }
 
 // applyUpdate is the console's `update FILE` (the same as /admin/update),
-// `update keys` and `update trust KEY`.
+// `update keys`, `update trust KEY` and `update allow-downgrade`.
 func (s *System) applyUpdate(args []string) {
 	switch {
 	case len(args) == 1 && args[0] == "keys":
 		s.updateKeys()
+		return
+	case len(args) == 1 && args[0] == "allow-downgrade":
+		if err := update.AllowDowngrade(StateDir, time.Now()); err != nil {
+			fmt.Fprintf(s.Console, "update allow-downgrade: %v\n", err)
+			return
+		}
+		fmt.Fprintf(s.Console, "update: the next bundle may be older than the highest version this box has run, once, within the hour (at the console or /admin/update)\n")
 		return
 	case len(args) >= 3 && args[0] == "trust":
 		k, err := update.Trust(StateDir, strings.Join(args[1:], " "))
@@ -93,6 +104,7 @@ func (s *System) applyUpdate(args []string) {
 	case len(args) != 1:
 		fmt.Fprintf(s.Console, "usage: update FILE (a bonesync-bbb.update, e.g. copied to /boot or uploaded to your files: %s/USER/...)\n"+
 			"       update keys (the keys bundles must be signed with)\n"+
+			"       update allow-downgrade (let the next bundle be older than the highest version run, once)\n"+
 			"       update trust ed25519 BASE64 (add one: the .pub beside the key your make image signs with)\n", FilesDir)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Card is the boot partition of the card the box booted from, mounted
@@ -19,6 +20,7 @@ type Card struct {
 	Device  string  // e.g. /dev/mmcblk0p1
 	Running Running // this boot, from /proc/cmdline
 	io      sectors
+	now     func() time.Time // nil: time.Now
 }
 
 // sectors reads and overwrites the first n bytes of a file on the card,
@@ -102,8 +104,10 @@ func (c *Card) slotInfo(slot string) (SlotInfo, bool, error) {
 }
 
 // Commit makes the running slot the default, if this is a trial boot and
-// it is not the default yet. It writes nothing otherwise: an ordinary boot
-// leaves the card alone.
+// it is not the default yet, and records its version as the highest run
+// (highestFile) if it is higher. It writes nothing otherwise: an ordinary
+// boot leaves the card alone. done with an error says the slot is the
+// default but its version was not recorded.
 func (c *Card) Commit() (bool, error) {
 	unlock, err := c.io.lock()
 	if err != nil {
@@ -124,7 +128,16 @@ func (c *Card) Commit() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return true, c.write(StateFile, b)
+	if err := c.write(StateFile, b); err != nil {
+		return false, err
+	}
+	// Where the highest version run is raised: a version counts as run
+	// once it has served on trial, not when it was only written.
+	info, ok, err := c.slotInfo(c.Running.Slot)
+	if err == nil && ok {
+		err = recordHighest(c.State, info.Version)
+	}
+	return true, err
 }
 
 // ErrTouched marks an Apply that failed after it began to write the
@@ -132,7 +145,8 @@ func (c *Card) Commit() (bool, error) {
 var ErrTouched = errors.New("the other slot was being written and no longer holds a bootable system")
 
 // Apply checks the bundle from r whole (its signature by a trusted key,
-// its board, every file's SHA-256), then writes it into the slot not
+// its board, every file's SHA-256, and that its version is not older than
+// the highest run, unless the console allowed it: downgrade.go), then writes it into the slot not
 // running, reads it back, and arms it for one trial boot. board is the
 // box's (board.json's name). The bundle is first copied to the state
 // directory, so that nothing is written to the card for a bundle that
@@ -177,9 +191,24 @@ func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, 
 		return nil, err
 	}
 	defer done()
-	// The first pass reads it all and writes nothing.
-	if _, err := ReadBundle(rs, board, trusted, func(m *Manifest) (Sink, error) { return discard{}, fits(m) }); err != nil {
+	// The first pass reads it all and writes nothing; it also keeps
+	// updates moving forward (downgrade.go).
+	downgrade := false
+	checked, err := ReadBundle(rs, board, trusted, func(m *Manifest) (Sink, error) {
+		if err := fits(m); err != nil {
+			return nil, err
+		}
+		downgrade, err = c.checkVersion(m.Version, running.Version)
+		return discard{}, err
+	})
+	if err != nil {
 		return nil, err
+	}
+	if downgrade {
+		if err := c.spendAllowance(); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(progress, "update: version %s is older than this box has run; allowed once at the console\n", checked.Version)
 	}
 	if _, err := rs.Seek(0, io.SeekStart); err != nil {
 		return nil, err
@@ -189,6 +218,9 @@ func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, 
 	m, err := ReadBundle(rs, board, trusted, func(m *Manifest) (Sink, error) {
 		if err := fits(m); err != nil {
 			return nil, err
+		}
+		if m.Version != checked.Version { // the spool is the box's own: cannot happen, and is refused if it does
+			return nil, &BadBundle{fmt.Errorf("the bundle changed while it was checked")}
 		}
 		fmt.Fprintf(progress, "update: version %s, %d files, into slot %s\n", m.Version, len(m.Files), target)
 		// The target stops being bootable before its first byte is

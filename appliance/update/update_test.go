@@ -115,6 +115,11 @@ func bundle(t *testing.T, files map[string]string) []byte {
 }
 
 func bundleSigned(t *testing.T, files map[string]string, key ed25519.PrivateKey) []byte {
+	return bundleOf(t, "9.9", files, key)
+}
+
+// bundleOf is a bundle of version v, for qemu-virt, signed with key.
+func bundleOf(t *testing.T, v string, files map[string]string, key ed25519.PrivateKey) []byte {
 	dir := t.TempDir()
 	paths := map[string]string{}
 	for n, c := range files {
@@ -123,7 +128,7 @@ func bundleSigned(t *testing.T, files map[string]string, key ed25519.PrivateKey)
 		paths[n] = p
 	}
 	var b bytes.Buffer
-	if err := WriteBundle(&b, "9.9", []string{"qemu-virt"}, paths, time.Unix(0, 0), key); err != nil {
+	if err := WriteBundle(&b, v, []string{"qemu-virt"}, paths, time.Unix(0, 0), key); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

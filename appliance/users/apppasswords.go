@@ -89,6 +89,14 @@ func (db *DB) RevokeAppPassword(name, id string) error {
 	})
 }
 
+// IsAppPassword reports whether password is one of name's app passwords:
+// a check that costs no hash, which the login door lets through while the
+// account's guesses wait.
+func (db *DB) IsAppPassword(name, password string) bool {
+	u, ok, err := db.lookup(name)
+	return err == nil && ok && u.isAppPassword(password)
+}
+
 // isAppPassword reports whether password is one of u's app passwords. Every
 // digest is compared, in constant time.
 func (u *User) isAppPassword(password string) bool {

@@ -46,7 +46,7 @@ func (db *DB) EnableTOTP(name, secret, code string) ([]string, error) {
 	if len(secret) < 26 { // 16 bytes in base32: what NewTOTP makes is 32 characters
 		return nil, errors.New("no secret to enrol: start again")
 	}
-	used, ok := codeStep(secret, strings.TrimSpace(code), time.Now(), 0)
+	used, ok := codeStep(secret, normalCode(code), db.now(), 0)
 	if !ok {
 		return nil, errors.New("that code is not the one the app shows now: check the phone's clock, and type the newest code")
 	}
@@ -97,8 +97,8 @@ func (db *DB) TOTP(name string) (on bool, recoveryLeft int) {
 // after (a code read over a shoulder, or replayed), and a recovery code
 // is deleted.
 func (db *DB) CheckCode(name, code string) (bool, error) {
-	code = strings.ToLower(strings.NewReplacer(" ", "", "-", "", "\t", "").Replace(code))
-	now := time.Now()
+	code = normalCode(code)
+	now := db.now()
 	taken := false
 	err := db.update(func(m map[string]*User) error {
 		u, ok := m[name]
@@ -126,6 +126,19 @@ func (db *DB) CheckCode(name, code string) (bool, error) {
 		return false, nil
 	}
 	return taken, err
+}
+
+// normalCode is a code as typed without its spaces and dashes, in lower
+// case (recovery codes are shown in groups).
+func normalCode(code string) string {
+	return strings.ToLower(strings.NewReplacer(" ", "", "-", "", "\t", "").Replace(code))
+}
+
+func (db *DB) now() time.Time {
+	if db.Now != nil {
+		return db.Now()
+	}
+	return time.Now()
 }
 
 // errNotTaken leaves the users file as it was: the code was wrong.

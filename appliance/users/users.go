@@ -102,6 +102,10 @@ type fileFormat struct {
 
 // DB is the accounts, backed by users.json.
 type DB struct {
+	// Now is the clock the one-time passwords' steps are read from
+	// (time.Now if nil).
+	Now func() time.Time
+
 	dir *state.Dir
 
 	mu    sync.Mutex

@@ -69,10 +69,13 @@ func (u *UI) loginPost(w http.ResponseWriter, r *http.Request) {
 		u.loginForm(w, http.StatusForbidden, next, name, "The form had expired or came from another page: log in again.")
 		return
 	}
-	res := u.Door.AccountPassword(guard.Host(r.RemoteAddr), "web", name, r.PostFormValue("password"))
+	addr := guard.Host(r.RemoteAddr)
+	res := u.Door.AccountPassword(addr, "web", name, r.PostFormValue("password"))
 	if res != auth.OK {
-		code := map[auth.Result]int{auth.Wrong: http.StatusUnauthorized, auth.Banned: http.StatusTooManyRequests, auth.Fault: http.StatusServiceUnavailable}[res]
-		u.loginForm(w, code, next, name, res.Message())
+		if res.Status() == http.StatusTooManyRequests {
+			auth.SetRetryAfter(w, u.Door.RetryAfter(addr, name))
+		}
+		u.loginForm(w, res.Status(), next, name, res.Message())
 		return
 	}
 	if u.Door.TwoFactor(name) {

@@ -180,16 +180,16 @@ func (u *UI) publicPassword(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	switch res := u.Door.LinkPassword(guard.Host(r.RemoteAddr), s.Token, s.Hash, r.PostFormValue("password")); res {
+	addr := guard.Host(r.RemoteAddr)
+	switch res := u.Door.LinkPassword(addr, s.Token, s.Hash, r.PostFormValue("password")); res {
 	case auth.OK:
 		u.setLinkCookie(w, s, u.links.open(s.Token, s.Hash))
 		http.Redirect(w, r, shares.LinkPath(s.Token), http.StatusSeeOther)
 	default:
-		code := map[auth.Result]int{auth.Wrong: http.StatusUnauthorized, auth.Banned: http.StatusTooManyRequests}[res]
-		if code == 0 {
-			code = http.StatusServiceUnavailable // the check itself failed
+		if res.Status() == http.StatusTooManyRequests {
+			auth.SetRetryAfter(w, u.Door.LinkRetryAfter(addr, s.Token))
 		}
-		u.passwordForm(w, code, s, res.Message())
+		u.passwordForm(w, res.Status(), s, res.Message())
 	}
 }
 

@@ -167,15 +167,18 @@ func (u *UI) codePost(w http.ResponseWriter, r *http.Request) {
 		u.loginForm(w, http.StatusForbidden, localNext(r.PostFormValue("next")), "", "The login took too long or had too many wrong codes: log in again.")
 		return
 	}
-	switch res := u.Door.Code(guard.Host(r.RemoteAddr), p.user, r.PostFormValue("code")); res {
+	addr := guard.Host(r.RemoteAddr)
+	switch res := u.Door.Code(addr, p.user, r.PostFormValue("code")); res {
 	case auth.OK:
 	case auth.Wrong:
 		u.askCode(w, http.StatusUnauthorized, c.Value, p.next, p.user, "That code is not right: type the newest one the app shows, or a recovery code.")
 		return
 	default:
 		u.codes.done(c.Value)
-		code := map[auth.Result]int{auth.Banned: http.StatusTooManyRequests, auth.Fault: http.StatusServiceUnavailable}[res]
-		u.loginForm(w, code, p.next, p.user, res.Message())
+		if res.Status() == http.StatusTooManyRequests {
+			auth.SetRetryAfter(w, u.Door.RetryAfter(addr, p.user))
+		}
+		u.loginForm(w, res.Status(), p.next, p.user, res.Message())
 		return
 	}
 	u.codes.done(c.Value)

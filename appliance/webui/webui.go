@@ -60,6 +60,8 @@ type Door interface {
 	Code(addr, user, code string) auth.Result
 	TwoFactor(user string) bool
 	LinkPassword(addr, token, hash, pw string) auth.Result
+	RetryAfter(addr, user string) time.Duration
+	LinkRetryAfter(addr, token string) time.Duration
 	Sessions() *auth.Sessions
 }
 
