@@ -19,13 +19,13 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/bonesync/bonesync/appliance/accounts"
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
+	filesdav "github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/notices"
@@ -35,7 +35,6 @@ import (
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
 	"github.com/pquerna/otp/totp"
-	filesdav "github.com/bonesync/bonesync/appliance/files"
 )
 
 // site is the pages and WebDAV, wired as the server wires them, on a TLS
