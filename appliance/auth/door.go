@@ -23,6 +23,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/bonesync/bonesync/appliance/audit"
+	"github.com/bonesync/bonesync/appliance/logtext"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -146,7 +147,7 @@ func (d *Door) Banned(addr string) (bool, time.Duration) { return d.bans.Banned(
 // Password checks user's password or one of its app passwords, tried from
 // addr over proto ("webdav", "sftp"...).
 func (d *Door) Password(addr, proto, user, pw string) Result {
-	return d.check(addr, proto, user, func(suspect bool) (bool, error) {
+	return d.checkAccount(addr, proto, user, func(suspect bool) (bool, error) {
 		return d.accounts.CheckPassword(user, pw, suspect)
 	})
 }
@@ -156,7 +157,7 @@ func (d *Door) Password(addr, proto, user, pw string) Result {
 // it, so that an app password (given to a sync client, perhaps on a phone
 // that is lost) cannot make more of them or change the password.
 func (d *Door) AccountPassword(addr, proto, user, pw string) Result {
-	return d.check(addr, proto, user, func(suspect bool) (bool, error) {
+	return d.checkAccount(addr, proto, user, func(suspect bool) (bool, error) {
 		return d.accounts.CheckAccountPassword(user, pw, suspect)
 	})
 }
@@ -166,7 +167,7 @@ func (d *Door) AccountPassword(addr, proto, user, pw string) Result {
 // tried from addr, under the same bans as a password: a wrong code is a
 // failed login.
 func (d *Door) Code(addr, user, code string) Result {
-	return d.check(addr, "web+code", user, func(bool) (bool, error) {
+	return d.checkAccount(addr, "web+code", user, func(bool) (bool, error) {
 		return d.accounts.CheckCode(user, code)
 	})
 }
@@ -186,6 +187,24 @@ func (d *Door) LinkPassword(addr, token, hash, pw string) Result {
 		return d.accounts.Verify(hash, pw, suspect), nil
 	})
 }
+
+// checkAccount is check for a login to an account, named by the client:
+// a name longer than any account's (users.MaxName) is a failed login
+// before any work (no hash), and what the door keeps of it (the bans'
+// failures, the log, the audit record) is cut to users.MaxName: 200
+// failed logins with 500 KB names held 100 MB of them.
+func (d *Door) checkAccount(addr, proto, user string, verify func(suspect bool) (bool, error)) Result {
+	if len(user) > users.MaxName {
+		user = accountName(user)
+		verify = func(bool) (bool, error) { return false, nil }
+	}
+	return d.check(addr, proto, user, verify)
+}
+
+// accountName is a name a client gave as it is kept: whole if it may be
+// an account's, else its first users.MaxName bytes, escaped, and a note
+// of the length.
+func accountName(user string) string { return logtext.Clean(user, users.MaxName) }
 
 func (d *Door) check(addr, proto, user string, verify func(suspect bool) (bool, error)) Result {
 	if banned, _ := d.bans.Banned(addr); banned {
@@ -241,5 +260,5 @@ func (d *Door) PublicKey(addr, user string, key ssh.PublicKey) Result {
 // KeysRefused counts, as one failed login, an SSH connection from addr
 // that offered only keys user does not have.
 func (d *Door) KeysRefused(addr, user string) {
-	d.bans.Failed(addr, "sftp", user+" (no key accepted)")
+	d.bans.Failed(addr, "sftp", accountName(user)+" (no key accepted)")
 }
