@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"os"
@@ -248,6 +249,31 @@ func TestLoggerCleans(t *testing.T) {
 		if got := strings.TrimSuffix(b.String(), "\n"); got != c.want {
 			t.Errorf("%s: logged %.400q, want %.400q", c.name, got, c.want)
 		}
+	}
+}
+
+// What reaches the handler by the standard log package is cut and
+// escaped as well: net/http's ErrorLog (front makes it with
+// slog.NewLogLogger) and, once the server's logger is the default
+// (server.Run), any library's log.Printf.
+func TestStandardLogCleaned(t *testing.T) {
+	var b strings.Builder
+	l := NewLogger(&b)
+	errorLog := slog.NewLogLogger(l.With("listener", "https").Handler(), slog.LevelWarn)
+	errorLog.Printf("http: TLS handshake error from 127.0.0.1:1: %s", "\x1b[2J"+strings.Repeat("x", 500<<10))
+	old := slog.Default()
+	defer func() { slog.SetDefault(old); stdlog.SetOutput(os.Stderr); stdlog.SetFlags(stdlog.LstdFlags) }()
+	slog.SetDefault(l)
+	stdlog.Printf("library says %s\n", "\x1b]0;title\x07")
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("logged %d lines, want 2: %.300q", len(lines), b.String())
+	}
+	if l := lines[0]; !strings.HasPrefix(l, `warning: http: TLS handshake error from 127.0.0.1:1: \x1b[2Jxxx`) || !strings.HasSuffix(l, " bytes) listener=https") || len(l) > 700 {
+		t.Errorf("ErrorLog line %.700q", l)
+	}
+	if want := `library says \x1b]0;title\x07`; lines[1] != want {
+		t.Errorf("log.Printf line %q, want %q", lines[1], want)
 	}
 }
 
