@@ -4,6 +4,9 @@
 // two files of at most MaxFile bytes each (the older is dropped when the
 // newer fills), so it never grows past 2 x MaxFile however long the box
 // runs or however hard it is attacked; the admin page shows the newest.
+// What a client may name (a user name, an address, a path) is escaped and
+// cut as the server's log lines are (logtext.Clean) before it is queued,
+// kept or written, so a line holds at most about a kilobyte.
 //
 // A sync client logs in with every request: a login is recorded once per
 // user, address and protocol every LoginEvery, so that the record holds
@@ -21,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/logtext"
 )
 
 // The kinds of event.
@@ -51,8 +56,11 @@ const (
 	file       = "audit.log"
 	maxSeen    = 4096
 	maxWhat    = 512
-	maxField   = 64 // user, address and protocol: a client sends what it likes
-	queued     = 256
+	// maxField bounds user, address and protocol: a client sends what it
+	// likes. The login door cuts a name at users.MaxName, which with
+	// logtext's marker and a note ("(no key accepted)") fits whole.
+	maxField = 128
+	queued   = 256
 )
 
 // Dir is the record's folder under the state directory.
@@ -96,7 +104,7 @@ func (l *Log) Note(e Event) {
 		e.Time = l.now()
 	}
 	select {
-	case l.queue <- queuedEvent{e: e}:
+	case l.queue <- queuedEvent{e: clean(e)}: // a queue of 500 KB names held 128 MB
 	default:
 		l.dropped.Add(1)
 	}
@@ -128,18 +136,19 @@ func (l *Log) writeQueued() {
 		if n := l.dropped.Swap(0); n > 0 {
 			e.What = strings.TrimSpace(fmt.Sprintf("%s (and %d events before it not recorded: too many at once)", e.What, n))
 		}
-		if err := l.Record(e); err != nil && l.Failed != nil {
+		if err := l.write(e); err != nil && l.Failed != nil {
 			l.Failed(err)
 		}
 	}
 }
 
-// cut is s at most n bytes, marked when cut.
-func cut(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
+// clean is e as it is kept: every field a client may name (a user name,
+// a path in What) escaped and cut as the log's lines are (logtext.Clean),
+// before it is queued, keyed or written.
+func clean(e Event) Event {
+	e.User, e.Addr, e.Proto = logtext.Clean(e.User, maxField), logtext.Clean(e.Addr, maxField), logtext.Clean(e.Proto, maxField)
+	e.Kind, e.What = logtext.Clean(e.Kind, maxField), logtext.Clean(e.What, maxWhat)
+	return e
 }
 
 func (l *Log) now() time.Time {
@@ -159,12 +168,16 @@ func (l *Log) Record(e Event) error {
 	if e.Time.IsZero() {
 		e.Time = l.now()
 	}
+	return l.write(clean(e))
+}
+
+// write appends e, cleaned already (clean once: a cut value cut again
+// would say the wrong length).
+func (l *Log) write(e Event) error {
 	e.Time = e.Time.UTC().Truncate(time.Second)
-	e.User, e.Addr, e.Proto = cut(e.User, maxField), cut(e.Addr, maxField), cut(e.Proto, maxField)
-	e.Kind, e.What = cut(e.Kind, maxField), cut(e.What, maxWhat)
 	line, err := json.Marshal(e)
 	if err != nil {
-		return err
+		return fmt.Errorf("audit: %w", err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -202,7 +215,8 @@ func (l *Log) LoggedIn(user, addr, proto string) error {
 	if l == nil {
 		return nil
 	}
-	key := user + "\x00" + addr + "\x00" + proto
+	e := clean(Event{Kind: Login, User: user, Addr: addr, Proto: proto})
+	key := e.User + "\x00" + e.Addr + "\x00" + e.Proto
 	now := l.now()
 	l.mu.Lock()
 	last, ok := l.seen[key]
@@ -215,12 +229,14 @@ func (l *Log) LoggedIn(user, addr, proto string) error {
 	}
 	l.seen[key] = now
 	l.mu.Unlock()
-	return l.Record(Event{Time: now, Kind: Login, User: user, Addr: addr, Proto: proto})
+	e.Time = now
+	return l.write(e)
 }
 
-// Recent is the newest n events, newest first.
+// Recent is the newest n events, newest first. It reads both files and
+// holds n events at most.
 func (l *Log) Recent(n int) ([]Event, error) {
-	if l == nil {
+	if l == nil || n <= 0 {
 		return nil, nil
 	}
 	l.mu.Lock()
@@ -240,6 +256,9 @@ func (l *Log) Recent(n int) ([]Event, error) {
 			var e Event
 			if json.Unmarshal(sc.Bytes(), &e) == nil { // a line cut by a power cut is skipped
 				all = append(all, e)
+			}
+			if len(all) > n { // only the newest n are held, not both files
+				all = all[1:]
 			}
 		}
 		err = sc.Err()

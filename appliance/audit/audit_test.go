@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/logtext"
 )
 
 // However many events come (a flood of failed logins from many
@@ -73,16 +75,65 @@ func TestLoginsOncePerWhile(t *testing.T) {
 }
 
 // A client names itself what it likes: a 300 KiB user name is cut, not
-// written whole (two of them rotated the whole record away).
+// written whole (two of them rotated the whole record away), and its
+// escape codes are escaped as in the log.
 func TestHugeNamesCut(t *testing.T) {
 	l, _ := Open(t.TempDir())
 	l.Record(Event{Kind: Admin, User: "admin", What: "kept"})
 	for range 3 {
-		l.Note(Event{Kind: LoginFailed, User: strings.Repeat("x", 300<<10), Addr: strings.Repeat("1", 1000), Proto: "https"})
+		l.Note(Event{Kind: LoginFailed, User: "\x1b[2J" + strings.Repeat("x", 300<<10), Addr: strings.Repeat("1", 1000), Proto: "https"})
 	}
 	l.Flush()
 	got, err := l.Recent(10)
-	if err != nil || len(got) != 4 || got[3].What != "kept" || len(got[0].User) > 70 || len(got[0].Addr) > 70 {
-		t.Errorf("after huge names: %d events, %v", len(got), err)
+	if err != nil || len(got) != 4 || got[3].What != "kept" {
+		t.Fatalf("after huge names: %d events, %v", len(got), err)
+	}
+	// ESC is one byte in and four out: 125 of the name's bytes are shown.
+	if u := got[0].User; !strings.HasPrefix(u, `\x1b[2Jxxx`) || !strings.HasSuffix(u, fmt.Sprintf("…(+%d bytes)", 300<<10+4-(maxField-3))) {
+		t.Errorf("user kept as %q", u)
+	}
+	if a := got[0].Addr; len(a) > maxField+logtext.Marker {
+		t.Errorf("address kept as %d bytes", len(a))
+	}
+}
+
+// The queue of events to write holds them cut: 256 failed logins with
+// 500 KB names held 128 MB.
+func TestQueueHoldsCut(t *testing.T) {
+	l := &Log{dir: t.TempDir(), seen: map[string]time.Time{}, queue: make(chan queuedEvent, queued)} // no writer: the queue fills
+	huge := strings.Repeat("x", 500<<10)
+	for range queued + 10 {
+		l.Note(Event{Kind: LoginFailed, User: huge, Addr: huge, Proto: huge, What: huge})
+	}
+	close(l.queue)
+	held := 0
+	for q := range l.queue {
+		held += len(q.e.User) + len(q.e.Addr) + len(q.e.Proto) + len(q.e.What) + len(q.e.Kind)
+	}
+	if max := queued * (4*maxField + maxWhat + 5*logtext.Marker); held > max {
+		t.Errorf("the queue holds %d bytes of text, over %d", held, max)
+	}
+	if l.dropped.Load() != 10 {
+		t.Errorf("dropped %d events, want 10", l.dropped.Load())
+	}
+}
+
+// Logins are keyed cut: the map of logins seen lately holds no long name.
+func TestSeenKeyedCut(t *testing.T) {
+	l, _ := Open(t.TempDir())
+	huge := strings.Repeat("x", 500<<10)
+	for i := range 100 {
+		l.LoggedIn(huge, fmt.Sprint("10.0.0.", i), "https")
+	}
+	for k := range l.seen {
+		if len(k) > 3*(maxField+logtext.Marker) {
+			t.Fatalf("a login keyed by %d bytes", len(k))
+		}
+	}
+	if got, _ := l.Recent(1000); len(got) != 100 {
+		t.Errorf("recorded %d logins, want 100", len(got))
+	}
+	if got, _ := l.Recent(5); len(got) != 5 || got[0].Addr != "10.0.0.99" {
+		t.Errorf("the newest 5: %+v", got)
 	}
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/budget"
+	"github.com/bonesync/bonesync/appliance/logtext"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -235,6 +236,11 @@ func (d *Door) LinkPassword(addr, token, hash, pw string) Result {
 	})
 }
 
+// accountName is a name a client gave as it is kept: whole if it may be
+// an account's, else its first users.MaxName bytes, escaped, and a note
+// of the length.
+func accountName(user string) string { return logtext.Clean(user, users.MaxName) }
+
 // RetryAfter is how long a guess at user's password from addr must wait
 // now (the address's ban, or the account's delay): 0 when it may try.
 func (d *Door) RetryAfter(addr, user string) time.Duration {
@@ -265,11 +271,23 @@ type guess struct {
 	// bypass lets a guess through the target's delay when it costs no
 	// hash (an app password) or is trusted.
 	bypass func() bool
+	// long is a name longer than any account's: a failed login before
+	// any work (no hash)
+	long bool
 }
 
 // account is a guess at user's account.
+//
+// A name longer than any account's (users.MaxName) is a failed login
+// before any work, and what the door keeps of it (the bans' failures, the
+// log, the audit record, the delay's key) is cut to users.MaxName: 200
+// failed logins with 500 KB names held 100 MB of them.
 func (d *Door) account(addr, proto, user string) guess {
-	g := guess{addr: addr, proto: proto, user: user, target: accountTarget(user)}
+	long := len(user) > users.MaxName
+	if long {
+		user = accountName(user)
+	}
+	g := guess{addr: addr, proto: proto, user: user, target: accountTarget(user), long: long}
 	g.trusted = func() bool { return d.trusts(user, addr) }
 	g.bypass = g.trusted
 	return g
@@ -279,6 +297,9 @@ func (d *Door) account(addr, proto, user string) guess {
 // the address's ban, the target's delay (both refused at once, before
 // any hash), the address's turn, then verify.
 func (d *Door) check(g guess, verify func(suspect bool) (bool, error)) Result {
+	if g.long {
+		verify = func(bool) (bool, error) { return false, nil }
+	}
 	if banned, _ := d.bans.Banned(g.addr); banned {
 		return Banned
 	}
@@ -350,5 +371,5 @@ func (d *Door) PublicKey(addr, user string, key ssh.PublicKey) Result {
 // KeysRefused counts, as one failed login, an SSH connection from addr
 // that offered only keys user does not have.
 func (d *Door) KeysRefused(addr, user string) {
-	d.bans.Failed(addr, "sftp", user+" (no key accepted)")
+	d.bans.Failed(addr, "sftp", accountName(user)+" (no key accepted)")
 }

@@ -1,15 +1,19 @@
 package auth
 
 import (
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pquerna/otp/totp"
 
 	"github.com/bonesync/bonesync/appliance/audit"
+	"github.com/bonesync/bonesync/appliance/logtext"
 	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/sysd"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -101,5 +105,70 @@ func TestCodesCountTowardsTheBan(t *testing.T) {
 	}
 	if banned, _ := d.Banned(addr); !banned {
 		t.Errorf("%d wrong codes, each after the right password, earned no ban", MaxFailures)
+	}
+}
+
+// countTurns counts the hashes the user database runs.
+type countTurns struct{ n atomic.Int32 }
+
+func (c *countTurns) Take(bool, int64) func() { c.n.Add(1); return func() {} }
+
+// 200 failed logins with 500 KB names from 50 addresses, over every way
+// a client names an account, leave the door holding the names cut to
+// users.MaxName, cost no hash (such a name is no one's), and log and
+// record them cut: they held 100 MB, and the log grew by 95 MB.
+func TestLongNamesNotKept(t *testing.T) {
+	st, _ := state.Open(t.TempDir())
+	db, _ := users.Open(st)
+	db.Add("ann", "ann-password")
+	var log strings.Builder
+	d := New(db, sysd.NewLogger(&log))
+	var turns countTurns
+	db.HashWith(&turns)
+	rec, _ := audit.Open(t.TempDir())
+	d.Audit(rec)
+	huge := "\x1b[31m" + strings.Repeat("a", 500<<10)
+	for i := range 200 {
+		addr := fmt.Sprintf("10.0.1.%d", i%50)
+		var res Result
+		switch i % 4 {
+		case 0:
+			res = d.Password(addr, "https", huge, "guess")
+		case 1:
+			res = d.AccountPassword(addr, "web", huge, "guess")
+		case 2:
+			res = d.Code(addr, huge, "000000")
+		case 3:
+			d.KeysRefused(addr, huge)
+			res = Wrong
+		}
+		if res != Wrong && res != Delayed { // past the free guesses, the name's delay (throttle.go)
+			t.Fatalf("login %d with a 500 KB name = %v, want Wrong or Delayed", i, res)
+		}
+	}
+	if n := turns.n.Load(); n != 0 {
+		t.Errorf("%d hashes ran for names no account can have", n)
+	}
+	held, failures := 0, 0
+	for _, r := range d.bans.addrs {
+		for _, f := range r.failures {
+			held += len(f.user)
+			failures++
+		}
+	}
+	if failures != 200 || held > 200*(users.MaxName+logtext.Marker+len(" (no key accepted)")) {
+		t.Errorf("the bans hold %d failures, %d bytes of names", failures, held)
+	}
+	if n := log.Len(); n > 200*1000 {
+		t.Errorf("200 failed logins logged %d bytes", n)
+	}
+	rec.Flush()
+	if got, _ := rec.Recent(1); len(got) != 1 || !strings.HasPrefix(got[0].User, `\x1b[31maaa`) || len(got[0].User) > users.MaxName+logtext.Marker+len(" (no key accepted)") {
+		t.Errorf("recorded %+v", got)
+	}
+	// A name as long as an account's may be is checked: the bound is no
+	// tighter than the accounts'.
+	if d.Password("10.0.2.1", "https", strings.Repeat("a", users.MaxName), "guess") != Wrong || turns.n.Load() != 1 {
+		t.Errorf("a %d-byte name ran %d hashes, want 1", users.MaxName, turns.n.Load())
 	}
 }

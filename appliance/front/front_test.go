@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -460,6 +461,36 @@ func TestHTTPS(t *testing.T) {
 			t.Errorf("GET /ca.crt = %q, want %q", pem, b.ca.PEM())
 		}
 		c.CloseIdleConnections()
+	}
+}
+
+// A request's headers are bounded: 500 KB of Basic credentials are
+// refused before any handler sees them, a long cookie is not.
+func TestHeadersBounded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httpServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), slog.New(slog.DiscardHandler), "http")
+	go srv.Serve(ln)
+	defer srv.Close()
+	for _, tc := range []struct {
+		size int
+		want int
+	}{
+		{30 << 10, http.StatusOK},
+		{500 << 10, http.StatusRequestHeaderFieldsTooLarge},
+	} {
+		req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/", nil)
+		req.SetBasicAuth(strings.Repeat("u", tc.size), "pw")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET with %d bytes of credentials: %v", tc.size, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("GET with %d bytes of credentials = %d, want %d", tc.size, resp.StatusCode, tc.want)
+		}
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/logtext"
 )
 
 // Limits are one port's caps per client (the config's
@@ -274,8 +276,11 @@ func NewNotices(log *slog.Logger) *Notices {
 }
 
 // Warn logs msg and its attributes as a warning unless key was logged
-// within the hour.
+// within the hour. The key is kept cut to maxNoticeKey bytes: it may
+// hold a client's words (a TLS error quotes the protocols a ClientHello
+// offered, up to 64 KB), and 4096 of them are remembered.
 func (n *Notices) Warn(key, msg string, attrs ...any) {
+	key = logtext.Clean(key, maxNoticeKey) // a copy when cut: no slice of a long key is kept
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := time.Now()
@@ -295,6 +300,10 @@ func (n *Notices) Warn(key, msg string, attrs ...any) {
 	n.last[key] = now
 	n.log.Warn(msg, attrs...)
 }
+
+// maxNoticeKey bounds a notice's key: an address and the start of an
+// error.
+const maxNoticeKey = 160
 
 // Host is the address part of a "host:port" remote address: what the
 // limits and the login bans count by.

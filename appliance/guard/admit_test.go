@@ -203,3 +203,26 @@ func TestAdmissionLetsKnownAddressesIn(t *testing.T) {
 		t.Errorf("%d handshakes closed for the known address, want 1", evicted)
 	}
 }
+
+// A notice's key may quote a client (a TLS error quotes the protocols its
+// ClientHello offered): the keys remembered are kept cut, and a long key
+// is still logged once.
+func TestNoticeKeysCut(t *testing.T) {
+	var log bytes.Buffer
+	n := NewNotices(sysd.NewLogger(&log))
+	for i := range 100 {
+		why := fmt.Sprintf("tls: client requested unsupported application protocols (%d %s)", i, strings.Repeat("p", 64<<10))
+		n.Warn("10.0.0.1 "+why, "TLS handshake failed", "err", why)
+	}
+	held := 0
+	for k := range n.last {
+		held += len(k)
+	}
+	if len(n.last) != 100 || held > 100*(maxNoticeKey+40) {
+		t.Errorf("%d keys of %d bytes remembered", len(n.last), held)
+	}
+	n.Warn("10.0.0.1 tls: client requested unsupported application protocols (0 "+strings.Repeat("p", 64<<10)+")", "TLS handshake failed")
+	if got := strings.Count(log.String(), "\n"); got != 100 {
+		t.Errorf("logged %d lines, want 100: the same key twice", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/listen"
@@ -24,6 +25,10 @@ import (
 func Run(ctx context.Context, o Options) error {
 	var recent sysd.Recent
 	log := sysd.NewLoggerKeeping(o.Stderr, &recent)
+	// What a library writes with the standard log package or slog's
+	// default (rclone's copies, net/http's HTTP/2 debugging) goes through
+	// the same handler as ours, cut and escaped, not raw to stderr.
+	slog.SetDefault(log)
 	// One server to a state directory, before any port is taken: a second
 	// one is told which process serves it.
 	dir, err := state.Open(o.State)

@@ -2,7 +2,9 @@ package sysd
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"os"
@@ -13,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/logtext"
 )
 
 // notifySocket listens on a real unixgram NOTIFY_SOCKET, as systemd does.
@@ -112,7 +116,7 @@ func TestLoggerLevels(t *testing.T) {
 	console := slog.New(&lineHandler{w: &b, mu: &sync.Mutex{}})
 	console.With("user", "bob smith").Warn("banned", "why", `said "x=1"`, "none", "")
 	console.Info("plain", "err", "two\nlines")
-	if want := "warning: banned user=bob smith why=\"said \\\"x=1\\\"\" none=\"\"\nplain err=\"two\\nlines\"\n"; b.String() != want {
+	if want := "warning: banned user=bob smith why=\"said \\\"x=1\\\"\" none=\"\"\nplain err=two\\nlines\n"; b.String() != want {
 		t.Errorf("console lines %q, want %q", b.String(), want)
 	}
 }
@@ -157,23 +161,135 @@ func TestRecentKeepsLastLines(t *testing.T) {
 	var recent Recent
 	log := NewLoggerKeeping(&out, &recent)
 	for i := 0; i < 250; i++ {
-		log.Info(fmt.Sprintf("line %d", i))
+		log.Info("line", "n", i)
 	}
 	log.Error("broken")
 	lines := recent.Lines()
-	if len(lines) != recentLines {
-		t.Fatalf("kept %d lines, want %d", len(lines), recentLines)
+	if len(lines) != 251 {
+		t.Fatalf("kept %d lines, want all 251: they fit in RecentBytes", len(lines))
 	}
-	if !strings.HasSuffix(lines[0], " line 51") || !strings.HasSuffix(lines[len(lines)-1], " error: broken") {
+	if !strings.HasSuffix(lines[0], " line n=0") || !strings.HasSuffix(lines[len(lines)-1], " error: broken") {
 		t.Errorf("kept %q ... %q", lines[0], lines[len(lines)-1])
-	}
-	if !strings.Contains(out.String(), "line 0\n") {
-		t.Error("the log itself lost a line")
 	}
 	// A message's own text is kept as it is, whatever it starts with.
 	log.Info("<6> is a priority tag's form")
 	if lines := recent.Lines(); !strings.HasSuffix(lines[len(lines)-1], " <6> is a priority tag's form") {
 		t.Errorf("kept %q", lines[len(lines)-1])
+	}
+}
+
+// A thousand lines each naming a 500 KB user keep RecentBytes at most, the
+// newest; the log itself gets each line cut.
+func TestRecentBoundedInBytes(t *testing.T) {
+	var out countWriter
+	var recent Recent
+	log := NewLoggerKeeping(&out, &recent)
+	huge := strings.Repeat("u", 500<<10)
+	for i := range 1000 {
+		log.Warn("login failed", "user", huge, "addr", fmt.Sprintf("10.0.%d.%d", i/256, i%256), "err", errors.New(huge))
+	}
+	lines := recent.Lines()
+	size := 0
+	for _, l := range lines {
+		size += len(l)
+	}
+	if size > RecentBytes || len(lines) < 10 {
+		t.Errorf("kept %d lines, %d bytes; want at most %d bytes, of more than 10 lines", len(lines), size, RecentBytes)
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, "addr=10.0.3.231 ") {
+		t.Errorf("the newest line kept is %.300q", last)
+	}
+	if max := 1000 * (MaxMessage + 3*(MaxValue+logtext.Marker) + 100); out.n > max {
+		t.Errorf("1000 lines wrote %d bytes, over %d", out.n, max)
+	}
+	// The array under the lines does not grow with what was dropped.
+	if c := cap(recent.lines); c > 4*len(lines)+64 {
+		t.Errorf("the ring's array holds %d places for %d lines", c, len(lines))
+	}
+}
+
+type countWriter struct{ n int }
+
+func (w *countWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+// loginValue is a LogValuer, as a component might log a login.
+type loginValue struct{ user, addr string }
+
+func (l loginValue) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("user", l.user), slog.String("addr", l.addr))
+}
+
+// Every value is escaped and cut, whatever its kind and however deep it
+// sits; the message too.
+func TestLoggerCleans(t *testing.T) {
+	huge := strings.Repeat("x", 500<<10)
+	cut := strings.Repeat("x", MaxValue) + fmt.Sprintf("…(+%d bytes)", 500<<10-MaxValue)
+	for _, c := range []struct {
+		name string
+		log  func(*slog.Logger)
+		want string
+	}{
+		{"escape codes", func(l *slog.Logger) { l.Info("login", "user", "\x1b[31mred\x1b[0m") }, `login user=\x1b[31mred\x1b[0m`},
+		{"a forged line", func(l *slog.Logger) { l.Info("login", "user", "bob\r\n<3>forged") }, `login user=bob\r\n<3>forged`},
+		{"NUL", func(l *slog.Logger) { l.Info("login", "user", "a\x00b") }, `login user=a\x00b`},
+		{"not UTF-8", func(l *slog.Logger) { l.Info("login", "user", "\xff\xfeé") }, `login user=\xff\xfeé`},
+		{"500 KB", func(l *slog.Logger) { l.Info("login", "user", huge) }, "login user=" + cut},
+		{"an error", func(l *slog.Logger) { l.Info("put", "err", fmt.Errorf("open %s: %w", "a\x1bb", errors.New("denied"))) }, `put err=open a\x1bb: denied`},
+		{"a long error", func(l *slog.Logger) { l.Info("put", "err", errors.New(huge)) }, "put err=" + cut},
+		{"a group", func(l *slog.Logger) { l.Info("login", slog.Group("req", "user", "\x1b]0;", "n", 3)) }, `login req.user=\x1b]0; req.n=3`},
+		{"a LogValuer", func(l *slog.Logger) { l.Info("login", "who", loginValue{huge, "10.0.0.1"}) }, "login who.user=" + cut + " who.addr=10.0.0.1"},
+		{"WithGroup", func(l *slog.Logger) { l.WithGroup("web").With("user", "a\nb").Info("login", "addr", "::1") }, `login web.user=a\nb web.addr=::1`},
+		{"With", func(l *slog.Logger) { l.With("user", huge).Info("login") }, "login user=" + cut},
+		{"an =", func(l *slog.Logger) { l.Info("login", "user", "a=\"b\"") }, `login user="a=\"b\""`},
+		{"the message", func(l *slog.Logger) { l.Info("http: " + huge + "\n") }, "http: " + strings.Repeat("x", MaxMessage-6) + fmt.Sprintf("…(+%d bytes)", 500<<10+1-(MaxMessage-6))},
+		{"a Stringer", func(l *slog.Logger) { l.Info("from", "addr", &net.TCPAddr{IP: net.IPv6loopback, Port: 1}) }, "from addr=[::1]:1"},
+	} {
+		var b strings.Builder
+		c.log(NewLogger(&b))
+		if got := strings.TrimSuffix(b.String(), "\n"); got != c.want {
+			t.Errorf("%s: logged %.400q, want %.400q", c.name, got, c.want)
+		}
+	}
+}
+
+// What reaches the handler by the standard log package is cut and
+// escaped as well: net/http's ErrorLog (front makes it with
+// slog.NewLogLogger) and, once the server's logger is the default
+// (server.Run), any library's log.Printf.
+func TestStandardLogCleaned(t *testing.T) {
+	var b strings.Builder
+	l := NewLogger(&b)
+	errorLog := slog.NewLogLogger(l.With("listener", "https").Handler(), slog.LevelWarn)
+	errorLog.Printf("http: TLS handshake error from 127.0.0.1:1: %s", "\x1b[2J"+strings.Repeat("x", 500<<10))
+	old := slog.Default()
+	defer func() { slog.SetDefault(old); stdlog.SetOutput(os.Stderr); stdlog.SetFlags(stdlog.LstdFlags) }()
+	slog.SetDefault(l)
+	stdlog.Printf("library says %s\n", "\x1b]0;title\x07")
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("logged %d lines, want 2: %.300q", len(lines), b.String())
+	}
+	if l := lines[0]; !strings.HasPrefix(l, `warning: http: TLS handshake error from 127.0.0.1:1: \x1b[2Jxxx`) || !strings.HasSuffix(l, " bytes) listener=https") || len(l) > 700 {
+		t.Errorf("ErrorLog line %.700q", l)
+	}
+	if want := `library says \x1b]0;title\x07`; lines[1] != want {
+		t.Errorf("log.Printf line %q, want %q", lines[1], want)
+	}
+}
+
+// A line has at most maxLine bytes however many attributes it has.
+func TestLineBounded(t *testing.T) {
+	var b strings.Builder
+	var args []any
+	for i := range 100 {
+		args = append(args, fmt.Sprint("k", i), strings.Repeat("v", 1000))
+	}
+	NewLogger(&b).Info("many", args...)
+	NewLogger(&b).Info("many", slog.Group("g", args...))
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		if len(l) > maxLine+logtext.Marker {
+			t.Errorf("a line of %d bytes, over %d", len(l), maxLine+logtext.Marker)
+		}
 	}
 }
 

@@ -244,10 +244,14 @@ func (db *DB) update(change func(m map[string]*User) error) error {
 	return nil
 }
 
-// ValidName reports whether name can be an account: 1 to 32 lower-case
-// letters, digits, '-' or '_', starting with a letter.
+// MaxName is the longest an account's name may be: a longer name given
+// at a login cannot be anyone's.
+const MaxName = 32
+
+// ValidName reports whether name can be an account: 1 to MaxName (32)
+// lower-case letters, digits, '-' or '_', starting with a letter.
 func ValidName(name string) error {
-	if len(name) == 0 || len(name) > 32 {
+	if len(name) == 0 || len(name) > MaxName {
 		return fmt.Errorf("user name %q must be 1 to 32 characters", name)
 	}
 	for i, r := range name {
