@@ -261,7 +261,10 @@ func (s *Store) Describe(k Kind, user, name string, change func(*Collection)) er
 		return err
 	}
 	change(c)
-	b, _ := json.Marshal(c)
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("describe %s: encode collection.json: %w", dir, err)
+	}
 	return s.write(filepath.Join(dir, "collection.json"), b)
 }
 
@@ -289,7 +292,11 @@ func (s *Store) Create(c Collection) error {
 	var id [8]byte
 	rand.Read(id[:])
 	c.ID = hex.EncodeToString(id[:])
-	b, _ := json.Marshal(c)
+	b, err := json.Marshal(c)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("create %s: encode collection.json: %w", dir, err)
+	}
 	if err := s.write(filepath.Join(tmp, "collection.json"), b); err != nil {
 		return err
 	}
@@ -667,7 +674,9 @@ func (s *Store) logChange(dir, op, name string) (int64, error) {
 		return 0, err
 	}
 	c.Seq = seq
-	b, _ = json.Marshal(c)
+	if b, err = json.Marshal(c); err != nil {
+		return 0, fmt.Errorf("log a change in %s: encode collection.json: %w", dir, err)
+	}
 	return seq, s.write(filepath.Join(dir, "collection.json"), b)
 }
 
