@@ -185,7 +185,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) delegate(w http.ResponseWriter, r *http.Request, k Kind) {
 	if k == Calendars {
-		(&caldav.Handler{Backend: calBackend{h.Store}, Prefix: strings.TrimSuffix(davRoot, "/")}).ServeHTTP(w, r)
+		(&caldav.Handler{Backend: calBackend{h.Store, h.Log}, Prefix: strings.TrimSuffix(davRoot, "/")}).ServeHTTP(w, r)
 		return
 	}
 	(&carddav.Handler{Backend: cardBackend{h.Store}, Prefix: strings.TrimSuffix(addressDir, "/users/")}).ServeHTTP(w, r)
