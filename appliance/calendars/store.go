@@ -37,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/emersion/go-vcard"
 	"github.com/emersion/go-webdav/caldav"
@@ -98,7 +99,11 @@ type Store struct {
 	// given what their calendars and address books take (used): the quota
 	// they share with the user's files, and the disk's free space. nil:
 	// only Limits bound them.
-	Room    func(user string, used, grow int64) error
+	Room func(user string, used, grow int64) error
+	// Memory is the box's budget, from which every parse of an object and
+	// every answer that reads objects draws its estimate before it starts
+	// (memory.go); nil: unbounded (the command-line tools, tests).
+	Memory  *budget.Budget
 	mu      sync.Mutex           // writes, box-wide: they are small and rare
 	uids    map[string]*uidIndex // by collection directory
 	usageMu sync.Mutex
