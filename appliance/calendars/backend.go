@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -119,7 +120,10 @@ func httpError(k Kind, err error) error {
 }
 
 // calBackend is the store as go-webdav's caldav.Backend.
-type calBackend struct{ s *Store }
+type calBackend struct {
+	s   *Store
+	log *slog.Logger
+}
 
 func (b calBackend) CurrentUserPrincipal(ctx context.Context) (string, error) {
 	return PrincipalPath(userOf(ctx)), nil
@@ -209,11 +213,22 @@ func (b calBackend) ListCalendarObjects(ctx context.Context, p string, _ *caldav
 }
 
 func (b calBackend) QueryCalendarObjects(ctx context.Context, p string, q *caldav.CalendarQuery) ([]caldav.CalendarObject, error) {
-	all, err := b.ListCalendarObjects(ctx, p, nil)
+	t, err := b.s.resolve(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return caldav.Filter(q, all)
+	objs, err := b.s.Objects(Calendars, t.owner, t.ocoll)
+	if err != nil {
+		return nil, httpError(Calendars, err)
+	}
+	if q == nil {
+		q = &caldav.CalendarQuery{CompFilter: caldav.CompFilter{Name: ical.CompCalendar}}
+	}
+	out, guessed, err := query(ctx, q.CompFilter, objs, func(o *Object) (*caldav.CalendarObject, error) { return b.object(t, o) })
+	if guessed > 0 {
+		b.log.Info("calendars: recurrences past the expansion's bounds matched unexpanded", "path", p, "components", guessed)
+	}
+	return out, err
 }
 
 func (b calBackend) PutCalendarObject(ctx context.Context, p string, cal *ical.Calendar, _ *caldav.PutCalendarObjectOptions) (*caldav.CalendarObject, error) {

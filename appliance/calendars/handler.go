@@ -8,10 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/emersion/go-webdav/caldav"
 	"github.com/emersion/go-webdav/carddav"
@@ -34,37 +35,6 @@ type Handler struct {
 	// address clients put in invitations; nil, or "" for a user: none.
 	Emails interface{ Email(user string) string }
 	Log    *slog.Logger
-
-	parsing   sync.Once
-	parseTurn chan struct{} // one object-parsing request at a time
-}
-
-// readThenTakeTurn reads a PUT's body (bounded) into memory, then takes a
-// parse turn: a client that sends its body slowly must not hold everyone's
-// turn.
-func (h *Handler) readThenTakeTurn(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, h.Store.Limits.Object+1))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return nil, false
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return h.takeParseTurn(r)
-}
-
-// Requests that parse objects (a PUT, and the REPORTs that read every
-// object of a collection: calendar-query, the multigets) take turns, one
-// at a time: a parser's tree of an object of 1,000 components takes
-// megabytes, and four at once took the box past its 48 MB. The others
-// (PROPFIND, GET, sync-collection) never wait.
-func (h *Handler) takeParseTurn(r *http.Request) (release func(), ok bool) {
-	h.parsing.Do(func() { h.parseTurn = make(chan struct{}, 1) })
-	select {
-	case h.parseTurn <- struct{}{}:
-		return func() { <-h.parseTurn }, true
-	case <-r.Context().Done():
-		return nil, false
-	}
 }
 
 // Routes adds the handler's paths to mux.
@@ -162,30 +132,33 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		release, ok := h.takeParseTurn(r)
+		release, ok := h.draw(w, r, "calendar-report", h.Store.readCost(t, multigetNames(body)))
 		if !ok {
-			return // the client went
+			return
 		}
 		defer release()
 	case r.Method == "PROPFIND" && t.name == "":
 		h.propfindCollection(w, r, t) // a home or a collection
 		return
-	case r.Method == http.MethodPut && t.name != "":
-		release, ok := h.readThenTakeTurn(w, r)
+	case (r.Method == http.MethodGet || r.Method == http.MethodHead) && t.name != "":
+		release, ok := h.draw(w, r, "calendar-read", h.Store.readCost(t, []string{t.name}))
 		if !ok {
 			return
 		}
 		defer release()
-		if !h.checkPut(w, r, t) {
+	case r.Method == http.MethodPut && t.name != "":
+		release, ok := h.checkPut(w, r, t)
+		if !ok {
 			return
 		}
+		defer release()
 	}
 	h.delegate(w, r, t.kind)
 }
 
 func (h *Handler) delegate(w http.ResponseWriter, r *http.Request, k Kind) {
 	if k == Calendars {
-		(&caldav.Handler{Backend: calBackend{h.Store}, Prefix: strings.TrimSuffix(davRoot, "/")}).ServeHTTP(w, r)
+		(&caldav.Handler{Backend: calBackend{h.Store, h.Log}, Prefix: strings.TrimSuffix(davRoot, "/")}).ServeHTTP(w, r)
 		return
 	}
 	(&carddav.Handler{Backend: cardBackend{h.Store}, Prefix: strings.TrimSuffix(addressDir, "/users/")}).ServeHTTP(w, r)
@@ -203,41 +176,81 @@ func unquote(s string) string {
 
 // checkPut validates an object before go-webdav sees it, so that a bad one
 // gets the precondition the RFCs name (go-webdav answers 400) and nothing
-// is stored: size, syntax, one kind of component and one UID per
-// calendar object, VERSION and FN in a vCard.
-func (h *Handler) checkPut(w http.ResponseWriter, r *http.Request, t target) bool {
+// is stored: size, shape (before any parser allocates), then syntax, one
+// kind of component and one UID per calendar object, dates that can be
+// kept, VERSION and FN in a vCard. The parse draws its estimate from the
+// budget first, and holds it (release) until the request is answered.
+func (h *Handler) checkPut(w http.ResponseWriter, r *http.Request, t target) (release func(), ok bool) {
 	ns, valid := nsCal, "valid-calendar-data"
 	if t.kind == AddressBooks {
 		ns, valid = nsCard, "valid-address-data"
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, h.Store.Limits.Object+1))
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return false
+		http.Error(w, "reading the object: "+err.Error(), http.StatusBadRequest)
+		return nil, false
 	}
 	if int64(len(body)) > h.Store.Limits.Object {
 		davxml.Precondition(w, http.StatusForbidden, ns, "max-resource-size", fmt.Sprintf("larger than %d bytes", h.Store.Limits.Object))
-		return false
+		return nil, false
 	}
-	if err := validObject(t.kind, body); err != nil {
+	sh, err := checkShape(body)
+	if err != nil {
+		h.Log.Info("calendars: object refused before parsing", "user", t.user, "path", r.URL.Path, "bytes", len(body), "err", err)
 		davxml.Precondition(w, http.StatusForbidden, ns, valid, err.Error())
-		return false
+		return nil, false
+	}
+	release, ok = h.draw(w, r, "calendar-put", putCost(sh))
+	if !ok {
+		return nil, false
+	}
+	if t.kind == AddressBooks {
+		body = unfold(body) // go-vcard unfolds by concatenating, once a fold
+	}
+	if err := parseObject(t.kind, body); err != nil {
+		release()
+		davxml.Precondition(w, http.StatusForbidden, ns, valid, err.Error())
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return true
+	return release, true
+}
+
+// draw takes n bytes from the store's budget for an operation of kind,
+// or answers the client why not (503 with Retry-After when the box is
+// busy, 507 when the work could never fit).
+func (h *Handler) draw(w http.ResponseWriter, r *http.Request, kind string, n int64) (release func(), ok bool) {
+	release, err := h.Store.Memory.Take(r.Context(), kind, n)
+	if err != nil {
+		h.Log.Info("calendars: refused for want of memory", "kind", kind, "bytes", n, "path", r.URL.Path, "err", err)
+		if !budget.Answer(w, err, http.StatusInsufficientStorage) {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+		return nil, false
+	}
+	return release, true
 }
 
 // validObject checks an object's body of kind: its shape, before any
-// parser sees it, then its syntax; one kind of component and one UID per
-// calendar object, VERSION and FN in a vCard.
+// parser sees it, then its syntax and content (parseObject).
 func validObject(kind Kind, body []byte) error {
-	if err := checkShape(body); err != nil {
+	if _, err := checkShape(body); err != nil {
 		return err
 	}
+	return parseObject(kind, body)
+}
+
+// parseObject parses a body whose shape was checked: one kind of
+// component and one UID per calendar object, with dates that can be kept;
+// VERSION and FN in a vCard.
+func parseObject(kind Kind, body []byte) error {
 	if kind == Calendars {
 		cal, err := decodeCalendar(body)
 		if err == nil {
 			_, _, err = caldav.ValidateCalendarObject(cal)
+		}
+		if err == nil {
+			err = checkDates(cal.Component)
 		}
 		return err
 	}
@@ -248,57 +261,41 @@ func validObject(kind Kind, body []byte) error {
 	return err
 }
 
-// An object's shape is bounded before it is parsed: the parsers build a
-// tree of every component, and an 800 KB body of 40,000 nested ones took
-// 72 MB and seconds of CPU. An event with its alarms and a time zone is
-// three deep; a long recurring series with its changed instances a few
-// hundred components.
-const (
-	maxDepth      = 8
-	maxComponents = 1000
-)
-
-// checkShape counts the BEGIN lines of an iCalendar or vCard body and how
-// deep they nest, reading the lines as the decoders do: unfolded first (a
-// line's continuation starts with a space or a tab), the name up to the
-// first ';' or ':', in any case (BEGIN;X=1:VEVENT is a BEGIN).
-func checkShape(body []byte) error {
-	depth, n := 0, 0
-	for _, line := range unfold(body) {
-		name := line
-		if i := bytes.IndexAny(line, ";:"); i >= 0 {
-			name = line[:i]
-		}
+// unfold is body with its folds (a line break and the space or tab
+// after it, RFC 5545 3.1, RFC 6350 3.2) taken out: the same content lines,
+// each on one line.
+func unfold(body []byte) []byte {
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); i++ {
 		switch {
-		case bytes.EqualFold(bytes.TrimSpace(name), []byte("BEGIN")):
-			n++
-			if depth++; depth > maxDepth {
-				return fmt.Errorf("components nest more than %d deep", maxDepth)
-			}
-			if n > maxComponents {
-				return fmt.Errorf("more than %d components in one object", maxComponents)
-			}
-		case bytes.EqualFold(bytes.TrimSpace(name), []byte("END")):
-			depth--
+		case body[i] == '\r' && i+2 < len(body) && body[i+1] == '\n' && (body[i+2] == ' ' || body[i+2] == '\t'):
+			i += 2
+		case body[i] == '\n' && i+1 < len(body) && (body[i+1] == ' ' || body[i+1] == '\t'):
+			i++
+		default:
+			out = append(out, body[i])
 		}
 	}
-	return nil
+	return out
 }
 
-// unfold is body's content lines, each continuation joined to its line
-// (RFC 5545 3.1, RFC 6350 3.2), split at LF with a CR before it dropped.
-func unfold(body []byte) [][]byte {
-	var lines [][]byte
-	for _, raw := range bytes.Split(body, []byte("\n")) {
-		raw = bytes.TrimSuffix(raw, []byte("\r"))
-		if len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t') && len(lines) > 0 {
-			last := len(lines) - 1
-			lines[last] = append(lines[last], raw[1:]...)
-			continue
-		}
-		lines = append(lines, append([]byte(nil), raw...))
+// multigetNames are the objects a multiget REPORT names (their last path
+// element), or nil for any other REPORT (a query reads every object).
+func multigetNames(body []byte) []string {
+	if !davxml.RootIs(body, nsCal, "calendar-multiget") && !davxml.RootIs(body, nsCard, "addressbook-multiget") {
+		return nil
 	}
-	return lines
+	var m struct {
+		Hrefs []string `xml:"DAV: href"`
+	}
+	if xml.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	names := make([]string, 0, len(m.Hrefs))
+	for _, h := range m.Hrefs {
+		names = append(names, path.Base(strings.TrimSpace(h)))
+	}
+	return names
 }
 
 // The request bodies this package reads itself.

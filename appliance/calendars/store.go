@@ -37,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/emersion/go-vcard"
 	"github.com/emersion/go-webdav/caldav"
@@ -98,7 +99,11 @@ type Store struct {
 	// given what their calendars and address books take (used): the quota
 	// they share with the user's files, and the disk's free space. nil:
 	// only Limits bound them.
-	Room    func(user string, used, grow int64) error
+	Room func(user string, used, grow int64) error
+	// Memory is the box's budget, from which every parse of an object and
+	// every answer that reads objects draws its estimate before it starts
+	// (memory.go); nil: unbounded (the command-line tools, tests).
+	Memory  *budget.Budget
 	mu      sync.Mutex           // writes, box-wide: they are small and rare
 	uids    map[string]*uidIndex // by collection directory
 	usageMu sync.Mutex
@@ -261,7 +266,10 @@ func (s *Store) Describe(k Kind, user, name string, change func(*Collection)) er
 		return err
 	}
 	change(c)
-	b, _ := json.Marshal(c)
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("describe %s: encode collection.json: %w", dir, err)
+	}
 	return s.write(filepath.Join(dir, "collection.json"), b)
 }
 
@@ -289,7 +297,11 @@ func (s *Store) Create(c Collection) error {
 	var id [8]byte
 	rand.Read(id[:])
 	c.ID = hex.EncodeToString(id[:])
-	b, _ := json.Marshal(c)
+	b, err := json.Marshal(c)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("create %s: encode collection.json: %w", dir, err)
+	}
 	if err := s.write(filepath.Join(tmp, "collection.json"), b); err != nil {
 		return err
 	}
@@ -667,7 +679,9 @@ func (s *Store) logChange(dir, op, name string) (int64, error) {
 		return 0, err
 	}
 	c.Seq = seq
-	b, _ = json.Marshal(c)
+	if b, err = json.Marshal(c); err != nil {
+		return 0, fmt.Errorf("log a change in %s: encode collection.json: %w", dir, err)
+	}
 	return seq, s.write(filepath.Join(dir, "collection.json"), b)
 }
 

@@ -190,6 +190,7 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	}
 	cfg := p.Config
 	s.pim.Limits = calendars.Limits{Object: int64(cfg.CalendarObjectKB) << 10, Objects: cfg.CalendarObjects, Collections: cfg.CalendarsPerUser}
+	s.pim.Memory = s.memory
 	return s, nil
 }
 

@@ -1,0 +1,74 @@
+package calendars
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// What parsing an object allocates, measured with go-ical and go-vcard
+// (TestParseCost holds the estimate above what they allocate, for
+// objects of each shape the limits allow): a few bytes per byte of text
+// (the line read, then the value kept), about 270 bytes per property (its
+// struct, its name and the map it is filed in) and about 140 per
+// parameter value (a map entry and a slice). A typical event of 900 bytes
+// allocates 18 bytes per byte; a flat object of short properties 38.
+const (
+	costPerByte      = 8
+	costPerProperty  = 320
+	costPerParam     = 160
+	costPerComponent = 1024
+)
+
+// parseCost is what decoding an object of shape sh allocates, at most.
+func parseCost(sh shape) int64 {
+	return costPerByte*sh.bytes + costPerProperty*sh.properties + costPerParam*sh.params + costPerComponent*sh.components
+}
+
+// putCost is a PUT's draw: the object parsed twice (checked here, then
+// by go-webdav), encoded again, and the body and the encoding held.
+func putCost(sh shape) int64 { return 2*parseCost(sh) + 3*sh.bytes }
+
+// readCostPerByte is a stored object read and parsed for an answer, per
+// byte of it: the parse of a typical object (18 bytes a byte, measured)
+// and its text in the answer. Stored objects were checked (checkShape) as
+// they were put, and are not counted line by line again.
+const readCostPerByte = 24
+
+// expandCost is what a query's expansion of recurrences holds at most:
+// one period's instances from rrule-go (maxTimeset times a year of days)
+// and the EXDATEs of one component (maxInstances).
+const expandCost = 1 << 20
+
+// readCost is the draw of an answer that reads and parses objects of
+// collection t: the named ones (a multiget), or every one. An estimate
+// larger than the whole budget is the whole budget: the answer then runs
+// alone (go-webdav holds every matched object parsed until it writes the
+// answer; only an answer written as a stream would hold less).
+func (s *Store) readCost(t target, names []string) int64 {
+	dir, err := s.collDir(t.kind, t.owner, t.ocoll)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	if names == nil {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), t.kind.ext()) && e.Type().IsRegular() {
+				if fi, err := e.Info(); err == nil {
+					n += fi.Size()
+				}
+			}
+		}
+	}
+	for _, name := range names {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+	}
+	n = n*readCostPerByte + expandCost
+	if total := s.Memory.Stats().Total; total > 0 {
+		n = min(n, total)
+	}
+	return n
+}
