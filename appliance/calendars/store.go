@@ -370,7 +370,9 @@ func (s *Store) DeleteCollection(k Kind, user, name string) error {
 		return err
 	}
 	delete(s.uids, dir)
-	state.SyncDir(filepath.Dir(dir))
+	if err := state.SyncDir(filepath.Dir(dir)); err != nil {
+		return fmt.Errorf("delete %s: %w", name, err)
+	}
 	return os.RemoveAll(gone)
 }
 
