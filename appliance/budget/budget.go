@@ -40,7 +40,7 @@ const (
 	// Admission is what the Budget grants at once, for the costly work:
 	// room for an Argon2id hash (12 MiB, 19 for an old hash being
 	// upgraded) beside the smaller things, or one picture decoded whole.
-	Admission = 20 << 20
+	Admission = 16 << 20
 )
 
 // Errors a Take returns; errors.Is finds them in a *Refusal.
