@@ -19,8 +19,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -349,4 +351,127 @@ func previewsUntil(ctx context.Context, k *box, pictures []string) int {
 		}
 	}
 	return made
+}
+
+// Logs that a client cannot grow: 200 failed logins from 50 addresses
+// with long user names holding a terminal's escape codes took the server
+// to 231 MB resident (749 MB once the admin page showed the recent lines)
+// and the log grew by 95 MB. From each address: two over HTTPS Basic with
+// 500 KB names (refused for their headers' size, front.MaxHeaderBytes),
+// one with a 40 KB name (as long as the headers allow) and one on the web
+// login form with a 15 KB name (as long as its 16 KB body allows), all at
+// once. The server stays under the 48 MB ceiling, the log grows by a few
+// hundred bytes a login, no escape code reaches it raw, and the admin
+// page showing the recent lines and the audit log stays small.
+func testLongNames(t *testing.T, b *box) {
+	k := startBox(t, cloneState(t, b.state), "-files", t.TempDir())
+	k.password = b.password
+	pid := k.cmd.Process.Pid
+	t.Logf("peak resident set at the start: %.1f MB", float64(statusKB(t, pid, "VmHWM"))/1000)
+	logBefore := len(k.stderrCapture.String())
+	const esc = "\x1b[31m\x1b]0;owned\x07"
+	huge, long, form := esc+strings.Repeat("h", 500<<10), esc+strings.Repeat("n", 40<<10), esc+strings.Repeat("f", 15<<10)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answers := map[string]int{}
+	for i := range 50 {
+		from := flood.Loopback(5000 + i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// 2 failures that reach the door from each address: under
+			// MaxFailures, none is banned.
+			for _, try := range []string{"huge", "huge", "long", "form"} {
+				var code int
+				var err error
+				switch try {
+				case "huge":
+					code, err = basicLogin(k.https, from, huge)
+				case "long":
+					code, err = basicLogin(k.https, from, long)
+				case "form":
+					code, err = formLogin(k.https, from, form)
+				}
+				mu.Lock()
+				answers[fmt.Sprint(try, " ", code, " ", err)]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if answers["huge 431 <nil>"] != 100 || answers["long 401 <nil>"] != 50 || answers["form 401 <nil>"] != 50 {
+		t.Errorf("answers: %v; want huge 431 100 times, long and form 401 50 times", answers)
+	}
+	t.Logf("peak resident set after the failed logins: %.1f MB (the admin's login, next, hashes in 12 MiB)", float64(statusKB(t, pid, "VmHWM"))/1000)
+	c, session, _ := webSession(t, k, "admin", k.password)
+	req, _ := http.NewRequest("GET", "https://localhost:"+k.port(k.https)+"/admin/", nil)
+	req.Header.Set("Cookie", session)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	hwm := statusKB(t, pid, "VmHWM")
+	log := k.stderrCapture.String()[logBefore:]
+	t.Logf("peak resident set: %.1f MB; the log grew by %d bytes; the admin page is %d bytes", float64(hwm)/1000, len(log), len(page))
+	if hwm > 48000 {
+		t.Errorf("peak resident set %d kB, over the 48 MB ceiling", hwm)
+	}
+	if len(log) > 200*1000 {
+		t.Errorf("200 failed logins grew the log by %d bytes, over 1000 a login", len(log))
+	}
+	if strings.ContainsAny(log, "\x1b\x07") || !strings.Contains(log, `user=\x1b[31m\x1b]0;owned\x07nnn`) || !strings.Contains(log, `user=\x1b[31m\x1b]0;owned\x07fff`) {
+		t.Errorf("the failed logins were not logged escaped and cut:\n%s", tail(log, 5))
+	}
+	if resp.StatusCode != http.StatusOK || len(page) > 256<<10 || !strings.Contains(string(page), `\x1b]0;owned\x07fff`) || strings.ContainsAny(string(page), "\x1b\x07") {
+		t.Errorf("the admin page: %s, %d bytes, the names escaped and cut: %v", resp.Status, len(page), strings.Contains(string(page), `\x1b]0;owned\x07fff`))
+	}
+}
+
+// basicLogin is a PROPFIND with Basic credentials for user and a wrong
+// password, from the loopback address from; it returns the status.
+func basicLogin(addr, from, user string) (int, error) {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DialContext: d.DialContext,
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}}
+	req, _ := http.NewRequest("PROPFIND", "https://"+addr+"/dav/", nil)
+	req.SetBasicAuth(user, "not the password")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// formLogin posts the web login form for user with a wrong password, from
+// the loopback address from, with the form's cookie and token as a
+// browser would; it returns the status.
+func formLogin(addr, from, user string) (int, error) {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DialContext: d.DialContext,
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}}
+	resp, err := c.Get("https://" + addr + "/login")
+	if err != nil {
+		return 0, err
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+	if m == nil || len(resp.Cookies()) == 0 {
+		return 0, fmt.Errorf("the login page has no form: %s", resp.Status)
+	}
+	body := url.Values{"csrf": {string(m[1])}, "username": {user}, "password": {"not the password"}}.Encode()
+	req, _ := http.NewRequest("POST", "https://"+addr+"/login", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(resp.Cookies()[0])
+	resp, err = c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
 }

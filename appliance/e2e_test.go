@@ -115,6 +115,9 @@ func start(t *testing.T, stateDir string, extra ...string) *instance {
 	}
 	go func() {
 		sc := bufio.NewScanner(pr)
+		// A line of any length, so that a server that logs a client's
+		// 500 KB name fails its test rather than stalls on a full pipe.
+		sc.Buffer(make([]byte, 64<<10), 1<<30)
 		for sc.Scan() {
 			in.stderrCapture.WriteString(sc.Text() + "\n")
 			select {

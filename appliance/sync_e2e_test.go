@@ -231,6 +231,7 @@ func TestSync(t *testing.T) {
 	t.Run("abuse", func(t *testing.T) { testAbuse(t, b) })
 	t.Run("flood-distributed", func(t *testing.T) { testDistributedFlood(t, b) })
 	t.Run("memory", func(t *testing.T) { testMemoryCeiling(t, b) })
+	t.Run("long-names", func(t *testing.T) { testLongNames(t, b) })
 	t.Run("one-ban", func(t *testing.T) { testOneBan(t, b) })
 	t.Run("ban", func(t *testing.T) { testBan(t, b) }) // last: it bans 127.0.0.1
 }
