@@ -18,14 +18,16 @@
 package budget
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // The box's memory, in bytes.
@@ -70,26 +72,23 @@ func (r *Refusal) Unwrap() error { return r.Err }
 // RetryAfter is how long a client refused with ErrBusy is told to wait.
 const RetryAfter = 5 * time.Second
 
-// Budget is a weighted admission in bytes. Waiting takes are served in
-// the order they came, so a large one is not passed over forever by
-// small ones; a take waits at most Wait, and at most MaxWaiting wait at
-// once (the rest are refused at once: a flood does not queue).
+// Budget is a weighted admission in bytes, on x/sync's
+// semaphore.Weighted: waiting takes are served in the order they came, so
+// a large one is not passed over forever by small ones. A take waits at
+// most Wait, and at most MaxWaiting wait at once (the rest are refused at
+// once: a flood does not queue). Budget adds the refusals' kinds and the
+// counts the status page shows.
 type Budget struct {
 	total      int64
 	wait       time.Duration
-	maxWaiting int
+	maxWaiting int64
+	sem        *semaphore.Weighted
+	waiting    atomic.Int64
 
-	mu      sync.Mutex
-	used    int64
-	peak    int64
-	waiting list.List // of *waiter
-	kinds   map[string]*KindStats
-}
-
-type waiter struct {
-	kind  string
-	n     int64
-	ready chan struct{} // closed when granted
+	mu    sync.Mutex // the counts
+	used  int64
+	peak  int64
+	kinds map[string]*KindStats
 }
 
 // Options tune a Budget; zero values take the defaults.
@@ -106,7 +105,8 @@ func New(total int64, o Options) *Budget {
 	if o.MaxWaiting <= 0 {
 		o.MaxWaiting = 64
 	}
-	return &Budget{total: total, wait: o.Wait, maxWaiting: o.MaxWaiting, kinds: map[string]*KindStats{}}
+	return &Budget{total: total, wait: o.Wait, maxWaiting: int64(o.MaxWaiting),
+		sem: semaphore.NewWeighted(total), kinds: map[string]*KindStats{}}
 }
 
 // Take draws n bytes for an operation of the given kind, waiting for
@@ -136,57 +136,41 @@ func (b *Budget) take(ctx context.Context, kind string, n int64, bounded bool) (
 		return func() {}, nil
 	}
 	n = max(n, 1)
-	b.mu.Lock()
 	if n > b.total {
 		return nil, b.refuse(kind, n, ErrTooLarge)
 	}
-	if b.waiting.Len() == 0 && b.used+n <= b.total {
-		b.grant(kind, n)
-		b.mu.Unlock()
-		return b.releaser(kind, n), nil
+	if !b.sem.TryAcquire(n) { // room now, and no one waiting before it
+		waiting := b.waiting.Add(1)
+		defer b.waiting.Add(-1)
+		if bounded {
+			if waiting > b.maxWaiting {
+				return nil, b.refuse(kind, n, ErrBusy)
+			}
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeoutCause(ctx, b.wait, ErrBusy)
+			defer cancel()
+		}
+		if err := b.sem.Acquire(ctx, n); err != nil {
+			return nil, b.refuse(kind, n, context.Cause(ctx))
+		}
 	}
-	if bounded && b.waiting.Len() >= b.maxWaiting {
-		return nil, b.refuse(kind, n, ErrBusy)
-	}
-	w := &waiter{kind: kind, n: n, ready: make(chan struct{})}
-	e := b.waiting.PushBack(w)
-	b.mu.Unlock()
-
-	var timeout <-chan time.Time
-	if bounded {
-		t := time.NewTimer(b.wait)
-		defer t.Stop()
-		timeout = t.C
-	}
-	var why error
-	select {
-	case <-w.ready:
-		return b.releaser(kind, n), nil
-	case <-ctx.Done():
-		why = ctx.Err()
-	case <-timeout:
-		why = ErrBusy
-	}
-	b.mu.Lock()
-	select {
-	case <-w.ready: // granted as it gave up: give it back
-		b.put(kind, n)
-	default:
-		b.waiting.Remove(e)
-		b.wake() // a smaller one behind it may fit now
-	}
-	return nil, b.refuse(kind, n, why)
+	b.count(kind, n)
+	var once sync.Once
+	return func() { once.Do(func() { b.give(kind, n) }) }, nil
 }
 
-// refuse counts a refusal and unlocks b.mu, which is held.
+// refuse counts a refusal.
 func (b *Budget) refuse(kind string, n int64, why error) error {
+	b.mu.Lock()
 	b.kind(kind).Refused++
 	b.mu.Unlock()
 	return &Refusal{Kind: kind, Need: n, Total: b.total, Err: why}
 }
 
-// grant counts n as used; b.mu is held.
-func (b *Budget) grant(kind string, n int64) {
+// count counts a grant of n.
+func (b *Budget) count(kind string, n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	k := b.kind(kind)
 	b.used += n
 	b.peak = max(b.peak, b.used)
@@ -195,40 +179,16 @@ func (b *Budget) grant(kind string, n int64) {
 	k.Peak = max(k.Peak, k.InUse)
 }
 
-// releaser gives n back once.
-func (b *Budget) releaser(kind string, n int64) func() {
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			if n >= b.total/4 {
-				runtime.GC()
-			}
-			b.mu.Lock()
-			b.put(kind, n)
-			b.mu.Unlock()
-		})
+// give gives n back, after a collection if it is large.
+func (b *Budget) give(kind string, n int64) {
+	if n >= b.total/4 {
+		runtime.GC()
 	}
-}
-
-// put gives n back and wakes who now fits; b.mu is held.
-func (b *Budget) put(kind string, n int64) {
+	b.mu.Lock()
 	b.used -= n
 	b.kind(kind).InUse -= n
-	b.wake()
-}
-
-// wake grants the waiting takes in order while the first fits; b.mu is
-// held.
-func (b *Budget) wake() {
-	for e := b.waiting.Front(); e != nil; e = b.waiting.Front() {
-		w := e.Value.(*waiter)
-		if b.used+w.n > b.total {
-			return
-		}
-		b.waiting.Remove(e)
-		b.grant(w.kind, w.n)
-		close(w.ready)
-	}
+	b.mu.Unlock()
+	b.sem.Release(n)
 }
 
 // kind is the counters of one kind; b.mu is held.
@@ -267,7 +227,7 @@ func (b *Budget) Stats() Stats {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	st := Stats{Total: b.total, InUse: b.used, Peak: b.peak, Waiting: b.waiting.Len()}
+	st := Stats{Total: b.total, InUse: b.used, Peak: b.peak, Waiting: int(b.waiting.Load())}
 	for _, k := range b.kinds {
 		st.Kinds = append(st.Kinds, *k)
 	}

@@ -8,6 +8,13 @@ import (
 	"time"
 )
 
+// waitFor returns once n takes wait in b.
+func waitFor(b *Budget, n int) {
+	for b.Stats().Waiting != n {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestTakeAndRelease(t *testing.T) {
 	b := New(100, Options{Wait: time.Hour})
 	r1, err := b.Take(context.Background(), "a", 60)
@@ -23,9 +30,7 @@ func TestTakeAndRelease(t *testing.T) {
 		}
 		got <- err
 	}()
-	for b.Stats().Waiting != 1 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(b, 1)
 	r1()
 	r1() // a second release gives nothing back twice
 	if err := <-got; err != nil {
@@ -55,9 +60,7 @@ func TestRefusals(t *testing.T) {
 	slow := New(100, Options{Wait: time.Hour, MaxWaiting: 1})
 	holdSlow, _ := slow.Take(context.Background(), "hold", 100)
 	go slow.Take(context.Background(), "first", 1)
-	for slow.Stats().Waiting != 1 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(slow, 1)
 	start := time.Now()
 	if _, err := slow.Take(context.Background(), "second", 1); !errors.Is(err, ErrBusy) {
 		t.Errorf("Take with the queue full = %v, want ErrBusy at once", err)
@@ -106,9 +109,7 @@ func TestOrder(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	bigDone := make(chan error)
 	go func() { _, err := b.Take(ctx, "big", 10); bigDone <- err }()
-	for b.Stats().Waiting != 1 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(b, 1)
 	smallDone := make(chan error)
 	go func() {
 		r, err := b.Take(context.Background(), "small", 1)
@@ -117,9 +118,7 @@ func TestOrder(t *testing.T) {
 		}
 		smallDone <- err
 	}()
-	for b.Stats().Waiting != 2 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(b, 2)
 	select {
 	case <-smallDone:
 		t.Fatal("a small take passed the large one waiting before it")

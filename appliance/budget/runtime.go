@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"fmt"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -70,20 +71,20 @@ func Resident() (now, peak int64) {
 	if err != nil {
 		return 0, 0
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(l, ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-		if err != nil {
-			continue
-		}
-		if k == "VmRSS" {
-			now = kb << 10
-		} else {
-			peak = kb << 10
+	now, _ = ParseKB(b, "VmRSS")
+	peak, _ = ParseKB(b, "VmHWM")
+	return now << 10, peak << 10
+}
+
+// ParseKB reads a field in kB from a /proc file of "Name: value kB" lines
+// (status, smaps_rollup): the one reader of them, for the box's status,
+// its tests and the benchmark.
+func ParseKB(b []byte, name string) (int64, error) {
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && k == name {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		}
 	}
-	return now, peak
+	return 0, fmt.Errorf("no %s", name)
 }

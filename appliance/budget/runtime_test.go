@@ -2,26 +2,32 @@ package budget
 
 import (
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 )
 
 // rssFile is the process's resident file-backed memory, in kB.
-func rssFile(t *testing.T) int {
+func rssFile(t *testing.T) int64 {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		t.Skip("no /proc")
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "RssFile:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return n
-		}
+	n, err := ParseKB(b, "RssFile")
+	if err != nil {
+		t.Skip(err)
 	}
-	t.Skip("no RssFile in /proc/self/status")
-	return 0
+	return n
+}
+
+func TestParseKB(t *testing.T) {
+	status := "Name:\tnginx\nVmPeak:\t  20000 kB\nVmHWM:\t   12345 kB\nVmRSS:\t 1000 kB\n"
+	got, err := ParseKB([]byte(status), "VmHWM")
+	if err != nil || got != 12345 {
+		t.Errorf("ParseKB(VmHWM) = %d, %v, want 12345", got, err)
+	}
+	if _, err := ParseKB([]byte(status), "Pss"); err == nil {
+		t.Error("ParseKB found a missing field")
+	}
 }
 
 // The pages starting up touched are let go of (the test goes on running:
