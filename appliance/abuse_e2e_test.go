@@ -32,6 +32,7 @@ import (
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/bench/flood"
 )
 
@@ -282,14 +283,11 @@ func statusKB(t *testing.T, pid int, field string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
+	n, err := budget.ParseKB(b, field)
+	if err != nil {
+		t.Fatalf("/proc/%d/status: %v", pid, err)
 	}
-	t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	return n
 }
 
 // putPictures uploads the pictures whose previews the memory test makes

@@ -25,17 +25,6 @@ func TestParseStat(t *testing.T) {
 	}
 }
 
-func TestParseKB(t *testing.T) {
-	status := "Name:\tnginx\nVmPeak:\t  20000 kB\nVmHWM:\t   12345 kB\nVmRSS:\t 1000 kB\n"
-	got, err := parseKB([]byte(status), "VmHWM")
-	if err != nil || got != 12345 {
-		t.Errorf("parseKB(VmHWM) = %d, %v, want 12345", got, err)
-	}
-	if _, err := parseKB([]byte(status), "Pss"); err == nil {
-		t.Error("parseKB found a missing field")
-	}
-}
-
 func TestSourcesAtMostFourEach(t *testing.T) {
 	var s sources
 	seen := map[string]int{}

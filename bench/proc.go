@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bonesync/bonesync/appliance/budget"
 )
 
 // clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ, 100 on
@@ -122,19 +122,7 @@ func statusKB(file, name string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return parseKB(b, name)
-}
-
-func parseKB(b []byte, name string) (int64, error) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || k != name {
-			continue
-		}
-		return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-	}
-	return 0, fmt.Errorf("no %s", name)
+	return budget.ParseKB(b, name)
 }
 
 // hwmKB is the sum of VmHWM (peak resident set) over the tree's live
