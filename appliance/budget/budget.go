@@ -69,6 +69,13 @@ func (r *Refusal) Error() string {
 
 func (r *Refusal) Unwrap() error { return r.Err }
 
+// ForNow reports whether err is a refusal that asking again may pass: the
+// budget was busy, or the client went. Not one that could never fit.
+func ForNow(err error) bool {
+	var r *Refusal
+	return errors.As(err, &r) && !errors.Is(err, ErrTooLarge)
+}
+
 // RetryAfter is how long a client refused with ErrBusy is told to wait.
 const RetryAfter = 5 * time.Second
 

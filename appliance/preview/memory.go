@@ -35,42 +35,40 @@ func jpegBytes(info photoInfo) int64 {
 // 8 bytes a pixel and the inflater's window.
 func pngRowBytes(width int) int64 { return int64(width)*16 + 64<<10 }
 
-// wholeBytes is what decoding a picture whole takes, from its header: the
-// standard decoders' pixel formats (a 16-bit PNG is 8 bytes a pixel, not
-// 4), half again for an interlaced PNG's passes, twice for a GIF's frames
-// (the last and the one being read) and for a lossless WebP (its ARGB
-// words, then the picture).
+// wholeBytes is what decoding a picture whole takes, from its header: its
+// pixels in the standard decoder's format (a 16-bit PNG is 8 bytes a
+// pixel, not 4), half again for an interlaced PNG's passes, twice for a
+// lossless WebP (its ARGB words, then the picture) and for a GIF (the
+// frame before and the one being read), and a row to shrink from.
 func wholeBytes(c image.Config, interlaced bool) int64 {
-	px := int64(c.Width) * int64(c.Height)
-	per := int64(8) // bytes a pixel, times two
 	m := c.ColorModel
-	switch {
-	case m == color.GrayModel:
-		per = 2
-	case m == color.Gray16Model:
-		per = 4
-	case m == color.RGBAModel, m == color.NRGBAModel:
-		per = 8
-	case m == color.RGBA64Model, m == color.NRGBA64Model:
-		per = 16
-	case m == color.YCbCrModel:
-		per = 3 // a lossy WebP: 4:2:0, 1.5 bytes a pixel
-	case m == color.NYCbCrAModel:
-		per = 5
-	default:
-		if _, ok := m.(color.Palette); ok {
-			per = 2
-		}
-	}
-	n := px * per / 2
+	n := pixelBytes(m, int64(c.Width)*int64(c.Height))
+	_, paletted := m.(color.Palette)
 	switch {
 	case interlaced:
 		n += n / 2
-	case m == color.NRGBAModel:
-		n *= 2 // a lossless WebP: its ARGB words, then the picture
-	}
-	if _, ok := m.(color.Palette); ok {
-		n *= 2 // a GIF: the frame before and the one being read
+	case m == color.NRGBAModel, paletted:
+		n *= 2
 	}
 	return n + int64(c.Width)*4
+}
+
+// pixelBytes is what px pixels of model m take.
+func pixelBytes(m color.Model, px int64) int64 {
+	if _, ok := m.(color.Palette); ok {
+		return px
+	}
+	switch m {
+	case color.GrayModel:
+		return px
+	case color.Gray16Model:
+		return 2 * px
+	case color.RGBAModel, color.NRGBAModel:
+		return 4 * px
+	case color.YCbCrModel: // a lossy WebP: 4:2:0
+		return px * 3 / 2
+	case color.NYCbCrAModel:
+		return px * 5 / 2
+	}
+	return 8 * px // 16 bits a sample, or a format not known: the most
 }

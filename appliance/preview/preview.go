@@ -115,7 +115,7 @@ func (m *Maker) Get(ctx context.Context, src Source, w, h int, square bool) (Pre
 	defer f.Close()
 	start := time.Now()
 	p, how, err := m.make(ctx, f, sp)
-	if refused := (*budget.Refusal)(nil); errors.As(err, &refused) && !errors.Is(err, budget.ErrTooLarge) {
+	if budget.ForNow(err) {
 		return Preview{}, err // busy, or the client went: not the file's fault
 	}
 	if err != nil {

@@ -86,9 +86,9 @@ func (r *rendering) run() (*image.RGBA, error) {
 		m, err = r.png()
 	case "gif":
 		m, err = r.whole(func(rd io.Reader) (image.Image, error) { return gif.Decode(rd) },
-			func(rd io.Reader) (image.Config, error) { return gif.DecodeConfig(rd) })
+			func(rd io.Reader) (image.Config, error) { return gif.DecodeConfig(rd) }, false)
 	case "webp":
-		m, err = r.whole(webp.Decode, webp.DecodeConfig)
+		m, err = r.whole(webp.Decode, webp.DecodeConfig, false)
 	default:
 		return nil, errNoPreview
 	}
@@ -168,8 +168,7 @@ func (r *rendering) png() (*image.RGBA, error) {
 		if _, err := r.f.Seek(0, io.SeekStart); err != nil {
 			return nil, err
 		}
-		r.interlaced = true
-		return r.whole(png.Decode, png.DecodeConfig)
+		return r.whole(png.Decode, png.DecodeConfig, true)
 	}
 	if err != nil {
 		return nil, err
@@ -185,7 +184,7 @@ func (r *rendering) png() (*image.RGBA, error) {
 // whole decodes a picture whole, with what that takes drawn from the
 // memory budget first (a picture too large for the whole budget has no
 // preview), and shrinks it.
-func (r *rendering) whole(decode func(io.Reader) (image.Image, error), config func(io.Reader) (image.Config, error)) (*image.RGBA, error) {
+func (r *rendering) whole(decode func(io.Reader) (image.Image, error), config func(io.Reader) (image.Config, error), interlaced bool) (*image.RGBA, error) {
 	c, err := config(r.f)
 	if err != nil {
 		return nil, err
@@ -196,7 +195,7 @@ func (r *rendering) whole(decode func(io.Reader) (image.Image, error), config fu
 	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	release, err := r.draw(wholeBytes(c, r.interlaced) + outputBytes(r.spec))
+	release, err := r.draw(wholeBytes(c, interlaced) + outputBytes(r.spec))
 	if errors.Is(err, budget.ErrTooLarge) {
 		return nil, fmt.Errorf("%w: a %d×%d picture of this kind is too large to decode whole here (%v)", errNoPreview, c.Width, c.Height, err)
 	}
