@@ -45,10 +45,10 @@ type Service struct {
 // ErrAdmin refuses deleting the admin account.
 var ErrAdmin = errors.New("the admin account cannot be deleted")
 
-// Delete removes name's account and ends everything keyed by it. The
-// account is gone once Delete returns, even with an error, which names
-// the parts that could not end what they had (they hold nothing live:
-// what they kept carries the deleted account's identity).
+// Delete removes name's account and ends everything keyed by it. An
+// error means the account is still there; a part that could not end what
+// it had is logged by Gone (it holds nothing live: what it kept carries
+// the deleted account's identity, and the next start ends it).
 func (s *Service) Delete(name string) error {
 	if name == users.Admin {
 		return ErrAdmin
@@ -56,26 +56,27 @@ func (s *Service) Delete(name string) error {
 	if err := s.Users.Delete(name); err != nil {
 		return err
 	}
-	return s.Gone(name)
+	s.Gone(name)
+	return nil
 }
 
-// Gone tells every part that name's account was deleted.
-func (s *Service) Gone(name string) error {
+// Gone tells every part that name's account was deleted, and logs what
+// they said.
+func (s *Service) Gone(name string) {
 	var errs []error
 	for part, p := range s.Parts {
 		if err := p.UserGone(name); err != nil {
 			errs = append(errs, fmt.Errorf("%s of %s: %w", part, name, err))
 		}
 	}
-	err := errors.Join(errs...)
-	if s.Log != nil {
-		if err != nil {
-			s.Log.Error("account deleted, not all it had ended", "user", name, "err", err)
-		} else {
-			s.Log.Info("account deleted: what it had here ended", "user", name)
-		}
+	if s.Log == nil {
+		return
 	}
-	return err
+	if err := errors.Join(errs...); err != nil {
+		s.Log.Error("account deleted, not all it had ended", "user", name, "err", err)
+	} else {
+		s.Log.Info("account deleted: what it had here ended", "user", name)
+	}
 }
 
 // Reconcile ends, in every part, what accounts that no longer exist had:

@@ -50,7 +50,7 @@ func open(t *testing.T, root string) *house {
 	h.files.SetMounts(h.book, h.db.Quota)
 	h.board = notices.Open(filepath.Join(root, "notices"), log)
 	h.svc = &Service{Users: h.db, Log: log, Parts: map[string]Part{"shares": h.book, "notices": h.board}}
-	h.db.OnGone(func(name string) { h.svc.Gone(name) })
+	h.db.OnGone(h.svc.Gone)
 	t.Cleanup(func() { h.files.Close() })
 	return h
 }
@@ -133,7 +133,6 @@ func TestDeleteFromTheCommandLine(t *testing.T) {
 	root := t.TempDir()
 	h := open(t, root)
 	tok := h.give(t)
-	time.Sleep(10 * time.Millisecond) // a new mtime for the users file
 	cli, err := users.Open(h.dir)
 	if err != nil {
 		t.Fatal(err)

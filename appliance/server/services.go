@@ -184,7 +184,7 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	}
 	s.acct = &accounts.Service{Users: s.accounts, Log: log,
 		Parts: map[string]accounts.Part{"shares": s.shares, "notices": s.notices}}
-	s.accounts.OnGone(func(name string) { s.acct.Gone(name) }) // `bonesync user del` beside the server
+	s.accounts.OnGone(s.acct.Gone) // `bonesync user del` beside the server
 	if err := s.acct.Reconcile(); err != nil {
 		log.Warn("accounts deleted while no server ran: not all they had ended", "err", err)
 	}

@@ -583,29 +583,23 @@ func (b *Book) Left(user, id string) error {
 	return b.Remove(user, n)
 }
 
-// UserGone ends every share user's deleted account made or received,
-// links among them (none of an account made since with that name: its
-// identity differs). An error is a book that could not be written: those
-// shares stay dead all the same, being the deleted account's.
-func (b *Book) UserGone(user string) error {
-	return b.end(func(s Share) bool {
-		return (s.Owner == user && !b.same(user, s.OwnerSince)) || (s.Type == TypeUser && s.With == user && !b.same(user, s.WithSince))
-	})
-}
+// UserGone ends the shares of name's deleted account, links among them
+// (accounts.Part): every share that is no longer its accounts', which
+// holds no share of an account made since with that name. An error is a
+// book that could not be written: those shares stay dead all the same.
+func (b *Book) UserGone(string) error { return b.endDead() }
 
-// Reconcile ends the shares of every account deleted while no server saw
-// it (`bonesync user del` with the server stopped), at start; exists is
-// not needed, the accounts' identities say it (accounts.Part).
-func (b *Book) Reconcile(func(string) bool) error {
-	return b.end(func(s Share) bool {
-		return !b.same(s.Owner, s.OwnerSince) || (s.Type == TypeUser && !b.same(s.With, s.WithSince))
-	})
-}
+// Reconcile is UserGone for every account deleted while no server saw it
+// (`bonesync user del` with the server stopped), at start.
+func (b *Book) Reconcile(func(string) bool) error { return b.endDead() }
 
-// end removes the shares gone says, as their owner would.
-func (b *Book) end(gone func(Share) bool) error {
+// endDead removes, as their owners would, the shares whose owner's or
+// recipient's account is not the one they were made with.
+func (b *Book) endDead() error {
 	var errs []error
-	for _, s := range b.filter(gone) {
+	for _, s := range b.filter(func(s Share) bool {
+		return !b.same(s.Owner, s.OwnerSince) || (s.Type == TypeUser && !b.same(s.With, s.WithSince))
+	}) {
 		errs = append(errs, b.Remove(s.Owner, s.ID))
 	}
 	return errors.Join(errs...)

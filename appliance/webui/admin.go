@@ -257,15 +257,9 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusNotImplemented, "This server deletes no accounts.")
 			return
 		}
-		if !u.Users.Exists(name) {
-			fail(http.StatusBadRequest, "User not deleted: no user "+name)
-			return
-		}
-		if err := u.Accounts.Delete(name); err != nil && u.Users.Exists(name) {
+		if err := u.Accounts.Delete(name); err != nil {
 			fail(http.StatusBadRequest, "User not deleted: "+err.Error())
 			return
-		} else if err != nil { // deleted; a part could not say so on disk
-			u.Log.Error("web: a user deleted, not all they had ended", "user", name, "err", err)
 		}
 		u.Log.Info("web: admin deleted a user (the files stay)", "user", name)
 		u.audited(r, sess.User, "deleted user "+name+", their shares, links and notices")
