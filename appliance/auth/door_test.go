@@ -21,18 +21,7 @@ import (
 // through a flood at the ports), not after a wrong password nor after a
 // public link's password.
 func TestKnownAddresses(t *testing.T) {
-	st, err := state.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := users.Open(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Add("ann", "ann-password"); err != nil {
-		t.Fatal(err)
-	}
-	d := New(db, slog.New(slog.DiscardHandler))
+	d, db := annDoor(t, slog.New(slog.DiscardHandler))
 	if d.Password("10.0.0.2", "webdav", "ann", "wrong") != Wrong || d.Known("10.0.0.2") {
 		t.Error("a wrong password made its address known")
 	}
@@ -52,10 +41,7 @@ func TestKnownAddresses(t *testing.T) {
 // login once however many requests carry it; a public link's password is
 // no login of an account.
 func TestDoorAudits(t *testing.T) {
-	st, _ := state.Open(t.TempDir())
-	db, _ := users.Open(st)
-	db.Add("ann", "ann-password")
-	d := New(db, slog.New(slog.DiscardHandler))
+	d, db := annDoor(t, slog.New(slog.DiscardHandler))
 	rec, err := audit.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -84,15 +70,12 @@ func TestDoorAudits(t *testing.T) {
 // A thief of the password cannot guess codes for ever: the right password
 // between wrong codes forgives none of them (it cleared the failures).
 func TestCodesCountTowardsTheBan(t *testing.T) {
-	st, _ := state.Open(t.TempDir())
-	db, _ := users.Open(st)
-	db.Add("ann", "ann-password")
+	d, db := annDoor(t, slog.New(slog.DiscardHandler))
 	key, _ := db.NewTOTP("ann")
 	code, _ := totp.GenerateCode(key.Secret(), time.Now())
 	if _, err := db.EnableTOTP("ann", key.Secret(), code); err != nil {
 		t.Fatal(err)
 	}
-	d := New(db, slog.New(slog.DiscardHandler))
 	const addr = "10.0.0.9"
 	for i := range MaxFailures {
 		if res := d.AccountPassword(addr, "web", "ann", "ann-password"); res != OK {
@@ -113,16 +96,31 @@ type countTurns struct{ n atomic.Int32 }
 
 func (c *countTurns) Take(bool, int64) func() { c.n.Add(1); return func() {} }
 
+// annDoor is a door, logging to log, to a users database with ann
+// (password "ann-password").
+func annDoor(t *testing.T, log *slog.Logger) (*Door, *users.DB) {
+	t.Helper()
+	st, err := state.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := users.Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Add("ann", "ann-password"); err != nil {
+		t.Fatal(err)
+	}
+	return New(db, log), db
+}
+
 // 200 failed logins with 500 KB names from 50 addresses, over every way
 // a client names an account, leave the door holding the names cut to
 // users.MaxName, cost no hash (such a name is no one's), and log and
 // record them cut: they held 100 MB, and the log grew by 95 MB.
 func TestLongNamesNotKept(t *testing.T) {
-	st, _ := state.Open(t.TempDir())
-	db, _ := users.Open(st)
-	db.Add("ann", "ann-password")
 	var log strings.Builder
-	d := New(db, sysd.NewLogger(&log))
+	d, db := annDoor(t, sysd.NewLogger(&log))
 	var turns countTurns
 	db.HashWith(&turns)
 	rec, _ := audit.Open(t.TempDir())

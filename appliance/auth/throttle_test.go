@@ -6,13 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pquerna/otp/totp"
 
-	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -20,18 +18,7 @@ import (
 // "ann-password"), on a clock the test moves.
 func clockedDoor(t *testing.T) (*Door, *users.DB, *time.Time) {
 	t.Helper()
-	st, err := state.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := users.Open(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Add("ann", "ann-password"); err != nil {
-		t.Fatal(err)
-	}
-	d := New(db, slog.New(slog.DiscardHandler))
+	d, db := annDoor(t, slog.New(slog.DiscardHandler))
 	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	d.bans.now = func() time.Time { return now }
 	d.targets.now = d.bans.now
@@ -91,11 +78,6 @@ func TestCodesLimitedPerAccount(t *testing.T) {
 	}
 }
 
-// countingTurns counts the Argon2id hashes run.
-type countingTurns struct{ n atomic.Int32 }
-
-func (c *countingTurns) Take(bool, int64) func() { c.n.Add(1); return func() {} }
-
 // A guess refused for the account's delay runs no hash; the owner gets
 // through from an address they logged in from, with an app password, or
 // from wherever their live session comes; a stranger with the right
@@ -109,7 +91,7 @@ func TestOwnerNotLockedOut(t *testing.T) {
 	for i := range FreeGuesses {
 		d.Password(stranger(i), "webdav", "ann", "guess")
 	}
-	hashes := &countingTurns{}
+	hashes := &countTurns{}
 	db.HashWith(hashes)
 	if res := d.Password(stranger(50), "webdav", "ann", "guess"); res != Delayed {
 		t.Errorf("a stranger's guess in the delay: %v, want Delayed", res)
