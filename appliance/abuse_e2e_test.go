@@ -278,6 +278,14 @@ func wrongSSHLogin(addr, from string) error {
 	return err
 }
 
+// resetPeak starts pid's VmHWM again from its resident set now
+// (/proc/PID/clear_refs), for a test that measures its own peak.
+func resetPeak(t *testing.T, pid int) {
+	if err := os.WriteFile("/proc/"+strconv.Itoa(pid)+"/clear_refs", []byte("5"), 0); err != nil {
+		t.Fatalf("reset the peak resident set: %v", err)
+	}
+}
+
 func statusKB(t *testing.T, pid int, field string) int64 {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {

@@ -23,7 +23,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -273,7 +272,7 @@ func testBrowser(t *testing.T, b *box) {
 		f.Truncate(512 << 20) // sparse here; 512 MiB of zeros for the browser and the box
 		f.Close()
 	}
-	os.WriteFile("/proc/"+strconv.Itoa(b.cmd.Process.Pid)+"/clear_refs", []byte("5"), 0)
+	resetPeak(t, b.cmd.Process.Pid)
 	before := statusKB(t, b.cmd.Process.Pid, "VmRSS")
 	do("upload 512 MiB",
 		chromedp.SetUploadFiles(chromedp.ID("pick-files"), []string{big}),
