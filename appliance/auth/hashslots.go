@@ -29,7 +29,7 @@ type hashSlots struct {
 func (s *hashSlots) Take(suspect bool, memory int64) (release func()) {
 	s.acquire(suspect)
 	give, err := s.memory.Wait(context.Background(), "login", memory)
-	if err != nil { // more than the whole budget: the users file's hashes are bounded below it
+	if err != nil { // Wait with no deadline refuses nothing; should it, the hash still runs
 		give = func() {}
 	}
 	return func() {

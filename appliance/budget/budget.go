@@ -132,8 +132,9 @@ func (b *Budget) Take(ctx context.Context, kind string, n int64) (release func()
 
 // Wait is Take without the budget's own deadline and queue cap (the
 // context's deadline still holds), for work that has a queue of its own in
-// front and must not be refused for being slow: the login door's
-// Argon2id hashes, one at a time.
+// front and must not be refused: the login door's Argon2id hashes, one
+// at a time. Work that needs more than the whole budget (an old 19 MiB
+// hash) takes the whole budget: it runs alone.
 func (b *Budget) Wait(ctx context.Context, kind string, n int64) (release func(), err error) {
 	return b.take(ctx, kind, n, false)
 }
@@ -143,6 +144,9 @@ func (b *Budget) take(ctx context.Context, kind string, n int64, bounded bool) (
 		return func() {}, nil
 	}
 	n = max(n, 1)
+	if !bounded {
+		n = min(n, b.total)
+	}
 	if n > b.total {
 		return nil, b.refuse(kind, n, ErrTooLarge)
 	}

@@ -82,6 +82,16 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// Wait takes more than the whole budget as all of it.
+func TestWaitTakesAll(t *testing.T) {
+	b := New(10, Options{})
+	r, err := b.Wait(context.Background(), "login", 19)
+	if err != nil || b.Stats().InUse != 10 {
+		t.Fatalf("Wait(19 of 10) = %v, %d in use; want the whole budget", err, b.Stats().InUse)
+	}
+	r()
+}
+
 // Wait has no deadline of its own: it outlasts the budget's Wait.
 func TestWaitOutlastsTheDeadline(t *testing.T) {
 	b := New(10, Options{Wait: time.Millisecond})
