@@ -40,8 +40,10 @@ const (
 	// binary's pages and the kernel's buffers.
 	RuntimeLimit = 30 << 20
 	// Admission is what the Budget grants at once, for the costly work:
-	// room for an Argon2id hash (12 MiB, 19 for an old hash being
-	// upgraded) beside the smaller things, or one picture decoded whole.
+	// room for an Argon2id hash (12 MiB) beside a small preview or a
+	// calendar read, or one picture decoded whole (an old 19 MiB hash
+	// takes it all). At 20 MiB a hash and a 1024-pixel preview ran
+	// together and TestSync/memory peaked at 53.7 MB; at 16, 47.4 MB.
 	Admission = 16 << 20
 )
 
