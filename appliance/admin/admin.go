@@ -61,15 +61,6 @@ type System struct {
 	Memory *budget.Budget
 }
 
-// memory is the budget and the process's memory as /status.json says
-// them.
-type memory struct {
-	Ceiling  int64        `json:"ceiling"`       // what the process may hold resident
-	Resident int64        `json:"resident"`      // VmRSS now
-	Peak     int64        `json:"resident_peak"` // VmHWM since start
-	Budget   budget.Stats `json:"budget"`        // the costly work's grants
-}
-
 // CopyForm is the copy settings as the admin page's form has them.
 type CopyForm struct {
 	Target      string
@@ -173,7 +164,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		Copy    *copies.Status   `json:"copy,omitempty"`
 		Disks   []disk           `json:"disks,omitempty"`
 		Data    *datadisk.Record `json:"data_disk,omitempty"`
-		Memory  *memory          `json:"memory,omitempty"`
+		Memory  *budget.Status   `json:"memory,omitempty"`
 	}{Version: sys.Version, Board: sys.Board, Uptime: int64(time.Since(sys.Started).Seconds())}
 	// The copy's target and the kernel's lines are the admin's to see.
 	if sys.Copy != nil && user == users.Admin {
@@ -192,8 +183,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if sys.Memory != nil && user == users.Admin {
-		m := memory{Ceiling: budget.Ceiling, Budget: sys.Memory.Stats()}
-		m.Resident, m.Peak = budget.Resident()
+		m := sys.Memory.Status()
 		st.Memory = &m
 	}
 	if sys.Card != nil {

@@ -66,7 +66,7 @@ type Refusal struct {
 }
 
 func (r *Refusal) Error() string {
-	return fmt.Sprintf("%s: %v (asked %s of %s)", r.Kind, r.Err, MiB(r.Need), MiB(r.Total))
+	return fmt.Sprintf("%s: %v (asked %s of %s)", r.Kind, r.Err, mib(r.Need), mib(r.Total))
 }
 
 func (r *Refusal) Unwrap() error { return r.Err }
@@ -248,5 +248,21 @@ func (b *Budget) Stats() Stats {
 	return st
 }
 
-// MiB formats bytes for people: "12.0 MiB".
-func MiB(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+// mib formats bytes for people: "12.0 MiB".
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// Status is the process's memory and the budget's use, as /status.json
+// and the admin page show them.
+type Status struct {
+	Ceiling  int64 `json:"ceiling"`       // what the process may hold resident
+	Resident int64 `json:"resident"`      // VmRSS now
+	Peak     int64 `json:"resident_peak"` // VmHWM since the start
+	Budget   Stats `json:"budget"`        // the costly work's grants
+}
+
+// Status reports the process's memory and the budget's use.
+func (b *Budget) Status() Status {
+	st := Status{Ceiling: Ceiling, Budget: b.Stats()}
+	st.Resident, st.Peak = Resident()
+	return st
+}

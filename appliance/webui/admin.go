@@ -48,9 +48,9 @@ type adminData struct {
 	DiskTotal    int64
 	DiskFree     int64
 	Disks        []diskHealth
-	Memory       *memoryView // the budget (package budget); nil: none
-	DataDisk     string      // where the files are, when a USB disk was adopted
-	OnBoard      bool        // the console's disk adopt is there to move them
+	Memory       *budget.Status // the budget (package budget); nil: none
+	DataDisk     string         // where the files are, when a USB disk was adopted
+	OnBoard      bool           // the console's disk adopt is there to move them
 	Report       string
 	Measuring    bool
 	CanMeasure   bool
@@ -134,7 +134,8 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess *auth.Session, code int, flas
 		}
 	}
 	if u.System != nil && u.System.Memory != nil {
-		d.Memory = newMemoryView(u.System.Memory)
+		m := u.System.Memory.Status()
+		d.Memory = &m
 	}
 	if u.System != nil && u.System.DataDisk != nil {
 		if r, ok := u.System.DataDisk(); ok {
@@ -425,28 +426,4 @@ func (u *UI) copySettings(w http.ResponseWriter, r *http.Request, sess *auth.Ses
 	u.Log.Info("web: admin changed the copy settings")
 	u.audited(r, sess.User, "changed the copy settings")
 	u.showAdmin(w, sess, http.StatusOK, "Copy settings saved: they are in force now.", "", adminData{})
-}
-
-// memoryView is the memory budget as the admin page shows it.
-type memoryView struct {
-	Resident, Peak, Ceiling, Budget, InUse string
-	Waiting                                int
-	Kinds                                  []memoryKind
-}
-
-type memoryKind struct {
-	Kind             string
-	Granted, Refused int64
-	Peak             string
-}
-
-func newMemoryView(b *budget.Budget) *memoryView {
-	st := b.Stats()
-	now, peak := budget.Resident()
-	v := &memoryView{Resident: budget.MiB(now), Peak: budget.MiB(peak), Ceiling: budget.MiB(budget.Ceiling),
-		Budget: budget.MiB(st.Total), InUse: budget.MiB(st.InUse), Waiting: st.Waiting}
-	for _, k := range st.Kinds {
-		v.Kinds = append(v.Kinds, memoryKind{Kind: k.Kind, Granted: k.Granted, Refused: k.Refused, Peak: budget.MiB(k.Peak)})
-	}
-	return v
 }

@@ -3,6 +3,7 @@ package webui
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
 	filesdav "github.com/bonesync/bonesync/appliance/files"
@@ -734,6 +736,28 @@ func TestAdminPageShowsTheDisksHealth(t *testing.T) {
 		`<p class="problem" role="alert">1 I/O errors (the last: I/O error, dev mmcblk0, sector 99). A disk that reports errors may soon lose files`,
 		"mmcblk0 (SL16G): ", "since 2026-11-01; WARNING",
 		"<tr><td>2026-12-01</td><td class=\"num\">" + humanSize(2<<20) + "</td></tr><tr><td>2026-11-30</td>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the admin page lacks %q", want)
+		}
+	}
+}
+
+// The admin page shows the memory budget: its size, what each kind of
+// work was granted and refused.
+func TestAdminPageShowsTheMemory(t *testing.T) {
+	s := newSite(t)
+	mem := budget.New(budget.Admission, budget.Options{})
+	release, _ := mem.Take(context.Background(), "preview", 3<<20)
+	release()
+	mem.Take(context.Background(), "zip", budget.Admission+1)
+	s.ui.System = &admin.System{Memory: mem}
+	cookie, _ := s.login(users.Admin, users.Admin+"-password")
+	_, page := s.do("GET", "/admin/", cookie, nil)
+	for _, want := range []string{
+		`id="memory"`, "a budget of " + humanSize(budget.Admission),
+		`<tr><td>preview</td><td class="num">1</td><td class="num">0</td><td class="num">` + humanSize(3<<20) + `</td></tr>`,
+		`<tr><td>zip</td><td class="num">0</td><td class="num">1</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the admin page lacks %q", want)
