@@ -306,6 +306,10 @@ func (d *Door) check(g guess, verify func(suspect bool) (bool, error)) Result {
 	end, wait := d.targets.begin(g.target)
 	if end == nil {
 		if !g.bypass() {
+			// A failure of the address too: a flood of guesses at a
+			// waiting account is banned at the address as a flood of
+			// wrong ones is, instead of asking again as fast as TLS goes.
+			d.bans.Failed(g.addr, g.proto, g.user)
 			d.log.Info("guess refused: its account or link waits", "proto", g.proto, "user", g.user, "addr", g.addr, "wait", wait)
 			return Delayed
 		}

@@ -48,7 +48,7 @@ func TestCodesLimitedPerAccount(t *testing.T) {
 		switch res := d.Code(stranger(i%20), "ann", "000000"); res {
 		case Wrong:
 			checked++
-		case Delayed:
+		case Delayed, Banned: // a delayed guess is a failure of its address too
 		default:
 			t.Fatalf("guess %d: %v", i, res)
 		}
@@ -62,11 +62,11 @@ func TestCodesLimitedPerAccount(t *testing.T) {
 			t.Errorf("after %d wrong: RetryAfter = %v, want %v", n, got, wait)
 		}
 		*now = now.Add(wait - time.Millisecond)
-		if res := d.Code(stranger(n), "ann", "000000"); res != Delayed {
+		if res := d.Code(stranger(100+2*n), "ann", "000000"); res != Delayed {
 			t.Errorf("after %d wrong, a guess just before %v: %v, want Delayed", n, wait, res)
 		}
 		*now = now.Add(time.Millisecond)
-		if res := d.Code(stranger(n), "ann", "000000"); res != Wrong {
+		if res := d.Code(stranger(101+2*n), "ann", "000000"); res != Wrong {
 			t.Errorf("after %d wrong, a guess after %v: %v, want Wrong", n, wait, res)
 		}
 	}
@@ -228,5 +228,24 @@ func TestThrottleTableBounded(t *testing.T) {
 	now = now.Add(forgetAfter + time.Second)
 	if end, _ := th.begin(attacked); end == nil {
 		t.Error("a day later the account still waits")
+	}
+}
+
+// A guess refused for its account's delay is a failure of its address
+// too: an address that keeps asking is banned, as one guessing wrong is,
+// instead of asking as fast as TLS goes.
+func TestDelayedGuessesBanTheAddress(t *testing.T) {
+	d, _, _ := clockedDoor(t)
+	for i := range FreeGuesses {
+		d.Password(stranger(i), "webdav", "ann", "guess")
+	}
+	const flood = "203.0.113.9"
+	for i := range MaxFailures {
+		if res := d.Password(flood, "webdav", "ann", "guess"); res != Delayed {
+			t.Fatalf("guess %d at the waiting account = %v, want Delayed", i+1, res)
+		}
+	}
+	if banned, _ := d.Banned(flood); !banned {
+		t.Errorf("%d delayed guesses from one address earned no ban", MaxFailures)
 	}
 }
