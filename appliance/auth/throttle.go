@@ -13,8 +13,8 @@ const (
 	// FreeGuesses is how many wrong guesses at one target are taken
 	// without a delay (typos).
 	FreeGuesses = 5
-	// FirstDelay is the wait after the first wrong guess beyond
-	// FreeGuesses; it doubles with each further one, up to MaxDelay.
+	// FirstDelay is the wait after the FreeGuesses-th wrong guess; it
+	// doubles with each further one, up to MaxDelay.
 	FirstDelay = time.Second
 	MaxDelay   = 30 * time.Minute
 	// targetSlots bounds the table: every account and link under attack

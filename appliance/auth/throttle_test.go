@@ -54,7 +54,7 @@ func TestCodesLimitedPerAccount(t *testing.T) {
 		}
 	}
 	if checked != FreeGuesses {
-		t.Errorf("80 guesses at once from 20 addresses: %d checked, want %d", checked, FreeGuesses)
+		t.Errorf("80 guesses in turn from 20 addresses: %d checked, want %d", checked, FreeGuesses)
 	}
 	for n := FreeGuesses; n < FreeGuesses+4; n++ {
 		wait := delayAfter(n)

@@ -66,7 +66,7 @@ func (s *System) commitTrial() {
 	}
 	s.committed = true
 	if err != nil {
-		s.Log.Warn("this version was not recorded as the highest run: a bundle older than it is not refused", "version", Version, "err", err)
+		s.Log.Warn("this version was not recorded as the highest run: once another version runs, a bundle older than this one is not refused", "version", Version, "err", err)
 	}
 	if done {
 		s.Log.Info("this version serves: its slot is now the default", "version", Version, "slot", s.card.Running.Slot)

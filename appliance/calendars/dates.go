@@ -8,6 +8,8 @@ import (
 
 	"github.com/emersion/go-ical"
 	"github.com/teambition/rrule-go"
+
+	"github.com/bonesync/bonesync/appliance/state"
 )
 
 // The properties whose values are dates or date-times this package reads
@@ -25,14 +27,17 @@ var errDate = errors.New("not a date this calendar can keep")
 // here, JSON's included, can take back), and a recurrence rule that does
 // not parse or ends outside those years. Time zone definitions
 // (VTIMEZONE) are left to the clients that read them.
-func checkDates(c *ical.Component) error {
+func checkDates(c *ical.Component) error { return zones{}.check(c) }
+
+// check is checkDates with the object's time zones looked up once.
+func (z zones) check(c *ical.Component) error {
 	if c.Name == ical.CompTimezone {
 		return nil
 	}
 	for _, name := range dateProps {
 		for _, p := range c.Props[name] {
 			for _, v := range strings.Split(p.Value, ",") {
-				if _, err := parseTime(&p, v, nil); err != nil {
+				if _, err := parseTime(&p, v, z); err != nil {
 					return fmt.Errorf("%s in %s: %w", name, c.Name, err)
 				}
 			}
@@ -44,7 +49,7 @@ func checkDates(c *ical.Component) error {
 		}
 	}
 	for _, child := range c.Children {
-		if err := checkDates(child); err != nil {
+		if err := z.check(child); err != nil {
 			return err
 		}
 	}
@@ -57,14 +62,13 @@ func parseRule(v string, loc *time.Location) (*rrule.ROption, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", errDate, v, err)
 	}
-	if !o.Until.IsZero() && (o.Until.Year() < 1 || o.Until.Year() > 9999) {
-		return nil, fmt.Errorf("%w: UNTIL in year %d", errDate, o.Until.Year())
+	if err := state.Storable("UNTIL", o.Until); err != nil {
+		return nil, fmt.Errorf("%w: %v", errDate, err)
 	}
 	return o, nil
 }
 
-// zones are the time zones of one object's TZIDs, each looked up once;
-// nil looks each up every time.
+// zones are the time zones of one object's TZIDs, each looked up once.
 type zones map[string]*time.Location
 
 // maxZones is how many distinct TZIDs of one object are looked up; the
@@ -78,11 +82,14 @@ func (z zones) location(tzid string) *time.Location {
 	if loc, ok := z[tzid]; ok {
 		return loc
 	}
+	if len(z) >= maxZones {
+		return time.UTC
+	}
 	loc, err := time.LoadLocation(strings.TrimPrefix(tzid, "/"))
 	if err != nil {
 		loc = time.UTC // a zone the box does not know (Outlook's names): its definition is in the object
 	}
-	if z != nil && len(z) < maxZones {
+	if z != nil {
 		z[tzid] = loc
 	}
 	return loc
@@ -108,11 +115,11 @@ func parseTime(p *ical.Prop, v string, z zones) (time.Time, error) {
 	default:
 		t, err = time.ParseInLocation("20060102T150405", v, z.location(p.Params.Get(ical.ParamTimezoneID)))
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		return t, fmt.Errorf("%w: %q is not a date or date-time", errDate, v)
-	case t.Year() < 1:
-		return t, fmt.Errorf("%w: %q is before year 0001", errDate, v)
+	}
+	if err := state.Storable(p.Name, t); err != nil {
+		return t, fmt.Errorf("%w: %v", errDate, err)
 	}
 	return t, nil
 }

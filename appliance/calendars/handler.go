@@ -132,7 +132,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		release, ok := h.draw(w, r, "calendar-report", h.Store.readCost(t, multigetNames(body)))
+		names := multigetNames(body)
+		cost := h.Store.readCost(t, names)
+		if names == nil { // a query: its expansions too
+			cost += expandCost
+		}
+		release, ok := h.draw(w, r, "calendar-report", cost)
 		if !ok {
 			return
 		}
@@ -219,7 +224,15 @@ func (h *Handler) checkPut(w http.ResponseWriter, r *http.Request, t target) (re
 // draw takes n bytes from the store's budget for an operation of kind,
 // or answers the client why not (503 with Retry-After when the box is
 // busy, 507 when the work could never fit).
+//
+// The objects a draw is for are bounded already (Limits.Object, the
+// shapes checkShape takes), so an estimate larger than the whole budget
+// is the whole budget: the work then runs alone, never refused as too
+// large (an object of 900 KB, under the 1 MiB limit, costs 17 MB to put).
 func (h *Handler) draw(w http.ResponseWriter, r *http.Request, kind string, n int64) (release func(), ok bool) {
+	if total := h.Store.Memory.Stats().Total; total > 0 {
+		n = min(n, total)
+	}
 	release, err := h.Store.Memory.Take(r.Context(), kind, n)
 	if err != nil {
 		h.Log.Info("calendars: refused for want of memory", "kind", kind, "bytes", n, "path", r.URL.Path, "err", err)

@@ -108,6 +108,29 @@ func TestPutsDrawFromBudget(t *testing.T) {
 	}
 }
 
+// An object under the size limit is taken with the box's own budget, even
+// one whose estimate is more than all of it (it runs alone): a 900 KB
+// attachment (or a contact's photo) once got 507.
+func TestLargeObjectUnderTheLimitTaken(t *testing.T) {
+	mem := budget.New(budget.Admission, budget.Options{})
+	h := handler(t, mem)
+	photo := strings.Repeat("QUJD", 900<<10/4)
+	var card strings.Builder
+	card.WriteString("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VEVENT\r\nUID:p\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20260101T000000Z\r\n" +
+		"ATTACH;ENCODING=BASE64;VALUE=BINARY;FMTTYPE=image/jpeg:")
+	for i := 0; i < len(photo); i += 74 { // folded as clients fold
+		card.WriteString(photo[i:min(i+74, len(photo))] + "\r\n ")
+	}
+	card.WriteString("\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+	sh, err := checkShape([]byte(card.String()))
+	if err != nil || putCost(sh) <= budget.Admission {
+		t.Fatalf("the test card: %v, costs %d; want more than the budget", err, putCost(sh))
+	}
+	if rec := put(h, "/remote.php/dav/calendars/bob/personal/p.ics", card.String()); rec.Code != http.StatusCreated {
+		t.Errorf("PUT of a %d KB event = %d %.300s, want 201", card.Len()>>10, rec.Code, rec.Body.String())
+	}
+}
+
 func refused(st budget.Stats, kind string) int64 {
 	for _, k := range st.Kinds {
 		if k.Kind == kind {

@@ -30,10 +30,12 @@ func parseCost(sh shape) int64 {
 func putCost(sh shape) int64 { return 2*parseCost(sh) + 3*sh.bytes }
 
 // readCostPerByte is a stored object read and parsed for an answer, per
-// byte of it: the parse of a typical object (18 bytes a byte, measured)
-// and its text in the answer. Stored objects were checked (checkShape) as
-// they were put, and are not counted line by line again.
-const readCostPerByte = 24
+// byte of it: the parse of the costliest shape the limits take (73 bytes
+// a byte measured by TestParseCost, for a flat object of short lines; a
+// typical event 37) and its text in the answer. Stored objects were
+// checked (checkShape) as they were put, and are not counted line by line
+// again.
+const readCostPerByte = 80
 
 // expandCost is what a query's expansion of recurrences holds at most:
 // one period's instances from rrule-go (maxTimeset times a year of days)
@@ -41,13 +43,12 @@ const readCostPerByte = 24
 const expandCost = 1 << 20
 
 // readCost is the draw of an answer that reads and parses objects of
-// collection t: the named ones (a multiget), or every one. An estimate
-// larger than the whole budget is the whole budget: the answer then runs
-// alone (go-webdav holds every matched object parsed until it writes the
-// answer; only an answer written as a stream would hold less).
+// collection t: the named ones (a multiget), or every one. (go-webdav
+// holds every matched object parsed until it writes the answer; only an
+// answer written as a stream would hold less.)
 func (s *Store) readCost(t target, names []string) int64 {
 	dir, err := s.collDir(t.kind, t.owner, t.ocoll)
-	if err != nil {
+	if s.Memory == nil || err != nil {
 		return 0
 	}
 	var n int64
@@ -66,9 +67,5 @@ func (s *Store) readCost(t target, names []string) int64 {
 			n += fi.Size()
 		}
 	}
-	n = n*readCostPerByte + expandCost
-	if total := s.Memory.Stats().Total; total > 0 {
-		n = min(n, total)
-	}
-	return n
+	return n * readCostPerByte
 }

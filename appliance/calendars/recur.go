@@ -132,7 +132,7 @@ func (x *expansion) ruleOccurs(sp span, excluded func(time.Time) bool, from, to 
 	o.Interval = max(o.Interval, 1)
 	explicitDefaults(&o, floating(sp.start))
 	p := periods{freq: o.Freq, interval: o.Interval, wkst: o.Wkst.Day(), origin: o.Dtstart}
-	var until time.Time // on the wall clock, a day's slack for the zone's changes
+	var until time.Time // on the wall clock, two days' slack for the zone's changes
 	if !o.Until.IsZero() {
 		until = floating(o.Until.In(loc))
 	}
@@ -183,7 +183,7 @@ type walk struct {
 	dur             time.Duration
 	from, to, until time.Time
 	excluded        func(time.Time) bool
-	seen, looked    int
+	looked          int // instances, from the rule's first
 }
 
 // era gives rrule-go the rule from ws (a period's start) moved to end at
@@ -204,7 +204,14 @@ func (w *walk) era(ws, first time.Time, era int) (done, found bool, err error) {
 		return true, found, nil
 	}
 	walked := eraEnd // where rrule-go's walk ended
-	defer func() { x.steps -= int64(walked.Sub(ws).Hours()/24+1) * int64(1+len(r.Bysetpos)) }()
+	// rrule-go's walk, charged by the day; a rule finer than a day costs
+	// about 4 times as much a day (measured: 2 million days of a rule
+	// that finds nothing, 71 ms daily, 235 ms hourly, 260 ms secondly).
+	perDay := int64(1 + len(r.Bysetpos))
+	if r.Freq > rrule.DAILY {
+		perDay *= 4
+	}
+	defer func() { x.steps -= int64(walked.Sub(ws).Hours()/24+1) * perDay }()
 	next := rule.Iterator()
 	for t, ok := next(); ok; t, ok = next() {
 		t = years(t, -shift)
@@ -214,10 +221,10 @@ func (w *walk) era(ws, first time.Time, era int) (done, found bool, err error) {
 		if walked = t; !t.Before(eraEnd) {
 			return false, false, nil
 		}
-		if w.seen++; w.o.Count > 0 && w.seen > w.o.Count {
+		if w.looked++; w.o.Count > 0 && w.looked > w.o.Count {
 			return true, false, nil
 		}
-		if w.looked++; w.looked > maxInstances || x.instances <= 0 {
+		if w.looked > maxInstances || x.instances <= 0 {
 			found, _ = x.guess()
 			return true, found, nil
 		}
@@ -277,20 +284,34 @@ func expandable(o rrule.ROption) bool {
 }
 
 // reachable is whether a rule finer than a day reaches a time of day its
-// BY lists allow: from DTSTART's second of the day, INTERVAL units at a
-// time, it reaches those a multiple of gcd(INTERVAL×unit, 86400) away.
+// limiting BY lists allow: from DTSTART's second of the day, INTERVAL
+// units at a time, it reaches those a multiple of gcd(INTERVAL×unit,
+// 86400) away. Only the lists that limit count (RFC 5545's table):
+// BYMINUTE and BYSECOND expand an HOURLY rule, BYSECOND a MINUTELY one.
 func reachable(o rrule.ROption) bool {
-	unit := map[rrule.Frequency]int{rrule.HOURLY: 3600, rrule.MINUTELY: 60, rrule.SECONDLY: 1}[o.Freq]
+	unit := int(unitOf(o.Freq))
 	g := gcd(o.Interval*unit, 86400)
 	h, m, s := o.Dtstart.Clock()
 	at := (h*3600 + m*60 + s) % g
 	in := func(l []int, v int) bool { return len(l) == 0 || slices.Contains(l, v) }
 	for t := at; t < 86400; t += g {
-		if in(o.Byhour, t/3600) && in(o.Byminute, t/60%60) && in(o.Bysecond, t%60) {
+		if in(o.Byhour, t/3600) && (o.Freq == rrule.HOURLY || in(o.Byminute, t/60%60)) &&
+			(o.Freq != rrule.SECONDLY || in(o.Bysecond, t%60)) {
 			return true
 		}
 	}
 	return false
+}
+
+// unitOf is the seconds of a rule's unit finer than a day.
+func unitOf(f rrule.Frequency) int64 {
+	switch f {
+	case rrule.HOURLY:
+		return 3600
+	case rrule.MINUTELY:
+		return 60
+	}
+	return 1
 }
 
 func gcd(a, b int) int {
@@ -376,7 +397,7 @@ func (p periods) start(k int64) time.Time {
 	case rrule.DAILY:
 		return fromCivil(day+min(n, 4000000)*86400, loc)
 	}
-	unit := map[rrule.Frequency]int64{rrule.HOURLY: 3600, rrule.MINUTELY: 60, rrule.SECONDLY: 1}[p.freq]
+	unit := unitOf(p.freq)
 	at := civil(o) / unit * unit
 	return fromCivil(at+min(n, 4000000*86400/unit)*unit, loc)
 }
@@ -396,7 +417,7 @@ func (p periods) index(t time.Time) int64 {
 	case rrule.DAILY:
 		n = floorDiv(civil(t)-civil(o)/86400*86400, 86400)
 	default:
-		unit := map[rrule.Frequency]int64{rrule.HOURLY: 3600, rrule.MINUTELY: 60, rrule.SECONDLY: 1}[p.freq]
+		unit := unitOf(p.freq)
 		n = floorDiv(civil(t)-civil(o)/unit*unit, unit)
 	}
 	return floorDiv(n, int64(p.interval))

@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/emersion/go-webdav/caldav"
+	"github.com/teambition/rrule-go"
 )
 
-// secondly is the attacker's event: 189 bytes that recur every second.
+// secondly is the attacker's event: under 200 bytes that recur every second.
 const secondly = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VEVENT\r\nUID:s\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20260101T000000Z\r\nRRULE:%s\r\nSUMMARY:x\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
 
 // timeQuery is what every phone sends: the events of a range.
@@ -125,5 +126,32 @@ func TestQueryCancelled(t *testing.T) {
 	sp, _ := x.spanOf(cal.Children[0])
 	if _, err := x.ruleOccurs(sp, func(time.Time) bool { return false }, time.Time{}, time.Time{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("ruleOccurs with a cancelled context = %v, want %v", err, context.Canceled)
+	}
+}
+
+// A rule finer than a day is expanded when it reaches a time of day its
+// limiting lists allow: BYMINUTE expands an HOURLY rule (10:15 from a
+// 10:00 start, as rrule-go gives), and limits a MINUTELY one.
+func TestReachable(t *testing.T) {
+	start := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		rule string
+		want bool
+	}{
+		{"FREQ=HOURLY;BYMINUTE=15", true},
+		{"FREQ=HOURLY;INTERVAL=2;BYHOUR=11", false},
+		{"FREQ=HOURLY;INTERVAL=2;BYHOUR=12", true},
+		{"FREQ=MINUTELY;INTERVAL=30;BYMINUTE=15", false},
+		{"FREQ=MINUTELY;BYSECOND=30", true},
+		{"FREQ=SECONDLY;INTERVAL=2;BYSECOND=1", false},
+	} {
+		o, err := rrule.StrToROption(c.rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Dtstart = start
+		if got := reachable(*o); got != c.want {
+			t.Errorf("reachable(%s) = %v, want %v", c.rule, got, c.want)
+		}
 	}
 }

@@ -370,10 +370,9 @@ func (s *Store) DeleteCollection(k Kind, user, name string) error {
 		return err
 	}
 	delete(s.uids, dir)
-	if err := state.SyncDir(filepath.Dir(dir)); err != nil {
-		return fmt.Errorf("delete %s: %w", name, err)
-	}
-	return os.RemoveAll(gone)
+	// The rename is done: gone goes whatever the sync says, then the
+	// sync's error is told (the collection may come back after a cut).
+	return errors.Join(os.RemoveAll(gone), state.SyncDir(filepath.Dir(dir)))
 }
 
 func etag(b []byte) string {
