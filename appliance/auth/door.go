@@ -244,6 +244,9 @@ func accountName(user string) string { return logtext.Clean(user, users.MaxName)
 // RetryAfter is how long a guess at user's password from addr must wait
 // now (the address's ban, or the account's delay): 0 when it may try.
 func (d *Door) RetryAfter(addr, user string) time.Duration {
+	if len(user) > users.MaxName {
+		user = accountName(user) // as account() keys it
+	}
 	_, ban := d.bans.Banned(addr)
 	if d.trusts(user, addr) {
 		return ban
