@@ -2,6 +2,7 @@ package update
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io"
 	"os"
@@ -39,7 +40,7 @@ func TestVersionOrder(t *testing.T) {
 			for j, other := range order {
 				for _, b := range other {
 					vb, _ := parseVersion(b)
-					if got, want := va.compare(vb), cmpInt(i, j); got != want {
+					if got, want := va.compare(vb), cmp.Compare(i, j); got != want {
 						t.Errorf("parseVersion(%q).compare(%q) = %d, want %d", a, b, got, want)
 					}
 				}
@@ -51,16 +52,6 @@ func TestVersionOrder(t *testing.T) {
 			t.Errorf("parseVersion(%q) = %v, want an error", bad, err)
 		}
 	}
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // A bundle older than the highest version run is refused, before any
