@@ -132,12 +132,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		names := multigetNames(body)
-		cost := h.Store.readCost(t, names)
-		if names == nil { // a query: its expansions too
-			cost += expandCost
-		}
-		release, ok := h.draw(w, r, "calendar-report", cost)
+		release, ok := h.draw(w, r, "calendar-report", h.Store.reportCost(t, body))
 		if !ok {
 			return
 		}

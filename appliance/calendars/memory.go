@@ -70,3 +70,13 @@ func (s *Store) readCost(t target, names []string) int64 {
 	}
 	return n * readCostPerByte
 }
+
+// reportCost is a REPORT's draw: the objects a multiget names, or every
+// object of the collection and the expansion of a query.
+func (s *Store) reportCost(t target, body []byte) int64 {
+	names := multigetNames(body)
+	if names != nil {
+		return s.readCost(t, names)
+	}
+	return s.readCost(t, nil) + expandCost
+}

@@ -65,9 +65,8 @@ type rendering struct {
 	spec spec
 	// draw takes n bytes from the box's memory budget, before a decode
 	// that takes them starts (memory.go)
-	draw       func(n int64) (release func(), err error)
-	interlaced bool   // a PNG that is: decoded whole
-	used       string // how it was made, for the log and the tests: "exif 4/8", "1/8"...
+	draw func(n int64) (release func(), err error)
+	used string // how it was made, for the log and the tests: "exif 4/8", "1/8"...
 }
 
 func (r *rendering) run() (*image.RGBA, error) {
