@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -301,7 +302,11 @@ func multigetNames(body []byte) []string {
 	}
 	names := make([]string, 0, len(m.Hrefs))
 	for _, h := range m.Hrefs {
-		names = append(names, path.Base(strings.TrimSpace(h)))
+		name := path.Base(strings.TrimSpace(h))
+		if un, err := url.PathUnescape(name); err == nil {
+			name = un
+		}
+		names = append(names, name)
 	}
 	return names
 }

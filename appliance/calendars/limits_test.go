@@ -209,3 +209,32 @@ func TestParseCost(t *testing.T) {
 		t.Logf("%s: %d bytes, %d allocated (%.1f a byte), estimate %d", what, len(body), n, float64(n)/float64(len(body)), parseCost(sh))
 	}
 }
+
+// A multiget's draw counts the objects it names: those of the collection
+// asked at their size, any other (another collection's, for all the
+// draw knows) at the most an object can be.
+func TestMultigetCost(t *testing.T) {
+	h := handler(t, budget.New(budget.Admission, budget.Options{}))
+	event := fmt.Sprintf(secondly, "FREQ=DAILY")
+	if rec := put(h, "/remote.php/dav/calendars/bob/personal/a%20b.ics", event); rec.Code != http.StatusCreated {
+		t.Fatalf("PUT = %d %s", rec.Code, rec.Body.String())
+	}
+	tgt := target{kind: Calendars, owner: "bob", ocoll: "personal"}
+	body := func(hrefs ...string) []byte {
+		var b strings.Builder
+		b.WriteString(`<c:calendar-multiget xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/></d:prop>`)
+		for _, h := range hrefs {
+			b.WriteString("<d:href>" + h + "</d:href>")
+		}
+		b.WriteString("</c:calendar-multiget>")
+		return []byte(b.String())
+	}
+	own := h.Store.reportCost(tgt, body("/remote.php/dav/calendars/bob/personal/a%20b.ics"))
+	if want := int64(len(event)) * readCostPerByte; own != want {
+		t.Errorf("a multiget of its own object (an escaped name) costs %d, want %d", own, want)
+	}
+	other := h.Store.reportCost(tgt, body("/remote.php/dav/calendars/bob/other/x.ics", "/remote.php/dav/calendars/bob/other/y.ics"))
+	if want := 2 * h.Store.Limits.Object * readCostPerByte; other != want {
+		t.Errorf("a multiget of two objects elsewhere costs %d, want %d", other, want)
+	}
+}

@@ -63,9 +63,13 @@ func (s *Store) readCost(t target, names []string) int64 {
 			}
 		}
 	}
+	// A name not found here may be an object of another collection (a
+	// multiget's hrefs may name any the user reads): the most one can be.
 	for _, name := range names {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
 			n += fi.Size()
+		} else {
+			n += s.Limits.Object
 		}
 	}
 	return n * readCostPerByte
