@@ -45,7 +45,10 @@ type Admission struct {
 	limits  Limits
 	notices *Notices
 
-	known func(addr string) bool // addresses that logged in before (Trust)
+	known  func(addr string) bool                  // addresses that logged in before (Trust)
+	banned func(addr string) (bool, time.Duration) // addresses banned for failed logins (Bans)
+	heard  map[string]time.Time                    // when a banned client's connection last went through
+	now    func() time.Time                        // the clock of heard; nil: time.Now
 
 	mu      sync.Mutex
 	addrs   map[string]*addrConns
@@ -80,6 +83,47 @@ type Ticket struct {
 func (a *Admission) Trust(known func(addr string) bool) *Admission {
 	a.known = known
 	return a
+}
+
+// HearEvery is how often a banned client's connection goes on to its
+// handshake, to hear why it is refused (Bans).
+const HearEvery = 10 * time.Second
+
+// maxHeard bounds the banned clients remembered as heard.
+const maxHeard = 4096
+
+// Bans closes the connections of the clients banned says are banned
+// (auth.Door.Banned, for failed logins) before their handshake, but one
+// every HearEvery, which goes on to be told why (a 429 naming the wait, a
+// refused SSH login): a banned client's flood costs the box a handshake
+// in that time, not one a connection, and a person at a banned device
+// still reads the reason.
+func (a *Admission) Bans(banned func(addr string) (bool, time.Duration)) *Admission {
+	a.banned = banned
+	return a
+}
+
+// hear says whether a banned client's connection may go on now, and
+// notes it; a.mu is held.
+func (a *Admission) hear(src string, now time.Time) bool {
+	if t, ok := a.heard[src]; ok && now.Sub(t) < HearEvery {
+		return false
+	}
+	if len(a.heard) >= maxHeard {
+		for k, t := range a.heard {
+			if now.Sub(t) >= HearEvery {
+				delete(a.heard, k)
+			}
+		}
+		if len(a.heard) >= maxHeard {
+			return false
+		}
+	}
+	if a.heard == nil {
+		a.heard = map[string]time.Time{}
+	}
+	a.heard[src] = now
+	return true
 }
 
 // Source is what the limits count by: the address; for an IPv6 address
@@ -148,6 +192,15 @@ func (a *Admission) Admit(addr string, c io.Closer) *Ticket {
 	}()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.banned != nil {
+		now := time.Now
+		if a.now != nil {
+			now = a.now
+		}
+		if banned, _ := a.banned(addr); banned && !a.hear(src, now()) {
+			return nil
+		}
+	}
 	cs := a.addrs[src]
 	if cs == nil {
 		cs = &addrConns{}

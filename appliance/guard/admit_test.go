@@ -45,6 +45,46 @@ func TestAdmission(t *testing.T) {
 	none.Admit("x", nil).Done() // nil: no caps
 }
 
+// A banned client's connections are closed before their handshake, but
+// one every HearEvery, which goes on to be told why; others and the
+// client once its ban is over come in as before.
+func TestAdmissionBans(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	banned := map[string]bool{"10.0.0.9": true}
+	a := NewAdmission("https", Limits{PerAddress: 64, Waiting: 16}, nil).Bans(func(addr string) (bool, time.Duration) {
+		return banned[addr], time.Minute
+	})
+	a.now = func() time.Time { return now }
+	if a.Admit("10.0.0.9", nil) == nil {
+		t.Fatal("the banned client's first connection was not let through to hear why")
+	}
+	for i := range 5 {
+		if a.Admit("10.0.0.9", nil) != nil {
+			t.Fatalf("connection %d of the banned client within %v was admitted", i+2, HearEvery)
+		}
+	}
+	if a.Admit("10.0.0.8", nil) == nil {
+		t.Fatal("another client was refused")
+	}
+	now = now.Add(HearEvery)
+	if a.Admit("10.0.0.9", nil) == nil || a.Admit("10.0.0.9", nil) != nil {
+		t.Fatalf("after %v: want one more connection through, then none", HearEvery)
+	}
+	banned["10.0.0.9"] = false
+	if a.Admit("10.0.0.9", nil) == nil {
+		t.Fatal("the client was refused after its ban ended")
+	}
+	// Banned clients beyond what it remembers are refused, never let
+	// through unbounded.
+	for i := range maxHeard + 10 {
+		banned[fmt.Sprintf("10.1.%d.%d", i/256, i%256)] = true
+		a.Admit(fmt.Sprintf("10.1.%d.%d", i/256, i%256), nil)
+	}
+	if len(a.heard) > maxHeard {
+		t.Errorf("%d banned clients remembered, over %d", len(a.heard), maxHeard)
+	}
+}
+
 // closer records that the admission closed it (an eviction) and ends its
 // ticket, as a connection's handshake ends when it is closed.
 type closer struct {

@@ -89,7 +89,7 @@ func (s *services) front(lns *listen.Listeners, https, plain http.Handler) *fron
 		HTTPS: lns.HTTPS, TLS: front.TLSConfig(s.box.certificates, s.box.postQuantum, s.prov.Clock.Now),
 		Handshakes: front.Handshakes{
 			Slots:     s.handshakes,
-			Admission: guard.NewAdmission("https", guard.Limits{PerAddress: cfg.HTTPSPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known),
+			Admission: guard.NewAdmission("https", guard.Limits{PerAddress: cfg.HTTPSPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known).Bans(s.door.Banned),
 			Timeout:   10 * time.Second,
 			Log:       s.log,
 		},
@@ -107,7 +107,7 @@ func (s *services) sftp() (*sftpd.Server, error) {
 	cfg := s.cfg
 	srv := &sftpd.Server{
 		Door: s.door, Quotas: quotas{s.accounts, s.pim}, Store: s.files, Locks: s.locks, Handshakes: s.handshakes,
-		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known),
+		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known).Bans(s.door.Banned),
 		SessionsPerConn: cfg.SSHSessionsPerConn, SessionsPerUser: cfg.SSHSessionsPerUser,
 		HostKeys:    s.box.hostKeys,
 		PostQuantum: func() bool { return s.box.get().Choice.SSHPostQuantum },

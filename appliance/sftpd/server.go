@@ -36,7 +36,6 @@ type Door interface {
 	PublicKey(addr, user string, key ssh.PublicKey) auth.Result
 	// KeysRefused counts a connection whose keys were all refused.
 	KeysRefused(addr, user string)
-	Banned(addr string) (bool, time.Duration)
 }
 
 // Quotas are the users' quotas in bytes (users.DB), 0 for none.
@@ -243,10 +242,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		return // shutting down
 	}
 	defer s.untrack(c)
+	// A banned client's connections end here (guard.Admission.Bans),
+	// but one every guard.HearEvery, refused at its login.
 	addr := guard.Host(c.RemoteAddr().String())
-	if banned, _ := s.Door.Banned(addr); banned {
-		return
-	}
 	ticket := s.Admission.Admit(addr, c)
 	if ticket == nil {
 		return
