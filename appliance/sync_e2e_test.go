@@ -233,6 +233,7 @@ func TestSync(t *testing.T) {
 	t.Run("flood-distributed", func(t *testing.T) { testDistributedFlood(t, b) })
 	t.Run("memory", func(t *testing.T) { testMemoryCeiling(t, b) })
 	t.Run("long-names", func(t *testing.T) { testLongNames(t, b) })
+	t.Run("hostile", func(t *testing.T) { testHostile(t, b) })
 	t.Run("one-ban", func(t *testing.T) { testOneBan(t, b) })
 	t.Run("ban", func(t *testing.T) { testBan(t, b) }) // last: it bans 127.0.0.1
 }
@@ -620,6 +621,11 @@ func testBan(t *testing.T, b *box) {
 	}
 	if code, _ := b.curl("-u", b.admin(), b.url("")); code != 429 {
 		t.Errorf("after 5 failed logins the right password gets %d, want 429", code)
+	}
+	// Within guard.HearEvery of that answer, the banned address's next
+	// connection ends before its handshake.
+	if out, err := exec.Command("curl", "-sS", "--cacert", b.caFile, "-u", b.admin(), b.url("")).CombinedOutput(); err == nil {
+		t.Errorf("a second connection from the banned address was answered: %s", out)
 	}
 	if _, ok := b.sftp("admin", "password:"+b.password, "ls"); ok {
 		t.Error("SFTP login from a banned address succeeded")

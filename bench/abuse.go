@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -48,9 +49,11 @@ type abuseRow struct {
 	Server, Flood string
 	OK, Failed    int
 	P95           time.Duration
-	PeakPSSKB     int64 // of the server's process tree, sampled every 100 ms
-	Guesses       int64 // failed logins tried, for the login flood
-	Hostile       int64 // hostile calendar PUTs answered, for that flood
+	PeakPSSKB     int64  // of the server's process tree, sampled every 100 ms
+	Guesses       int64  // failed logins tried, for the login flood
+	Hostile       int64  // hostile calendar PUTs answered, for that flood
+	PeakHWMKB     int64  // bonesync's own VmHWM over the phase (0: a peer's)
+	Attack        string // the combined attack's answers, for that flood
 }
 
 type abuseResult struct {
@@ -122,7 +125,7 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 	for ti, t := range targets {
 		floods := []string{"none", "idle+slow", "distributed", "logins"}
 		if t.name == "bonesync HTTPS" {
-			floods = append(floods, "calendars")
+			floods = append(floods, "calendars", "hostile")
 		}
 		for _, fl := range floods {
 			if ctx.Err() != nil {
@@ -132,9 +135,34 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 			fctx, stop := context.WithCancel(ctx)
 			var wait func()
 			var guesses, hostile atomic.Int64
+			var attack string
+			if t.s == bs {
+				resetPeak(bs.pid())
+			}
 			switch fl {
 			case "calendars":
 				wait = hostileCalendars(fctx, bs.addr, &hostile)
+			case "hostile":
+				// Every attack of issue 36 at once, from a niced process of
+				// its own (flood.Hostile, as TestSync/hostile runs it).
+				h := flood.Hostile{HTTPS: bs.addr, SSH: sftpAddr, User: calUser, Password: calPassword, First: 30000}
+				if err := h.Prepare(fctx); err != nil {
+					stop()
+					return err
+				}
+				stopAttack, err := h.Attacker(fctx)
+				if err != nil {
+					stop()
+					return err
+				}
+				wait = func() {
+					if c, err := stopAttack(); err != nil {
+						attack = err.Error()
+					} else {
+						attack = c.String()
+					}
+				}
+				time.Sleep(3 * time.Second) // the sessions opened, every part under way
 			case "idle+slow":
 				_, wait = flood.Hold{From: "127.0.0.2", To: t.addr, Idle: floodIdle, Slow: floodSlow, Prefix: t.prefix}.Run(fctx)
 				time.Sleep(3 * time.Second) // all opened
@@ -174,15 +202,21 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 				}
 			}()
 			r := drive(ctx, src, 1, dur, t.legit)
+			var hwm int64
+			if t.s == bs {
+				hwm, _ = statusKB(filepath.Join("/proc", strconv.Itoa(bs.pid()), "status"), "VmHWM")
+			}
 			stop()
 			if wait != nil {
 				wait()
 			}
 			<-sampled
 			row := abuseRow{Server: t.name, Flood: fl, OK: len(r.latencies), Failed: r.errors,
-				P95: measure.Percentile(r.latencies, 95), PeakPSSKB: peak.Load(), Guesses: guesses.Load(), Hostile: hostile.Load()}
+				P95: measure.Percentile(r.latencies, 95), PeakPSSKB: peak.Load(), Guesses: guesses.Load(), Hostile: hostile.Load(),
+				PeakHWMKB: hwm, Attack: attack}
 			res.Rows = append(res.Rows, row)
-			o.logf("  %d ok, %d failed (%s), p95 %.1f ms, peak PSS %.1f MiB", row.OK, row.Failed, r.firstErr, ms(row.P95), mib(row.PeakPSSKB))
+			o.logf("  %d ok, %d failed (%s), p95 %.1f ms, peak PSS %.1f MiB, VmHWM %.1f MB %s", row.OK, row.Failed, r.firstErr, ms(row.P95),
+				mib(row.PeakPSSKB), float64(hwm)/1000, attack)
 			settle(t.s)
 			time.Sleep(2 * time.Second) // the flood's connections closed on both sides
 		}
@@ -275,13 +309,16 @@ func (a *abuseResult) markdown(w io.Writer) {
 		"(each reopened a second after the server closes it); or, distributed, %d addresses each holding %d idle and %d slow "+
 		"connections (bonesync's waiting_per_address), reopened %v after a close; or %d addresses each guessing a password over and over "+
 		"(WebDAV Basic auth; SSH passwords); or, bonesync only, %d logged-in clients PUTting calendar objects at once, alternating 800 KB "+
-		"of 40,000 nested components and the largest object taken (1,000 components). The legitimate client, from other addresses, opens one connection after another "+
+		"of 40,000 nested components and the largest object taken (1,000 components); or, bonesync only, *hostile*: every attack of "+
+		"docs/limits.md at once from a niced process of its own (`flood.Hostile`: %d TLS and %d SFTP sessions held, failed logins with 500 KB and 40 KB names "+
+		"from %d addresses, previews of %d interlaced 16-bit 4-megapixel PNGs, %d PUTs at once of %d-property objects, a time-range query over a SECONDLY event). The legitimate client, from other addresses, opens one connection after another "+
 		"for the phase: a full handshake and GET, or a key exchange up to a refused key.\n\n", floodIdle, floodSlow,
-		floodAddrs, floodAddrIdle, floodAddrSlow, floodAddrRetry, floodLogins, floodCalendars)
+		floodAddrs, floodAddrIdle, floodAddrSlow, floodAddrRetry, floodLogins, floodCalendars,
+		flood.HostileSessions, flood.HostileSFTP, flood.HostileNamers, flood.HostilePictures, flood.HostilePUTs, flood.HostileProperties)
 	if a.Err != "" {
 		fmt.Fprintf(w, "Failed: %s\n\n", a.Err)
 	}
-	fmt.Fprintf(w, "| server | flood | legitimate ok / failed | p95 | p95 / unloaded | peak PSS |\n|---|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "| server | flood | legitimate ok / failed | p95 | p95 / unloaded | peak PSS | VmHWM |\n|---|---|---:|---:|---:|---:|---:|\n")
 	var base time.Duration
 	for _, r := range a.Rows {
 		if r.Flood == "none" {
@@ -294,8 +331,17 @@ func (a *abuseResult) markdown(w io.Writer) {
 		if r.Hostile > 0 {
 			flood += fmt.Sprintf(" (%d PUTs)", r.Hostile)
 		}
-		fmt.Fprintf(w, "| %s | %s | %d / %d | %.1f ms | %s | %.1f MiB |\n", r.Server, flood, r.OK, r.Failed, ms(r.P95),
-			ratio(ms(r.P95), ms(base)), mib(r.PeakPSSKB))
+		hwm := "—"
+		if r.PeakHWMKB > 0 {
+			hwm = fmt.Sprintf("%.1f MB", float64(r.PeakHWMKB)/1000)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d / %d | %.1f ms | %s | %.1f MiB | %s |\n", r.Server, flood, r.OK, r.Failed, ms(r.P95),
+			ratio(ms(r.P95), ms(base)), mib(r.PeakPSSKB), hwm)
+	}
+	for _, r := range a.Rows {
+		if r.Attack != "" {
+			fmt.Fprintf(w, "\nThe hostile phase's answers to the attack: %s.\n", r.Attack)
+		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, strings.TrimSpace(`nginx: its stock event loop with 2 workers of 1024 connections (the HTTPS block's config; the login flood meets auth_basic with a SHA-512-crypt hash).

@@ -38,9 +38,12 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bonesync/bonesync/bench/flood"
 )
 
 func main() {
+	flood.AttackIfAsked() // the process the abuse block's hostile phase starts
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
