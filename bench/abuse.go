@@ -150,7 +150,7 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 					stop()
 					return err
 				}
-				stopAttack, err := h.Attacker(fctx)
+				stopAttack, err := h.Attacker(ctx)
 				if err != nil {
 					stop()
 					return err

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,10 +49,16 @@ type armResult struct {
 	// Where the instructions go: a full handshake's and a download's
 	// functions.
 	Profiles []armProfile
+	// The product: the board's binary, `bonesync serve`, by whole runs
+	// (armserve.go). The rest of the block is a harness's breakdown.
+	Serve  []armServeRow
+	ServeN int // connections a handshake run counts
 }
 
 // armPart reports whether the run includes this part of the ARM block.
-func (o *options) armPart(name string) bool { return o.armOnly == "" || o.armOnly == name }
+func (o *options) armPart(name string) bool {
+	return o.armOnly == "" || slices.Contains(strings.Split(o.armOnly, ","), name)
+}
 
 // armReference are the figures the armcost tool's README prints (the tool
 // -armcost names)
@@ -161,6 +168,15 @@ func armBlock(ctx context.Context, o *options) armResult {
 		}
 		if err != nil {
 			res.Notes = append(res.Notes, "uploads under qemu-arm failed: "+err.Error())
+		}
+	}
+	if ctx.Err() == nil && o.armPart("serve") {
+		err := ensureARMBinary(ctx, o)
+		if err == nil {
+			err = armServeBlock(ctx, o, plugin, &res)
+		}
+		if err != nil {
+			res.Notes = append(res.Notes, "the board's binary under qemu-arm failed: "+err.Error())
 		}
 	}
 	if ctx.Err() == nil && o.armPart("photos") {

@@ -27,7 +27,8 @@ const armLogins = 3
 // ed25519 key as OpenSSH's ssh-keygen makes by default.
 type sshClientKey struct {
 	signer     ssh.Signer
-	authorized string // the authorized_keys file holding its public half
+	private    ed25519.PrivateKey // for OpenSSH's client (privateFile)
+	authorized string             // the authorized_keys file holding its public half
 }
 
 func newSSHClientKey(dir string) (*sshClientKey, error) {
@@ -39,7 +40,7 @@ func newSSHClientKey(dir string) (*sshClientKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &sshClientKey{signer: signer, authorized: filepath.Join(dir, "authorized_keys")}
+	k := &sshClientKey{signer: signer, private: priv, authorized: filepath.Join(dir, "authorized_keys")}
 	return k, os.WriteFile(k.authorized, ssh.MarshalAuthorizedKey(signer.PublicKey()), 0o600)
 }
 

@@ -55,28 +55,30 @@ func main() {
 
 // options are the flags.
 type options struct {
-	bonesync   string
-	out        string
-	work       string
-	sysroot    string
-	armcostDir string
-	keys       []string
-	clients    int
-	warm, dur  time.Duration
-	armN       int
-	armOnly    string // one part of the ARM block, or "" for all
-	https, ssh bool
-	sync       bool
-	photos     bool
-	copies     bool
-	probe      bool
-	copyFiles  int
-	copyBytes  int64
-	baseline   string
-	abuse      bool
-	arm        bool
-	keep       bool
-	log        io.Writer
+	bonesync    string
+	out         string
+	work        string
+	sysroot     string
+	armcostDir  string
+	keys        []string
+	clients     int
+	warm, dur   time.Duration
+	armN        int
+	armServeN   int    // connections a product count makes (armserve.go)
+	bonesyncARM string // the board's binary
+	armOnly     string // one part of the ARM block, or "" for all
+	https, ssh  bool
+	sync        bool
+	photos      bool
+	copies      bool
+	probe       bool
+	copyFiles   int
+	copyBytes   int64
+	baseline    string
+	abuse       bool
+	arm         bool
+	keep        bool
+	log         io.Writer
 }
 
 func (o *options) phase() phase {
@@ -109,8 +111,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	copyMiB := fs.Int64("copy-mib", 1024, "MiB in the copied tree")
 	fs.StringVar(&o.baseline, "baseline", "a3b639f", "git revision whose PROPFIND the sync figures compare with (\"\": none); a3b639f is main before the apps' properties")
 	fs.BoolVar(&o.arm, "arm", true, "count ARM instructions per handshake under qemu-arm")
-	fs.IntVar(&o.armN, "arm-n", 20, "handshakes counted per kind under qemu-arm")
-	fs.StringVar(&o.armOnly, "arm-only", "", "only this part of the ARM block: handshakes, bulk, uploads, photos or profiles (for weighing a change to one)")
+	fs.IntVar(&o.armN, "arm-n", 20, "handshakes counted per kind under qemu-arm (the harness's breakdown)")
+	fs.IntVar(&o.armServeN, "arm-serve-n", 100, "connections counted per run of the board's binary under qemu-arm")
+	fs.StringVar(&o.bonesyncARM, "bonesync-arm", "out/bonesync-armv7", "the board's binary, make build-arm's output (built with the armcrypto overlay if missing)")
+	fs.StringVar(&o.armOnly, "arm-only", "", "only these parts of the ARM block, comma-separated: handshakes, bulk, uploads, serve (the board's binary), photos or profiles (for weighing a change to one)")
 	fs.StringVar(&o.sysroot, "sysroot", "out/cache/bench-armhf/sysroot", "armhf sysroot with Debian's nginx (bench/armhf-sysroot.sh)")
 	fs.StringVar(&o.armcostDir, "armcost", "../shared/tools/armcost", "the armcost tool (insncount.c)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs, state)")
@@ -283,4 +287,14 @@ func ensureBinary(ctx context.Context, o *options) error {
 		return fmt.Errorf("build bonesync: %w", err)
 	}
 	return nil
+}
+
+// ensureARMBinary builds the board's binary, as make build-arm does
+// (GOARM=7, the armcrypto overlay), if it is missing.
+func ensureARMBinary(ctx context.Context, o *options) error {
+	if _, err := os.Stat(o.bonesyncARM); err == nil {
+		return nil
+	}
+	o.logf("building %s (GOARM=7, the armcrypto overlay)", o.bonesyncARM)
+	return buildArm(ctx, o, o.bonesyncARM, "./appliance", true, false)
 }

@@ -237,6 +237,28 @@ func writeNotes(w io.Writer, notes []string) {
 	}
 }
 
+// serveMarkdown writes the product's counts: the board's binary, the
+// real serve, by whole runs.
+func (a *armResult) serveMarkdown(w io.Writer) {
+	if len(a.Serve) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "**The product**: the board's binary (`make build-arm`, with the armcrypto overlay), the real `bonesync serve` on a real state "+
+		"directory, GOMAXPROCS=1, under qemu-arm, by the difference of whole runs (start, warm-up, the counted work, SIGTERM; less two base runs "+
+		"without the counted work that idle as long): handshakes over %d connections a run, each a GET of the CA file; bulk as a %d MiB transfer's run "+
+		"less a %d MiB one's. The collector and the runtime are in the count, at the serving box's rhythm. Million instructions:\n\n",
+		a.ServeN, armServeMiB, armServeBaseMiB)
+	fmt.Fprintln(w, "| row | bonesync serve | two base runs differed by | peer | peer's count | bonesync / peer |")
+	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|")
+	for _, r := range a.Serve {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%s** |\n", r.Row, num(r.Serve, 2), num(r.Spread, 2), orDash(r.Peer), num(r.PeerCount, 2), ratio(r.Serve, r.PeerCount))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The peers are counted as the rest of this section says: nginx by whole runs of the same kind; sshd as one `sshd -i` "+
+		"per connection with the pkg/sftp client (OpenSSH's client against sshd is not counted here).")
+	fmt.Fprintln(w)
+}
+
 // markdown writes the ARM section.
 func (a *armResult) markdown(w io.Writer) {
 	fmt.Fprintln(w, "## ARM instructions per TLS 1.3 server connection (qemu-arm, cortex-a8 model, armcost plugin)")
@@ -250,7 +272,10 @@ func (a *armResult) markdown(w io.Writer) {
 	if a.Err != "" {
 		fmt.Fprintf(w, "- **failed: %s**\n\n", strings.ReplaceAll(a.Err, "\n", " "))
 	}
+	a.serveMarkdown(w)
 	if len(a.Rows) > 0 {
+		fmt.Fprintln(w, "The rest of this section counts a harness, `bench/armcost`, between markers: a breakdown of where the instructions go, not the product's figures.")
+		fmt.Fprintln(w)
 		fmt.Fprintln(w, "bonesync is the board's build (`make build-arm`, with the armcrypto overlay); \"Go's crypto\" is the same code built without it (`make build-arm-std`).")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| key | handshake | bonesync | bonesync, Go's crypto | gain | nginx/OpenSSL | bonesync / nginx | README Go | README nginx | est. bonesync handshakes/s | est. nginx handshakes/s |")

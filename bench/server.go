@@ -27,6 +27,9 @@ type server struct {
 	keep int
 	done chan struct{} // closed when cmd has exited
 	logs []string      // files worth showing when something fails
+	// within is how long it may take to serve (0: 30 s; more under
+	// emulation).
+	within time.Duration
 }
 
 func (s *server) pid() int { return s.cmd.Process.Pid }
@@ -38,7 +41,11 @@ func start(ctx context.Context, s *server, ready func() error) error {
 	}
 	s.done = make(chan struct{})
 	go func() { s.cmd.Wait(); close(s.done) }()
-	deadline := time.Now().Add(30 * time.Second)
+	within := s.within
+	if within == 0 {
+		within = 30 * time.Second
+	}
+	deadline := time.Now().Add(within)
 	for {
 		err := ready()
 		if err == nil {
@@ -54,7 +61,7 @@ func start(ctx context.Context, s *server, ready func() error) error {
 		}
 		if time.Now().After(deadline) {
 			s.stop()
-			return fmt.Errorf("%s not serving after 30 s: %v%s", s.name, err, s.tail())
+			return fmt.Errorf("%s not serving after %v: %v%s", s.name, within, err, s.tail())
 		}
 	}
 }
@@ -301,15 +308,23 @@ func prepareBonesync(ctx context.Context, bin, dir, key string, tlsKey, sshKey [
 // line; the measurement starts after it. It returns the server with its
 // HTTPS address, and its SFTP address.
 func startBonesync(ctx context.Context, bin, dir string) (*server, string, error) {
+	return startServe(ctx, dir, []string{bin}, nil, 0)
+}
+
+// startServe is startBonesync for the command line argv (the binary,
+// or an emulator and its flags, then the binary), with env added, given
+// within to serve (0: 30 s).
+func startServe(ctx context.Context, dir string, argv, env []string, within time.Duration) (*server, string, error) {
 	stderrLog := filepath.Join(dir, "serve.stderr")
-	s := &server{name: "bonesync", logs: []string{stderrLog}}
-	s.cmd = exec.Command(bin, "serve", "-state", filepath.Join(dir, "state"), "-config", filepath.Join(dir, "bonesync.conf"),
+	s := &server{name: "bonesync", logs: []string{stderrLog}, within: within}
+	args := append(argv[1:len(argv):len(argv)], "serve", "-state", filepath.Join(dir, "state"), "-config", filepath.Join(dir, "bonesync.conf"),
 		"-https", "127.0.0.1:0", "-http", "127.0.0.1:0", "-ssh", "127.0.0.1:0")
+	s.cmd = exec.Command(argv[0], args...)
 	mgr, err := sysd.Manage(filepath.Join(dir, "notify"))
 	if err != nil {
 		return nil, "", err
 	}
-	s.cmd.Env = append(os.Environ(), mgr.Env(0)...)
+	s.cmd.Env = append(append(os.Environ(), env...), mgr.Env(0)...)
 	if s.cmd.Stdout, err = os.Create(filepath.Join(dir, "serve.stdout")); err != nil {
 		mgr.Close()
 		return nil, "", err

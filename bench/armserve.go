@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"encoding/pem"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// The product counted: the board's binary (`make build-arm`'s output),
+// the real `bonesync serve` on a real state directory, under qemu-arm
+// with the counting plugin and GOMAXPROCS=1, as the board runs it. It
+// executes no markers, so it is counted as nginx is, by the difference of
+// whole runs: start, the same warm-up, the counted work or none, then
+// SIGTERM and the plugin's total at exit. What a connection leaves to the
+// collector and the runtime is in the count, at the rhythm the serving
+// box's heap sets. The base run idles as long as the counted run took,
+// so that the server's own timers cancel out too.
+
+// armServeMiB and armServeBaseMiB are the bulk sizes: the row is the
+// difference per MiB, so the connection and login cancel out.
+const armServeMiB, armServeBaseMiB = 16, 1
+
+// armServeRow is one row of the product's table, million instructions
+// per connection or per MiB.
+type armServeRow struct {
+	Row, Peer        string
+	Serve, PeerCount float64
+	Spread           float64 // how far two identical base runs differed, per unit
+}
+
+// armServeUser is the account the counted clients use.
+const armServeUser, armServePassword = "bench", "bench-password"
+
+// armServeState prepares a state directory for key: pinned keys as in
+// the other blocks, a first `bonesync bench` (native), the user bench
+// with the client's key, and the bulk files put through a native serve,
+// so that the store knows them as it knows any upload.
+func armServeState(ctx context.Context, o *options, key string, client *sshClientKey) (string, error) {
+	_, sshKey, err := benchKey("ed25519")
+	if err != nil {
+		return "", err
+	}
+	_, tlsKey, err := benchKey(key)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(o.work, "arm-serve-"+key)
+	if err := prepareBonesync(ctx, o.bonesync, dir, key, tlsKey, sshKey); err != nil {
+		return "", err
+	}
+	st := filepath.Join(dir, "state")
+	add := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "add", armServeUser)
+	add.Stdin = strings.NewReader(armServePassword + "\n")
+	if out, err := add.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("user add: %v %s", err, out)
+	}
+	if out, err := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "key", "add", armServeUser, client.authorized).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("user key add: %v %s", err, out)
+	}
+	s, _, err := startBonesync(ctx, o.bonesync, dir)
+	if err != nil {
+		return "", err
+	}
+	defer s.stop()
+	body := bulkBodyMiB(armServeMiB)
+	for name, b := range map[string][]byte{"big.bin": body, "base.bin": body[:armServeBaseMiB<<20], "tiny.bin": []byte("tiny\n")} {
+		f := filepath.Join(o.work, "serve-"+name)
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			return "", err
+		}
+		out, err := exec.CommandContext(ctx, "curl", "-sk", "--fail", "-u", armServeUser+":"+armServePassword, "-T", f,
+			"https://"+s.addr+"/dav/"+name).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("PUT %s: %v %s", name, err, out)
+		}
+	}
+	return dir, nil
+}
+
+// bulkBodyMiB is bulkBody's bytes, n MiB of them.
+func bulkBodyMiB(n int) []byte {
+	b := make([]byte, n<<20)
+	for i := 0; i < len(b); i += armBulkMiB << 20 {
+		copy(b[i:], bulkBody())
+	}
+	return b
+}
+
+// serveRun is one whole run of the board's binary under qemu-arm on a
+// copy of the state in dir: load runs once it serves (with its HTTPS and
+// SSH addresses), then it idles for idle, then SIGTERM. It returns the
+// plugin's total and how long load took.
+func serveRun(ctx context.Context, o *options, plugin, dir, name string, idle time.Duration, load func(https, ssh string) error) (float64, time.Duration, error) {
+	name = strings.NewReplacer("/", "", " ", "-", "'", "").Replace(name)
+	run := filepath.Join(o.work, "arm-serve-run-"+name)
+	os.RemoveAll(run)
+	if out, err := exec.CommandContext(ctx, "cp", "-a", dir, run).CombinedOutput(); err != nil {
+		return 0, 0, fmt.Errorf("copy the state: %v %s", err, out)
+	}
+	log := filepath.Join(run, "plugin.log")
+	argv := []string{"qemu-arm", "-cpu", "cortex-a8", "-plugin", plugin, "-d", "plugin", "-D", log, o.bonesyncARM}
+	s, sshAddr, err := startServe(ctx, run, argv, []string{"GOMAXPROCS=1"}, 5*time.Minute)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer s.stop()
+	t0 := time.Now()
+	if err := load(s.addr, sshAddr); err != nil {
+		return 0, 0, fmt.Errorf("%s: %w%s", name, err, s.tail())
+	}
+	took := time.Since(t0)
+	time.Sleep(idle)
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(2 * time.Minute):
+		return 0, 0, fmt.Errorf("%s: bonesync serve did not stop on SIGTERM%s", name, s.tail())
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return 0, 0, err
+	}
+	m := totalLine.FindAllStringSubmatch(string(b), -1)
+	if len(m) == 0 {
+		return 0, 0, fmt.Errorf("%s: no total in %s%s", name, log, s.tail())
+	}
+	total, err := strconv.ParseFloat(m[len(m)-1][1], 64)
+	return total, took, err
+}
+
+// countPair counts one row: the run with the counted work (measured) and
+// two base runs that idle as long, per unit of n, and how far the bases
+// differed.
+func countPair(ctx context.Context, o *options, plugin, dir, name string, n float64, measured, base func(https, ssh string) error) (per, spread float64, err error) {
+	total, took, err := serveRun(ctx, o, plugin, dir, name, 0, measured)
+	if err != nil {
+		return 0, 0, err
+	}
+	var bases [2]float64
+	for i := range bases {
+		if bases[i], _, err = serveRun(ctx, o, plugin, dir, fmt.Sprint(name, "-base", i), took, base); err != nil {
+			return 0, 0, err
+		}
+	}
+	o.logf("arm serve: %s: %.1f M, bases %.1f and %.1f M (idle %v)", name, total/1e6, bases[0]/1e6, bases[1]/1e6, took.Round(time.Second))
+	return (total - (bases[0]+bases[1])/2) / n / 1e6, math.Abs(bases[0]-bases[1]) / n / 1e6, nil
+}
+
+// armServeBlock counts the product's rows beside the peers' counts that
+// the rest of the ARM block made (nginx's handshakes and downloads,
+// sshd's SFTP).
+func armServeBlock(ctx context.Context, o *options, plugin string, res *armResult) error {
+	client, err := newSSHClientKey(o.work)
+	if err != nil {
+		return err
+	}
+	n := o.armServeN
+	res.ServeN = n
+	for _, key := range []string{"ecdsa-p256", "rsa-2048"} {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		dir, err := armServeState(ctx, o, key, client)
+		if err != nil {
+			return fmt.Errorf("%s state: %w", key, err)
+		}
+		ca, err := os.ReadFile(filepath.Join(dir, "state", "ca.crt"))
+		if err != nil {
+			return err
+		}
+		o.logf("arm serve: %s handshakes, %d a run, the board's binary", key, n)
+		load := func(full, resumed bool) func(string, string) error {
+			return func(https, _ string) error {
+				_, err := armLoad(https, ca, n, full, resumed, func(int) error { return nil })
+				return err
+			}
+		}
+		modes := []string{"full"}
+		if key == "ecdsa-p256" {
+			modes = append(modes, "resumed")
+		}
+		for _, m := range modes {
+			per, spread, err := countPair(ctx, o, plugin, dir, key+"-"+m, float64(n), load(m == "full", m == "resumed"), load(false, false))
+			if err != nil {
+				return err
+			}
+			row := armServeRow{Row: fmt.Sprintf("%s %s connection", key, m), Serve: per, Spread: spread, Peer: "nginx"}
+			for _, r := range res.Rows {
+				if r.Key == key && r.Mode == m {
+					row.PeerCount = r.Nginx
+				}
+			}
+			res.Serve = append(res.Serve, row)
+		}
+		if key != "ecdsa-p256" {
+			continue
+		}
+		if err := armServeBulk(ctx, o, plugin, dir, client, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// armServeBulk counts downloads over HTTPS and SFTP transfers per MiB:
+// the big file's run less the base file's.
+func armServeBulk(ctx context.Context, o *options, plugin, dir string, client *sshClientKey, res *armResult) error {
+	url := func(https, name string) string { return "https://" + https + "/dav/" + name }
+	per := float64(armServeMiB - armServeBaseMiB)
+	chacha := armSuites[0]
+	for _, k := range []bulkKind{{chacha, true}, {chacha, false}} {
+		get := func(name string) func(string, string) error {
+			return func(https, _ string) error {
+				if _, err := curlGet(ctx, url(https, "tiny.bin"), chacha, true, k.curlArgs()...); err != nil { // the login's hash
+					return err
+				}
+				got, err := curlGet(ctx, url(https, name), chacha, true, k.curlArgs()...)
+				if err == nil && got != chacha {
+					err = fmt.Errorf("suite %s, want %s", got, chacha)
+				}
+				return err
+			}
+		}
+		o.logf("arm serve: download %s", k)
+		v, spread, err := countPair(ctx, o, plugin, dir, "get-"+strings.ReplaceAll(k.String(), "/", ""), per, get("big.bin"), get("base.bin"))
+		if err != nil {
+			return err
+		}
+		row := armServeRow{Row: "download per MiB, " + k.String(), Serve: v, Spread: spread, Peer: "nginx, HTTP/1.1"}
+		for _, b := range res.Bulk {
+			if b.Suite == chacha {
+				row.PeerCount = b.Ngx
+			}
+		}
+		res.Serve = append(res.Serve, row)
+	}
+	keyFile, err := client.privateFile(o.work)
+	if err != nil {
+		return err
+	}
+	upload := filepath.Join(o.work, "serve-big.bin")
+	uploadBase := filepath.Join(o.work, "serve-base.bin")
+	type way struct {
+		name, peer string
+		do         func(sshAddr, verb, name string) error
+	}
+	ways := []way{
+		{"pkg/sftp", "sshd, pkg/sftp", func(sshAddr, verb, name string) error {
+			c, err := net.Dial("tcp", sshAddr)
+			if err != nil {
+				return err
+			}
+			f := sftpGet(name, sizeOf(name))
+			if verb == "put" {
+				f = sftpPut("up-"+name, bulkBodyMiB(armServeMiB)[:sizeOf(name)])
+			}
+			return sftpSession(c, armServeUser, client, f)
+		}},
+		{"OpenSSH's sftp", "", func(sshAddr, verb, name string) error {
+			cmd := "get " + name + " /dev/null"
+			if verb == "put" {
+				local := upload
+				if name == "base.bin" {
+					local = uploadBase
+				}
+				cmd = "put " + local + " up-" + name
+			}
+			return opensshSFTP(ctx, sshAddr, keyFile, cmd)
+		}},
+	}
+	for _, w := range ways {
+		for _, verb := range []string{"get", "put"} {
+			step := func(name string) func(string, string) error {
+				return func(_, sshAddr string) error {
+					if err := w.do(sshAddr, "get", "tiny.bin"); err != nil { // warm-up: a connection and login
+						return err
+					}
+					return w.do(sshAddr, verb, name)
+				}
+			}
+			o.logf("arm serve: SFTP %s with %s", verb, w.name)
+			v, spread, err := countPair(ctx, o, plugin, dir, "sftp-"+verb+"-"+strings.Fields(w.name)[0], per, step("big.bin"), step("base.bin"))
+			if err != nil {
+				return err
+			}
+			row := armServeRow{Row: fmt.Sprintf("SFTP %s per MiB, %s", verb, w.name), Serve: v, Spread: spread, Peer: w.peer}
+			if w.peer != "" {
+				row.PeerCount = res.SFTPSshd[verb]
+			}
+			res.Serve = append(res.Serve, row)
+		}
+	}
+	return nil
+}
+
+func sizeOf(name string) int {
+	switch name {
+	case "big.bin":
+		return armServeMiB << 20
+	case "base.bin":
+		return armServeBaseMiB << 20
+	}
+	return 5
+}
+
+// opensshSFTP runs OpenSSH's sftp client in batch mode with the key in
+// keyFile, with the algorithms the other SSH counts use.
+func opensshSFTP(ctx context.Context, addr, keyFile, command string) error {
+	host, port, _ := net.SplitHostPort(addr)
+	batch := keyFile + ".batch"
+	if err := os.WriteFile(batch, []byte(command+"\n"), 0o600); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, "sftp", "-q", "-b", batch, "-P", port, "-i", keyFile,
+		"-o", "IdentitiesOnly=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+		"-o", "Ciphers=chacha20-poly1305@openssh.com", "-o", "KexAlgorithms=curve25519-sha256",
+		armServeUser+"@"+host).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("sftp %q: %v %s", command, err, out)
+	}
+	return nil
+}
+
+// privateFile writes the client key's private half where OpenSSH's
+// client reads it, once.
+func (k *sshClientKey) privateFile(dir string) (string, error) {
+	f := filepath.Join(dir, "client_ed25519")
+	if _, err := os.Stat(f); err == nil {
+		return f, nil
+	}
+	if k.private == nil {
+		return "", fmt.Errorf("the client key's private half is not kept")
+	}
+	blk, err := ssh.MarshalPrivateKey(k.private, "")
+	if err != nil {
+		return "", err
+	}
+	return f, os.WriteFile(f, pem.EncodeToMemory(blk), 0o600)
+}
