@@ -79,9 +79,9 @@ PREFIX    ?= /usr
 # machine, plus ARM instruction counts per TLS handshake under qemu-arm:
 # ratios from one run, in $(OUT)/bench.md. As root (sshd); about 3 minutes.
 # Shorter: make bench BENCHFLAGS='-duration 5s'
-bench: build
+bench: build build-arm
 	bench/deps.sh $(OUT)/cache/bench-armhf
-	$(GO) run ./bench -bonesync $(OUT)/bonesync -sysroot $(OUT)/cache/bench-armhf/sysroot -out $(OUT)/bench.md $(BENCHFLAGS)
+	$(GO) run ./bench -bonesync $(OUT)/bonesync -bonesync-arm $(OUT)/bonesync-armv7 -sysroot $(OUT)/cache/bench-armhf/sysroot -out $(OUT)/bench.md $(BENCHFLAGS)
 	$(MAKE) --no-print-directory crypto-full
 
 # Debian packages for the BeagleBone's Debian (armhf) and for a PC (amd64).
