@@ -37,9 +37,11 @@ const (
 	Ceiling = 48 << 20
 	// RuntimeLimit is the Go runtime's soft limit (debug.SetMemoryLimit):
 	// the heap, stacks and the runtime's own, below the ceiling by the
-	// binary's pages and the kernel's buffers. At 30 MiB the garbage
-	// between collections took TestSync/hostile to 48.8 MB; at 28, 45.2.
-	RuntimeLimit = 28 << 20
+	// binary's pages (about 20 MB resident on a PC, from a 26 MB image)
+	// and what is not the runtime's. With the collector at GCPercent, 28
+	// MiB let TestSync/memory reach 48.9 MB on a busy machine; at 24 it
+	// peaks at 45.8 and TestSync/hostile at 41.7.
+	RuntimeLimit = 24 << 20
 	// Admission is what the Budget grants at once, for the costly work:
 	// room for an Argon2id hash (12 MiB) beside a small preview or a
 	// calendar read, or one picture decoded whole (an old 19 MiB hash

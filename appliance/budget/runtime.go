@@ -14,7 +14,7 @@ import (
 // once the heap has grown by four times what the last one left live,
 // not by as much again (the default, 100). A serving box's live heap is
 // 2-3 MB (the report, keys, tables, the copy engine's package state), so
-// the heap grows to 10-15 MB between collections, under RuntimeLimit,
+// the heap grows to about 16 MB between collections, under RuntimeLimit,
 // which takes over as the heap nears it: under a flood the limit paces
 // the collector and the Ceiling holds as before. At the default pace the
 // board's binary collected once per 43 full TLS connections and once per
@@ -25,10 +25,9 @@ const GCPercent = 400
 // (RuntimeLimit, unless GOMEMLIMIT says otherwise): with the binary's own
 // pages it keeps the process under the Ceiling with the Budget's grants in
 // use, where the collector's default pace would let garbage from earlier
-// work (an earlier hash, an earlier preview) pile up first. The server
-// calls it after the first-boot benchmark, whose figures it must not
-// change. (A lower limit does not lower the peak, which is the grants and
-// the sessions' live memory: 28 and 24 MiB measured the same.)
+// work (an earlier hash, an earlier preview) pile up first, and paces the
+// collector at GCPercent below it. The server calls it after the
+// first-boot benchmark, whose figures it must not change.
 func LimitRuntime() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(RuntimeLimit)

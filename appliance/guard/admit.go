@@ -47,7 +47,7 @@ type Admission struct {
 
 	known  func(addr string) bool                  // addresses that logged in before (Trust)
 	banned func(addr string) (bool, time.Duration) // addresses banned for failed logins (Bans)
-	heard  map[string]time.Time                    // when a banned client's connection last went through
+	heard  map[string]*hearing                     // banned clients' connections let through lately
 	now    func() time.Time                        // the clock of heard; nil: time.Now
 
 	mu      sync.Mutex
@@ -85,33 +85,47 @@ func (a *Admission) Trust(known func(addr string) bool) *Admission {
 	return a
 }
 
-// HearEvery is how often a banned client's connection goes on to its
-// handshake, to hear why it is refused (Bans).
-const HearEvery = 10 * time.Second
+// A banned client's connections go on to be told why (Bans) HearBurst
+// at a time, every HearEvery: a browser's few (a page, then a form's
+// post), a device's client and its retry.
+const (
+	HearEvery = 10 * time.Second
+	HearBurst = 5
+)
 
 // maxHeard bounds the banned clients remembered as heard.
 const maxHeard = 4096
 
+// hearing is what a banned client was let through in its window.
+type hearing struct {
+	since time.Time
+	n     int
+}
+
 // Bans closes the connections of the clients banned says are banned
-// (auth.Door.Banned, for failed logins) before their handshake, but one
-// every HearEvery, which goes on to be told why (a 429 naming the wait, a
-// refused SSH login): a banned client's flood costs the box a handshake
-// in that time, not one a connection, and a person at a banned device
-// still reads the reason.
+// (auth.Door.Banned, for failed logins) before their handshake, but
+// HearBurst every HearEvery, which go on to be told why (a 429 naming the
+// wait, a refused SSH login): a banned client's flood costs the box a few
+// handshakes in that time, not one a connection, and a person at a
+// banned device still reads the reason.
 func (a *Admission) Bans(banned func(addr string) (bool, time.Duration)) *Admission {
 	a.banned = banned
 	return a
 }
 
 // hear says whether a banned client's connection may go on now, and
-// notes it; a.mu is held.
+// counts it; a.mu is held.
 func (a *Admission) hear(src string, now time.Time) bool {
-	if t, ok := a.heard[src]; ok && now.Sub(t) < HearEvery {
-		return false
+	if h, ok := a.heard[src]; ok && now.Sub(h.since) < HearEvery {
+		if h.n >= HearBurst {
+			return false
+		}
+		h.n++
+		return true
 	}
 	if len(a.heard) >= maxHeard {
-		for k, t := range a.heard {
-			if now.Sub(t) >= HearEvery {
+		for k, h := range a.heard {
+			if now.Sub(h.since) >= HearEvery {
 				delete(a.heard, k)
 			}
 		}
@@ -120,9 +134,9 @@ func (a *Admission) hear(src string, now time.Time) bool {
 		}
 	}
 	if a.heard == nil {
-		a.heard = map[string]time.Time{}
+		a.heard = map[string]*hearing{}
 	}
-	a.heard[src] = now
+	a.heard[src] = &hearing{since: now, n: 1}
 	return true
 }
 

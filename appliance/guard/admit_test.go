@@ -46,7 +46,7 @@ func TestAdmission(t *testing.T) {
 }
 
 // A banned client's connections are closed before their handshake, but
-// one every HearEvery, which goes on to be told why; others and the
+// HearBurst every HearEvery, which go on to be told why; others and the
 // client once its ban is over come in as before.
 func TestAdmissionBans(t *testing.T) {
 	now := time.Unix(1e9, 0)
@@ -55,20 +55,24 @@ func TestAdmissionBans(t *testing.T) {
 		return banned[addr], time.Minute
 	})
 	a.now = func() time.Time { return now }
-	if a.Admit("10.0.0.9", nil) == nil {
-		t.Fatal("the banned client's first connection was not let through to hear why")
+	for i := range HearBurst {
+		if a.Admit("10.0.0.9", nil) == nil {
+			t.Fatalf("the banned client's connection %d was not let through to hear why", i+1)
+		}
 	}
 	for i := range 5 {
 		if a.Admit("10.0.0.9", nil) != nil {
-			t.Fatalf("connection %d of the banned client within %v was admitted", i+2, HearEvery)
+			t.Fatalf("connection %d of the banned client within %v was admitted", HearBurst+i+1, HearEvery)
 		}
 	}
 	if a.Admit("10.0.0.8", nil) == nil {
 		t.Fatal("another client was refused")
 	}
 	now = now.Add(HearEvery)
-	if a.Admit("10.0.0.9", nil) == nil || a.Admit("10.0.0.9", nil) != nil {
-		t.Fatalf("after %v: want one more connection through, then none", HearEvery)
+	for i := range HearBurst + 1 {
+		if got := a.Admit("10.0.0.9", nil) != nil; got != (i < HearBurst) {
+			t.Fatalf("after %v, connection %d admitted: %v; want %d through, then none", HearEvery, i+1, got, HearBurst)
+		}
 	}
 	banned["10.0.0.9"] = false
 	if a.Admit("10.0.0.9", nil) == nil {

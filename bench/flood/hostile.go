@@ -122,18 +122,26 @@ func (h Hostile) Prepare(ctx context.Context) error {
 	return nil
 }
 
-// Run starts every part of the attack and returns at once; they go on
-// until ctx ends, and wait waits for them to stop and close what they hold.
+// Run starts every part of the attack and returns at once: the held
+// sessions first, then, once they are open, the rest, which goes on until
+// ctx ends. wait waits for the parts to stop and close what they hold.
 func (h Hostile) Run(ctx context.Context) (c *HostileCounts, wait func()) {
 	c = &HostileCounts{answers: map[string]int{}}
-	var wg sync.WaitGroup
+	var wg, opened sync.WaitGroup
 	run := func(f func()) {
 		wg.Add(1)
 		go func() { defer wg.Done(); f() }()
 	}
-	run(func() { h.sessions(ctx, c) })
-	run(func() { h.sftpSessions(ctx, c) })
-	run(func() {
+	opened.Add(2)
+	run(func() { h.sessions(ctx, c, opened.Done) })
+	run(func() { h.sftpSessions(ctx, c, opened.Done) })
+	then := func(f func()) {
+		run(func() {
+			opened.Wait()
+			f()
+		})
+	}
+	then(func() {
 		Logins(ctx, HostileNamers, h.First+10, func(ctx context.Context, from string) error {
 			for _, n := range []int{500 << 10, 40 << 10} {
 				code, err := h.longName(ctx, from, n)
@@ -143,17 +151,18 @@ func (h Hostile) Run(ctx context.Context) (c *HostileCounts, wait func()) {
 		})
 	})
 	for w := range 2 {
-		run(func() { h.previews(ctx, c, w) })
+		then(func() { h.previews(ctx, c, w) })
 	}
 	for w := range HostilePUTs {
-		run(func() { h.flatPUTs(ctx, c, w) })
+		then(func() { h.flatPUTs(ctx, c, w) })
 	}
-	run(func() { h.queries(ctx, c) })
+	then(func() { h.queries(ctx, c) })
 	return c, wg.Wait
 }
 
-// sessions opens the TLS sessions, a PROPFIND on each, and holds them.
-func (h Hostile) sessions(ctx context.Context, c *HostileCounts) {
+// sessions opens the TLS sessions, a PROPFIND on each, says so (opened)
+// and holds them.
+func (h Hostile) sessions(ctx context.Context, c *HostileCounts, opened func()) {
 	var held []net.Conn
 	defer func() {
 		for _, s := range held {
@@ -180,11 +189,12 @@ func (h Hostile) sessions(ctx context.Context, c *HostileCounts) {
 		io.Copy(io.Discard, resp.Body)
 		c.add(ctx, "session", resp.StatusCode, nil)
 	}
+	opened()
 	<-ctx.Done()
 }
 
-// sftpSessions logs in the SFTP sessions and holds them.
-func (h Hostile) sftpSessions(ctx context.Context, c *HostileCounts) {
+// sftpSessions logs in the SFTP sessions, says so (opened) and holds them.
+func (h Hostile) sftpSessions(ctx context.Context, c *HostileCounts, opened func()) {
 	var held []io.Closer
 	defer func() {
 		for i := len(held) - 1; i >= 0; i-- {
@@ -206,6 +216,7 @@ func (h Hostile) sftpSessions(ctx context.Context, c *HostileCounts) {
 		}
 		c.add(ctx, "sftp", 200, err)
 	}
+	opened()
 	<-ctx.Done()
 }
 
