@@ -12,6 +12,7 @@ package front
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,9 +25,10 @@ import (
 )
 
 // CA is the box's CA as it is now: read per request, so that a reissued
-// one is served at once.
+// one is served at once (its forms are made once per certificate:
+// caForms).
 type CA interface {
-	CAPEM() []byte
+	CACert() *x509.Certificate
 }
 
 // Mount is one protocol's part of the HTTPS server.

@@ -34,7 +34,7 @@ type box struct {
 	rep *report.Report
 }
 
-func (b *box) CAPEM() []byte { return b.ca.PEM() }
+func (b *box) CACert() *x509.Certificate { return b.ca.Cert }
 
 func newCA(t *testing.T) *pki.CA {
 	t.Helper()
@@ -202,7 +202,7 @@ func TestHTTP(t *testing.T) {
 // certificate warning.)
 func TestWelcome(t *testing.T) {
 	b := newBox(t)
-	der, _ := caDER(b)
+	der := b.CACert().Raw
 	for _, tc := range []struct {
 		h                  http.Handler
 		tls                bool

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The CA in the forms devices take, all over plain HTTP too (a device needs
@@ -24,11 +25,12 @@ import (
 // name the device used to fetch it, on the HTTPS port: httpsPort, or the
 // request's own port when that is HTTPS ("").
 func trustRoutes(mux *http.ServeMux, c CA, httpsPort string) {
+	forms := &caForms{}
 	for _, f := range []struct {
 		path, file, ctype string
 		body              func(der []byte, r *http.Request) []byte
 	}{
-		{"/ca.crt", "bonesync-ca.crt", "application/x-x509-ca-cert", func([]byte, *http.Request) []byte { return c.CAPEM() }},
+		{"/ca.crt", "bonesync-ca.crt", "application/x-x509-ca-cert", func([]byte, *http.Request) []byte { return forms.pem(c) }},
 		{"/ca.der", "bonesync-ca.cer", "application/x-x509-ca-cert", func(der []byte, _ *http.Request) []byte { return der }},
 		{"/bonesync.mobileconfig", "bonesync.mobileconfig", "application/x-apple-aspen-config", func(der []byte, r *http.Request) []byte {
 			host, port := davHost(r, httpsPort)
@@ -36,11 +38,7 @@ func trustRoutes(mux *http.ServeMux, c CA, httpsPort string) {
 		}},
 	} {
 		mux.HandleFunc("GET "+f.path, func(w http.ResponseWriter, r *http.Request) {
-			der, err := caDER(c)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
+			der := c.CACert().Raw
 			w.Header().Set("Content-Type", f.ctype)
 			w.Header().Set("Content-Disposition", `attachment; filename="`+f.file+`"`)
 			w.Write(f.body(der, r))
@@ -48,12 +46,24 @@ func trustRoutes(mux *http.ServeMux, c CA, httpsPort string) {
 	}
 }
 
-func caDER(c CA) ([]byte, error) {
-	b, _ := pem.Decode(c.CAPEM())
-	if b == nil || b.Type != "CERTIFICATE" {
-		return nil, fmt.Errorf("the CA certificate is not PEM")
+// caForms keeps the CA certificate's PEM form for the certificate it
+// was made from: /ca.crt is what the first-hour checks and some clients
+// fetch on every connection, and encoding it each time was a tenth of
+// the board's instructions a connection beyond the TLS handshake.
+type caForms struct {
+	mu   sync.Mutex
+	cert *x509.Certificate
+	text []byte
+}
+
+func (f *caForms) pem(c CA) []byte {
+	cert := c.CACert()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cert != cert {
+		f.cert, f.text = cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
 	}
-	return b.Bytes, nil
+	return f.text
 }
 
 // davHost is the host name and HTTPS port the device reached the box by.

@@ -26,11 +26,7 @@ type welcomeData struct {
 // welcome answers GET / on the plain port and GET /trust on HTTPS.
 func welcome(ca CA, httpsPort, plainPort string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		der, err := caDER(ca)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
+		der := ca.CACert().Raw
 		host, port, ok := RequestHost(r)
 		if !ok {
 			http.Error(w, "bad Host header", http.StatusBadRequest)

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto"
 	"crypto/tls"
+	"crypto/x509"
 	"sync"
 
 	"github.com/bonesync/bonesync/appliance/provision"
@@ -53,8 +54,8 @@ func (c *current) hostKeys() []crypto.Signer {
 	return []crypto.Signer{b.SSHKey}
 }
 
-func (c *current) postQuantum() bool { return c.get().Choice.TLSPostQuantum }
-func (c *current) CAPEM() []byte     { return c.get().CA.PEM() }
+func (c *current) postQuantum() bool         { return c.get().Choice.TLSPostQuantum }
+func (c *current) CACert() *x509.Certificate { return c.get().CA.Cert }
 
 // Report is the report as this server shows it: with its own URLs.
 func (c *current) Report() *report.Report {
