@@ -170,7 +170,7 @@ func armBlock(ctx context.Context, o *options) armResult {
 			res.Notes = append(res.Notes, "uploads under qemu-arm failed: "+err.Error())
 		}
 	}
-	if ctx.Err() == nil && o.armPart("serve") {
+	if ctx.Err() == nil && (o.armPart("serve") || o.armPart("serve-profiles")) {
 		err := ensureARMBinary(ctx, o)
 		if err == nil {
 			err = armServeBlock(ctx, o, plugin, &res)

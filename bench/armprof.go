@@ -34,6 +34,7 @@ type armProfile struct {
 	What  string   `json:"what"`
 	Total float64  `json:"total"` // instructions per unit
 	Top   []fnCost `json:"top"`
+	GC    float64  `json:"gc"` // the collector's instructions per unit (collectorShare; 0: not taken)
 }
 
 // profileTop is how many functions the report lists.

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -102,6 +103,12 @@ func bulkBodyMiB(n int) []byte {
 // SSH addresses), then it idles for idle, then SIGTERM. It returns the
 // plugin's total and how long load took.
 func serveRun(ctx context.Context, o *options, plugin, dir, name string, idle time.Duration, load func(https, ssh string) error) (float64, time.Duration, error) {
+	return serveRunWith(ctx, o, plugin, o.bonesyncARM, nil, dir, name, idle, load)
+}
+
+// serveRunWith is serveRun of the binary bin with env added (the
+// profiling plugin's PROF_OUT).
+func serveRunWith(ctx context.Context, o *options, plugin, bin string, env []string, dir, name string, idle time.Duration, load func(https, ssh string) error) (float64, time.Duration, error) {
 	name = strings.NewReplacer("/", "", " ", "-", "'", "").Replace(name)
 	run := filepath.Join(o.work, "arm-serve-run-"+name)
 	os.RemoveAll(run)
@@ -109,8 +116,8 @@ func serveRun(ctx context.Context, o *options, plugin, dir, name string, idle ti
 		return 0, 0, fmt.Errorf("copy the state: %v %s", err, out)
 	}
 	log := filepath.Join(run, "plugin.log")
-	argv := []string{"qemu-arm", "-cpu", "cortex-a8", "-plugin", plugin, "-d", "plugin", "-D", log, o.bonesyncARM}
-	s, sshAddr, err := startServe(ctx, run, argv, []string{"GOMAXPROCS=1"}, 5*time.Minute)
+	argv := []string{"qemu-arm", "-cpu", "cortex-a8", "-plugin", plugin, "-d", "plugin", "-D", log, bin}
+	s, sshAddr, err := startServe(ctx, run, argv, append([]string{"GOMAXPROCS=1"}, env...), 5*time.Minute)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -165,8 +172,7 @@ func armServeBlock(ctx context.Context, o *options, plugin string, res *armResul
 	if err != nil {
 		return err
 	}
-	n := o.armServeN
-	res.ServeN = n
+	res.ServeN = o.armServeN
 	for _, key := range []string{"ecdsa-p256", "rsa-2048"} {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -179,36 +185,63 @@ func armServeBlock(ctx context.Context, o *options, plugin string, res *armResul
 		if err != nil {
 			return err
 		}
-		o.logf("arm serve: %s handshakes, %d a run, the board's binary", key, n)
-		load := func(full, resumed bool) func(string, string) error {
-			return func(https, _ string) error {
-				_, err := armLoad(https, ca, n, full, resumed, func(int) error { return nil })
+		if o.armPart("serve") {
+			if err := armServeHandshakes(ctx, o, plugin, dir, key, ca, res); err != nil {
 				return err
 			}
-		}
-		modes := []string{"full"}
-		if key == "ecdsa-p256" {
-			modes = append(modes, "resumed")
-		}
-		for _, m := range modes {
-			per, spread, err := countPair(ctx, o, plugin, dir, key+"-"+m, float64(n), load(m == "full", m == "resumed"), load(false, false))
-			if err != nil {
-				return err
-			}
-			row := armServeRow{Row: fmt.Sprintf("%s %s connection", key, m), Serve: per, Spread: spread, Peer: "nginx"}
-			for _, r := range res.Rows {
-				if r.Key == key && r.Mode == m {
-					row.PeerCount = r.Nginx
-				}
-			}
-			res.Serve = append(res.Serve, row)
 		}
 		if key != "ecdsa-p256" {
 			continue
 		}
-		if err := armServeBulk(ctx, o, plugin, dir, client, res); err != nil {
+		if o.armPart("serve-profiles") {
+			if err := armServeProfiles(ctx, o, dir, ca, client, res); err != nil {
+				return err
+			}
+		}
+		if o.armPart("serve") {
+			if err := armServeBulk(ctx, o, plugin, dir, client, res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// armServeHandshakes counts full connections with key, and resumed ones
+// for P-256, beside nginx's counts of the same run.
+func armServeHandshakes(ctx context.Context, o *options, plugin, dir, key string, ca []byte, res *armResult) error {
+	n := o.armServeN
+	o.logf("arm serve: %s handshakes, %d a run, the board's binary", key, n)
+	load := func(full, resumed bool) func(string, string) error {
+		return func(https, _ string) error {
+			_, err := armLoad(https, ca, n, full, resumed, func(int) error { return nil })
 			return err
 		}
+	}
+	modes := []string{"full"}
+	if key == "ecdsa-p256" {
+		modes = append(modes, "resumed")
+	}
+	// nginx with the very chain and key the box serves (its own CA's
+	// chain, 2.1 KB, where the harness's throwaway chain is 1 KB): the
+	// Certificate message is hashed and encrypted on both sides alike.
+	var ngx map[string]float64
+	if _, err := os.Stat(filepath.Join(o.sysroot, "usr/sbin/nginx")); err == nil {
+		st := filepath.Join(dir, "state")
+		o.logf("arm serve: %s, nginx with the box's chain", key)
+		on := *o // the same number of connections as the product's count
+		on.armN = n
+		if ngx, _, err = countNginx(ctx, &on, plugin, filepath.Join(st, "tls.crt"), filepath.Join(st, "tls.key"), ca, "serve-"+key, len(modes) > 1); err != nil {
+			return fmt.Errorf("nginx with the box's chain: %w", err)
+		}
+	}
+	for _, m := range modes {
+		per, spread, err := countPair(ctx, o, plugin, dir, key+"-"+m, float64(n), load(m == "full", m == "resumed"), load(false, false))
+		if err != nil {
+			return err
+		}
+		res.Serve = append(res.Serve, armServeRow{Row: fmt.Sprintf("%s %s connection", key, m), Serve: per, Spread: spread,
+			Peer: "nginx, the same chain", PeerCount: ngx[m]})
 	}
 	return nil
 }
@@ -347,4 +380,119 @@ func (k *sshClientKey) privateFile(dir string) (string, error) {
 		return "", err
 	}
 	return f, os.WriteFile(f, pem.EncodeToMemory(blk), 0o600)
+}
+
+// serveProfile is where the product's instructions go for one kind of
+// work: the work's run less a base run idling as long, by function, per
+// unit, from the profiling plugin, on the board's code built with its
+// symbols (bin).
+func serveProfile(ctx context.Context, o *options, bin, dir, what string, units float64, work, base func(https, ssh string) error) (armProfile, error) {
+	plugin, err := buildPlugin(ctx, o, "insnprof")
+	if err != nil {
+		return armProfile{}, err
+	}
+	syms, err := readSyms(ctx, bin)
+	if err != nil {
+		return armProfile{}, err
+	}
+	var counts [2]map[string]float64
+	var took time.Duration
+	for i, load := range []func(string, string) error{work, base} {
+		name := fmt.Sprintf("prof-%s-%d", strings.Fields(what)[0], i)
+		prof := filepath.Join(o.work, name+".prof")
+		idle := time.Duration(0)
+		if i == 1 {
+			idle = took
+		}
+		_, t, err := serveRunWith(ctx, o, plugin, bin, []string{"PROF_OUT=" + prof}, dir, name, idle, load)
+		if err != nil {
+			return armProfile{}, err
+		}
+		if i == 0 {
+			took = t
+		}
+		files, _ := filepath.Glob(prof + ".*")
+		if len(files) != 1 {
+			return armProfile{}, fmt.Errorf("the profiling plugin wrote %d files for %s, want one", len(files), prof)
+		}
+		if counts[i], err = readProfile(files[0], syms); err != nil {
+			return armProfile{}, err
+		}
+	}
+	p := topFunctions("bonesync serve: "+what, counts[0], counts[1], units)
+	p.GC = collectorShare(counts[0], counts[1], units)
+	return p, nil
+}
+
+// collectorFuncs are the runtime's functions that mark and sweep: what a
+// collection costs, beside the rest of the runtime (scheduler, maps,
+// allocation).
+var collectorFuncs = []string{"runtime.gc", "runtime.scan", "runtime.mark", "runtime.greyobject", "runtime.findObject",
+	"runtime.sweep", "runtime.(*mspan).sweep", "runtime.(*gcWork)", "runtime.(*gcBits)", "runtime.tryDeferToSpanScan",
+	"runtime.wbBuf", "runtime.bulkBarrier", "runtime.(*mheap).nextSpanForSweep", "runtime.(*sweepLocked)", "runtime.spanOf",
+	"runtime.pcvalue", "runtime.step", "runtime.(*stkframe).getStackMap", "runtime.(*unwinder)", "runtime.funcInfo", "runtime.findfunc"}
+
+// collectorShare is the collector's instructions per unit: the
+// functions of collectorFuncs, the work's run less the base's. (Stack
+// scanning walks the function tables, pcvalue and step, which a
+// traceback does too; a serving box takes none.)
+func collectorShare(work, base map[string]float64, units float64) float64 {
+	var n float64
+	for name, w := range work {
+		for _, p := range collectorFuncs {
+			if strings.HasPrefix(name, p) {
+				n += w - base[name]
+				break
+			}
+		}
+	}
+	return n / units
+}
+
+// armServeProfiles profiles the product's full P-256 connection and its
+// SFTP put, with the collector's share of each.
+func armServeProfiles(ctx context.Context, o *options, dir string, ca []byte, client *sshClientKey, res *armResult) error {
+	bin := filepath.Join(o.work, "bonesync-armv7-syms")
+	if _, err := os.Stat(bin); err != nil {
+		if err := buildArm(ctx, o, bin, "./appliance", true, false); err != nil {
+			return err
+		}
+	}
+	n := o.armServeN
+	handshakes := func(count int) func(string, string) error {
+		return func(https, _ string) error {
+			_, err := armLoad(https, ca, count, count > 0, false, func(int) error { return nil })
+			return err
+		}
+	}
+	put := func(name string) func(string, string) error {
+		return func(_, sshAddr string) error {
+			for _, f := range []func(*sftp.Client) error{sftpGet("tiny.bin", 5), sftpPut("up-"+name, bulkBodyMiB(armServeMiB)[:sizeOf(name)])} {
+				c, err := net.Dial("tcp", sshAddr)
+				if err != nil {
+					return err
+				}
+				if err := sftpSession(c, armServeUser, client, f); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	for _, k := range []struct {
+		what       string
+		units      float64
+		work, base func(string, string) error
+	}{
+		{"full TLS 1.3 connection, ECDSA P-256, and a GET", float64(n), handshakes(n), handshakes(0)},
+		{"SFTP put per MiB, pkg/sftp client", armServeMiB - armServeBaseMiB, put("big.bin"), put("base.bin")},
+	} {
+		o.logf("arm serve: profile of %s", k.what)
+		p, err := serveProfile(ctx, o, bin, dir, k.what, k.units, k.work, k.base)
+		if err != nil {
+			return fmt.Errorf("profile of %s: %w", k.what, err)
+		}
+		res.Profiles = append(res.Profiles, p)
+	}
+	return nil
 }

@@ -30,8 +30,9 @@ type httpsResult struct {
 // httpsBlock measures nginx and `bonesync serve` with one key type. Both
 // serve the same key and the same certificate chain (the one bonesync
 // issued for it from its CA: tls.crt), and the same file, bonesync's
-// /ca.crt. Full handshakes are measured nginx first, resumed ones bonesync
-// first, so a drift of the machine's speed does not favour one side.
+// /ca.crt. Each phase is httpsRounds rounds, the servers alternating
+// which goes first, so a drift of the machine's speed does not favour one
+// side.
 func httpsBlock(ctx context.Context, o *options, key, dir string) httpsResult {
 	res := httpsResult{Key: key}
 	if err := httpsRun(ctx, o, dir, &res); err != nil {
@@ -57,28 +58,68 @@ func httpsRun(ctx context.Context, o *options, dir string, res *httpsResult) err
 	}
 	defer bs.stop()
 	p := o.phase()
-	steps := []struct {
+	p.dur /= httpsRounds
+	type step struct {
 		what   string
 		s      *server
 		resume bool
-		into   *figures
-	}{
-		{"full", ngx, false, &res.Full.Peer},
-		{"full", bs, false, &res.Full.Bonesync},
-		{"resumed", bs, true, &res.Resumed.Bonesync},
-		{"resumed", ngx, true, &res.Resumed.Peer},
+		into   *[]figures
 	}
-	for _, st := range steps {
-		o.logf("https %s %s: %s, %d clients, %v", res.Key, st.what, st.s.name, p.clients, p.dur)
-		f, err := loadPhase(ctx, st.s, p, httpsGet(st.s.addr, tlsClient(st.resume), file))
-		if err != nil {
-			return err
+	var fullPeer, fullBs, resPeer, resBs []figures
+	for r := range httpsRounds {
+		steps := []step{
+			{"full", ngx, false, &fullPeer}, {"full", bs, false, &fullBs},
+			{"resumed", bs, true, &resBs}, {"resumed", ngx, true, &resPeer},
 		}
-		*st.into = f
-		o.logf("  %.0f/s, p50 %.1f ms, p95 %.1f ms, CPU %.2f ms each, %d errors",
-			f.Rate, ms(f.P50), ms(f.P95), ms(f.CPUPer()), f.Errors)
+		if r%2 == 1 { // the other server first in every other round
+			steps[0], steps[1], steps[2], steps[3] = steps[1], steps[0], steps[3], steps[2]
+		}
+		for _, st := range steps {
+			o.logf("https %s %s, round %d of %d: %s, %d clients, %v", res.Key, st.what, r+1, httpsRounds, st.s.name, p.clients, p.dur)
+			f, err := loadPhase(ctx, st.s, p, httpsGet(st.s.addr, tlsClient(st.resume), file))
+			if err != nil {
+				return err
+			}
+			*st.into = append(*st.into, f)
+			o.logf("  %.0f/s, p50 %.1f ms, p95 %.1f ms, CPU %.2f ms each, %d errors",
+				f.Rate, ms(f.P50), ms(f.P95), ms(f.CPUPer()), f.Errors)
+		}
 	}
+	res.Full = pair{Peer: mergeRounds(fullPeer), Bonesync: mergeRounds(fullBs)}
+	res.Resumed = pair{Peer: mergeRounds(resPeer), Bonesync: mergeRounds(resBs)}
 	return nil
+}
+
+// httpsRounds is how many rounds each HTTPS phase is split into, the
+// servers alternating which goes first, so that the machine's drift
+// (other jobs on a shared VM) falls on both alike.
+const httpsRounds = 4
+
+// mergeRounds is one phase's figures from its rounds: the counts and the
+// CPU summed (so CPUPer is over every connection), the rate over the
+// rounds' time, the latencies the rounds' medians, the memory the most.
+func mergeRounds(rounds []figures) figures {
+	var m figures
+	var rate float64
+	var p50, p95 []time.Duration
+	for _, f := range rounds {
+		m.N += f.N
+		m.Errors += f.Errors
+		if m.FirstErr == "" {
+			m.FirstErr = f.FirstErr
+		}
+		m.CPU += f.CPU
+		m.Resumed += f.Resumed
+		m.HWMKB, m.PSSKB = max(m.HWMKB, f.HWMKB), max(m.PSSKB, f.PSSKB)
+		m.Detail = f.Detail
+		rate += f.Rate
+		p50, p95 = append(p50, f.P50), append(p95, f.P95)
+	}
+	if len(rounds) > 0 {
+		m.Rate = rate / float64(len(rounds))
+		m.P50, m.P95 = measure.Percentile(p50, 50), measure.Percentile(p95, 50)
+	}
+	return m
 }
 
 // sshResult is the SSH comparison.

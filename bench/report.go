@@ -367,6 +367,9 @@ func (p armProfile) markdown(w io.Writer) {
 		fmt.Fprintf(w, "| `%s` | %.3f | %.1f%% |\n", f.Name, f.Insns/1e6, 100*f.Share)
 	}
 	fmt.Fprintln(w)
+	if p.GC != 0 {
+		fmt.Fprintf(w, "The collector's share (marking, sweeping, stack scans: bench's collectorFuncs): %.3f million, %.1f%%.\n\n", p.GC/1e6, 100*p.GC/p.Total)
+	}
 }
 
 // rate is the MB/s of one 1 GHz core at 1.5 and at 1 cycle per

@@ -35,7 +35,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/tls"
-	"encoding/pem"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -82,9 +82,9 @@ func main() {
 }
 
 // content is the CA front.HTTPS serves: here only /ca.crt is asked for.
-type content struct{ ca []byte }
+type content struct{ ca *x509.Certificate }
 
-func (c content) CAPEM() []byte { return c.ca }
+func (c content) CACert() *x509.Certificate { return c.ca }
 
 // dav is the files protocol and what SFTP shares with it.
 type dav struct {
@@ -165,7 +165,10 @@ func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.
 	if len(cert.Certificate) < 2 {
 		return errors.New("the chain needs the leaf and the CA")
 	}
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[len(cert.Certificate)-1]})
+	ca, err := x509.ParseCertificate(cert.Certificate[len(cert.Certificate)-1])
+	if err != nil {
+		return fmt.Errorf("the chain's CA: %w", err)
+	}
 
 	ctx := context.Background()
 	tlsLn, err := net.Listen("tcp", "127.0.0.1:0")
