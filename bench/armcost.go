@@ -552,11 +552,17 @@ func nginxRun(ctx context.Context, o *options, plugin, chainFile, keyFile string
 // plugin's counts go to the returned log. One successful connect is the
 // readiness check, the same in every run.
 func startArmNginx(ctx context.Context, o *options, plugin, dir, chainFile, keyFile string, ca []byte) (*server, string, error) {
+	return startArmNginxListen(ctx, o, plugin, dir, "", chainFile, keyFile, ca)
+}
+
+// startArmNginxListen is startArmNginx with listen's further parameters
+// (" http2").
+func startArmNginxListen(ctx context.Context, o *options, plugin, dir, listen, chainFile, keyFile string, ca []byte) (*server, string, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, "", err
 	}
-	conf, err := writeNginx(dir, 1, "master_process off;", port, chainFile, keyFile, ca)
+	conf, err := writeNginxListen(dir, 1, "master_process off;", listen, port, chainFile, keyFile, ca)
 	if err != nil {
 		return nil, "", err
 	}

@@ -270,10 +270,11 @@ func armServeBulk(ctx context.Context, o *options, plugin, dir string, client *s
 		if err != nil {
 			return err
 		}
-		row := armServeRow{Row: "download per MiB, " + k.String(), Serve: v, Spread: spread, Peer: "nginx, HTTP/1.1"}
-		for _, b := range res.Bulk {
-			if b.Suite == chacha {
-				row.PeerCount = b.Ngx
+		row := armServeRow{Row: "download per MiB, " + k.String(), Serve: v, Spread: spread}
+		if _, err := os.Stat(filepath.Join(o.sysroot, "usr/sbin/nginx")); err == nil {
+			row.Peer = "nginx, " + map[bool]string{true: "HTTP/1.1", false: "HTTP/2"}[k.HTTP1] + ", the same chain"
+			if row.PeerCount, err = countNginxServeBulk(ctx, o, plugin, dir, k); err != nil {
+				return fmt.Errorf("nginx downloads: %w", err)
 			}
 		}
 		res.Serve = append(res.Serve, row)
@@ -284,9 +285,15 @@ func armServeBulk(ctx context.Context, o *options, plugin, dir string, client *s
 	}
 	upload := filepath.Join(o.work, "serve-big.bin")
 	uploadBase := filepath.Join(o.work, "serve-base.bin")
+	o.logf("arm serve: sshd with OpenSSH's sftp client")
+	osh, err := countSshdOpenSSH(ctx, o, client)
+	if err != nil {
+		res.Notes = append(res.Notes, "sshd with OpenSSH's sftp not counted: "+err.Error())
+	}
 	type way struct {
 		name, peer string
 		do         func(sshAddr, verb, name string) error
+		peerCount  map[string]float64
 	}
 	ways := []way{
 		{"pkg/sftp", "sshd, pkg/sftp", func(sshAddr, verb, name string) error {
@@ -299,8 +306,8 @@ func armServeBulk(ctx context.Context, o *options, plugin, dir string, client *s
 				f = sftpPut("up-"+name, bulkBodyMiB(armServeMiB)[:sizeOf(name)])
 			}
 			return sftpSession(c, armServeUser, client, f)
-		}},
-		{"OpenSSH's sftp", "", func(sshAddr, verb, name string) error {
+		}, res.SFTPSshd},
+		{"OpenSSH's sftp", "sshd, OpenSSH's sftp", func(sshAddr, verb, name string) error {
 			cmd := "get " + name + " /dev/null"
 			if verb == "put" {
 				local := upload
@@ -310,7 +317,7 @@ func armServeBulk(ctx context.Context, o *options, plugin, dir string, client *s
 				cmd = "put " + local + " up-" + name
 			}
 			return opensshSFTP(ctx, sshAddr, keyFile, cmd)
-		}},
+		}, osh},
 	}
 	for _, w := range ways {
 		for _, verb := range []string{"get", "put"} {
@@ -327,11 +334,8 @@ func armServeBulk(ctx context.Context, o *options, plugin, dir string, client *s
 			if err != nil {
 				return err
 			}
-			row := armServeRow{Row: fmt.Sprintf("SFTP %s per MiB, %s", verb, w.name), Serve: v, Spread: spread, Peer: w.peer}
-			if w.peer != "" {
-				row.PeerCount = res.SFTPSshd[verb]
-			}
-			res.Serve = append(res.Serve, row)
+			res.Serve = append(res.Serve, armServeRow{Row: fmt.Sprintf("SFTP %s per MiB, %s", verb, w.name), Serve: v, Spread: spread,
+				Peer: w.peer, PeerCount: w.peerCount[verb]})
 		}
 	}
 	return nil
@@ -350,6 +354,11 @@ func sizeOf(name string) int {
 // opensshSFTP runs OpenSSH's sftp client in batch mode with the key in
 // keyFile, with the algorithms the other SSH counts use.
 func opensshSFTP(ctx context.Context, addr, keyFile, command string) error {
+	return opensshSFTPAs(ctx, addr, armServeUser, keyFile, command)
+}
+
+// opensshSFTPAs is opensshSFTP as user.
+func opensshSFTPAs(ctx context.Context, addr, user, keyFile, command string) error {
 	host, port, _ := net.SplitHostPort(addr)
 	batch := keyFile + ".batch"
 	if err := os.WriteFile(batch, []byte(command+"\n"), 0o600); err != nil {
@@ -358,7 +367,7 @@ func opensshSFTP(ctx context.Context, addr, keyFile, command string) error {
 	out, err := exec.CommandContext(ctx, "sftp", "-q", "-b", batch, "-P", port, "-i", keyFile,
 		"-o", "IdentitiesOnly=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
 		"-o", "Ciphers=chacha20-poly1305@openssh.com", "-o", "KexAlgorithms=curve25519-sha256",
-		armServeUser+"@"+host).CombinedOutput()
+		user+"@"+host).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("sftp %q: %v %s", command, err, out)
 	}
@@ -495,4 +504,56 @@ func armServeProfiles(ctx context.Context, o *options, dir string, ca []byte, cl
 		res.Profiles = append(res.Profiles, p)
 	}
 	return nil
+}
+
+// countNginxServeBulk counts Debian's armhf nginx as the product's
+// downloads are counted: the box's chain and key, a GET of armServeMiB
+// less one of armServeBaseMiB, ChaCha20-Poly1305, over the kind's HTTP
+// (nginx's listen gets http2 for HTTP/2), per MiB.
+func countNginxServeBulk(ctx context.Context, o *options, plugin, dir string, k bulkKind) (float64, error) {
+	st := filepath.Join(dir, "state")
+	ca, err := os.ReadFile(filepath.Join(st, "ca.crt"))
+	if err != nil {
+		return 0, err
+	}
+	listen := ""
+	if !k.HTTP1 {
+		listen = " http2"
+	}
+	body := bulkBodyMiB(armServeMiB)
+	var totals [2]float64
+	for i, size := range []int{armServeMiB, armServeBaseMiB} {
+		run := filepath.Join(o.work, fmt.Sprintf("arm-nginx-serve-bulk-%v-%d", k.HTTP1, size))
+		if err := os.MkdirAll(filepath.Join(run, "www"), 0o755); err != nil {
+			return 0, err
+		}
+		if err := os.WriteFile(filepath.Join(run, "www", "file.bin"), body[:size<<20], 0o644); err != nil {
+			return 0, err
+		}
+		s, log, err := startArmNginxListen(ctx, o, plugin, run, listen, filepath.Join(st, "tls.crt"), filepath.Join(st, "tls.key"), ca)
+		if err != nil {
+			return 0, err
+		}
+		url := "https://" + s.addr + "/"
+		// The warm-up, as the product's login, which says the protocol.
+		out, err := exec.CommandContext(ctx, "curl", append([]string{"-sk", "-o", "/dev/null", "-w", "%{http_version}", "--tls13-ciphers", k.Suite},
+			append(k.curlArgs(), url+"ca.crt")...)...).Output()
+		if want := map[bool]string{true: "1.1", false: "2"}[k.HTTP1]; err == nil && string(out) != want {
+			err = fmt.Errorf("nginx answered over HTTP %s, want %s", out, want)
+		}
+		if err == nil {
+			var got string
+			if got, err = curlGet(ctx, url+"file.bin", k.Suite, false, k.curlArgs()...); err == nil && got != k.Suite {
+				err = fmt.Errorf("suite %s, want %s", got, k.Suite)
+			}
+		}
+		if err != nil {
+			s.stop()
+			return 0, fmt.Errorf("%w%s", err, s.tail())
+		}
+		if totals[i], err = stopArmNginx(s, log); err != nil {
+			return 0, err
+		}
+	}
+	return (totals[0] - totals[1]) / float64(armServeMiB-armServeBaseMiB) / 1e6, nil
 }

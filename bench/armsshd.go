@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -39,6 +40,92 @@ var ptotalLine = regexp.MustCompile(`(?m)^ptotal (\d+) (\d+)$`)
 // this count leaves out (its modules are not in the sysroot): sshd's
 // figure is a floor.
 func countSshdSFTP(ctx context.Context, o *options, key *sshClientKey) (map[string]float64, error) {
+	d, err := newArmSshd(ctx, o, key)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(d.dir)
+	steps := sftpSteps(d.files)
+	counts := make([]float64, len(steps))
+	for i, step := range steps {
+		if counts[i], err = d.count(ctx, fmt.Sprint(i), func(c net.Conn) error {
+			return sftpSession(c, d.user, key, step)
+		}); err != nil {
+			return nil, fmt.Errorf("sshd, SFTP session %d: %w", i, err)
+		}
+	}
+	return sftpFigures(counts), nil
+}
+
+// countSshdOpenSSH counts sshd as countSshdSFTP does, with OpenSSH's own
+// sftp client, as the product's rows with that client are counted: a
+// put and a get of armServeMiB less ones of armServeBaseMiB, per MiB.
+func countSshdOpenSSH(ctx context.Context, o *options, key *sshClientKey) (map[string]float64, error) {
+	d, err := newArmSshd(ctx, o, key)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(d.dir)
+	keyFile, err := key.privateFile(o.work)
+	if err != nil {
+		return nil, err
+	}
+	local := map[string]string{"big": filepath.Join(o.work, "serve-big.bin"), "base": filepath.Join(o.work, "serve-base.bin")}
+	for name, size := range map[string]int{"big": armServeMiB, "base": armServeBaseMiB} {
+		if err := os.WriteFile(local[name], bulkBodyMiB(armServeMiB)[:size<<20], 0o644); err != nil {
+			return nil, err
+		}
+	}
+	counts := map[string]float64{}
+	for _, verb := range []string{"put", "get"} {
+		for _, name := range []string{"big", "base"} {
+			remote := filepath.Join(d.files, name+".bin")
+			cmd := "put " + local[name] + " " + remote
+			if verb == "get" {
+				cmd = "get " + remote + " /dev/null"
+			}
+			n, err := d.count(ctx, verb+"-"+name, func(c net.Conn) error { return bridgedSFTP(ctx, c, d.user, keyFile, cmd) })
+			if err != nil {
+				return nil, fmt.Errorf("sshd, OpenSSH's sftp %q: %w", cmd, err)
+			}
+			counts[verb+" "+name] = n
+		}
+		counts[verb] = (counts[verb+" big"] - counts[verb+" base"]) / float64(armServeMiB-armServeBaseMiB) / 1e6
+	}
+	return counts, nil
+}
+
+// bridgedSFTP runs OpenSSH's sftp client against the connection c, over
+// a loopback port that passes the bytes through.
+func bridgedSFTP(ctx context.Context, c net.Conn, user, keyFile, command string) error {
+	defer c.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	go func() {
+		in, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer in.Close()
+		go func() { io.Copy(c, in); c.(interface{ CloseWrite() error }).CloseWrite() }()
+		io.Copy(in, c)
+	}()
+	return opensshSFTPAs(ctx, ln.Addr().String(), user, keyFile, command)
+}
+
+// armSshd is Debian's armhf sshd set up to be counted, one `sshd -i` a
+// connection: its folder, the user's files, the configuration.
+type armSshd struct {
+	o                *options
+	plugin, sshd     string
+	dir, files, conf string
+	user             string
+}
+
+func newArmSshd(ctx context.Context, o *options, key *sshClientKey) (*armSshd, error) {
 	sshd := filepath.Join(o.sysroot, "usr/sbin/sshd")
 	if _, err := os.Stat(sshd); err != nil {
 		return nil, fmt.Errorf("no armhf sshd in %s (bench/armhf-sysroot.sh puts it there)", o.sysroot)
@@ -62,15 +149,14 @@ func countSshdSFTP(ctx context.Context, o *options, key *sshClientKey) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	files := filepath.Join(dir, "files")
+	d := &armSshd{o: o, plugin: plugin, sshd: sshd, dir: dir, files: filepath.Join(dir, "files"), user: u.Username}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.Mkdir(files, 0o700); err != nil {
+	if err := os.Mkdir(d.files, 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.Chown(files, uid, -1); err != nil {
+	if err := os.Chown(d.files, uid, -1); err != nil {
 		return nil, err
 	}
 	_, hostPEM, err := sshdHostKey()
@@ -81,31 +167,27 @@ func countSshdSFTP(ctx context.Context, o *options, key *sshClientKey) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	conf, err := writeSSHD(dir, hostPEM, authorized)
-	if err != nil {
+	if d.conf, err = writeSSHD(dir, hostPEM, authorized); err != nil {
 		return nil, err
 	}
-	steps := sftpSteps(files)
-	counts := make([]float64, len(steps))
-	for i, step := range steps {
-		log := filepath.Join(dir, fmt.Sprintf("plugin-%d.log", i))
-		// Written by every process, the logged-in user's included.
-		if err := os.WriteFile(log, nil, 0o666); err != nil {
-			return nil, err
-		}
-		if err := os.Chmod(log, 0o666); err != nil {
-			return nil, err
-		}
-		cmd := exec.Command("qemu-arm", "-cpu", "cortex-a8", "-L", o.sysroot, "-plugin", plugin, "-d", "plugin",
-			sshd, "-i", "-e", "-f", conf, "-o", "LogLevel=ERROR")
-		cmd.Env = append(os.Environ(), "PLUGIN_LOG="+log)
-		if counts[i], err = countSshdConn(ctx, cmd, log, func(c net.Conn) error {
-			return sftpSession(c, u.Username, key, step)
-		}); err != nil {
-			return nil, fmt.Errorf("sshd, SFTP session %d: %w", i, err)
-		}
+	return d, nil
+}
+
+// count runs one `sshd -i` under qemu-arm with the profiling plugin for
+// the client and returns the instructions of all its processes.
+func (d *armSshd) count(ctx context.Context, name string, client func(net.Conn) error) (float64, error) {
+	log := filepath.Join(d.dir, "plugin-"+name+".log")
+	// Written by every process, the logged-in user's included.
+	if err := os.WriteFile(log, nil, 0o666); err != nil {
+		return 0, err
 	}
-	return sftpFigures(counts), nil
+	if err := os.Chmod(log, 0o666); err != nil {
+		return 0, err
+	}
+	cmd := exec.Command("qemu-arm", "-cpu", "cortex-a8", "-L", d.o.sysroot, "-plugin", d.plugin, "-d", "plugin",
+		d.sshd, "-i", "-e", "-f", d.conf, "-o", "LogLevel=ERROR")
+	cmd.Env = append(os.Environ(), "PLUGIN_LOG="+log)
+	return countSshdConn(ctx, cmd, log, client)
 }
 
 // sshdProcesses are the processes of one `sshd -i` connection: the one

@@ -132,7 +132,7 @@ http {
     uwsgi_temp_path %[3]s/tmp/uwsgi;
     scgi_temp_path %[3]s/tmp/scgi;
     server {
-        listen 127.0.0.1:%[4]d ssl;
+        listen 127.0.0.1:%[4]d ssl%[7]s;
         ssl_certificate %[5]s;
         ssl_certificate_key %[6]s;
         ssl_protocols TLSv1.2 TLSv1.3;
@@ -148,6 +148,12 @@ http {
 // writeNginx prepares dir for nginx: the config, its temp dirs and the file
 // it serves (www/ca.crt). It returns the config file.
 func writeNginx(dir string, workers int, extra string, port int, chain, key string, file []byte) (string, error) {
+	return writeNginxListen(dir, workers, extra, "", port, chain, key, file)
+}
+
+// writeNginxListen is writeNginx with listen's further parameters
+// (" http2").
+func writeNginxListen(dir string, workers int, extra, listen string, port int, chain, key string, file []byte) (string, error) {
 	for _, d := range []string{"www", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return "", err
@@ -166,7 +172,7 @@ func writeNginx(dir string, workers int, extra string, port int, chain, key stri
 		return "", err
 	}
 	conf := filepath.Join(dir, "nginx.conf")
-	text := fmt.Sprintf(nginxTLSConf, workers, extra, dir, port, chain, key)
+	text := fmt.Sprintf(nginxTLSConf, workers, extra, dir, port, chain, key, listen)
 	return conf, os.WriteFile(conf, []byte(text), 0o644)
 }
 
