@@ -96,15 +96,7 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 		return err
 	}
 	defer bs.stop()
-	type target struct {
-		name   string
-		s      *server
-		addr   string
-		legit  conn
-		prefix []byte
-		guess  func(ctx context.Context, from string) error
-	}
-	targets := []target{
+	targets := []abuseTarget{
 		{"nginx", ngx, ngx.addr, httpsGet(ngx.addr, tlsClient(false), file), flood.TLSPrefix,
 			func(ctx context.Context, from string) error {
 				return wrongBasic(ctx, "https://"+ngx.addr+"/dav/", from)
@@ -133,62 +125,15 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 			}
 			o.logf("abuse: %s, flood %s, %v", t.name, fl, dur)
 			fctx, stop := context.WithCancel(ctx)
-			var wait func()
-			var guesses, hostile atomic.Int64
-			var attack string
 			if t.s == bs {
 				resetPeak(bs.pid())
 			}
-			switch fl {
-			case "calendars":
-				wait = hostileCalendars(fctx, bs.addr, &hostile)
-			case "hostile":
-				// Every attack of issue 36 at once, from a niced process of
-				// its own (flood.Hostile, as TestSync/hostile runs it).
-				h := flood.Hostile{HTTPS: bs.addr, SSH: sftpAddr, User: calUser, Password: calPassword, First: 30000}
-				if err := h.Prepare(fctx); err != nil {
-					stop()
-					return err
-				}
-				stopAttack, err := h.Attacker(ctx)
-				if err != nil {
-					stop()
-					return err
-				}
-				wait = func() {
-					if c, err := stopAttack(); err != nil {
-						attack = err.Error()
-					} else {
-						attack = c.String()
-					}
-				}
-				time.Sleep(3 * time.Second) // the sessions opened, every part under way
-			case "idle+slow":
-				_, wait = flood.Hold{From: "127.0.0.2", To: t.addr, Idle: floodIdle, Slow: floodSlow, Prefix: t.prefix}.Run(fctx)
-				time.Sleep(3 * time.Second) // all opened
-			case "distributed":
-				var waits []func()
-				for i := 0; i < floodAddrs; i++ {
-					_, w := flood.Hold{From: flood.Loopback(20000 + i), To: t.addr, Idle: floodAddrIdle, Slow: floodAddrSlow,
-						Prefix: t.prefix, Retry: floodAddrRetry}.Run(fctx)
-					waits = append(waits, w)
-				}
-				wait = func() {
-					for _, w := range waits {
-						w()
-					}
-				}
-				time.Sleep(5 * time.Second) // all opened
-			case "logins":
-				done := make(chan struct{})
-				wait = func() { <-done }
-				go func() {
-					// Each target guesses from its own addresses: a ban
-					// earned at one server must not carry to the next.
-					guesses.Store(flood.Logins(fctx, floodLogins, 10000+ti*100, t.guess))
-					close(done)
-				}()
-				time.Sleep(time.Second)
+			var tally floodTally
+			hostile := flood.Hostile{HTTPS: bs.addr, SSH: sftpAddr, User: calUser, Password: calPassword, First: 30000}
+			wait, err := startFlood(ctx, fctx, fl, t, 10000+ti*100, hostile, &tally)
+			if err != nil {
+				stop()
+				return err
 			}
 			var peak atomic.Int64
 			sampled := make(chan struct{})
@@ -212,16 +157,90 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 			}
 			<-sampled
 			row := abuseRow{Server: t.name, Flood: fl, OK: len(r.latencies), Failed: r.errors,
-				P95: measure.Percentile(r.latencies, 95), PeakPSSKB: peak.Load(), Guesses: guesses.Load(), Hostile: hostile.Load(),
-				PeakHWMKB: hwm, Attack: attack}
+				P95: measure.Percentile(r.latencies, 95), PeakPSSKB: peak.Load(), Guesses: tally.guesses.Load(), Hostile: tally.puts.Load(),
+				PeakHWMKB: hwm, Attack: tally.attack}
 			res.Rows = append(res.Rows, row)
 			o.logf("  %d ok, %d failed (%s), p95 %.1f ms, peak PSS %.1f MiB, VmHWM %.1f MB %s", row.OK, row.Failed, r.firstErr, ms(row.P95),
-				mib(row.PeakPSSKB), float64(hwm)/1000, attack)
+				mib(row.PeakPSSKB), float64(hwm)/1000, tally.attack)
 			settle(t.s)
 			time.Sleep(2 * time.Second) // the flood's connections closed on both sides
 		}
 	}
 	return nil
+}
+
+// abuseTarget is one server's port under the floods, and its legitimate
+// client.
+type abuseTarget struct {
+	name   string
+	s      *server
+	addr   string
+	legit  conn
+	prefix []byte
+	guess  func(ctx context.Context, from string) error
+}
+
+// floodTally is what a flood counted: failed logins, calendar PUTs
+// answered, the combined attack's answers.
+type floodTally struct {
+	guesses, puts atomic.Int64
+	attack        string
+}
+
+// startFlood starts flood fl on t, to run until fctx ends; the hostile
+// attack, from a process of its own, runs until wait. Guessers come from
+// Loopback(first) onwards. wait waits for the flood's clients to end.
+func startFlood(ctx, fctx context.Context, fl string, t abuseTarget, first int, hostile flood.Hostile, tally *floodTally) (wait func(), err error) {
+	switch fl {
+	case "calendars":
+		return hostileCalendars(fctx, t.addr, &tally.puts), nil
+	case "hostile":
+		// Every attack of issue 36 at once, from a niced process of its
+		// own (flood.Hostile, as TestSync/hostile runs it).
+		if err := hostile.Prepare(fctx); err != nil {
+			return nil, err
+		}
+		stopAttack, err := hostile.Attacker(ctx)
+		if err != nil {
+			return nil, err
+		}
+		time.Sleep(3 * time.Second) // the sessions opened, every part under way
+		return func() {
+			if c, err := stopAttack(); err != nil {
+				tally.attack = err.Error()
+			} else {
+				tally.attack = c.String()
+			}
+		}, nil
+	case "idle+slow":
+		_, wait = flood.Hold{From: "127.0.0.2", To: t.addr, Idle: floodIdle, Slow: floodSlow, Prefix: t.prefix}.Run(fctx)
+		time.Sleep(3 * time.Second) // all opened
+		return wait, nil
+	case "distributed":
+		var waits []func()
+		for i := 0; i < floodAddrs; i++ {
+			_, w := flood.Hold{From: flood.Loopback(20000 + i), To: t.addr, Idle: floodAddrIdle, Slow: floodAddrSlow,
+				Prefix: t.prefix, Retry: floodAddrRetry}.Run(fctx)
+			waits = append(waits, w)
+		}
+		time.Sleep(5 * time.Second) // all opened
+		return func() {
+			for _, w := range waits {
+				w()
+			}
+		}, nil
+	case "logins":
+		done := make(chan struct{})
+		go func() {
+			// Each target guesses from its own addresses: a ban earned at
+			// one server must not carry to the next.
+			tally.guesses.Store(flood.Logins(fctx, floodLogins, first, t.guess))
+			close(done)
+		}()
+		time.Sleep(time.Second)
+		return func() { <-done }, nil
+	}
+	return nil, nil
 }
 
 // hostileCalendars runs the calendar flood until ctx ends, counting the
