@@ -84,7 +84,7 @@ func countSshdOpenSSH(ctx context.Context, o *options, key *sshClientKey) (map[s
 			if verb == "get" {
 				cmd = "get " + remote + " /dev/null"
 			}
-			n, err := d.count(ctx, verb+"-"+name, func(c net.Conn) error { return bridgedSFTP(ctx, c, d.user, keyFile, cmd) })
+			n, err := d.countExit(ctx, verb+"-"+name, true, func(c net.Conn) error { return bridgedSFTP(ctx, c, d.user, keyFile, cmd) })
 			if err != nil {
 				return nil, fmt.Errorf("sshd, OpenSSH's sftp %q: %w", cmd, err)
 			}
@@ -176,6 +176,11 @@ func newArmSshd(ctx context.Context, o *options, key *sshClientKey) (*armSshd, e
 // count runs one `sshd -i` under qemu-arm with the profiling plugin for
 // the client and returns the instructions of all its processes.
 func (d *armSshd) count(ctx context.Context, name string, client func(net.Conn) error) (float64, error) {
+	return d.countExit(ctx, name, false, client)
+}
+
+// countExit is count, with countSshdConnExit's anyExit.
+func (d *armSshd) countExit(ctx context.Context, name string, anyExit bool, client func(net.Conn) error) (float64, error) {
 	log := filepath.Join(d.dir, "plugin-"+name+".log")
 	// Written by every process, the logged-in user's included.
 	if err := os.WriteFile(log, nil, 0o666); err != nil {
@@ -187,7 +192,7 @@ func (d *armSshd) count(ctx context.Context, name string, client func(net.Conn) 
 	cmd := exec.Command("qemu-arm", "-cpu", "cortex-a8", "-L", d.o.sysroot, "-plugin", d.plugin, "-d", "plugin",
 		d.sshd, "-i", "-e", "-f", d.conf, "-o", "LogLevel=ERROR")
 	cmd.Env = append(os.Environ(), "PLUGIN_LOG="+log)
-	return countSshdConn(ctx, cmd, log, client)
+	return countSshdConnExit(ctx, cmd, log, anyExit, client)
 }
 
 // sshdProcesses are the processes of one `sshd -i` connection: the one
@@ -200,6 +205,13 @@ const sshdProcesses = 4
 // plugin) on one end of a socket pair, the client on the other, and
 // returns the instructions all its processes executed.
 func countSshdConn(ctx context.Context, cmd *exec.Cmd, log string, client func(net.Conn) error) (float64, error) {
+	return countSshdConnExit(ctx, cmd, log, false, client)
+}
+
+// countSshdConnExit is countSshdConn; with anyExit, sshd's own exit
+// status is not a failure once the client succeeded (OpenSSH's client,
+// through a bridge, leaves before sshd's last write: status 255).
+func countSshdConnExit(ctx context.Context, cmd *exec.Cmd, log string, anyExit bool, client func(net.Conn) error) (float64, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
@@ -228,7 +240,7 @@ func countSshdConn(ctx context.Context, cmd *exec.Cmd, log string, client func(n
 	case werr := <-done:
 		// Every process gone but the SFTP server's, whose stderr is the
 		// session's: it ended first, when its input did.
-		if werr != nil {
+		if werr != nil && !(anyExit && err == nil) {
 			err = errors.Join(err, fmt.Errorf("sshd: %w", werr))
 		}
 	case <-time.After(2 * time.Minute):
