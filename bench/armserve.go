@@ -488,12 +488,23 @@ func armServeProfiles(ctx context.Context, o *options, dir string, ca []byte, cl
 			return nil
 		}
 	}
+	download := func(name string) func(string, string) error {
+		return func(https, _ string) error {
+			for _, f := range []string{"tiny.bin", name} {
+				if _, err := curlGet(ctx, "https://"+https+"/dav/"+f, armSuites[0], true, "--http2"); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
 	for _, k := range []struct {
 		what       string
 		units      float64
 		work, base func(string, string) error
 	}{
 		{"full TLS 1.3 connection, ECDSA P-256, and a GET", float64(n), handshakes(n), handshakes(0)},
+		{"HTTPS download per MiB over HTTP/2, ChaCha20-Poly1305", armServeMiB - armServeBaseMiB, download("big.bin"), download("base.bin")},
 		{"SFTP put per MiB, pkg/sftp client", armServeMiB - armServeBaseMiB, put("big.bin"), put("base.bin")},
 	} {
 		o.logf("arm serve: profile of %s", k.what)
