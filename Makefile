@@ -103,10 +103,12 @@ install: build
 # Under a real systemd: Debian bookworm (debootstrap, cached) booted in QEMU,
 # the .deb installed, the service killed and wedged.
 test-systemd-vm: deb
+	scripts/install-test-deps.sh --check systemd
 	$(GO) test -count=1 -timeout 40m -v -tags vm -run TestUnderSystemd ./systemd/ 2>&1 | tee $(OUT)/systemd-vm-test.log | grep -E '^(--- |\s+vm_test|ok|FAIL|PASS)'; test $${PIPESTATUS[0]} -eq 0
 
 # The units: systemd-analyze verify and security, the packages' contents.
 test-systemd: deb
+	scripts/install-test-deps.sh --check systemd
 	$(GO) test -count=1 -v -run 'TestUnits|TestDeb' ./systemd/ 2>&1 | tee $(OUT)/systemd-test.log | grep -E '^(--- |\s+units_test|ok|FAIL|PASS)'; test $${PIPESTATUS[0]} -eq 0
 
 # The SD-card image: Debian's armhf kernel and U-Boot (pinned, fetched with
@@ -129,8 +131,10 @@ qemu-fresh: image
 # The image's checks (partition table, FAT fields, MLO first, fsck, a second
 # build with the same bytes) and the boot test in QEMU.
 test-image: image
+	scripts/install-test-deps.sh --check image
 	SOURCE_DATE_EPOCH=$(BUILD_UNIX) BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img UPDATE_KEY=$(abspath $(UPDATE_KEY)) $(GO) test -count=1 ./image/
 test-boot: image
+	scripts/install-test-deps.sh --check boot
 	BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img UPDATE_KEY=$(abspath $(UPDATE_KEY)) $(GO) test -count=1 -timeout 30m -parallel 3 -run 'TestBoot|TestUpdate|TestDataDisk' -tags vm -v ./image/ 2>&1 | tee $(OUT)/boot-test.log | grep -E '^(=== RUN|--- |\s+(update_|datadisk_)?vm_test|PASS|FAIL|ok)'; test $${PIPESTATUS[0]} -eq 0
 
 # The static checks cover every package, the VM tests' files included:
@@ -140,6 +144,7 @@ test-boot: image
 # runs on the box or builds its card, and no build output tracked by git.
 STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 test-unit:
+	scripts/install-test-deps.sh --check unit e2e
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) vet -tags vm ./image/ ./systemd/
@@ -181,6 +186,7 @@ fuzz-arm:
 
 # Cross-build for the board, check the ELF, run the benchmark under qemu-arm-static.
 test-cross: build-arm
+	scripts/install-test-deps.sh --check cross
 	scripts/cross-test.sh $(OUT)/bonesync-armv7
 
 clean:

@@ -1,57 +1,98 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests use, if they are missing:
-# real clients (curl, OpenSSH's sftp and ssh-keygen, rclone, litmus), OpenSSH's sshd,
-# qemu-user-static (runs the ARM binary), file and binutils (ELF checks).
+# The Debian packages the tests use, one table: each line is the test
+# groups that use a package (unit, e2e, image, boot, systemd, cross), how
+# to tell it is here, and the package.
+#
+#   scripts/install-test-deps.sh              install what is missing (CI's first step)
+#   scripts/install-test-deps.sh --check G..  install nothing; fail naming every
+#                                             package group G needs and lacks
+#                                             (each make test-* target runs it first)
+#
+# Packages are installed by name with --no-install-recommends: a test that
+# needs what a package only recommends names it here (ipxe-qemu below).
 set -euo pipefail
-need=()
-command -v curl >/dev/null || need+=(curl)
-command -v qemu-arm-static >/dev/null || need+=(qemu-user-static)
-command -v file >/dev/null || need+=(file)
-command -v readelf >/dev/null || need+=(binutils)
-command -v python3 >/dev/null || need+=(python3)
-command -v sftp >/dev/null || need+=(openssh-client)
-[ -x /usr/sbin/sshd ] || need+=(openssh-server)   # an SFTP target the copies are sent to
-command -v rclone >/dev/null || need+=(rclone)
-command -v litmus >/dev/null || need+=(litmus)
-command -v nextcloudcmd >/dev/null || need+=(nextcloud-desktop-cmd)
-command -v owncloudcmd >/dev/null || need+=(owncloud-client-cmd)
-command -v vdirsyncer >/dev/null || need+=(vdirsyncer)
-command -v sshfs >/dev/null || need+=(sshfs)
+
+# dep GROUPS PACKAGE CHECK...: PACKAGE is here when CHECK succeeds.
+missing=()
+dep() {
+  local groups=$1 pkg=$2
+  shift 2
+  if [ ${#want[@]} -gt 0 ]; then
+    local hit= g
+    for g in "${want[@]}"; do
+      [[ ",$groups," == *",$g,"* ]] && hit=1
+    done
+    [ -n "$hit" ] || return 0
+  fi
+  "$@" >/dev/null 2>&1 || missing+=("$pkg")
+}
+have() { command -v "$1"; }
+
+want=()
+check=
+if [ "${1:-}" = --check ]; then
+  check=1
+  shift
+  want=("$@")
+fi
+
+# Real clients and servers the end-to-end tests talk to.
+dep e2e curl have curl
+dep unit,e2e,cross qemu-user-static have qemu-arm-static # runs the ARM binary (armcrypto, the cross test)
+dep unit,image file have file
+dep unit,image,cross binutils have readelf                # ELF checks
+dep e2e,unit python3 have python3
+dep e2e openssh-client have sftp
+dep e2e openssh-server test -x /usr/sbin/sshd            # an SFTP target the copies are sent to
+dep e2e rclone have rclone
+dep e2e litmus have litmus
+dep e2e nextcloud-desktop-cmd have nextcloudcmd
+dep e2e owncloud-client-cmd have owncloudcmd
+dep e2e vdirsyncer have vdirsyncer
+dep e2e sshfs have sshfs
 # GNOME Files' WebDAV, as the connect page's steps give it: gvfs's dav
 # backend, gio, and a D-Bus session to run them in.
-[ -x /usr/libexec/gvfsd-dav ] || need+=(gvfs-backends)
-command -v gio >/dev/null || need+=(libglib2.0-bin)
-command -v dbus-run-session >/dev/null || need+=(dbus-daemon)
-command -v chromium >/dev/null || need+=(chromium)   # the web pages' browser tests
-command -v certutil >/dev/null || need+=(libnss3-tools)   # the welcome page's Chrome-on-Linux steps, followed as printed
-command -v llvm-mc >/dev/null || need+=(llvm)           # reads back the NEON encodings armcrypto/gen writes
-command -v dnsmasq >/dev/null || need+=(dnsmasq-base)   # the DHCP server of netup's tests
-command -v ip >/dev/null || need+=(iproute2)
-/usr/bin/python3 -c "import paramiko" 2>/dev/null || need+=(python3-paramiko)
-/usr/bin/python3 -c "import caldav" 2>/dev/null || need+=(python3-caldav)
+dep e2e gvfs-backends test -x /usr/libexec/gvfsd-dav
+dep e2e libglib2.0-bin have gio
+dep e2e dbus-daemon have dbus-run-session
+dep e2e chromium have chromium                           # the web pages' browser tests
+dep e2e libnss3-tools have certutil                      # the welcome page's Chrome-on-Linux steps, followed as printed
+dep unit llvm have llvm-mc                               # reads back the NEON encodings armcrypto/gen writes
+dep unit dnsmasq-base have dnsmasq                       # the DHCP server of netup's tests
+dep unit,e2e iproute2 have ip
+dep e2e python3-paramiko /usr/bin/python3 -c "import paramiko"
+dep e2e python3-caldav /usr/bin/python3 -c "import caldav"
 # The image and the boot test.
-command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)
+dep image,boot qemu-system-arm have qemu-system-arm
 # QEMU's virtio NIC loads its option ROM from ipxe-qemu, a Recommends that
 # --no-install-recommends leaves out: without it the boot tests' NIC stops
 # at once ("failed to find romfile efi-virtio.rom").
-[ -f /usr/lib/ipxe/qemu/efi-virtio.rom ] || need+=(ipxe-qemu)
-[ -f /usr/lib/u-boot/qemu_arm/u-boot.bin ] || need+=(u-boot-qemu)
-command -v mkfs.vfat >/dev/null || need+=(dosfstools)
-command -v mcopy >/dev/null || need+=(mtools)
-command -v mke2fs >/dev/null || need+=(e2fsprogs)
-command -v depmod >/dev/null || need+=(kmod)
-command -v bmaptool >/dev/null || need+=(bmap-tools)
-command -v xz >/dev/null || need+=(xz-utils)
-command -v dpkg-deb >/dev/null || need+=(dpkg)
+dep boot ipxe-qemu test -f /usr/lib/ipxe/qemu/efi-virtio.rom
+dep image,boot u-boot-qemu test -f /usr/lib/u-boot/qemu_arm/u-boot.bin
+dep image,boot,unit dosfstools have mkfs.vfat
+dep image,boot,unit mtools have mcopy
+dep image,boot,unit e2fsprogs have mke2fs
+dep image,unit kmod have depmod
+dep image bmap-tools have bmaptool
+dep image,boot xz-utils have xz
+dep systemd,image dpkg have dpkg-deb
 # The systemd units and the test under a real systemd.
-command -v systemd-analyze >/dev/null || need+=(systemd)
-command -v debootstrap >/dev/null || need+=(debootstrap)
-command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "installing: ${need[*]}"
+dep systemd systemd have systemd-analyze
+dep systemd debootstrap have debootstrap
+dep systemd qemu-system-x86 have qemu-system-x86_64
+
+if [ -n "$check" ]; then
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "test group ${want[*]:-all}: missing Debian packages: ${missing[*]} (scripts/install-test-deps.sh installs them)" >&2
+    exit 1
+  fi
+  exit 0
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need[@]}"
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 # staticcheck, pinned: make test wants no findings from this version.
 staticcheck_version=0.8.2
