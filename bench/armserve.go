@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/pem"
 	"fmt"
 	"math"
@@ -38,6 +40,7 @@ type armServeRow struct {
 	Row, Peer        string
 	Serve, PeerCount float64
 	Spread           float64 // how far two identical base runs differed, per unit
+	GC               float64 // of Serve, the collector's (collectorShare; 0: not taken)
 }
 
 // armServeUser is the account the counted clients use.
@@ -98,16 +101,10 @@ func bulkBodyMiB(n int) []byte {
 	return b
 }
 
-// serveRun is one whole run of the board's binary under qemu-arm on a
+// serveRunWith is one whole run of the board's binary under qemu-arm on a
 // copy of the state in dir: load runs once it serves (with its HTTPS and
 // SSH addresses), then it idles for idle, then SIGTERM. It returns the
 // plugin's total and how long load took.
-func serveRun(ctx context.Context, o *options, plugin, dir, name string, idle time.Duration, load func(https, ssh string) error) (float64, time.Duration, error) {
-	return serveRunWith(ctx, o, plugin, o.bonesyncARM, nil, dir, name, idle, load)
-}
-
-// serveRunWith is serveRun of the binary bin with env added (the
-// profiling plugin's PROF_OUT).
 func serveRunWith(ctx context.Context, o *options, plugin, bin string, env []string, dir, name string, idle time.Duration, load func(https, ssh string) error) (float64, time.Duration, error) {
 	name = strings.NewReplacer("/", "", " ", "-", "'", "").Replace(name)
 	run := filepath.Join(o.work, "arm-serve-run-"+name)
@@ -146,22 +143,102 @@ func serveRunWith(ctx context.Context, o *options, plugin, bin string, env []str
 	return total, took, err
 }
 
-// countPair counts one row: the run with the counted work (measured) and
-// two base runs that idle as long, per unit of n, and how far the bases
-// differed.
-func countPair(ctx context.Context, o *options, plugin, dir, name string, n float64, measured, base func(https, ssh string) error) (per, spread float64, err error) {
-	total, took, err := serveRun(ctx, o, plugin, dir, name, 0, measured)
+// serveCounter counts the board's binary with the profiling plugin
+// (insnprof: the same totals as insncount, and the instructions of every
+// translated block), naming the blocks by the symbols of a build of the
+// same code with its symbols kept (make build-arm strips them; the text
+// is checked to be byte for byte the same), for the collector's share.
+type serveCounter struct {
+	o      *options
+	plugin string
+	syms   []sym // nil: the collector's share is not taken
+}
+
+func newServeCounter(ctx context.Context, o *options) (*serveCounter, error) {
+	plugin, err := buildPlugin(ctx, o, "insnprof")
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
-	var bases [2]float64
-	for i := range bases {
-		if bases[i], _, err = serveRun(ctx, o, plugin, dir, fmt.Sprint(name, "-base", i), took, base); err != nil {
-			return 0, 0, err
+	c := &serveCounter{o: o, plugin: plugin}
+	bin := filepath.Join(o.work, "bonesync-armv7-syms")
+	if err := buildArm(ctx, o, bin, "./appliance", true, false); err != nil {
+		return nil, err
+	}
+	same, err := sameText(o.bonesyncARM, bin)
+	if err != nil || !same {
+		o.logf("arm serve: no collector's share: %s and %s differ in their text (%v)", o.bonesyncARM, bin, err)
+		return c, nil
+	}
+	if c.syms, err = readSyms(ctx, bin); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// sameText reports whether two ELF files' .text sections are the same
+// bytes at the same address.
+func sameText(a, b string) (bool, error) {
+	var texts [2][]byte
+	var addrs [2]uint64
+	for i, f := range []string{a, b} {
+		e, err := elf.Open(f)
+		if err != nil {
+			return false, err
+		}
+		sec := e.Section(".text")
+		if sec == nil {
+			e.Close()
+			return false, fmt.Errorf("%s has no .text", f)
+		}
+		texts[i], err = sec.Data()
+		addrs[i] = sec.Addr
+		e.Close()
+		if err != nil {
+			return false, err
 		}
 	}
-	o.logf("arm serve: %s: %.1f M, bases %.1f and %.1f M (idle %v)", name, total/1e6, bases[0]/1e6, bases[1]/1e6, took.Round(time.Second))
-	return (total - (bases[0]+bases[1])/2) / n / 1e6, math.Abs(bases[0]-bases[1]) / n / 1e6, nil
+	return addrs[0] == addrs[1] && bytes.Equal(texts[0], texts[1]), nil
+}
+
+// countPair counts one row: the run with the counted work (measured) and
+// two base runs that idle as long, per unit of n, how far the bases
+// differed, and the collector's share of the row (0 if not taken).
+func (c *serveCounter) countPair(ctx context.Context, dir, name string, n float64, measured, base func(https, ssh string) error) (per, spread, gc float64, err error) {
+	var totals [3]float64
+	var profiles [3]map[string]float64
+	var took time.Duration
+	for i, load := range []func(string, string) error{measured, base, base} {
+		run := fmt.Sprint(name, "-", i)
+		prof := filepath.Join(c.o.work, "prof-"+strings.NewReplacer("/", "", " ", "-", "'", "").Replace(run))
+		idle := took
+		var t time.Duration
+		if totals[i], t, err = serveRunWith(ctx, c.o, c.plugin, c.o.bonesyncARM, []string{"PROF_OUT=" + prof}, dir, run, idle, load); err != nil {
+			return 0, 0, 0, err
+		}
+		if i == 0 {
+			took = t
+		}
+		files, _ := filepath.Glob(prof + ".*")
+		if c.syms != nil && len(files) == 1 {
+			if profiles[i], err = readProfile(files[0], c.syms); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+		for _, f := range files {
+			os.Remove(f) // a few MB each
+		}
+	}
+	c.o.logf("arm serve: %s: %.1f M, bases %.1f and %.1f M (idle %v)", name, totals[0]/1e6, totals[1]/1e6, totals[2]/1e6, took.Round(time.Second))
+	if profiles[0] != nil && profiles[1] != nil && profiles[2] != nil {
+		mean := map[string]float64{}
+		for _, p := range profiles[1:] {
+			for k, v := range p {
+				mean[k] += v / 2
+			}
+		}
+		gc = collectorShare(profiles[0], mean, n) / 1e6
+	}
+	return (totals[0] - (totals[1]+totals[2])/2) / n / 1e6, math.Abs(totals[1]-totals[2]) / n / 1e6, gc, nil
 }
 
 // armServeBlock counts the product's rows beside the peers' counts that
@@ -173,6 +250,10 @@ func armServeBlock(ctx context.Context, o *options, plugin string, res *armResul
 		return err
 	}
 	res.ServeN = o.armServeN
+	count, err := newServeCounter(ctx, o)
+	if err != nil {
+		return err
+	}
 	for _, key := range []string{"ecdsa-p256", "rsa-2048"} {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -186,7 +267,7 @@ func armServeBlock(ctx context.Context, o *options, plugin string, res *armResul
 			return err
 		}
 		if o.armPart("serve") {
-			if err := armServeHandshakes(ctx, o, plugin, dir, key, ca, res); err != nil {
+			if err := armServeHandshakes(ctx, o, plugin, count, dir, key, ca, res); err != nil {
 				return err
 			}
 		}
@@ -199,7 +280,7 @@ func armServeBlock(ctx context.Context, o *options, plugin string, res *armResul
 			}
 		}
 		if o.armPart("serve") {
-			if err := armServeBulk(ctx, o, plugin, dir, client, res); err != nil {
+			if err := armServeBulk(ctx, o, plugin, count, dir, client, res); err != nil {
 				return err
 			}
 		}
@@ -209,7 +290,7 @@ func armServeBlock(ctx context.Context, o *options, plugin string, res *armResul
 
 // armServeHandshakes counts full connections with key, and resumed ones
 // for P-256, beside nginx's counts of the same run.
-func armServeHandshakes(ctx context.Context, o *options, plugin, dir, key string, ca []byte, res *armResult) error {
+func armServeHandshakes(ctx context.Context, o *options, plugin string, count *serveCounter, dir, key string, ca []byte, res *armResult) error {
 	n := o.armServeN
 	o.logf("arm serve: %s handshakes, %d a run, the board's binary", key, n)
 	load := func(full, resumed bool) func(string, string) error {
@@ -236,11 +317,11 @@ func armServeHandshakes(ctx context.Context, o *options, plugin, dir, key string
 		}
 	}
 	for _, m := range modes {
-		per, spread, err := countPair(ctx, o, plugin, dir, key+"-"+m, float64(n), load(m == "full", m == "resumed"), load(false, false))
+		per, spread, gc, err := count.countPair(ctx, dir, key+"-"+m, float64(n), load(m == "full", m == "resumed"), load(false, false))
 		if err != nil {
 			return err
 		}
-		res.Serve = append(res.Serve, armServeRow{Row: fmt.Sprintf("%s %s connection", key, m), Serve: per, Spread: spread,
+		res.Serve = append(res.Serve, armServeRow{Row: fmt.Sprintf("%s %s connection", key, m), Serve: per, Spread: spread, GC: gc,
 			Peer: "nginx, the same chain", PeerCount: ngx[m]})
 	}
 	return nil
@@ -248,7 +329,7 @@ func armServeHandshakes(ctx context.Context, o *options, plugin, dir, key string
 
 // armServeBulk counts downloads over HTTPS and SFTP transfers per MiB:
 // the big file's run less the base file's.
-func armServeBulk(ctx context.Context, o *options, plugin, dir string, client *sshClientKey, res *armResult) error {
+func armServeBulk(ctx context.Context, o *options, plugin string, count *serveCounter, dir string, client *sshClientKey, res *armResult) error {
 	url := func(https, name string) string { return "https://" + https + "/dav/" + name }
 	per := float64(armServeMiB - armServeBaseMiB)
 	chacha := armSuites[0]
@@ -266,11 +347,11 @@ func armServeBulk(ctx context.Context, o *options, plugin, dir string, client *s
 			}
 		}
 		o.logf("arm serve: download %s", k)
-		v, spread, err := countPair(ctx, o, plugin, dir, "get-"+strings.ReplaceAll(k.String(), "/", ""), per, get("big.bin"), get("base.bin"))
+		v, spread, gc, err := count.countPair(ctx, dir, "get-"+strings.ReplaceAll(k.String(), "/", ""), per, get("big.bin"), get("base.bin"))
 		if err != nil {
 			return err
 		}
-		row := armServeRow{Row: "download per MiB, " + k.String(), Serve: v, Spread: spread}
+		row := armServeRow{Row: "download per MiB, " + k.String(), Serve: v, Spread: spread, GC: gc}
 		if _, err := os.Stat(filepath.Join(o.sysroot, "usr/sbin/nginx")); err == nil {
 			row.Peer = "nginx, " + map[bool]string{true: "HTTP/1.1", false: "HTTP/2"}[k.HTTP1] + ", the same chain"
 			if row.PeerCount, err = countNginxServeBulk(ctx, o, plugin, dir, k); err != nil {
@@ -330,11 +411,11 @@ func armServeBulk(ctx context.Context, o *options, plugin, dir string, client *s
 				}
 			}
 			o.logf("arm serve: SFTP %s with %s", verb, w.name)
-			v, spread, err := countPair(ctx, o, plugin, dir, "sftp-"+verb+"-"+strings.Fields(w.name)[0], per, step("big.bin"), step("base.bin"))
+			v, spread, gc, err := count.countPair(ctx, dir, "sftp-"+verb+"-"+strings.Fields(w.name)[0], per, step("big.bin"), step("base.bin"))
 			if err != nil {
 				return err
 			}
-			res.Serve = append(res.Serve, armServeRow{Row: fmt.Sprintf("SFTP %s per MiB, %s", verb, w.name), Serve: v, Spread: spread,
+			res.Serve = append(res.Serve, armServeRow{Row: fmt.Sprintf("SFTP %s per MiB, %s", verb, w.name), Serve: v, Spread: spread, GC: gc,
 				Peer: w.peer, PeerCount: w.peerCount[verb]})
 		}
 	}

@@ -246,12 +246,17 @@ func (a *armResult) serveMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "**The product**: the board's binary (`make build-arm`, with the armcrypto overlay), the real `bonesync serve` on a real state "+
 		"directory, GOMAXPROCS=1, under qemu-arm, by the difference of whole runs (start, warm-up, the counted work, SIGTERM; less two base runs "+
 		"without the counted work that idle as long): handshakes over %d connections a run, each a GET of the CA file; bulk as a %d MiB transfer's run "+
-		"less a %d MiB one's. The collector and the runtime are in the count, at the serving box's rhythm. Million instructions:\n\n",
+		"less a %d MiB one's. The collector and the runtime are in the count, at the serving box's rhythm; the collector's share is from the profiling plugin "+
+		"(insnprof, its marking, sweeping and stack scans, the functions of bench's collectorFuncs), the blocks named by the symbols of a build of the same text. Million instructions:\n\n",
 		a.ServeN, armServeMiB, armServeBaseMiB)
-	fmt.Fprintln(w, "| row | bonesync serve | two base runs differed by | peer | peer's count | bonesync / peer |")
-	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|")
+	fmt.Fprintln(w, "| row | bonesync serve | of it, the collector | two base runs differed by | peer | peer's count | bonesync / peer |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|---:|---:|")
 	for _, r := range a.Serve {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%s** |\n", r.Row, num(r.Serve, 2), num(r.Spread, 2), orDash(r.Peer), num(r.PeerCount, 2), ratio(r.Serve, r.PeerCount))
+		gc := "–"
+		if r.GC != 0 {
+			gc = fmt.Sprintf("%.2f (%.0f%%)", r.GC, 100*r.GC/r.Serve)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | **%s** |\n", r.Row, num(r.Serve, 2), gc, num(r.Spread, 2), orDash(r.Peer), num(r.PeerCount, 2), ratio(r.Serve, r.PeerCount))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The peers are counted as the rest of this section says: nginx by whole runs of the same kind; sshd as one `sshd -i` "+
