@@ -271,7 +271,8 @@ func TestOnARM(t *testing.T) {
 // and compares the blocks run inside the X25519 field code, the ladder,
 // Poly1305, ChaCha20, P-256's field, ECDSA's inverse (of a random
 // nonce, different in the two runs), RSA's Montgomery multiplication
-// and squaring (a signature of different data) and the SHA-256 and SHA-512 blocks
+// and squaring and its reduction modulo p and q (a signature of
+// different data) and the SHA-256 and SHA-512 blocks
 // (HKDF's and ECDSA's nonce's HMACs of secrets): a branch on a secret
 // would show as a different path. (Table indexes are argued in the code: there are none.)
 func testConstantTime(t *testing.T, probe string) {
@@ -309,7 +310,7 @@ func testConstantTime(t *testing.T, probe string) {
 }
 
 // tracedName is the functions the constant-time test follows.
-const tracedName = `(edwards25519/field\.|ecdh\.(x25519|fe8)|poly1305\.|chacha20\.|nistec/fiat\.|nistec\.(P256OrdInverse|p256OrdMontMul|ordReduceOnce)|bigmod\.(\(\*Nat\)\.montgomeryMul|montMul|montSqr)|sha256\.block|sha512\.block)`
+const tracedName = `(edwards25519/field\.|ecdh\.(x25519|fe8)|poly1305\.|chacha20\.|nistec/fiat\.|nistec\.(P256OrdInverse|p256OrdMontMul|ordReduceOnce)|bigmod\.(\(\*Nat\)\.(montgomeryMul|Mod)|montMul|montSqr)|sha256\.block|sha512\.block)`
 
 var traced = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[^]]*\] (\S*` + tracedName + `\S*)`)
 

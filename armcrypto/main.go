@@ -169,10 +169,13 @@ var patches = []patch{
 	{root: "GOROOT", file: sha1 + "sha1block.go", sha256: "64a5f9acf7a3dc268abbcd16e6727a8e105267393cd909c2736ec8d8f32a24f3"},
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm.go", src: sha1Src + "sha1block_arm32_arm.go"},
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm_test.go", src: sha1Src + "sha1block_arm32_arm_test.go", test: true},
-	// RSA's Montgomery multiplication, one pass a row with UMAAL; the
-	// standard library's stays, renamed, for other sizes and builds.
+	// RSA's Montgomery multiplication and squaring with UMAAL, four
+	// words at a time, and the reduction of a ciphertext modulo p and q
+	// by one multiplication; the standard library's stay, renamed, for
+	// other sizes and builds.
 	{root: "GOROOT", file: bigmod + "nat.go", sha256: "02e9175e5315b183eb60afa8d5ebb4c52d2b0d88289b81e16823a8ebb695cd49", rename: [][2]string{
 		{"func (x *Nat) montgomeryMul(", "func (x *Nat) montgomeryMulGeneric("},
+		{"func (out *Nat) Mod(", "func (out *Nat) modGeneric("},
 	}},
 	{root: "GOROOT", file: bigmod + "nat_arm32.go", src: bigmodSrc + "nat_arm32.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_noasm.go", src: bigmodSrc + "nat_arm32_noasm.go"},

@@ -49,6 +49,28 @@ func (x *Nat) montgomeryMul(a *Nat, b *Nat, m *Modulus) *Nat {
 	return x
 }
 
+// Mod calculates out = x mod m. For an odd m whose top bit is set and x
+// of n to 2n limbs (n = m's), as RSA reduces a ciphertext modulo p and
+// q, it is (xL mod m) + xH×R mod m with x = xH×R + xL, R = 2^(_W×n):
+// xL < R <= 2m needs one subtraction, and xH×R mod m is one Montgomery
+// multiplication of xH by m's R² (montgomeryMul takes a below R, not
+// only below m). The generic code (nat.go's Mod, renamed modGeneric by
+// the overlay) shifts x in a bit at a time: 32 passes over m a word of
+// x. Both leak only the sizes of x and m.
+func (out *Nat) Mod(x *Nat, m *Modulus) *Nat {
+	n := len(m.nat.limbs)
+	if !m.odd || len(x.limbs) < n || len(x.limbs) > 2*n || m.nat.limbs[n-1]>>(_W-1) == 0 {
+		return out.modGeneric(x, m)
+	}
+	hi := NewNat().reset(n)
+	copy(hi.limbs, x.limbs[n:])
+	hi.montgomeryMul(hi, m.rr, m) // xH×R² / R
+	out.resetFor(m)
+	copy(out.limbs, x.limbs[:n])
+	out.maybeSubtractModulus(no, m)
+	return out.Add(hi, m)
+}
+
 // montMulGo is the Go form of montMul<bits>, which the tests compare
 // with the generic code: x = a×b/R mod m.
 func montMulGo(x, a, b, m []uint, m0inv uint) {

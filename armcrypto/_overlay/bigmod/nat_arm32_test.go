@@ -10,7 +10,8 @@ import (
 )
 
 // The moduli of the tests: random odd ones of the assembly's sizes and of
-// others, with the top bit set and clear, and all ones.
+// others, with the top bit set and (for Mod's generic path) clear, and
+// all ones.
 func testModuli(t *testing.T, r *rand.Rand, n int) []*Modulus {
 	var ms []*Modulus
 	for _, bits := range []int{1024, 1536, 2048, 512, 1056, 2080, 1023, 2047} {
@@ -108,6 +109,47 @@ func TestMontgomeryMulAsm(t *testing.T) {
 			}
 			if montSqrGo(x, b.limbs, m.nat.limbs, m.m0inv); (&Nat{x}).Equal(want) != 1 {
 				t.Fatalf("%d bits: montSqrGo differs from the generic code", m.BitLen())
+			}
+		}
+	}
+}
+
+// Mod against the generic code for x of every length up to 2n+1 limbs
+// (n = m's): zero, all ones, m, m+1, and random.
+func TestModAsm(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	n := 12
+	if testing.Short() {
+		n = 4
+	}
+	for _, m := range testModuli(t, r, n) {
+		k := len(m.nat.limbs)
+		for l := 1; l <= 2*k+1; l++ {
+			if l < k-1 && l%7 != 0 {
+				continue
+			}
+			x := NewNat().reset(l)
+			switch r.IntN(5) {
+			case 0: // zero
+			case 1:
+				for i := range x.limbs {
+					x.limbs[i] = ^uint(0)
+				}
+			case 2, 3:
+				if l >= k {
+					copy(x.limbs, m.nat.limbs)
+					x.limbs[0] += uint(r.IntN(2)) // m or m+1 (m is odd)
+					break
+				}
+				fallthrough
+			default:
+				for i := range x.limbs {
+					x.limbs[i] = uint(r.Uint64())
+				}
+			}
+			want := NewNat().modGeneric(x, m)
+			if got := NewNat().Mod(x, m); got.Equal(want) != 1 {
+				t.Fatalf("%d bits, x of %d limbs: Mod differs from the generic code\nm %x\nx %x", m.BitLen(), l, m.nat.Bits(), x.Bits())
 			}
 		}
 	}
