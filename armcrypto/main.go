@@ -170,12 +170,13 @@ var patches = []patch{
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm.go", src: sha1Src + "sha1block_arm32_arm.go"},
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm_test.go", src: sha1Src + "sha1block_arm32_arm_test.go", test: true},
 	// RSA's Montgomery multiplication and squaring with UMAAL, four
-	// words at a time, and the reduction of a ciphertext modulo p and q
-	// by one multiplication; the standard library's stay, renamed, for
-	// other sizes and builds.
+	// words at a time, the exponentiation's table selection, and the
+	// reduction of a ciphertext modulo p and q by one multiplication;
+	// the standard library's stay, renamed, for other sizes and builds.
 	{root: "GOROOT", file: bigmod + "nat.go", sha256: "02e9175e5315b183eb60afa8d5ebb4c52d2b0d88289b81e16823a8ebb695cd49", rename: [][2]string{
 		{"func (x *Nat) montgomeryMul(", "func (x *Nat) montgomeryMulGeneric("},
 		{"func (out *Nat) Mod(", "func (out *Nat) modGeneric("},
+		{"func (out *Nat) Exp(", "func (out *Nat) expGeneric("},
 	}},
 	{root: "GOROOT", file: bigmod + "nat_arm32.go", src: bigmodSrc + "nat_arm32.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_noasm.go", src: bigmodSrc + "nat_arm32_noasm.go"},

@@ -240,3 +240,59 @@ func reduce(w *bytes.Buffer, p func(string, ...any), n int, args montArgs) {
 	}
 	p("RET")
 }
+
+// emitMontSelect writes func montSelect<bits>(x, table *uint, k uint):
+// x = table[k] of the 16 entries of bits/32 words each, in constant time:
+// every entry is read, and ANDed with a mask that is all ones for entry k
+// and zero for the others, into x.
+//
+// Registers: R0 the table, R1 x, R2 k less the entry's index, R3 the
+// mask, R4-R7 four words of the entry, R8, R9, R12, R14 four of x. Frame:
+// the table's end at 4(R13).
+func emitMontSelect(w *bytes.Buffer, bits int) {
+	n := bits / 32
+	fmt.Fprintf(w, "// func montSelect%d(x, table *uint, k uint)\n", bits)
+	fmt.Fprintf(w, "TEXT ·montSelect%d(SB), NOSPLIT, $8-12\n", bits)
+	p := printer(w)
+	p("MOVW\ttable+4(FP), R0")
+	p("ADD\t$%d, R0, R12", 16*4*n)
+	p("MOVW\tR12, %d(R13)", fEnd)
+	p("MOVW\tk+8(FP), R2")
+	p("// entry 0: x = table[0] & (k == 0 ? all ones : 0)")
+	mask(p)
+	p("MOVW\tx+0(FP), R1")
+	for k := 0; k < n; k += 4 {
+		p("MOVM.IA.W\t(R0), [R4-R7]")
+		for j := range 4 {
+			p("AND\tR3, R%d, R%d", 4+j, 4+j)
+		}
+		p("MOVM.IA.W\t[R4-R7], (R1)")
+	}
+	fmt.Fprintln(w, "entry:")
+	p("// x |= table[i] & (k == i ? all ones : 0)")
+	p("SUB\t$1, R2")
+	mask(p)
+	p("MOVW\tx+0(FP), R1")
+	for k := 0; k < n; k += 4 {
+		p("MOVM.IA.W\t(R0), [R4-R7]")
+		p("MOVM.IA\t(R1), %s", tList)
+		for j, r := range tBlock {
+			p("AND\tR3, R%d, R%d", 4+j, 4+j)
+			p("ORR\tR%d, R%d, R%d", 4+j, r, r)
+		}
+		p("MOVM.IA.W\t%s, (R1)", tList)
+	}
+	p("MOVW\t%d(R13), R12", fEnd)
+	p("CMP\tR12, R0")
+	p("B.NE\tentry")
+	p("RET")
+	fmt.Fprintln(w)
+}
+
+// mask sets R3 to all ones if R2 is zero, else to zero, without a branch:
+// R2 | -R2 has its top bit set unless R2 is zero.
+func mask(p func(string, ...any)) {
+	p("RSB\t$0, R2, R3")
+	p("ORR\tR2, R3, R3")
+	p("MVN\tR3->31, R3")
+}

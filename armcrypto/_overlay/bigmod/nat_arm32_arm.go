@@ -39,8 +39,24 @@ func montSqr(x, a, m []uint, m0inv uint) {
 	}
 }
 
-// In nat_arm32_arm.s, written by armcrypto/gen: montMulGo and montSqrGo
-// for one size each, with UMAAL (ARMv6 and later).
+// montSelect is montSelectGo for the sizes montAsm takes.
+func montSelect(x, table []uint, k uint) {
+	switch n := len(x); {
+	case len(table) != 16*n:
+		panic("bigmod: internal error: montSelect's table is not 16 entries")
+	case n == 1024/32:
+		montSelect1024(&x[0], &table[0], k)
+	case n == 1536/32:
+		montSelect1536(&x[0], &table[0], k)
+	case n == 2048/32:
+		montSelect2048(&x[0], &table[0], k)
+	default:
+		panic("bigmod: internal error: no montSelect for this size")
+	}
+}
+
+// In nat_arm32_arm.s, written by armcrypto/gen: montMulGo, montSqrGo
+// and montSelectGo for one size each, with UMAAL (ARMv6 and later).
 
 //go:noescape
 func montMul1024(x, a, b, m *uint, m0inv uint)
@@ -59,3 +75,12 @@ func montMul2048(x, a, b, m *uint, m0inv uint)
 
 //go:noescape
 func montSqr2048(x, a, m *uint, m0inv uint)
+
+//go:noescape
+func montSelect1024(x, table *uint, k uint)
+
+//go:noescape
+func montSelect1536(x, table *uint, k uint)
+
+//go:noescape
+func montSelect2048(x, table *uint, k uint)

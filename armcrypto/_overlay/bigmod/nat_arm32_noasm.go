@@ -16,3 +16,7 @@ func montMul(x, a, b, m []uint, m0inv uint) {
 func montSqr(x, a, m []uint, m0inv uint) {
 	panic("bigmod: internal error: no montSqr in this build")
 }
+
+func montSelect(x, table []uint, k uint) {
+	panic("bigmod: internal error: no montSelect in this build")
+}

@@ -154,3 +154,52 @@ func TestModAsm(t *testing.T) {
 		}
 	}
 }
+
+// Exp against the generic code: exponents of several lengths, random and
+// all zeros or all ones, bases at the edges too; and montSelect, where the
+// build has it, against its Go form for every entry.
+func TestExpAsm(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	n := 6
+	if testing.Short() {
+		n = 2
+	}
+	for _, m := range testModuli(t, r, n) {
+		for _, l := range []int{0, 1, 3, 4, 32} {
+			e := make([]byte, l)
+			for i := range e {
+				switch l {
+				case 3:
+					e[i] = 0xff
+				case 4: // zeros
+				default:
+					e[i] = byte(r.Uint32())
+				}
+			}
+			x := testOperand(r, m, true)
+			want := NewNat().expGeneric(x, e, m)
+			if got := NewNat().Exp(x, e, m); got.Equal(want) != 1 {
+				t.Fatalf("%d bits: Exp differs from the generic code\nm %x\nx %x\ne %x", m.BitLen(), m.nat.Bits(), x.Bits(), e)
+			}
+		}
+		k := len(m.nat.limbs)
+		if !montAsm(k) {
+			continue
+		}
+		table := make([]uint, 16*k)
+		for i := range table {
+			table[i] = uint(r.Uint64())
+		}
+		for i := range uint(18) {
+			got, want := make([]uint, k), make([]uint, k)
+			for j := range got {
+				got[j] = uint(r.Uint64()) // overwritten
+			}
+			montSelect(got, table, i)
+			montSelectGo(want, table, i)
+			if (&Nat{got}).Equal(&Nat{want}) != 1 {
+				t.Fatalf("%d words: montSelect(%d) differs from montSelectGo", k, i)
+			}
+		}
+	}
+}
