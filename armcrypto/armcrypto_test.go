@@ -271,7 +271,9 @@ func TestOnARM(t *testing.T) {
 // and compares the blocks run inside the X25519 field code, the ladder,
 // Poly1305, ChaCha20, P-256's field, ECDSA's inverse (of a random
 // nonce, different in the two runs), RSA's Montgomery multiplication
-// (a signature of different data) and the SHA-256 and SHA-512 blocks
+// and squaring, exponentiation, table selection and reduction modulo p
+// and q (a signature of different data with a different key of the same
+// size) and the SHA-256 and SHA-512 blocks
 // (HKDF's and ECDSA's nonce's HMACs of secrets): a branch on a secret
 // would show as a different path. (Table indexes are argued in the code: there are none.)
 func testConstantTime(t *testing.T, probe string) {
@@ -285,14 +287,20 @@ func testConstantTime(t *testing.T, probe string) {
 		starts[s.name] = s.addr
 	}
 	var paths [2][]string
+	var rsaKeys [2]string
 	for i, secret := range []string{"first secret", "another, longer secret"} {
 		log := filepath.Join(t.TempDir(), "trace")
 		cmd := exec.Command("qemu-arm-static", "-d", "exec,nochain", "-dfilter", ranges, "-D", log, probe, "ct", secret)
 		cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
 			t.Fatalf("probe ct: %v %s", err, out)
 		}
+		rsaKeys[i] = regexp.MustCompile(`rsa-key=\d`).FindString(string(out))
 		paths[i] = tracePath(t, log, starts)
+	}
+	if rsaKeys[0] == "" || rsaKeys[0] == rsaKeys[1] {
+		t.Fatalf("the two secrets signed with RSA keys %q and %q, want two different ones", rsaKeys[0], rsaKeys[1])
 	}
 	if len(paths[0]) < 10000 {
 		t.Fatalf("only %d blocks traced in the crypto code: the trace's format changed?", len(paths[0]))
@@ -309,12 +317,12 @@ func testConstantTime(t *testing.T, probe string) {
 }
 
 // tracedName is the functions the constant-time test follows.
-const tracedName = `(edwards25519/field\.|ecdh\.(x25519|fe8)|poly1305\.|chacha20\.|nistec/fiat\.|nistec\.(P256OrdInverse|p256OrdMontMul|ordReduceOnce)|bigmod\.(\(\*Nat\)\.montgomeryMul|montMul)|sha256\.block|sha512\.block)`
+const tracedName = `(edwards25519/field\.|ecdh\.(x25519|fe8)|poly1305\.|chacha20\.|nistec/fiat\.|nistec\.(P256OrdInverse|p256OrdMontMul|ordReduceOnce)|bigmod\.(\(\*Nat\)\.(montgomeryMul|Mod|Exp)|montMul|montSqr|montSelect)|sha256\.block|sha512\.block)`
 
 var traced = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[^]]*\] (\S*` + tracedName + `\S*)`)
 
 // tracedRanges is qemu's -dfilter for the traced functions' code, so that
-// the trace holds their blocks only (an RSA signature runs 26 million
+// the trace holds their blocks only (an RSA signature runs 11 million
 // instructions, most of them elsewhere).
 func tracedRanges(syms []symbol) string {
 	name := regexp.MustCompile(tracedName)

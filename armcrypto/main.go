@@ -69,11 +69,11 @@ type patch struct {
 	tagOf  string // a file in the same folder whose //go:build line this one takes
 	extra  string // a constraint ANDed with tagOf's
 	// rename, for a file relied on (sha256 set, no src): the overlay
-	// takes the original with one declaration's line start changed from
+	// takes the original with each declaration's line start changed from
 	// [0] to [1] (a function renamed, as "func f(" to "func fGeneric(",
 	// or an assembly TEXT symbol), so that a file of ours can define the
 	// name and call the original under the new one.
-	rename [2]string
+	rename [][2]string
 }
 
 const (
@@ -113,7 +113,7 @@ var patches = []patch{
 	{root: "GOROOT", file: field + "fe_arm32_test.go", src: fieldSrc + "fe_arm32_test.go", test: true, tagOf: "fe_amd64_noasm.go"},
 	// X25519's whole ladder in eight 32-bit words with UMAAL; the
 	// standard library's ladder stays, renamed, for the other builds.
-	{root: "GOROOT", file: ecdh + "x25519.go", sha256: "6dff1337f8540910d0bed609b7acf338e365c26be56df9d6cd60fd6b49afa41e", rename: [2]string{"func x25519ScalarMult(", "func x25519ScalarMultGeneric("}},
+	{root: "GOROOT", file: ecdh + "x25519.go", sha256: "6dff1337f8540910d0bed609b7acf338e365c26be56df9d6cd60fd6b49afa41e", rename: [][2]string{{"func x25519ScalarMult(", "func x25519ScalarMultGeneric("}}},
 	{root: "GOROOT", file: ecdh + "x25519_arm32.go", src: ecdhSrc + "x25519_arm32.go"},
 	{root: "GOROOT", file: ecdh + "x25519_arm32_noasm.go", src: ecdhSrc + "x25519_arm32_noasm.go"},
 	{root: "GOROOT", file: ecdh + "x25519_arm32_arm.go", src: ecdhSrc + "x25519_arm32_arm.go"},
@@ -169,9 +169,15 @@ var patches = []patch{
 	{root: "GOROOT", file: sha1 + "sha1block.go", sha256: "64a5f9acf7a3dc268abbcd16e6727a8e105267393cd909c2736ec8d8f32a24f3"},
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm.go", src: sha1Src + "sha1block_arm32_arm.go"},
 	{root: "GOROOT", file: sha1 + "sha1block_arm32_arm_test.go", src: sha1Src + "sha1block_arm32_arm_test.go", test: true},
-	// RSA's Montgomery multiplication, one pass a row with UMAAL; the
-	// standard library's stays, renamed, for other sizes and builds.
-	{root: "GOROOT", file: bigmod + "nat.go", sha256: "02e9175e5315b183eb60afa8d5ebb4c52d2b0d88289b81e16823a8ebb695cd49", rename: [2]string{"func (x *Nat) montgomeryMul(", "func (x *Nat) montgomeryMulGeneric("}},
+	// RSA's Montgomery multiplication and squaring with UMAAL, four
+	// words at a time, the exponentiation's table selection, and the
+	// reduction of a ciphertext modulo p and q by one multiplication;
+	// the standard library's stay, renamed, for other sizes and builds.
+	{root: "GOROOT", file: bigmod + "nat.go", sha256: "02e9175e5315b183eb60afa8d5ebb4c52d2b0d88289b81e16823a8ebb695cd49", rename: [][2]string{
+		{"func (x *Nat) montgomeryMul(", "func (x *Nat) montgomeryMulGeneric("},
+		{"func (out *Nat) Mod(", "func (out *Nat) modGeneric("},
+		{"func (out *Nat) Exp(", "func (out *Nat) expGeneric("},
+	}},
 	{root: "GOROOT", file: bigmod + "nat_arm32.go", src: bigmodSrc + "nat_arm32.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_noasm.go", src: bigmodSrc + "nat_arm32_noasm.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_arm.go", src: bigmodSrc + "nat_arm32_arm.go"},
@@ -193,7 +199,7 @@ var patches = []patch{
 	{root: "GOROOT", file: sha512Dir + "sha512block_arm32_arm.s", src: sha512Src + "sha512block_arm32_arm.s"},
 	// memmove of misaligned copies (TLS records, HTTP/2 frames, SSH
 	// packets) in NEON; the runtime's stays, renamed, for the rest.
-	{root: "GOROOT", file: "src/runtime/memmove_arm.s", sha256: "536430961a3cdd3f5c5f4b4f8b0799535efc1bf20a4da53f810f201720de5494", rename: [2]string{"TEXT runtime·memmove(SB)", "TEXT runtime·memmoveGeneric(SB)"}},
+	{root: "GOROOT", file: "src/runtime/memmove_arm.s", sha256: "536430961a3cdd3f5c5f4b4f8b0799535efc1bf20a4da53f810f201720de5494", rename: [][2]string{{"TEXT runtime·memmove(SB)", "TEXT runtime·memmoveGeneric(SB)"}}},
 	{root: "GOROOT", file: "src/runtime/memmove_arm32_arm.s", src: "runtime/memmove_arm32_arm.s"},
 	{root: "GOROOT", file: "src/runtime/memmove_arm32_arm.go", src: "runtime/memmove_arm32_arm.go"},
 	// The binary's own mark that it was built with the overlay: without
@@ -324,7 +330,7 @@ func prepare(out string, tests bool) error {
 				return fmt.Errorf("%s differs from the file the overlay was written for (%s with %s %s): test and update armcrypto", target, goVersion, xcryptoModule, xcryptoVer)
 			}
 		}
-		if p.rename[0] != "" {
+		if len(p.rename) > 0 {
 			r, err := renameFunc(target, p.rename, filepath.Join(out, "src", p.root, filepath.FromSlash(p.file)))
 			if err != nil {
 				return err
@@ -355,20 +361,22 @@ func prepare(out string, tests bool) error {
 	return os.WriteFile(filepath.Join(out, "overlay.json"), append(j, '\n'), 0o644)
 }
 
-// renameFunc writes src to dst with the one line that starts with
-// decl[0] starting with decl[1] instead (a declaration renamed: its
-// callers keep the old name, which a file of ours then defines), and
-// returns dst.
-func renameFunc(src string, decl [2]string, dst string) (string, error) {
+// renameFunc writes src to dst with, for each decl, the one line that
+// starts with decl[0] starting with decl[1] instead (a declaration
+// renamed: its callers keep the old name, which a file of ours then
+// defines), and returns dst.
+func renameFunc(src string, decls [][2]string, dst string) (string, error) {
 	b, err := os.ReadFile(src)
 	if err != nil {
 		return "", err
 	}
-	old := []byte("\n" + decl[0])
-	if n := bytes.Count(b, old); n != 1 {
-		return "", fmt.Errorf("%s has %d lines starting %q, want one", src, n, decl[0])
+	for _, decl := range decls {
+		old := []byte("\n" + decl[0])
+		if n := bytes.Count(b, old); n != 1 {
+			return "", fmt.Errorf("%s has %d lines starting %q, want one", src, n, decl[0])
+		}
+		b = bytes.Replace(b, old, []byte("\n"+decl[1]), 1)
 	}
-	b = bytes.Replace(b, old, []byte("\n"+decl[1]), 1)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", err
 	}

@@ -12,8 +12,9 @@
 //	  - ChaCha20 in NEON, two blocks at a time (neon.go encodes the
 //	    instructions Go's assembler has no mnemonics for);
 //	  - P-256's field and scalar Montgomery multiplications with UMAAL;
-//	  - RSA's Montgomery multiplication (bigmod) one pass a row, with
-//	    UMAAL;
+//	  - RSA's Montgomery multiplication and squaring (bigmod) four
+//	    words at a time with LDM, UMAAL and STM, and the constant-time
+//	    selection from its exponentiation's table;
 //	  - SHA-256's block, its rotations in the barrel shifter;
 //	  - SHA-512's block in NEON, its 64-bit words in D registers;
 //	  - the runtime's memmove of misaligned copies in NEON (memmove.go);
@@ -127,9 +128,15 @@ var asmFiles = []struct {
 		"\n// UMAAL: ARMv6 and later.", []func(*bytes.Buffer){emitOrdMontMul}},
 	{"bigmod/nat_arm32_arm.s", "crypto/internal/fips140/bigmod", "arm && arm.6 && !purego",
 		"\n// UMAAL: ARMv6 and later.", []func(*bytes.Buffer){
-			func(w *bytes.Buffer) { emitMontMulFused(w, 1024) },
-			func(w *bytes.Buffer) { emitMontMulFused(w, 1536) },
-			func(w *bytes.Buffer) { emitMontMulFused(w, 2048) },
+			func(w *bytes.Buffer) { emitMontMul(w, 1024) },
+			func(w *bytes.Buffer) { emitMontSqr(w, 1024) },
+			func(w *bytes.Buffer) { emitMontMul(w, 1536) },
+			func(w *bytes.Buffer) { emitMontSqr(w, 1536) },
+			func(w *bytes.Buffer) { emitMontMul(w, 2048) },
+			func(w *bytes.Buffer) { emitMontSqr(w, 2048) },
+			func(w *bytes.Buffer) { emitMontSelect(w, 1024) },
+			func(w *bytes.Buffer) { emitMontSelect(w, 1536) },
+			func(w *bytes.Buffer) { emitMontSelect(w, 2048) },
 		}},
 	{"sha256/sha256block_arm32_arm.s", "crypto/internal/fips140/sha256", "arm && arm.6 && !purego",
 		"\n// REV: ARMv6 and later.", []func(*bytes.Buffer){emitSHA256}},

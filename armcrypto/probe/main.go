@@ -14,7 +14,8 @@
 //	probe ct SECRET
 //	               one X25519, one P-256 key agreement, one ECDSA P-256
 //	               signature, an RSA-2048 signature of a digest of SECRET
-//	               and one ChaCha20-Poly1305 seal of 1 KiB with
+//	               (with one of two keys, as SECRET picks) and one
+//	               ChaCha20-Poly1305 seal of 1 KiB with
 //	               keys drawn from SECRET: armcrypto's constant-time test
 //	               traces it under qemu-arm with two secrets and compares
 //	               the code paths.
@@ -244,14 +245,20 @@ func memmoves(rng *rand.Rand, w io.Writer, i int) {
 	w.Write(buf)
 }
 
-// The RSA keys of the differential (openssl genpkey, for this test only).
+// The RSA keys of the differential, and a second of 2048 bits for the
+// constant-time check (openssl genpkey, for these tests only).
 //
-//go:embed testdata/rsa-2048.pem testdata/rsa-3072.pem
+//go:embed testdata/rsa-2048.pem testdata/rsa-3072.pem testdata/rsa-2048-b.pem
 var rsaPEM embed.FS
 
-func rsaKeys() []*rsa.PrivateKey {
+// rsaKeys parses the named keys of testdata, the differential's by default.
+func rsaKeys(names ...string) []*rsa.PrivateKey {
+	if len(names) == 0 {
+		names = []string{"rsa-2048.pem", "rsa-3072.pem"}
+	}
 	var keys []*rsa.PrivateKey
-	for _, name := range []string{"testdata/rsa-2048.pem", "testdata/rsa-3072.pem"} {
+	for _, name := range names {
+		name = "testdata/" + name
 		b, _ := rsaPEM.ReadFile(name)
 		blk, _ := pem.Decode(b)
 		k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
@@ -295,7 +302,8 @@ func mark(label int) { syscall.RawSyscall(0x7ff0, uintptr(label), 0, 0) }
 
 // cost marks, in turn: 20 X25519 key agreements (keygen + derive, as a
 // TLS handshake does), 20 seals of 16 KiB (a TLS record) with
-// ChaCha20-Poly1305, and the SHA-1 of 1 MiB (the store's upload digest).
+// ChaCha20-Poly1305, the SHA-1 of 1 MiB (the store's upload digest) and
+// 10 RSA-2048 PSS signatures (as a TLS 1.3 server signs its handshake).
 func cost() {
 	var k, k2 [32]byte
 	k[0], k2[0] = 9, 11
@@ -325,6 +333,15 @@ func cost() {
 		h.Write(buf)
 	}
 	mark(3)
+	key2048 := rsaKeys()[0]
+	digest := sha256.Sum256(buf)
+	opts := &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash}
+	rsa.SignPSS(crand.Reader, key2048, crypto.SHA256, digest[:], opts) // the key's precomputation
+	mark(4)
+	for range 10 {
+		rsa.SignPSS(crand.Reader, key2048, crypto.SHA256, digest[:], opts)
+	}
+	mark(5)
 }
 
 // wycheproof checks every vector of x25519_test.json and
@@ -552,11 +569,17 @@ func ct(secret string) {
 		d := sha256.Sum256([]byte(secret))
 		sig, _ = ecdsa.SignASN1(crand.Reader, key, d[:])
 	}
-	// RSA-2048: a signature of a digest of the secret (the private
-	// exponent's work over data that differs).
+	// RSA-2048: a signature of a digest of the secret with one of two
+	// keys, as the secret's first byte is even or odd (the
+	// exponentiation's table is read at the private exponent's windows,
+	// the reduction works with p and q); both keys are parsed in either
+	// run. It prints the key's index, which the test requires to differ
+	// between its two secrets.
+	keys := rsaKeys("rsa-2048.pem", "rsa-2048-b.pem")
+	pick := secret[0] & 1
 	d := sha256.Sum256([]byte("rsa " + secret))
-	rsaSig, _ := rsa.SignPKCS1v15(nil, rsaKeys()[0], crypto.SHA256, d[:])
-	fmt.Printf("%x %v %x %x %d %d\n", out, err, sealed[len(sealed)-16:], shared, len(sig), len(rsaSig))
+	rsaSig, _ := rsa.SignPKCS1v15(nil, keys[pick], crypto.SHA256, d[:])
+	fmt.Printf("%x %v %x %x %d %d rsa-key=%d\n", out, err, sealed[len(sealed)-16:], shared, len(sig), len(rsaSig), pick)
 }
 
 //go:noinline

@@ -6,29 +6,81 @@
 
 package bigmod
 
-// montMulRows is T[n:2n] and the carry out of a Montgomery
-// multiplication's rows (montMulRowsGo), or ok false where this build has
-// no fused rows for n words. T's first n words must be zero.
-func montMulRows(T *[2 * 2048 / 32]uint, a, b, m []uint, m0inv uint) (c uint, ok bool) {
-	switch len(m) {
-	case 1024 / 32:
-		return montMulFused1024(&T[0], &a[0], &b[0], &m[0], m0inv), true
-	case 1536 / 32:
-		return montMulFused1536(&T[0], &a[0], &b[0], &m[0], m0inv), true
-	case 2048 / 32:
-		return montMulFused2048(&T[0], &a[0], &b[0], &m[0], m0inv), true
-	}
-	return 0, false
+// montAsm reports whether montMul and montSqr take moduli of n words.
+func montAsm(n int) bool {
+	return n == 1024/32 || n == 1536/32 || n == 2048/32
 }
 
-// In nat_arm32_arm.s, written by armcrypto/gen: montMulRowsGo's rows
-// for one size each, with UMAAL (ARMv6 and later).
+// montMul is montMulGo for the sizes montAsm takes. x may be a or b.
+func montMul(x, a, b, m []uint, m0inv uint) {
+	switch len(m) {
+	case 1024 / 32:
+		montMul1024(&x[0], &a[0], &b[0], &m[0], m0inv)
+	case 1536 / 32:
+		montMul1536(&x[0], &a[0], &b[0], &m[0], m0inv)
+	case 2048 / 32:
+		montMul2048(&x[0], &a[0], &b[0], &m[0], m0inv)
+	default:
+		panic("bigmod: internal error: no montMul for this size")
+	}
+}
+
+// montSqr is montSqrGo for the sizes montAsm takes. x may be a.
+func montSqr(x, a, m []uint, m0inv uint) {
+	switch len(m) {
+	case 1024 / 32:
+		montSqr1024(&x[0], &a[0], &m[0], m0inv)
+	case 1536 / 32:
+		montSqr1536(&x[0], &a[0], &m[0], m0inv)
+	case 2048 / 32:
+		montSqr2048(&x[0], &a[0], &m[0], m0inv)
+	default:
+		panic("bigmod: internal error: no montSqr for this size")
+	}
+}
+
+// montSelect is montSelectGo for the sizes montAsm takes.
+func montSelect(x, table []uint, k uint) {
+	switch n := len(x); {
+	case len(table) != 16*n:
+		panic("bigmod: internal error: montSelect's table is not 16 entries")
+	case n == 1024/32:
+		montSelect1024(&x[0], &table[0], k)
+	case n == 1536/32:
+		montSelect1536(&x[0], &table[0], k)
+	case n == 2048/32:
+		montSelect2048(&x[0], &table[0], k)
+	default:
+		panic("bigmod: internal error: no montSelect for this size")
+	}
+}
+
+// In nat_arm32_arm.s, written by armcrypto/gen: montMulGo, montSqrGo
+// and montSelectGo for one size each, with UMAAL (ARMv6 and later).
 
 //go:noescape
-func montMulFused1024(T, a, b, m *uint, m0inv uint) (c uint)
+func montMul1024(x, a, b, m *uint, m0inv uint)
 
 //go:noescape
-func montMulFused1536(T, a, b, m *uint, m0inv uint) (c uint)
+func montSqr1024(x, a, m *uint, m0inv uint)
 
 //go:noescape
-func montMulFused2048(T, a, b, m *uint, m0inv uint) (c uint)
+func montMul1536(x, a, b, m *uint, m0inv uint)
+
+//go:noescape
+func montSqr1536(x, a, m *uint, m0inv uint)
+
+//go:noescape
+func montMul2048(x, a, b, m *uint, m0inv uint)
+
+//go:noescape
+func montSqr2048(x, a, m *uint, m0inv uint)
+
+//go:noescape
+func montSelect1024(x, table *uint, k uint)
+
+//go:noescape
+func montSelect1536(x, table *uint, k uint)
+
+//go:noescape
+func montSelect2048(x, table *uint, k uint)

@@ -7,6 +7,16 @@
 package bigmod
 
 // Without the assembly every size takes the generic montgomeryMul.
-func montMulRows(T *[2 * 2048 / 32]uint, a, b, m []uint, m0inv uint) (c uint, ok bool) {
-	return 0, false
+func montAsm(n int) bool { return false }
+
+func montMul(x, a, b, m []uint, m0inv uint) {
+	panic("bigmod: internal error: no montMul in this build")
+}
+
+func montSqr(x, a, m []uint, m0inv uint) {
+	panic("bigmod: internal error: no montSqr in this build")
+}
+
+func montSelect(x, table []uint, k uint) {
+	panic("bigmod: internal error: no montSelect in this build")
 }
