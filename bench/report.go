@@ -247,9 +247,9 @@ func (a *armResult) serveMarkdown(w io.Writer) {
 		"directory, GOMAXPROCS=1, under qemu-arm, by the difference of whole runs (start, warm-up, the counted work, SIGTERM; less two base runs "+
 		"without the counted work that idle as long): handshakes over %d connections a run, each a GET of the CA file; bulk as a %d MiB transfer's run "+
 		"less a %d MiB one's. The collector and the runtime are in the count, at the serving box's rhythm; the collector's share is from the profiling plugin "+
-		"(insnprof, its marking, sweeping and stack scans, the functions of bench's collectorFuncs), the blocks named by the symbols of a build of the same text. Million instructions:\n\n",
+		"(insnprof: its marking and sweeping, and the stack maps' walk that both the collector's stack scans and a goroutine's stack growth make, the functions of bench's collectorFuncs), the blocks named by the symbols of a build of the same text. Million instructions:\n\n",
 		a.ServeN, armServeMiB, armServeBaseMiB)
-	fmt.Fprintln(w, "| row | bonesync serve | of it, the collector | two base runs differed by | peer | peer's count | bonesync / peer |")
+	fmt.Fprintln(w, "| row | bonesync serve | of it, the collector and stack copies | two base runs differed by | peer | peer's count | bonesync / peer |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---|---:|---:|")
 	for _, r := range a.Serve {
 		gc := "–"
