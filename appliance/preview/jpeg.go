@@ -885,12 +885,14 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 	}
 	var coef [64]int32
 	d.forEachMCU(scan, func(c *component, bx, by int) bool {
-		clear(coef[:])
+		for v := range c.ny { // what the inverse DCT reads, all blockAC writes
+			clear(coef[v*8 : v*8+c.nx])
+		}
 		q := &d.quant[c.tq]
 		s := d.huff(&d.dc[c.td])
 		c.pred += d.receiveExtend(uint(s))
 		coef[0] = clampCoef(c.pred * int32(q[0]))
-		d.blockAC(c, &d.ac[c.ta], q, &coef)
+		ac := d.blockAC(c, &d.ac[c.ta], q, &coef)
 		if d.err == nil && d.exhausted() {
 			d.err = io.ErrUnexpectedEOF
 		}
@@ -901,7 +903,7 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 		if d.streaming {
 			y = by % c.v
 		}
-		idct(&coef, c.nx, c.ny, c.plane[y*c.ny*c.stride+bx*c.nx:], c.stride)
+		idct(&coef, c.nx, c.ny, ac, c.plane[y*c.ny*c.stride+bx*c.nx:], c.stride)
 		return true
 	})
 	if err := d.scanEnd(); err != nil {
@@ -914,10 +916,11 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 }
 
 // blockAC decodes a sequential block's AC coefficients into coef, those
-// the scale uses (c.place). The hottest loop of a preview: huff and
-// receiveExtend by hand, on the bit buffer in locals, as the compiler
-// inlines neither and keeps no field of d in a register.
-func (d *jpegDecoder) blockAC(c *component, h *huffman, q *[64]uint16, coef *[64]int32) {
+// the scale uses (c.place), and says which columns it put them in (idct's
+// ac). The hottest loop of a preview: huff and receiveExtend by hand, on
+// the bit buffer in locals, as the compiler inlines neither and keeps no
+// field of d in a register.
+func (d *jpegDecoder) blockAC(c *component, h *huffman, q *[64]uint16, coef *[64]int32) (ac uint32) {
 	bits, nbits := d.bits, d.nbits
 	for k := 1; k < 64; {
 		if nbits < 16 {
@@ -962,10 +965,12 @@ func (d *jpegDecoder) blockAC(c *component, h *huffman, q *[64]uint16, coef *[64
 				v += -1<<s + 1
 			}
 			coef[z] = clampCoef(v * int32(q[k]))
+			ac |= 1 << (z & 7)
 		}
 		k++
 	}
 	d.bits, d.nbits = bits, nbits
+	return ac
 }
 
 // finish hands on what streaming did not: the planes of a JPEG in
@@ -1001,10 +1006,15 @@ func (d *jpegDecoder) planeFromCoefs(c *component) {
 		for bx := range c.bw {
 			kept := c.coefs[(by*c.bw+bx)*per:][:per]
 			clear(coef[:])
+			ac := uint32(0)
 			for k, v := range kept {
-				coef[zigzag[k]] = clampCoef(int32(v) * int32(q[k]))
+				z := zigzag[k]
+				coef[z] = clampCoef(int32(v) * int32(q[k]))
+				if k > 0 && v != 0 {
+					ac |= 1 << (z & 7)
+				}
 			}
-			idct(&coef, c.nx, c.ny, c.plane[by*c.ny*c.stride+bx*c.nx:], c.stride)
+			idct(&coef, c.nx, c.ny, ac, c.plane[by*c.ny*c.stride+bx*c.nx:], c.stride)
 		}
 	}
 	c.coefs, c.nonzero = nil, nil
@@ -1097,12 +1107,7 @@ func lerpPos(p, s, n int) (int, int32) {
 	return i, int32(f % (2 * s))
 }
 
+// clamp8 is v bounded to a byte (branchless: conditional moves).
 func clamp8(v int32) byte {
-	if v < 0 {
-		return 0
-	}
-	if v > 255 {
-		return 255
-	}
-	return byte(v)
+	return byte(min(max(v, 0), 255))
 }
