@@ -52,8 +52,9 @@ type rowSink interface {
 	// begin says the size of the picture in eighths of a pixel (a JPEG
 	// shrunk by 8 ends in part of a pixel), so the rows have (w8+7)/8
 	// pixels and there are (h8+7)/8 of them, and their samples per pixel
-	// (3: RGB, 4: RGBA premultiplied).
-	begin(w8, h8, channels int) error
+	// (1: grey, 3: RGB, 4: RGBA premultiplied; with ycc, 3 of Y, Cb and
+	// Cr, JFIF's).
+	begin(w8, h8, channels int, ycc bool) error
 	// row takes the next row (w×channels bytes, not kept).
 	row(b []byte)
 }
@@ -118,7 +119,8 @@ type jpegDecoder struct {
 	scans  int
 	err    error
 
-	rgb []byte // one output row
+	row   []byte // one output row of three components
+	begun bool   // the sink was told the picture's size and samples
 }
 
 // decodeJPEG decodes the JPEG r to sink, at the scale scaleFor picks from
@@ -287,8 +289,23 @@ func (d *jpegDecoder) readFrame(n int, progressive bool) error {
 			}
 		}
 	}
-	d.rgb = make([]byte, 3*((d.width*d.n+7)/8))
-	return d.sink.begin(d.width*d.n, d.height*d.n, 3)
+	return nil
+}
+
+// begin tells the sink the picture's size and samples, before the first
+// scan: Y, Cb and Cr (JFIF), or R, G and B where the Adobe marker (which
+// may come after the frame) says so or the components are named so.
+func (d *jpegDecoder) begin() error {
+	if d.begun {
+		return nil
+	}
+	d.begun = true
+	if len(d.comps) == 1 {
+		return d.sink.begin(d.width*d.n, d.height*d.n, 1, false)
+	}
+	d.row = make([]byte, 3*((d.width*d.n+7)/8))
+	rgb := d.adobe == 0 || d.comps[0].id == 'R' && d.comps[1].id == 'G' && d.comps[2].id == 'B'
+	return d.sink.begin(d.width*d.n, d.height*d.n, 3, !rgb)
 }
 
 // maxCoefBytes bounds what a progressive JPEG's kept coefficients take.
@@ -466,6 +483,9 @@ func (d *jpegDecoder) readScan(n int) error {
 	var b [3]byte
 	if d.readFull(b[:]) != nil {
 		return jpegError("bad scan header")
+	}
+	if err := d.begin(); err != nil {
+		return err
 	}
 	ss, se, ah, al := int(b[0]), int(b[1]), int(b[2]>>4), uint(b[2]&15)
 	d.bits, d.nbits, d.marker, d.fed = 0, 0, 0, 0
@@ -982,6 +1002,9 @@ func (d *jpegDecoder) finish() error {
 	if d.streaming {
 		return nil
 	}
+	if err := d.begin(); err != nil {
+		return err
+	}
 	for i := range d.comps {
 		c := &d.comps[i]
 		if d.progressive {
@@ -1020,51 +1043,79 @@ func (d *jpegDecoder) planeFromCoefs(c *component) {
 	c.coefs, c.nonzero = nil, nil
 }
 
-// emitRows converts output rows [y0, y0+n) from the planes (which hold
-// them from row 0 when streaming a row of MCUs, from y0 otherwise) to RGB
-// and hands them on.
+// emitRows hands on output rows [y0, y0+n) from the planes (which hold
+// them from row 0 when streaming a row of MCUs, from y0 otherwise): a
+// grey picture's as they are, three components' interleaved.
 func (d *jpegDecoder) emitRows(y0, n int) {
 	h := (d.height*d.n + 7) / 8
-	w := len(d.rgb) / 3
+	w := (d.width*d.n + 7) / 8
 	for y := y0; y < y0+n && y < h; y++ {
 		py := y
 		if d.streaming {
 			py = y - y0
 		}
-		switch len(d.comps) {
-		case 1:
+		if len(d.comps) == 1 {
 			c := &d.comps[0]
-			row := c.plane[py*c.stride:]
-			for x := range w {
-				v := row[x]
-				d.rgb[3*x], d.rgb[3*x+1], d.rgb[3*x+2] = v, v, v
-			}
-		case 3:
-			d.colorRow(py, w)
+			d.sink.row(c.plane[py*c.stride:][:w])
+			continue
 		}
-		d.sink.row(d.rgb)
+		d.interleave(py, w)
+		d.sink.row(d.row)
 	}
 }
 
-// colorRow converts a row of three components: YCbCr (JFIF), or RGB when
-// the Adobe marker says so or the components are named R, G and B. A
-// component with fewer samples than the picture (subsampled chroma beyond
-// what its blocks could give) is stretched: by repeating its samples when
-// streaming, and smoothly between them from whole planes (a progressive
-// JPEG's DC terms, a sample per 16 pixels of chroma).
-func (d *jpegDecoder) colorRow(py, w int) {
+// interleave puts a row of three components' samples (Y, Cb and Cr, or R,
+// G and B, as d.ycc says) side by side in d.row. A component with fewer
+// samples than the picture (subsampled chroma beyond what its blocks
+// could give) is stretched: by repeating its samples when streaming, and
+// smoothly between them from whole planes (a progressive JPEG's DC terms,
+// a sample per 16 pixels of chroma).
+func (d *jpegDecoder) interleave(py, w int) {
+	var rows [3][]byte
+	var hs [3]int // output pixels per sample
+	for i := range 3 {
+		c := &d.comps[i]
+		hs[i] = d.hmax * d.n / (c.h * c.nx)
+		vs := d.vmax * d.n / (c.v * c.ny)
+		if !d.streaming && (hs[i] > 1 || vs > 1) {
+			d.interleaveSmooth(py, w)
+			return
+		}
+		rows[i] = c.plane[(py/vs)*c.stride:]
+	}
+	out := d.row[:3*w]
+	a, b, c := rows[0], rows[1], rows[2]
+	switch hs {
+	case [3]int{1, 1, 1}: // every scale but the full one of a subsampled picture
+		a, b, c = a[:w], b[:w], c[:w]
+		for x := range w {
+			out[3*x], out[3*x+1], out[3*x+2] = a[x], b[x], c[x]
+		}
+	case [3]int{1, 2, 2}: // 4:2:0 and 4:2:2 at full scale
+		for x := range w {
+			out[3*x], out[3*x+1], out[3*x+2] = a[x], b[x>>1], c[x>>1]
+		}
+	default:
+		for x := range w {
+			out[3*x], out[3*x+1], out[3*x+2] = a[x/hs[0]], b[x/hs[1]], c[x/hs[2]]
+		}
+	}
+}
+
+// interleaveSmooth is interleave from whole planes, each sample between
+// the two nearest down and across, by distance (in units of 1/(2·hs) and
+// 1/(2·vs) of a sample).
+func (d *jpegDecoder) interleaveSmooth(py, w int) {
 	var at [3]func(x int) byte
 	for i := range 3 {
 		c := &d.comps[i]
-		hs := d.hmax * d.n / (c.h * c.nx) // output pixels per sample
+		hs := d.hmax * d.n / (c.h * c.nx)
 		vs := d.vmax * d.n / (c.v * c.ny)
-		if d.streaming || hs == 1 && vs == 1 {
-			row := c.plane[(py/vs)*c.stride:]
-			at[i] = func(x int) byte { return row[x/hs] }
+		if hs == 1 && vs == 1 {
+			row := c.plane[py*c.stride:]
+			at[i] = func(x int) byte { return row[x] }
 			continue
 		}
-		// Between the two nearest samples down and across, by distance
-		// (in units of 1/(2·hs) and 1/(2·vs) of a sample).
 		rows := len(c.plane) / c.stride
 		y0, ty := lerpPos(py, vs, rows)
 		r0, r1 := c.plane[y0*c.stride:], c.plane[min(y0+1, rows-1)*c.stride:]
@@ -1077,18 +1128,8 @@ func (d *jpegDecoder) colorRow(py, w int) {
 			return byte((top*(2*int32(vs)-ty) + bot*ty + den/2) / den)
 		}
 	}
-	rgb := d.adobe == 0 || d.comps[0].id == 'R' && d.comps[1].id == 'G' && d.comps[2].id == 'B'
 	for x := range w {
-		a, b, c := at[0](x), at[1](x), at[2](x)
-		if rgb {
-			d.rgb[3*x], d.rgb[3*x+1], d.rgb[3*x+2] = a, b, c
-			continue
-		}
-		yy := int32(a)<<16 + 1<<15
-		cb, cr := int32(b)-128, int32(c)-128
-		d.rgb[3*x] = clamp8((yy + 91881*cr) >> 16)
-		d.rgb[3*x+1] = clamp8((yy - 22554*cb - 46802*cr) >> 16)
-		d.rgb[3*x+2] = clamp8((yy + 116130*cb) >> 16)
+		d.row[3*x], d.row[3*x+1], d.row[3*x+2] = at[0](x), at[1](x), at[2](x)
 	}
 }
 

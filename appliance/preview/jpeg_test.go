@@ -45,7 +45,7 @@ func reference(t testing.TB, data []byte, fit func(w8, h8 int) (int, int)) *imag
 	}
 	b := m.Bounds()
 	s := &shrink{fit: fit}
-	s.begin(8*b.Dx(), 8*b.Dy(), 3)
+	s.begin(8*b.Dx(), 8*b.Dy(), 3, false)
 	row := make([]byte, 3*b.Dx())
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {

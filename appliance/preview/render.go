@@ -208,7 +208,7 @@ func (r *rendering) whole(decode func(io.Reader) (image.Image, error), config fu
 	}
 	b := src.Bounds()
 	s := &shrink{fit: r.spec.fit()}
-	s.begin(8*b.Dx(), 8*b.Dy(), 4)
+	s.begin(8*b.Dx(), 8*b.Dy(), 4, false)
 	line := image.NewRGBA(image.Rect(0, 0, b.Dx(), 1))
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		draw.Draw(line, line.Bounds(), src, image.Pt(b.Min.X, y), draw.Src)

@@ -12,45 +12,66 @@ import (
 // Sizes are in eighths of an input sample: a JPEG decoded at 1/8 has a
 // last column of blocks that covers only part of a block, and the output
 // must not stretch it to a whole one.
+//
+// The sums are of 32 bits, as the board's core adds and multiplies them
+// in one instruction each (64-bit ones take two to four, and a 64-bit
+// division a loop in the runtime): the share of an output pixel each
+// input column and row has is a fraction ×2^16, rounded so that each
+// output pixel's shares add up to exactly 2^16 (a flat picture stays
+// flat); a row shrunk along x keeps 8 bits below its samples' units.
+// Samples of Y, Cb and Cr (a JPEG's) are averaged as they are and turned
+// into RGB once shrunk: the conversion is linear, so the mean of the
+// converted pixels is the converted mean but where a pixel's colour is
+// clamped, for a fraction of the work.
 type shrink struct {
 	fit func(w8, h8 int) (int, int) // the output size for a picture of w8×h8 eighths
 
 	fw, fh, sw, sh, dw, dh, ch int
-	col                        []colWeight // per input column
-	tmp                        []uint32    // the input row, shrunk along x
-	acc, nxt                   []uint64    // sums of the output row being made and of the next
+	ycc                        bool
+	col                        []share  // per input column
+	rows                       []share  // per input row
+	tmp                        []uint32 // the input row shrunk along x: ×2^16
+	acc, nxt                   []uint32 // the output row being made and the next: ×2^24
 	y, oy                      int
 	out                        *image.RGBA
 }
 
-// colWeight says where an input column goes: w of it to output column ox,
-// and w2 to ox+1.
-type colWeight struct {
-	ox    int
+// share says where an input column (or row) goes: w/2^16 of output column
+// o, and w2/2^16 of o+1.
+type share struct {
+	o     int
 	w, w2 uint32
 }
 
-func (s *shrink) begin(w8, h8, ch int) error {
-	s.fw, s.fh, s.ch = w8, h8, ch
+// shares divides n input samples, the last of them ending at full (in
+// eighths: a last one may cover less than 8), among out output ones.
+func shares(n, full, out int) []share {
+	// Input sample i covers [8i, min(8i+8, full)) eighths, output sample o
+	// [o·full/out, (o+1)·full/out): at at, in output samples ×2^16.
+	at := func(e int) uint32 {
+		return uint32((uint64(e)*uint64(out)<<16 + uint64(full)/2) / uint64(full))
+	}
+	s := make([]share, n)
+	for i := range s {
+		start, end := at(8*i), at(min(8*i+8, full))
+		o := int(start >> 16)
+		edge := uint32(o+1) << 16
+		s[i] = share{o: o, w: min(end, edge) - start, w2: end - min(end, edge)}
+	}
+	return s
+}
+
+// begin takes the picture's size and samples: ch a pixel (1: grey, 3, 4:
+// RGBA premultiplied), and with ycc, 3 of Y, Cb and Cr (JFIF's).
+func (s *shrink) begin(w8, h8, ch int, ycc bool) error {
+	s.fw, s.fh, s.ch, s.ycc = w8, h8, ch, ycc
 	s.sw, s.sh = (w8+7)/8, (h8+7)/8
 	s.dw, s.dh = s.fit(w8, h8)
 	s.dw, s.dh = max(1, min(s.dw, w8/8)), max(1, min(s.dh, h8/8)) // never larger
-	// Input column x covers [8x, min(8x+8, fw)) eighths, output column ox
-	// [ox·fw/dw, (ox+1)·fw/dw): in units of 1/dw eighth, integers.
-	s.col = make([]colWeight, s.sw)
-	for x := range s.sw {
-		start, end := 8*x*s.dw, min(8*x+8, w8)*s.dw
-		ox := start / w8
-		edge := (ox + 1) * w8
-		cw := colWeight{ox: ox, w: uint32(min(end, edge) - start)}
-		if end > edge {
-			cw.w2 = uint32(end - edge)
-		}
-		s.col[x] = cw
-	}
-	s.tmp = make([]uint32, (s.dw+1)*ch)
-	s.acc = make([]uint64, s.dw*ch)
-	s.nxt = make([]uint64, s.dw*ch)
+	s.col, s.rows = shares(s.sw, w8, s.dw), shares(s.sh, h8, s.dh)
+	s.tmp = make([]uint32, (s.dw+1)*ch) // +1: a last column's w2 (0) lands past the end
+	s.acc = make([]uint32, s.dw*ch)
+	s.nxt = make([]uint32, s.dw*ch)
 	s.out = image.NewRGBA(image.Rect(0, 0, s.dw, s.dh))
 	s.y, s.oy = 0, 0
 	return nil
@@ -60,30 +81,74 @@ func (s *shrink) row(b []byte) {
 	if s.y >= s.sh {
 		return
 	}
-	ch := s.ch
-	clear(s.tmp)
-	for x, cw := range s.col {
-		p := b[x*ch : x*ch+ch]
-		t := s.tmp[cw.ox*ch:]
-		for c, v := range p {
-			t[c] += cw.w * uint32(v)
-			if cw.w2 != 0 {
-				t[ch+c] += cw.w2 * uint32(v)
-			}
+	switch s.ch {
+	case 1:
+		alongX1(s.col, b, s.tmp)
+	case 3:
+		alongX3(s.col, b, s.tmp)
+	default:
+		alongX(s.col, b, s.tmp, s.ch)
+	}
+	// Down: the row's share of this output row and of the next, with 8 of
+	// its 16 bits below the units kept (a sum of shares ≤ 2^16 of values
+	// below 255·2^8 stays below 2^32); tmp cleared for the next row.
+	r := s.rows[s.y]
+	tmp, acc := s.tmp[:len(s.acc)], s.acc[:len(s.acc)]
+	if r.w2 == 0 {
+		for i, v := range tmp {
+			acc[i] += r.w * ((v + 1<<7) >> 8)
+		}
+	} else {
+		nxt := s.nxt[:len(s.acc)]
+		for i, v := range tmp {
+			v = (v + 1<<7) >> 8
+			acc[i] += r.w * v
+			nxt[i] += r.w2 * v
 		}
 	}
-	start, end := 8*s.y*s.dh, min(8*s.y+8, s.fh)*s.dh
-	edge := (s.oy + 1) * s.fh
-	w1 := uint64(min(end, edge) - start)
-	w2 := uint64(end - min(end, edge))
-	for i := range s.acc {
-		v := uint64(s.tmp[i])
-		s.acc[i] += w1 * v
-		s.nxt[i] += w2 * v
-	}
+	clear(s.tmp)
 	s.y++
-	if end >= edge {
+	if s.y == s.sh || s.rows[s.y].o != r.o {
 		s.emit()
+	}
+}
+
+// alongX3 adds a row of 3 samples a pixel into tmp, shrunk along x.
+func alongX3(col []share, b []byte, tmp []uint32) {
+	b = b[:3*len(col)]
+	for x, c := range col {
+		p := b[3*x : 3*x+3 : 3*x+3]
+		t := tmp[3*c.o : 3*c.o+6 : 3*c.o+6]
+		v0, v1, v2 := uint32(p[0]), uint32(p[1]), uint32(p[2])
+		t[0] += c.w * v0
+		t[1] += c.w * v1
+		t[2] += c.w * v2
+		t[3] += c.w2 * v0 // 0 but where the column straddles two: no branch
+		t[4] += c.w2 * v1
+		t[5] += c.w2 * v2
+	}
+}
+
+// alongX1 is alongX3 for 1 sample a pixel.
+func alongX1(col []share, b []byte, tmp []uint32) {
+	b = b[:len(col)]
+	for x, c := range col {
+		t := tmp[c.o : c.o+2 : c.o+2]
+		v := uint32(b[x])
+		t[0] += c.w * v
+		t[1] += c.w2 * v
+	}
+}
+
+// alongX is alongX3 for ch samples a pixel.
+func alongX(col []share, b []byte, tmp []uint32, ch int) {
+	for x, c := range col {
+		p := b[x*ch : x*ch+ch]
+		t := tmp[c.o*ch:]
+		for i, v := range p {
+			t[i] += c.w * uint32(v)
+			t[ch+i] += c.w2 * uint32(v)
+		}
 	}
 }
 
@@ -92,19 +157,49 @@ func (s *shrink) emit() {
 	if s.oy >= s.dh {
 		return
 	}
-	div := uint64(s.fw) * uint64(s.fh)
-	line := s.out.Pix[s.oy*s.out.Stride:]
-	for x := range s.dw {
-		a := s.acc[x*s.ch:]
-		o := line[4*x : 4*x+4]
-		o[3] = 255
-		for c := range s.ch {
-			o[c] = byte(min(255, (a[c]+div/2)/div))
+	line := s.out.Pix[s.oy*s.out.Stride:][:4*s.dw]
+	switch {
+	case s.ycc:
+		emitYCC(s.acc, line)
+	case s.ch == 1:
+		for x, a := range s.acc {
+			v := byte((a + 1<<23) >> 24)
+			line[4*x], line[4*x+1], line[4*x+2], line[4*x+3] = v, v, v, 255
+		}
+	default:
+		for x := range s.dw {
+			a, o := s.acc[x*s.ch:x*s.ch+s.ch], line[4*x:4*x+4]
+			o[3] = 255
+			for c, v := range a {
+				o[c] = byte((v + 1<<23) >> 24)
+			}
 		}
 	}
 	s.acc, s.nxt = s.nxt, s.acc
 	clear(s.nxt)
 	s.oy++
+}
+
+// emitYCC converts a row of means of Y, Cb and Cr (×2^24) to RGB (JFIF's
+// conversion, 14-bit constants, from the means with 8 bits below their
+// units).
+func emitYCC(acc []uint32, line []byte) {
+	const (
+		crR = 22970 // 1.402 ×2^14
+		cbG = 5638  // 0.344136
+		crG = 11700 // 0.714136
+		cbB = 29032 // 1.772
+		s   = 14 + 8
+	)
+	for x := range len(acc) / 3 {
+		a, o := acc[3*x:3*x+3:3*x+3], line[4*x:4*x+4:4*x+4]
+		y := int32(a[0]>>16)<<14 + 1<<(s-1)
+		cb, cr := int32(a[1]>>16)-128<<8, int32(a[2]>>16)-128<<8
+		o[0] = clamp8((y + crR*cr) >> s)
+		o[1] = clamp8((y - cbG*cb - crG*cr) >> s)
+		o[2] = clamp8((y + cbB*cb) >> s)
+		o[3] = 255
+	}
 }
 
 // result is the output, once every row came.
