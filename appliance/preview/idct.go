@@ -67,6 +67,10 @@ const (
 // decoder knows it for nothing): with none, the block is its DC term; a
 // column without is skipped, and with none past column 0 the rows are
 // flat. A bit set for a zero costs time, never correctness.
+//
+// The columns of ac are left zero (the DC term aside, which the next
+// block's replaces): where the coefficients were, so the decoder need not
+// clear every block before the next (a tenth of the board's decode).
 func idct(coef *[64]int32, nx, ny int, ac uint32, dst []byte, stride int) {
 	if ac == 0 {
 		v := clamp8((coef[0] + 4 + 128<<3) >> 3)
@@ -97,7 +101,8 @@ func idct(coef *[64]int32, nx, ny int, ac uint32, dst []byte, stride int) {
 		down2(coef, &ws, nx, p)
 	default:
 		for u := range nx {
-			ws[u&7] = coef[u&7] << p
+			u &= 7
+			ws[u], coef[u] = coef[u]<<p, 0
 		}
 	}
 	switch {
@@ -138,6 +143,8 @@ func down8(coef, ws *[64]int32, nx int, ac uint32, p uint) {
 		}
 		a0, a1, a2, a3 := coef[u], coef[8+u], coef[16+u], coef[24+u]
 		a4, a5, a6, a7 := coef[32+u], coef[40+u], coef[48+u], coef[56+u]
+		coef[u], coef[8+u], coef[16+u], coef[24+u] = 0, 0, 0, 0
+		coef[32+u], coef[40+u], coef[48+u], coef[56+u] = 0, 0, 0, 0
 		if a1|a2|a3|a4|a5|a6|a7 == 0 {
 			dc := a0 << p
 			for y := range 8 {
@@ -198,6 +205,7 @@ func down4(coef, ws *[64]int32, nx int, ac uint32, p uint) {
 			continue
 		}
 		a0, a1, a2, a3 := coef[u], coef[8+u], coef[16+u], coef[24+u]
+		coef[u], coef[8+u], coef[16+u], coef[24+u] = 0, 0, 0, 0
 		if a1|a2|a3 == 0 {
 			dc := a0 << p
 			ws[u], ws[8+u], ws[16+u], ws[24+u] = dc, dc, dc, dc
@@ -223,6 +231,7 @@ func down2(coef, ws *[64]int32, nx int, p uint) {
 	for u := range nx {
 		u &= 7
 		a0, a1 := coef[u], coef[8+u]
+		coef[u], coef[8+u] = 0, 0
 		ws[u], ws[8+u] = (a0+a1)<<p, (a0-a1)<<p
 	}
 }

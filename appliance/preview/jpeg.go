@@ -22,6 +22,7 @@ package preview
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +71,50 @@ type huffman struct {
 
 const lookupBits = 9
 
+// fastBits is the bits a fastTable entry is looked up by: a symbol whose
+// code and value together take no more (most of a photo's coefficients)
+// is decoded in one look-up.
+const fastBits = 10
+
+// fastTable is a Huffman table's codes whose code and value together take
+// at most fastBits bits, by their first fastBits bits: the value << 8 |
+// the run of zeros before it << 4 | the bits taken; 0 for the others. In
+// an AC table, EOB and ZRL are among the others.
+type fastTable [1 << fastBits]int32
+
+// build fills f from h, built, a DC table's or (ac) an AC table's.
+func (f *fastTable) build(h *huffman, ac bool) {
+	*f = fastTable{}
+	code, k := 0, 0
+	for l := 1; l <= 16; l++ {
+		n := int(h.maxcode[l] - h.mincode[l] + 1)
+		if h.maxcode[l] < 0 {
+			n = 0
+		}
+		for i := range n {
+			rs := h.vals[k+i]
+			r, s := int(rs>>4), int(rs&15)
+			if !ac {
+				r, s = 0, int(rs) // a DC symbol is its value's size, up to 16
+			}
+			if ac && s == 0 || l+s > fastBits {
+				continue
+			}
+			for vb := range 1 << s { // every value, then every bit after
+				v := int32(vb)
+				if s > 0 && vb < 1<<(s-1) {
+					v += -1<<s + 1
+				}
+				first := (code+i)<<(fastBits-l) | vb<<(fastBits-l-s)
+				for j := range 1 << (fastBits - l - s) {
+					f[first+j] = v<<8 | int32(r)<<4 | int32(l+s)
+				}
+			}
+		}
+		code, k = (code+n)<<1, k+n
+	}
+}
+
 type component struct {
 	id       byte
 	h, v     int
@@ -86,9 +131,10 @@ type component struct {
 	stride   int
 	inScan   bool
 	finished bool // sequential: every block decoded
-	// sequential: where each coefficient (zigzag) goes in the block, -1
-	// for those outside the ny×nx that the scale uses
-	place [64]int8
+	// sequential: for each coefficient (zigzag) that the scale uses, its
+	// quantizer step << 8 | where it goes in the block (natural order); 0
+	// for those outside the ny×nx read. The DC term's is its step << 8.
+	slot [64]int32
 }
 
 type jpegDecoder struct {
@@ -104,6 +150,8 @@ type jpegDecoder struct {
 	quant         [4][64]uint16 // in zigzag order
 	qset          [4]bool
 	dc, ac        [4]huffman
+	dcFast        [4]fastTable
+	acFast        [4]fastTable
 	restart       int
 	adobe         int // the Adobe marker's transform, -1 without one
 	n             int // samples per block side
@@ -393,6 +441,11 @@ func (d *jpegDecoder) readHuffman(n int) error {
 		if err := h.build(head[1:]); err != nil {
 			return err
 		}
+		if class == 1 {
+			d.acFast[id].build(h, true)
+		} else {
+			d.dcFast[id].build(h, false)
+		}
 		n -= 17 + total
 	}
 	return nil
@@ -528,9 +581,27 @@ const wordBits = bits.UintSize
 
 // fill tops up the bit buffer to more than wordBits-8 bits; past the end
 // of the entropy-coded data (a marker), it feeds zeros. The bytes come
-// straight from the reader's buffer (win) while none is 0xFF; a stuffed
-// zero, a marker and the buffer's end take the slow path.
+// straight from the reader's buffer (win): a word of them at once where
+// the word holds no 0xFF, one at a time up to one that is; a stuffed zero,
+// a marker and the buffer's end take the slow path.
 func (d *jpegDecoder) fill() {
+	if used := d.used; used+wordBits/8 <= len(d.win) {
+		var x uint
+		if wordBits == 64 {
+			x = uint(binary.BigEndian.Uint64(d.win[used:]))
+		} else {
+			x = uint(binary.BigEndian.Uint32(d.win[used:]))
+		}
+		const ones, highs = ^uint(0) / 255, ^uint(0) / 255 * 128
+		if y := ^x; (y-ones)&^y&highs == 0 { // no byte of x is 0xFF (none of y is 0)
+			n := (wordBits - d.nbits) / 8 // the whole bytes that fit
+			const m = wordBits - 1        // (shifts in range: no code for wider ones)
+			d.bits |= x >> ((wordBits - 8*n) & m) << ((wordBits - 8*n - d.nbits) & m)
+			d.nbits += 8 * n
+			d.used += int(n)
+			return
+		}
+	}
 	for {
 		bits, nbits, used, win := d.bits, d.nbits, d.used, d.win
 		for nbits <= wordBits-8 && used < len(win) && win[used] != 0xFF {
@@ -897,22 +968,17 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 			c.plane = make([]byte, rows*c.stride)
 		}
 		for k, z := range zigzag {
-			c.place[k] = -1
+			c.slot[k] = 0
 			if int(z>>3) < c.ny && int(z&7) < c.nx {
-				c.place[k] = int8(z)
+				c.slot[k] = int32(d.quant[c.tq][k])<<8 | int32(z)
 			}
 		}
 	}
+	// coef is all zero but its DC term before each block: idct leaves it
+	// so.
 	var coef [64]int32
 	d.forEachMCU(scan, func(c *component, bx, by int) bool {
-		for v := range c.ny { // what the inverse DCT reads, all blockAC writes
-			clear(coef[v*8 : v*8+c.nx])
-		}
-		q := &d.quant[c.tq]
-		s := d.huff(&d.dc[c.td])
-		c.pred += d.receiveExtend(uint(s))
-		coef[0] = clampCoef(c.pred * int32(q[0]))
-		ac := d.blockAC(c, &d.ac[c.ta], q, &coef)
+		ac := d.block(c, &coef)
 		if d.err == nil && d.exhausted() {
 			d.err = io.ErrUnexpectedEOF
 		}
@@ -935,62 +1001,91 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 	return nil
 }
 
-// blockAC decodes a sequential block's AC coefficients into coef, those
-// the scale uses (c.place), and says which columns it put them in (idct's
-// ac). The hottest loop of a preview: huff and receiveExtend by hand, on
-// the bit buffer in locals, as the compiler inlines neither and keeps no
-// field of d in a register.
-func (d *jpegDecoder) blockAC(c *component, h *huffman, q *[64]uint16, coef *[64]int32) (ac uint32) {
-	bits, nbits := d.bits, d.nbits
-	for k := 1; k < 64; {
-		if nbits < 16 {
-			d.bits, d.nbits = bits, nbits
+// block decodes a sequential block into coef: its DC term, and the AC
+// coefficients the scale uses (c.slot); it says which columns it put
+// those in (idct's ac). The hottest loop of a preview: the inner loop takes coefficients
+// from acFast while the bits in hand last, on the bit buffer in locals
+// and with no call, so that the compiler keeps its values in registers;
+// a refill and the other coefficients (acSlow) come between its runs.
+// The coefficients are not clamped: a damaged file's may make idct's sums
+// wrap, which only makes its samples wrong (see idct).
+func (d *jpegDecoder) block(c *component, coef *[64]int32) (ac uint32) {
+	if d.nbits < 16 {
+		d.fill()
+	}
+	if e := d.dcFast[c.td][d.bits>>(wordBits-fastBits)]; e != 0 {
+		d.bits <<= uint(e) & 15
+		d.nbits -= uint(e) & 15
+		c.pred += e >> 8
+	} else {
+		c.pred += d.receiveExtend(uint(d.huff(&d.dc[c.td])))
+	}
+	coef[0] = clampCoef(c.pred * (c.slot[0] >> 8))
+	fast, slot := &d.acFast[c.ta], &c.slot
+	k := uint(1)
+	for k < 64 {
+		if d.nbits < 16 {
 			d.fill()
-			bits, nbits = d.bits, d.nbits
 		}
-		var rs byte
-		if e := h.lookup[bits>>(wordBits-lookupBits)]; e != 0 {
-			l := uint(e>>8) & 15
+		bits, nbits := d.bits, d.nbits
+		for nbits >= fastBits && k < 64 {
+			e := fast[bits>>(wordBits-fastBits)]
+			if e == 0 {
+				break
+			}
+			l := uint(e) & 15
 			bits <<= l
 			nbits -= l
-			rs = byte(e)
-		} else {
-			d.bits, d.nbits = bits, nbits
-			rs = d.huffLong(h)
-			bits, nbits = d.bits, d.nbits
-		}
-		r, s := int(rs>>4), uint(rs&15)
-		if s == 0 {
-			if r != 15 {
-				break // the end of the block
+			if k += uint(e>>4) & 15; k > 63 {
+				k = badRun
+				break
 			}
-			k += 16
-			continue
+			if sl := slot[k]; sl != 0 {
+				coef[sl&63] = (e >> 8) * (sl >> 8)
+				ac |= 1 << (sl & 7)
+			}
+			k++
 		}
-		k += r
-		if k > 63 {
-			d.err = jpegError("bad AC run")
+		d.bits, d.nbits = bits, nbits
+		if k >= 64 || nbits < fastBits {
+			continue // done, or a refill first
+		}
+		e := d.acSlow(&d.ac[c.ta])
+		if e == 0 {
+			break // the end of the block
+		}
+		if k += uint(e>>4) & 15; k > 63 {
+			k = badRun
 			break
 		}
-		if nbits < s {
-			d.bits, d.nbits = bits, nbits
-			d.fill()
-			bits, nbits = d.bits, d.nbits
-		}
-		v := int32(bits >> ((wordBits - s) & (wordBits - 1)))
-		bits <<= s
-		nbits -= s
-		if z := c.place[k]; z >= 0 {
-			if v < 1<<(s-1) {
-				v += -1<<s + 1
-			}
-			coef[z] = clampCoef(v * int32(q[k]))
-			ac |= 1 << (z & 7)
+		if sl := slot[k]; sl != 0 {
+			coef[sl&63] = (e >> 8) * (sl >> 8)
+			ac |= 1 << (sl & 7)
 		}
 		k++
 	}
-	d.bits, d.nbits = bits, nbits
+	if k == badRun {
+		d.err = jpegError("bad AC run")
+	}
 	return ac
+}
+
+// badRun is block's k after a run past the block's end.
+const badRun = 99
+
+// acSlow decodes an AC symbol and its value the long way, as acFast has
+// it: the value << 8 | the run of zeros before it << 4 (ZRL: a run of 15
+// and a zero); 0 for the end of the block.
+func (d *jpegDecoder) acSlow(h *huffman) int32 {
+	rs := d.huff(h)
+	r, s := int32(rs>>4), uint(rs&15)
+	if s == 0 {
+		if r != 15 {
+			return 0
+		}
+		return 15 << 4
+	}
+	return d.receiveExtend(s)<<8 | r<<4
 }
 
 // finish hands on what streaming did not: the planes of a JPEG in
