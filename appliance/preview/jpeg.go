@@ -58,6 +58,9 @@ type rowSink interface {
 	begin(w8, h8, channels int, ycc bool) error
 	// row takes the next row (w×channels bytes, not kept).
 	row(b []byte)
+	// planes takes the next row of 3 samples a pixel as the rows of its
+	// three planes (w bytes each, not kept).
+	planes(a, b, c []byte)
 }
 
 type huffman struct {
@@ -1154,18 +1157,18 @@ func (d *jpegDecoder) emitRows(y0, n int) {
 			d.sink.row(c.plane[py*c.stride:][:w])
 			continue
 		}
-		d.interleave(py, w)
-		d.sink.row(d.row)
+		d.emit3(py, w)
 	}
 }
 
-// interleave puts a row of three components' samples (Y, Cb and Cr, or R,
-// G and B, as d.ycc says) side by side in d.row. A component with fewer
+// emit3 hands on a row of three components' samples (Y, Cb and Cr, or R,
+// G and B): as the planes' rows where each has a sample a pixel, else
+// interleaved in d.row. A component with fewer
 // samples than the picture (subsampled chroma beyond what its blocks
 // could give) is stretched: by repeating its samples when streaming, and
 // smoothly between them from whole planes (a progressive JPEG's DC terms,
 // a sample per 16 pixels of chroma).
-func (d *jpegDecoder) interleave(py, w int) {
+func (d *jpegDecoder) emit3(py, w int) {
 	var rows [3][]byte
 	var hs [3]int // output pixels per sample
 	for i := range 3 {
@@ -1174,6 +1177,7 @@ func (d *jpegDecoder) interleave(py, w int) {
 		vs := d.vmax * d.n / (c.v * c.ny)
 		if !d.streaming && (hs[i] > 1 || vs > 1) {
 			d.interleaveSmooth(py, w)
+			d.sink.row(d.row)
 			return
 		}
 		rows[i] = c.plane[(py/vs)*c.stride:]
@@ -1182,10 +1186,8 @@ func (d *jpegDecoder) interleave(py, w int) {
 	a, b, c := rows[0], rows[1], rows[2]
 	switch hs {
 	case [3]int{1, 1, 1}: // every scale but the full one of a subsampled picture
-		a, b, c = a[:w], b[:w], c[:w]
-		for x := range w {
-			out[3*x], out[3*x+1], out[3*x+2] = a[x], b[x], c[x]
-		}
+		d.sink.planes(a[:w], b[:w], c[:w])
+		return
 	case [3]int{1, 2, 2}: // 4:2:0 and 4:2:2 at full scale
 		for x := range w {
 			out[3*x], out[3*x+1], out[3*x+2] = a[x], b[x>>1], c[x>>1]
@@ -1195,11 +1197,12 @@ func (d *jpegDecoder) interleave(py, w int) {
 			out[3*x], out[3*x+1], out[3*x+2] = a[x/hs[0]], b[x/hs[1]], c[x/hs[2]]
 		}
 	}
+	d.sink.row(out)
 }
 
-// interleaveSmooth is interleave from whole planes, each sample between
-// the two nearest down and across, by distance (in units of 1/(2·hs) and
-// 1/(2·vs) of a sample).
+// interleaveSmooth is emit3's interleaving from whole planes, each
+// sample between the two nearest down and across, by distance (in units
+// of 1/(2·hs) and 1/(2·vs) of a sample).
 func (d *jpegDecoder) interleaveSmooth(py, w int) {
 	var at [3]func(x int) byte
 	for i := range 3 {

@@ -19,6 +19,9 @@ import (
 // input column and row has is a fraction ×2^16, rounded so that each
 // output pixel's shares add up to exactly 2^16 (a flat picture stays
 // flat); a row shrunk along x keeps 8 bits below its samples' units.
+// Along x, the input columns are walked in order with the output column's
+// sums in registers, stored once it is whole.
+//
 // Samples of Y, Cb and Cr (a JPEG's) are averaged as they are and turned
 // into RGB once shrunk: the conversion is linear, so the mean of the
 // converted pixels is the converted mean but where a pixel's colour is
@@ -28,8 +31,7 @@ type shrink struct {
 
 	fw, fh, sw, sh, dw, dh, ch int
 	ycc                        bool
-	col                        []share  // per input column
-	rows                       []share  // per input row
+	cols, rows                 []share  // per input column and row
 	tmp                        []uint32 // the input row shrunk along x: ×2^16
 	acc, nxt                   []uint32 // the output row being made and the next: ×2^24
 	y, oy                      int
@@ -37,26 +39,37 @@ type shrink struct {
 }
 
 // share says where an input column (or row) goes: w/2^16 of output column
-// o, and w2/2^16 of o+1.
+// o, and w2/2^16 of o+1; end says o is whole with it.
 type share struct {
 	o     int
 	w, w2 uint32
+	end   bool
 }
 
 // shares divides n input samples, the last of them ending at full (in
 // eighths: a last one may cover less than 8), among out output ones.
 func shares(n, full, out int) []share {
 	// Input sample i covers [8i, min(8i+8, full)) eighths, output sample o
-	// [o·full/out, (o+1)·full/out): at at, in output samples ×2^16.
-	at := func(e int) uint32 {
-		return uint32((uint64(e)*uint64(out)<<16 + uint64(full)/2) / uint64(full))
-	}
+	// [o·full/out, (o+1)·full/out): input sample i starts at
+	// (8i·out·2^16 + full/2) / full, in output samples ×2^16, stepped to
+	// with 32-bit sums (one 64-bit division, not one a sample: the board's
+	// core has no divide instruction).
+	step := uint64(8*out) << 16
+	q, r, f := uint32(step/uint64(full)), uint32(step%uint64(full)), uint32(full)
+	pos, rem := uint32(0), f/2
 	s := make([]share, n)
 	for i := range s {
-		start, end := at(8*i), at(min(8*i+8, full))
+		start := pos
+		if pos, rem = pos+q, rem+r; rem >= f {
+			pos, rem = pos+1, rem-f
+		}
+		end := pos
+		if i == n-1 {
+			end = uint32(out) << 16 // ends at full
+		}
 		o := int(start >> 16)
 		edge := uint32(o+1) << 16
-		s[i] = share{o: o, w: min(end, edge) - start, w2: end - min(end, edge)}
+		s[i] = share{o: o, w: min(end, edge) - start, w2: end - min(end, edge), end: end >= edge}
 	}
 	return s
 }
@@ -68,8 +81,8 @@ func (s *shrink) begin(w8, h8, ch int, ycc bool) error {
 	s.sw, s.sh = (w8+7)/8, (h8+7)/8
 	s.dw, s.dh = s.fit(w8, h8)
 	s.dw, s.dh = max(1, min(s.dw, w8/8)), max(1, min(s.dh, h8/8)) // never larger
-	s.col, s.rows = shares(s.sw, w8, s.dw), shares(s.sh, h8, s.dh)
-	s.tmp = make([]uint32, (s.dw+1)*ch) // +1: a last column's w2 (0) lands past the end
+	s.cols, s.rows = shares(s.sw, w8, s.dw), shares(s.sh, h8, s.dh)
+	s.tmp = make([]uint32, (s.dw+1)*ch) // +1: the last column's w2 (0) is stored past the end
 	s.acc = make([]uint32, s.dw*ch)
 	s.nxt = make([]uint32, s.dw*ch)
 	s.out = image.NewRGBA(image.Rect(0, 0, s.dw, s.dh))
@@ -77,21 +90,65 @@ func (s *shrink) begin(w8, h8, ch int, ycc bool) error {
 	return nil
 }
 
+// row takes a row of ch samples a pixel.
 func (s *shrink) row(b []byte) {
 	if s.y >= s.sh {
 		return
 	}
-	switch s.ch {
-	case 1:
-		alongX1(s.col, b, s.tmp)
-	case 3:
-		alongX3(s.col, b, s.tmp)
-	default:
-		alongX(s.col, b, s.tmp, s.ch)
+	ch := s.ch
+	b = b[:len(s.cols)*ch]
+	var sum [4]uint32
+	for x, c := range s.cols {
+		p := b[x*ch : x*ch+ch]
+		for i, v := range p {
+			sum[i&3] += c.w * uint32(v)
+		}
+		if c.end {
+			t := s.tmp[c.o*ch : c.o*ch+ch]
+			for i, v := range p {
+				t[i], sum[i&3] = sum[i&3], c.w2*uint32(v)
+			}
+		}
 	}
-	// Down: the row's share of this output row and of the next, with 8 of
-	// its 16 bits below the units kept (a sum of shares ≤ 2^16 of values
-	// below 255·2^8 stays below 2^32); tmp cleared for the next row.
+	s.down()
+}
+
+// planes takes a row of a 3-sample picture (ycc's, say) as its three
+// planes' rows: the same as row of the samples interleaved, with no
+// interleaving (the decoder's planes are at hand).
+func (s *shrink) planes(a, b, c []byte) {
+	if s.y >= s.sh {
+		return
+	}
+	walk3(s.cols, a, b, c, s.tmp)
+	s.down()
+}
+
+// walk3 is planes' loop, on its own with few values, so that the compiler
+// keeps them in registers: the output columns are whole one after the
+// other, so where the sums go is a count, not a look-up.
+func walk3(cols []share, a, b, c []byte, tmp []uint32) {
+	a, b, c = a[:len(cols)], b[:len(cols)], c[:len(cols)]
+	var s0, s1, s2 uint32
+	j := 0
+	for x, sh := range cols {
+		v0, v1, v2 := uint32(a[x]), uint32(b[x]), uint32(c[x])
+		s0 += sh.w * v0
+		s1 += sh.w * v1
+		s2 += sh.w * v2
+		if sh.end {
+			tmp[j], tmp[j+1], tmp[j+2] = s0, s1, s2
+			s0, s1, s2 = sh.w2*v0, sh.w2*v1, sh.w2*v2
+			j += 3
+		}
+	}
+}
+
+// down adds the row shrunk along x (tmp) to the output rows it covers:
+// its share of this one and of the next, with 8 of its 16 bits below the
+// units kept (a sum of shares ≤ 2^16 of values below 255·2^8 stays below
+// 2^32), and emits the output row when it is whole.
+func (s *shrink) down() {
 	r := s.rows[s.y]
 	tmp, acc := s.tmp[:len(s.acc)], s.acc[:len(s.acc)]
 	if r.w2 == 0 {
@@ -106,49 +163,9 @@ func (s *shrink) row(b []byte) {
 			nxt[i] += r.w2 * v
 		}
 	}
-	clear(s.tmp)
 	s.y++
-	if s.y == s.sh || s.rows[s.y].o != r.o {
+	if r.end {
 		s.emit()
-	}
-}
-
-// alongX3 adds a row of 3 samples a pixel into tmp, shrunk along x.
-func alongX3(col []share, b []byte, tmp []uint32) {
-	b = b[:3*len(col)]
-	for x, c := range col {
-		p := b[3*x : 3*x+3 : 3*x+3]
-		t := tmp[3*c.o : 3*c.o+6 : 3*c.o+6]
-		v0, v1, v2 := uint32(p[0]), uint32(p[1]), uint32(p[2])
-		t[0] += c.w * v0
-		t[1] += c.w * v1
-		t[2] += c.w * v2
-		t[3] += c.w2 * v0 // 0 but where the column straddles two: no branch
-		t[4] += c.w2 * v1
-		t[5] += c.w2 * v2
-	}
-}
-
-// alongX1 is alongX3 for 1 sample a pixel.
-func alongX1(col []share, b []byte, tmp []uint32) {
-	b = b[:len(col)]
-	for x, c := range col {
-		t := tmp[c.o : c.o+2 : c.o+2]
-		v := uint32(b[x])
-		t[0] += c.w * v
-		t[1] += c.w2 * v
-	}
-}
-
-// alongX is alongX3 for ch samples a pixel.
-func alongX(col []share, b []byte, tmp []uint32, ch int) {
-	for x, c := range col {
-		p := b[x*ch : x*ch+ch]
-		t := tmp[c.o*ch:]
-		for i, v := range p {
-			t[i] += c.w * uint32(v)
-			t[ch+i] += c.w2 * uint32(v)
-		}
 	}
 }
 
