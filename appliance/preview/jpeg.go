@@ -1246,7 +1246,11 @@ func lerpPos(p, s, n int) (int, int32) {
 	return i, int32(f % (2 * s))
 }
 
-// clamp8 is v bounded to a byte (branchless: conditional moves).
+// clamp8 is v bounded to a byte: one comparison for the v in range (most),
+// as a number without sign; those out of it are 0 if negative, else 255.
 func clamp8(v int32) byte {
-	return byte(min(max(v, 0), 255))
+	if uint32(v) > 255 {
+		return byte(^(v >> 31))
+	}
+	return byte(v)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image"
+	"image/draw"
 	"image/jpeg"
 	"math"
 	"os"
@@ -33,7 +34,18 @@ func ours(t testing.TB, data []byte, n int, fit func(w8, h8 int) (int, int)) *im
 	if !ok {
 		t.Fatalf("decode at %d: rows missing (%d of %d in, %d of %d out)", n, s.y, s.sh, s.oy, s.dh)
 	}
-	return m
+	return toRGBA(m)
+}
+
+// toRGBA is a shrink's result in RGB: a JPEG's is in YCbCr, converted as
+// image/color does.
+func toRGBA(m image.Image) *image.RGBA {
+	if m, ok := m.(*image.RGBA); ok {
+		return m
+	}
+	out := image.NewRGBA(m.Bounds())
+	draw.Draw(out, out.Bounds(), m, m.Bounds().Min, draw.Src)
+	return out
 }
 
 // reference decodes data with image/jpeg and shrinks it the same way.
@@ -55,7 +67,7 @@ func reference(t testing.TB, data []byte, fit func(w8, h8 int) (int, int)) *imag
 		s.row(row)
 	}
 	out, _ := s.result()
-	return out
+	return out.(*image.RGBA)
 }
 
 // psnr compares two pictures of one size, in dB.

@@ -149,13 +149,16 @@ func (m *Maker) make(ctx context.Context, f *os.File, sp spec) (Preview, string,
 	return p, r.used, err
 }
 
-// encode writes a preview as a JPEG, or as a PNG if it has transparency.
-func encode(m *image.RGBA) (Preview, error) {
+// encode writes a preview as a JPEG, or as a PNG if it has transparency
+// (a JPEG's is an image.YCbCr, which has none).
+func encode(m image.Image) (Preview, error) {
 	var b bytes.Buffer
-	for i := 3; i < len(m.Pix); i += 4 {
-		if m.Pix[i] != 255 {
-			err := png.Encode(&b, m)
-			return Preview{b.Bytes(), "image/png"}, err
+	if m, ok := m.(*image.RGBA); ok {
+		for i := 3; i < len(m.Pix); i += 4 {
+			if m.Pix[i] != 255 {
+				err := png.Encode(&b, m)
+				return Preview{b.Bytes(), "image/png"}, err
+			}
 		}
 	}
 	err := jpeg.Encode(&b, m, &jpeg.Options{Quality: 80})

@@ -22,10 +22,11 @@ import (
 // Along x, the input columns are walked in order with the output column's
 // sums in registers, stored once it is whole.
 //
-// Samples of Y, Cb and Cr (a JPEG's) are averaged as they are and turned
-// into RGB once shrunk: the conversion is linear, so the mean of the
-// converted pixels is the converted mean but where a pixel's colour is
-// clamped, for a fraction of the work.
+// Samples of Y, Cb and Cr (a JPEG's) are averaged as they are and the
+// preview is made of them (an image.YCbCr, which the JPEG encoder takes
+// as it is): the conversion to RGB is linear, so the mean of converted
+// pixels is the converted mean, but where a pixel's colour is clamped;
+// and a JPEG made from the RGB would convert it back.
 type shrink struct {
 	fit func(w8, h8 int) (int, int) // the output size for a picture of w8×h8 eighths
 
@@ -35,7 +36,8 @@ type shrink struct {
 	tmp                        []uint32 // the input row shrunk along x: ×2^16
 	acc, nxt                   []uint32 // the output row being made and the next: ×2^24
 	y, oy                      int
-	out                        *image.RGBA
+	rgba                       *image.RGBA  // the output, or
+	yc                         *image.YCbCr // with ycc, the output (4:4:4)
 }
 
 // share says where an input column (or row) goes: w/2^16 of output column
@@ -85,7 +87,12 @@ func (s *shrink) begin(w8, h8, ch int, ycc bool) error {
 	s.tmp = make([]uint32, (s.dw+1)*ch) // +1: the last column's w2 (0) is stored past the end
 	s.acc = make([]uint32, s.dw*ch)
 	s.nxt = make([]uint32, s.dw*ch)
-	s.out = image.NewRGBA(image.Rect(0, 0, s.dw, s.dh))
+	s.rgba, s.yc = nil, nil
+	if ycc {
+		s.yc = image.NewYCbCr(image.Rect(0, 0, s.dw, s.dh), image.YCbCrSubsampleRatio444)
+	} else {
+		s.rgba = image.NewRGBA(image.Rect(0, 0, s.dw, s.dh))
+	}
 	s.y, s.oy = 0, 0
 	return nil
 }
@@ -174,21 +181,23 @@ func (s *shrink) emit() {
 	if s.oy >= s.dh {
 		return
 	}
-	line := s.out.Pix[s.oy*s.out.Stride:][:4*s.dw]
-	switch {
-	case s.ycc:
-		emitYCC(s.acc, line)
-	case s.ch == 1:
-		for x, a := range s.acc {
-			v := byte((a + 1<<23) >> 24)
-			line[4*x], line[4*x+1], line[4*x+2], line[4*x+3] = v, v, v, 255
+	if s.ycc {
+		m, o := s.yc, s.oy
+		y, cb, cr := m.Y[o*m.YStride:][:s.dw], m.Cb[o*m.CStride:][:s.dw], m.Cr[o*m.CStride:][:s.dw]
+		for x := range y {
+			a := s.acc[3*x : 3*x+3 : 3*x+3]
+			y[x], cb[x], cr[x] = byte((a[0]+1<<23)>>24), byte((a[1]+1<<23)>>24), byte((a[2]+1<<23)>>24)
 		}
-	default:
+	} else {
+		line := s.rgba.Pix[s.oy*s.rgba.Stride:][:4*s.dw]
 		for x := range s.dw {
 			a, o := s.acc[x*s.ch:x*s.ch+s.ch], line[4*x:4*x+4]
 			o[3] = 255
 			for c, v := range a {
 				o[c] = byte((v + 1<<23) >> 24)
+			}
+			if s.ch == 1 {
+				o[1], o[2] = o[0], o[0]
 			}
 		}
 	}
@@ -197,31 +206,14 @@ func (s *shrink) emit() {
 	s.oy++
 }
 
-// emitYCC converts a row of means of Y, Cb and Cr (×2^24) to RGB (JFIF's
-// conversion, 14-bit constants, from the means with 8 bits below their
-// units).
-func emitYCC(acc []uint32, line []byte) {
-	const (
-		crR = 22970 // 1.402 ×2^14
-		cbG = 5638  // 0.344136
-		crG = 11700 // 0.714136
-		cbB = 29032 // 1.772
-		s   = 14 + 8
-	)
-	for x := range len(acc) / 3 {
-		a, o := acc[3*x:3*x+3:3*x+3], line[4*x:4*x+4:4*x+4]
-		y := int32(a[0]>>16)<<14 + 1<<(s-1)
-		cb, cr := int32(a[1]>>16)-128<<8, int32(a[2]>>16)-128<<8
-		o[0] = clamp8((y + crR*cr) >> s)
-		o[1] = clamp8((y - cbG*cb - crG*cr) >> s)
-		o[2] = clamp8((y + cbB*cb) >> s)
-		o[3] = 255
+// result is the output, once every row came: an *image.RGBA, or with ycc
+// an *image.YCbCr.
+func (s *shrink) result() (image.Image, bool) {
+	whole := s.y == s.sh && s.oy == s.dh
+	if s.yc != nil {
+		return s.yc, whole
 	}
-}
-
-// result is the output, once every row came.
-func (s *shrink) result() (*image.RGBA, bool) {
-	return s.out, s.out != nil && s.y == s.sh && s.oy == s.dh
+	return s.rgba, s.rgba != nil && whole
 }
 
 // fitWithin is the size of a picture of w8×h8 eighths of a pixel shrunk to
@@ -252,49 +244,75 @@ func cover(side int) func(w8, h8 int) (int, int) {
 	}
 }
 
-// cropSquare is the middle square of m.
-func cropSquare(m *image.RGBA) *image.RGBA {
+// cropSquare is the middle square of m (a shrink's result).
+func cropSquare(m image.Image) image.Image {
 	b := m.Bounds()
 	side := min(b.Dx(), b.Dy())
 	x0, y0 := (b.Dx()-side)/2, (b.Dy()-side)/2
-	return m.SubImage(image.Rect(x0, y0, x0+side, y0+side)).(*image.RGBA)
+	return m.(interface {
+		SubImage(image.Rectangle) image.Image
+	}).SubImage(image.Rect(x0, y0, x0+side, y0+side))
 }
 
-// orient turns m upright as the EXIF orientation o (1-8) says the camera
-// held it.
-func orient(m *image.RGBA, o int) *image.RGBA {
+// orient turns m (a shrink's result, maybe cropped) upright as the EXIF
+// orientation o (1-8) says the camera held it.
+func orient(m image.Image, o int) image.Image {
 	if o < 2 || o > 8 {
 		return m
 	}
 	b := m.Bounds()
 	w, h := b.Dx(), b.Dy()
-	ow, oh := w, h
+	r := image.Rect(0, 0, w, h)
 	if o >= 5 {
-		ow, oh = h, w
+		r = image.Rect(0, 0, h, w)
 	}
-	out := image.NewRGBA(image.Rect(0, 0, ow, oh))
+	switch m := m.(type) {
+	case *image.RGBA:
+		out := image.NewRGBA(r)
+		turn(out.Pix, out.Stride, m.Pix[m.PixOffset(b.Min.X, b.Min.Y):], m.Stride, w, h, 4, o)
+		return out
+	case *image.YCbCr: // 4:4:4
+		out := image.NewYCbCr(r, image.YCbCrSubsampleRatio444)
+		yi, ci := m.YOffset(b.Min.X, b.Min.Y), m.COffset(b.Min.X, b.Min.Y)
+		turn(out.Y, out.YStride, m.Y[yi:], m.YStride, w, h, 1, o)
+		turn(out.Cb, out.CStride, m.Cb[ci:], m.CStride, w, h, 1, o)
+		turn(out.Cr, out.CStride, m.Cr[ci:], m.CStride, w, h, 1, o)
+		return out
+	}
+	return m
+}
+
+// turn copies a w×h picture of bpp (1 or 4) bytes a pixel from src to dst as EXIF
+// orientation o (2-8) says: pixel (x, y) lands at (x', y'), which is
+// linear in x and y, a step across and a step down in dst.
+func turn(dst []byte, dstStride int, src []byte, srcStride, w, h, bpp, o int) {
+	var at, across, down int // (0, 0)'s place in dst, then x's and y's steps
+	switch o {
+	case 2: // mirrored: (w-1-x, y)
+		at, across, down = (w-1)*bpp, -bpp, dstStride
+	case 3: // upside down: (w-1-x, h-1-y)
+		at, across, down = (w-1)*bpp+(h-1)*dstStride, -bpp, -dstStride
+	case 4: // upside down, mirrored: (x, h-1-y)
+		at, across, down = (h-1)*dstStride, bpp, -dstStride
+	case 5: // transposed: (y, x)
+		at, across, down = 0, dstStride, bpp
+	case 6: // turned right: (h-1-y, x)
+		at, across, down = (h-1)*bpp, dstStride, -bpp
+	case 7: // transversed: (h-1-y, w-1-x)
+		at, across, down = (h-1)*bpp+(w-1)*dstStride, -dstStride, -bpp
+	case 8: // turned left: (y, w-1-x)
+		at, across, down = (w-1)*dstStride, -dstStride, bpp
+	}
 	for y := range h {
-		for x := range w {
-			var nx, ny int
-			switch o {
-			case 2: // mirrored
-				nx, ny = w-1-x, y
-			case 3: // upside down
-				nx, ny = w-1-x, h-1-y
-			case 4: // upside down, mirrored
-				nx, ny = x, h-1-y
-			case 5: // transposed
-				nx, ny = y, x
-			case 6: // turned right
-				nx, ny = h-1-y, x
-			case 7: // transversed
-				nx, ny = h-1-y, w-1-x
-			case 8: // turned left
-				nx, ny = y, w-1-x
+		row, d := src[y*srcStride:y*srcStride+w*bpp], at+y*down
+		if bpp == 1 {
+			for x, v := range row {
+				dst[d+x*across] = v
 			}
-			src, dst := m.PixOffset(b.Min.X+x, b.Min.Y+y), out.PixOffset(nx, ny)
-			copy(out.Pix[dst:dst+4], m.Pix[src:src+4])
+			continue
+		}
+		for x := range w { // 4
+			*(*[4]byte)(dst[d+x*across:]) = *(*[4]byte)(row[4*x:])
 		}
 	}
-	return out
 }

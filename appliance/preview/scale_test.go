@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"image"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -64,11 +65,12 @@ func TestShrinkMeans(t *testing.T) {
 				p.planes(a, b, c)
 			}
 		}
-		m, ok := s.result()
+		r, ok := s.result()
 		if !ok {
 			t.Fatalf("%d×%d (%d×%d eighths) to %d×%d: rows missing", sw, sh, fw, fh, dw, dh)
 		}
-		if pm, _ := p.result(); ch == 3 && string(pm.Pix) != string(m.Pix) {
+		m := r.(*image.RGBA)
+		if pm, _ := p.result(); ch == 3 && string(pm.(*image.RGBA).Pix) != string(m.Pix) {
 			t.Fatalf("%d×%d to %d×%d: from planes, not the same picture as from rows", sw, sh, dw, dh)
 		}
 		for oy := range dh {
@@ -86,31 +88,68 @@ func TestShrinkMeans(t *testing.T) {
 	}
 }
 
-// TestShrinkYCC checks that Y, Cb and Cr shrunk and then converted are
-// the mean of the area converted (JFIF's conversion), where no pixel's
-// colour is clamped: within 1.
+// TestShrinkYCC checks that Y, Cb and Cr are shrunk as any samples are,
+// into an image.YCbCr.
 func TestShrinkYCC(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	sw, sh, dw, dh := 61, 47, 23, 17
 	pix := make([]byte, sw*sh*3)
 	for k := range pix {
-		pix[k] = byte(96 + rng.IntN(64)) // near grey: no pixel out of gamut
+		pix[k] = byte(rng.IntN(256))
 	}
 	s := &shrink{fit: fixed(dw, dh)}
 	s.begin(8*sw, 8*sh, 3, true)
 	for y := range sh {
 		s.row(pix[y*sw*3 : (y+1)*sw*3])
 	}
-	m, _ := s.result()
+	r, _ := s.result()
+	m := r.(*image.YCbCr)
 	for oy := range dh {
 		for ox := range dw {
-			y := boxMean(pix, sw, sh, 3, 8*sw, 8*sh, dw, dh, ox, oy, 0)
-			cb := boxMean(pix, sw, sh, 3, 8*sw, 8*sh, dw, dh, ox, oy, 1) - 128
-			cr := boxMean(pix, sw, sh, 3, 8*sw, 8*sh, dw, dh, ox, oy, 2) - 128
-			want := [3]float64{y + 1.402*cr, y - 0.344136*cb - 0.714136*cr, y + 1.772*cb}
-			for c, w := range want {
-				if got := m.Pix[oy*m.Stride+4*ox+c]; math.Abs(float64(got)-w) > 1 {
-					t.Fatalf("(%d,%d) sample %d = %d, want %.2f", ox, oy, c, got, w)
+			for c, p := range [][]byte{m.Y, m.Cb, m.Cr} {
+				got := p[m.YOffset(ox, oy)]
+				want := boxMean(pix, sw, sh, 3, 8*sw, 8*sh, dw, dh, ox, oy, c)
+				if math.Abs(float64(got)-want) > 0.51 {
+					t.Fatalf("(%d,%d) sample %d = %d, want %.2f", ox, oy, c, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestOrient turns a picture every way EXIF says, as RGBA and as YCbCr.
+func TestOrient(t *testing.T) {
+	const w, h = 5, 3
+	rgba := image.NewRGBA(image.Rect(0, 0, w, h))
+	ycc := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio444)
+	for y := range h {
+		for x := range w {
+			v := byte(10*y + x)
+			rgba.Pix[rgba.PixOffset(x, y)] = v
+			ycc.Y[ycc.YOffset(x, y)], ycc.Cr[ycc.COffset(x, y)] = v, v
+		}
+	}
+	// Where (x, y) lands for each orientation, as EXIF defines them.
+	at := map[int]func(x, y int) (int, int){
+		2: func(x, y int) (int, int) { return w - 1 - x, y },
+		3: func(x, y int) (int, int) { return w - 1 - x, h - 1 - y },
+		4: func(x, y int) (int, int) { return x, h - 1 - y },
+		5: func(x, y int) (int, int) { return y, x },
+		6: func(x, y int) (int, int) { return h - 1 - y, x },
+		7: func(x, y int) (int, int) { return h - 1 - y, w - 1 - x },
+		8: func(x, y int) (int, int) { return y, w - 1 - x },
+	}
+	for o, f := range at {
+		r := orient(rgba, o).(*image.RGBA)
+		c := orient(ycc, o).(*image.YCbCr)
+		for y := range h {
+			for x := range w {
+				nx, ny := f(x, y)
+				if got := r.Pix[r.PixOffset(nx, ny)]; got != byte(10*y+x) {
+					t.Errorf("orientation %d, RGBA: (%d,%d) at (%d,%d) is %d", o, x, y, nx, ny, got)
+				}
+				if got := c.Cr[c.COffset(nx, ny)]; got != byte(10*y+x) {
+					t.Errorf("orientation %d, YCbCr: (%d,%d) at (%d,%d) is %d", o, x, y, nx, ny, got)
 				}
 			}
 		}
