@@ -66,7 +66,8 @@ const (
 // coefficient that is not zero, the DC term not counted (the entropy
 // decoder knows it for nothing): with none, the block is its DC term; a
 // column without is skipped, and with none past column 0 the rows are
-// flat. A bit set for a zero costs time, never correctness.
+// flat (see narrow). A bit set for a zero costs time and may round a sample
+// the other way, never more.
 //
 // The columns of ac are left zero (the DC term aside, which the next
 // block's replaces): where the coefficients were, so the decoder need not
@@ -82,54 +83,105 @@ func idct(coef *[64]int32, nx, ny int, ac uint32, dst []byte, stride int) {
 		}
 		return
 	}
-	// ws: the first pass's results, row y of column u at ws[8y+u], with
-	// p bits below their units. A second pass that multiplies nothing
-	// (flat rows, 1 or 2 columns) takes them unrounded: rounded to 2 bits
-	// first, its halves would round up twice as often as down.
-	flat := ac&^1 == 0 || nx == 1 // nothing past column 0: each row is one value
-	p := uint(pass1Bits)
-	if flat || nx == 2 {
-		p = constBits
+	if ac&^1 == 0 || nx <= 2 {
+		narrow(coef, nx, ny, dst, stride)
+		return
 	}
+	// ws: the first pass's results, row y of column u at ws[8y+u].
 	var ws [64]int32
 	switch ny {
 	case 8:
-		down8(coef, &ws, nx, ac, p)
+		down8(coef, &ws, nx, ac)
 	case 4:
-		down4(coef, &ws, nx, ac, p)
+		down4(coef, &ws, nx, ac)
 	case 2:
-		down2(coef, &ws, nx, p)
+		for u := range nx {
+			u &= 7
+			a0, a1 := coef[u], coef[8+u]
+			coef[u], coef[8+u] = 0, 0
+			ws[u], ws[8+u] = (a0+a1)<<pass1Bits, (a0-a1)<<pass1Bits
+		}
 	default:
 		for u := range nx {
 			u &= 7
-			ws[u], coef[u] = coef[u]<<p, 0
+			ws[u], coef[u] = coef[u]<<pass1Bits, 0
 		}
 	}
-	switch {
-	case flat:
-		half := int32(1)<<(p+2) + 128<<(p+3) // rounding, and the level shift
-		for y := range ny {
-			v := clamp8((ws[(8*y)&63] + half) >> (p + 3))
-			row := dst[y*stride : y*stride+nx]
-			for x := range row {
-				row[x] = v
-			}
-		}
-	case nx == 8:
+	if nx == 8 {
 		along8(&ws, ny, dst, stride)
-	case nx == 4:
+	} else {
 		along4(&ws, ny, dst, stride)
+	}
+}
+
+// narrow is idct for the blocks whose rows are flat (nothing past column
+// 0) and those of 1 or 2 columns, where the pass along the rows
+// multiplies nothing: each row is column 0's value, or, of 2 columns,
+// F(v,0) ± F(v,1) (as √2·cos(π/4) = 1). So only the columns' transforms
+// are computed, each rounded once, to samples.
+func narrow(coef *[64]int32, nx, ny int, dst []byte, stride int) {
+	var col [2][8]int32
+	for v := range ny {
+		v &= 7
+		a0, a1 := coef[8*v], int32(0)
+		if nx > 1 {
+			a1 = coef[8*v+1]
+		}
+		col[0][v], col[1][v] = a0+a1, a0-a1
+		for u := range nx {
+			coef[(8*v+u)&63] = 0
+		}
+	}
+	var out [2][8]byte
+	for i := range min(nx, 2) {
+		samples(&col[i], ny, &out[i])
+	}
+	for y := range ny {
+		row := dst[y*stride : y*stride+nx]
+		if nx == 2 {
+			row[0], row[1] = out[0][y], out[1][y]
+			continue
+		}
+		for x := range row {
+			row[x] = out[0][y]
+		}
+	}
+}
+
+// samples is the ny-point G of a column of coefficients, as samples of a
+// block with flat rows: G/8, plus the level shift, rounded once.
+func samples(a *[8]int32, ny int, out *[8]byte) {
+	const s = constBits + 3
+	dc := a[0] + 4 + 128<<3 // rounding, and the level shift
+	switch ny {
+	case 8:
+		e0, e1, e2, e3 := even8(dc, a[2], a[4], a[6], 0)
+		a1, a3, a5, a7 := a[1], a[3], a[5], a[7]
+		z := (a1 + a3 + a5 + a7) * c3
+		z17, z35 := (a1+a7)*-c3m7, (a3+a5)*-c1p3
+		z15, z37 := z-(a1+a5)*c3m5, z-(a3+a7)*c3p5
+		o0, o1 := a1*odd1+z17+z15, a3*odd3+z35+z37
+		o2, o3 := a5*odd5+z35+z15, a7*odd7+z17+z37
+		out[0], out[7] = clamp8((e0+o0)>>s), clamp8((e0-o0)>>s)
+		out[1], out[6] = clamp8((e1+o1)>>s), clamp8((e1-o1)>>s)
+		out[2], out[5] = clamp8((e2+o2)>>s), clamp8((e2-o2)>>s)
+		out[3], out[4] = clamp8((e3+o3)>>s), clamp8((e3-o3)>>s)
+	case 4:
+		g0, g1, g2, g3 := g4(dc, a[1], a[2], a[3], 0)
+		out[0], out[1], out[2], out[3] = clamp8(g0>>s), clamp8(g1>>s), clamp8(g2>>s), clamp8(g3>>s)
+	case 2:
+		out[0], out[1] = clamp8((dc+a[1])>>3), clamp8((dc-a[1])>>3)
 	default:
-		along2(&ws, ny, dst, stride)
+		out[0] = clamp8(dc >> 3)
 	}
 }
 
 // down8 is the first pass for 8 rows: the 8-point G of each column u <
-// nx, into ws, ×2^p. A column whose AC terms are all zero is its DC term 8
-// times; one with nothing, zeros (ws starts so).
-func down8(coef, ws *[64]int32, nx int, ac uint32, p uint) {
-	s := constBits - p
-	r := int32(1) << s >> 1
+// nx, into ws, ×2^pass1Bits. A column whose AC terms are all zero is its
+// DC term 8 times; one with nothing, zeros (ws starts so).
+func down8(coef, ws *[64]int32, nx int, ac uint32) {
+	const s, p = constBits - pass1Bits, pass1Bits
+	const r = 1 << (s - 1) // rounds to the results' units
 	for u := range nx {
 		u &= 7 // (for the compiler: u < 8, no bounds checks below)
 		if ac&(1<<u) == 0 {
@@ -191,10 +243,10 @@ func even8(a0, a2, a4, a6, r int32) (e0, e1, e2, e3 int32) {
 // down8 and along8, as a function the compiler would not inline.
 
 // down4 is the first pass for 4 rows: the 4-point G of each column u <
-// nx, ×2^p.
-func down4(coef, ws *[64]int32, nx int, ac uint32, p uint) {
-	s := constBits - p
-	r := int32(1) << s >> 1
+// nx, ×2^pass1Bits.
+func down4(coef, ws *[64]int32, nx int, ac uint32) {
+	const s, p = constBits - pass1Bits, pass1Bits
+	const r = 1 << (s - 1)
 	for u := range nx {
 		u &= 7
 		if ac&(1<<u) == 0 {
@@ -226,16 +278,6 @@ func g4(a0, a1, a2, a3, r int32) (g0, g1, g2, g3 int32) {
 	return t0 + o0, t1 + o1, t1 - o1, t0 - o0
 }
 
-// down2 is the first pass for 2 rows: F0 ± F1 of each column, ×2^p.
-func down2(coef, ws *[64]int32, nx int, p uint) {
-	for u := range nx {
-		u &= 7
-		a0, a1 := coef[u], coef[8+u]
-		coef[u], coef[8+u] = 0, 0
-		ws[u], ws[8+u] = (a0+a1)<<p, (a0-a1)<<p
-	}
-}
-
 // along8 is the second pass for 8 columns: each row's 8-point G, shifted
 // to samples, clamped.
 func along8(ws *[64]int32, ny int, dst []byte, stride int) {
@@ -265,18 +307,6 @@ func along4(ws *[64]int32, ny int, dst []byte, stride int) {
 		o := (*[4]byte)(dst[y*stride:])
 		g0, g1, g2, g3 := g4(w[0]+bias, w[1], w[2], w[3], 0)
 		o[0], o[1], o[2], o[3] = clamp8(g0>>s), clamp8(g1>>s), clamp8(g2>>s), clamp8(g3>>s)
-	}
-}
-
-// along2 is the second pass for 2 columns, of a first pass's results
-// ×2^constBits (unrounded: this pass multiplies nothing).
-func along2(ws *[64]int32, ny int, dst []byte, stride int) {
-	const s = constBits + 3
-	for y := range ny {
-		w := (*[2]int32)(ws[(8*y)&63:])
-		o := (*[2]byte)(dst[y*stride:])
-		a0 := w[0] + 1<<(constBits+2) + 128<<s
-		o[0], o[1] = clamp8((a0+w[1])>>s), clamp8((a0-w[1])>>s)
 	}
 }
 
