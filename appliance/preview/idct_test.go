@@ -46,9 +46,9 @@ func acOf(coef *[64]int32, nx, ny int) uint32 {
 	return ac
 }
 
-// fdct is the forward DCT (T.81 A.3.3) of an 8×8 block of samples less
+// forwardDCT is the forward DCT (T.81 A.3.3) of an 8×8 block of samples less
 // 128, in floating point.
-func fdct(s *[64]float64) (f [64]float64) {
+func forwardDCT(s *[64]float64) (f [64]float64) {
 	c := func(u int) float64 {
 		if u == 0 {
 			return 1 / math.Sqrt2
@@ -86,7 +86,7 @@ func randomBlock(rng *rand.Rand, lo, hi float64) [64]int32 {
 			s[y*8+x] = min(max(math.Round(v), lo), hi)
 		}
 	}
-	f := fdct(&s)
+	f := forwardDCT(&s)
 	var coef [64]int32
 	for k := range 64 {
 		q := 1.0

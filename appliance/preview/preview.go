@@ -161,7 +161,12 @@ func encode(m image.Image) (Preview, error) {
 			}
 		}
 	}
-	err := jpeg.Encode(&b, m, &jpeg.Options{Quality: 80})
+	var err error
+	if yc, ok := m.(*image.YCbCr); ok {
+		err = encodeJPEG(&b, yc, 80)
+	} else {
+		err = jpeg.Encode(&b, m, &jpeg.Options{Quality: 80})
+	}
 	return Preview{b.Bytes(), "image/jpeg"}, err
 }
 
