@@ -989,7 +989,9 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 			return false
 		}
 		y := by
-		if d.streaming {
+		if d.streaming && c.v&(c.v-1) == 0 {
+			y = by & (c.v - 1) // (no division: the board's core has none)
+		} else if d.streaming {
 			y = by % c.v
 		}
 		idct(&coef, c.nx, c.ny, ac, c.plane[y*c.ny*c.stride+bx*c.nx:], c.stride)
