@@ -87,6 +87,14 @@ func idct(coef *[64]int32, nx, ny int, ac uint32, dst []byte, stride int) {
 		}
 		return
 	}
+	if nx == 2 && ny == 2 { // (a 4:2:0 picture's chroma at 1/8): sums alone
+		a0, a1, a8, a9 := coef[0]+4+128<<3, coef[1], coef[8], coef[9]
+		coef[1], coef[8], coef[9] = 0, 0, 0
+		r0, r1 := dst[0:2:2], dst[stride:stride+2:stride+2]
+		r0[0], r0[1] = clamp8((a0+a1+a8+a9)>>3), clamp8((a0-a1+a8-a9)>>3)
+		r1[0], r1[1] = clamp8((a0+a1-a8-a9)>>3), clamp8((a0-a1-a8+a9)>>3)
+		return
+	}
 	if ac&^1 == 0 || nx <= 2 {
 		narrow(coef, nx, ny, dst, stride)
 		return

@@ -138,6 +138,7 @@ type component struct {
 	// quantizer step << 8 | where it goes in the block (natural order); 0
 	// for those outside the ny×nx read. The DC term's is its step << 8.
 	slot [64]int32
+	last uint // sequential: the last coefficient (zigzag) the scale uses
 }
 
 type jpegDecoder struct {
@@ -970,10 +971,12 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 		if len(c.plane) < rows*c.stride {
 			c.plane = make([]byte, rows*c.stride)
 		}
+		c.last = 0
 		for k, z := range zigzag {
 			c.slot[k] = 0
 			if int(z>>3) < c.ny && int(z&7) < c.nx {
 				c.slot[k] = int32(d.quant[c.tq][k])<<8 | int32(z)
+				c.last = uint(k)
 			}
 		}
 	}
@@ -1026,14 +1029,14 @@ func (d *jpegDecoder) block(c *component, coef *[64]int32) (ac uint32) {
 		c.pred += d.receiveExtend(uint(d.huff(&d.dc[c.td])))
 	}
 	coef[0] = clampCoef(c.pred * (c.slot[0] >> 8))
-	fast, slot := &d.acFast[c.ta], &c.slot
+	fast, slot, last := &d.acFast[c.ta], &c.slot, c.last
 	k := uint(1)
 	for k < 64 {
 		if d.nbits < 16 {
 			d.fill()
 		}
 		bits, nbits := d.bits, d.nbits
-		for nbits >= fastBits && k < 64 {
+		for nbits >= fastBits && k <= last {
 			e := fast[bits>>(wordBits-fastBits)]
 			if e == 0 {
 				break
@@ -1050,6 +1053,20 @@ func (d *jpegDecoder) block(c *component, coef *[64]int32) (ac uint32) {
 				ac |= 1 << (sl & 7)
 			}
 			k++
+		}
+		// Past the last coefficient the scale uses (at 1/8, past the DC
+		// term of most blocks), the symbols are only passed over.
+		for nbits >= fastBits && k > last && k < 64 {
+			e := fast[bits>>(wordBits-fastBits)]
+			if e == 0 {
+				break
+			}
+			l := uint(e) & 15
+			bits <<= l
+			nbits -= l
+			if k += uint(e>>4)&15 + 1; k > 64 {
+				k = badRun
+			}
 		}
 		d.bits, d.nbits = bits, nbits
 		if k >= 64 || nbits < fastBits {
