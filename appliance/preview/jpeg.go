@@ -983,23 +983,25 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 	// coef is all zero but its DC term before each block: idct leaves it
 	// so.
 	var coef [64]int32
-	d.forEachMCU(scan, func(c *component, bx, by int) bool {
-		ac := d.block(c, &coef)
-		if d.err == nil && d.exhausted() {
-			d.err = io.ErrUnexpectedEOF
-		}
-		if d.err != nil {
-			return false
-		}
-		y := by
-		if d.streaming && c.v&(c.v-1) == 0 {
-			y = by & (c.v - 1) // (no division: the board's core has none)
-		} else if d.streaming {
-			y = by % c.v
-		}
-		idct(&coef, c.nx, c.ny, ac, c.plane[y*c.ny*c.stride+bx*c.nx:], c.stride)
-		return true
-	})
+	if d.streaming && len(scan) == len(d.comps) {
+		d.streamMCUs(scan, &coef) // (most pictures)
+	} else {
+		d.forEachMCU(scan, func(c *component, bx, by int) bool {
+			ac := d.block(c, &coef)
+			if d.err == nil && d.exhausted() {
+				d.err = io.ErrUnexpectedEOF
+			}
+			if d.err != nil {
+				return false
+			}
+			y := by
+			if d.streaming {
+				y = by % c.v
+			}
+			idct(&coef, c.nx, c.ny, ac, c.plane[y*c.ny*c.stride+bx*c.nx:], c.stride)
+			return true
+		})
+	}
 	if err := d.scanEnd(); err != nil {
 		return err
 	}
@@ -1007,6 +1009,38 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 		c.finished = true
 	}
 	return nil
+}
+
+// streamMCUs is forEachMCU for a scan of every component, streamed, with
+// its blocks decoded in the loop rather than by a call of a function
+// value for each: a row of MCUs into the planes, then handed on.
+func (d *jpegDecoder) streamMCUs(scan []*component, coef *[64]int32) {
+	rows := 8 * d.vmax * d.n / 8 // output rows an MCU row gives
+	count := 0
+	for my := range d.mcusY {
+		for mx := range d.mcusX {
+			if d.restart > 0 && count > 0 && count%d.restart == 0 {
+				d.restartAt(scan)
+			}
+			count++
+			for _, c := range scan {
+				for v := range c.v {
+					row := c.plane[v*c.ny*c.stride:]
+					for h := range c.h {
+						ac := d.block(c, coef)
+						if d.err == nil && d.exhausted() {
+							d.err = io.ErrUnexpectedEOF
+						}
+						if d.err != nil {
+							return
+						}
+						idct(coef, c.nx, c.ny, ac, row[(mx*c.h+h)*c.nx:], c.stride)
+					}
+				}
+			}
+		}
+		d.emitRows(my*rows, rows)
+	}
 }
 
 // block decodes a sequential block into coef: its DC term, and the AC
