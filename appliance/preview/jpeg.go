@@ -82,7 +82,9 @@ const fastBits = 10
 // fastTable is a Huffman table's codes whose code and value together take
 // at most fastBits bits, by their first fastBits bits: the value << 8 |
 // the run of zeros before it << 4 | the bits taken; 0 for the others. In
-// an AC table, EOB and ZRL are among the others.
+// an AC table, ZRL is a run of 15 and a zero, and EOB the bits alone: an
+// entry below 16 as a number without sign (no value is 0, and a negative
+// one's sign bit is set).
 type fastTable [1 << fastBits]int32
 
 // build fills f from h, built, a DC table's or (ac) an AC table's.
@@ -100,8 +102,8 @@ func (f *fastTable) build(h *huffman, ac bool) {
 			if !ac {
 				r, s = 0, int(rs) // a DC symbol is its value's size, up to 16
 			}
-			if ac && s == 0 || l+s > fastBits {
-				continue
+			if ac && s == 0 && r != 0 && r != 15 || l+s > fastBits {
+				continue // (not a symbol T.81 has)
 			}
 			for vb := range 1 << s { // every value, then every bit after
 				v := int32(vb)
@@ -1078,6 +1080,10 @@ func (d *jpegDecoder) block(c *component, coef *[64]int32) (ac uint32) {
 			l := uint(e) & 15
 			bits <<= l
 			nbits -= l
+			if uint32(e) < 1<<4 { // EOB (a value, negative too, is above)
+				k = 64
+				break
+			}
 			if k += uint(e>>4) & 15; k > 63 {
 				k = badRun
 				break
@@ -1098,6 +1104,10 @@ func (d *jpegDecoder) block(c *component, coef *[64]int32) (ac uint32) {
 			l := uint(e) & 15
 			bits <<= l
 			nbits -= l
+			if uint32(e) < 1<<4 { // EOB (a value, negative too, is above)
+				k = 64
+				break
+			}
 			if k += uint(e>>4)&15 + 1; k > 64 {
 				k = badRun
 			}
