@@ -4,7 +4,8 @@
 // thumbnail is used where it is large enough; otherwise a JPEG is decoded
 // at 1/8, 1/4 or 1/2 of its size, a row of blocks at a time (jpeg.go),
 // and a PNG a row at a time (png.go), each shrunk as it comes (scale.go):
-// a 12-megapixel photo's preview takes the memory of the preview. GIF,
+// a 12-megapixel photo's preview takes the memory of the preview. A
+// JPEG's preview is made in YCbCr and encoded by jpegenc.go. GIF,
 // WebP and interlaced PNG are decoded whole, up to 4 megapixels, in the
 // box's one slot for work that takes that much memory (the one Argon2id
 // hashes take). One preview is made at a time.
