@@ -18,7 +18,8 @@ package preview
 //     the odd ones are the 4×4 matrix of ±c1, ±c3, ±c5, ±c7, which sums of
 //     pairs of inputs turn into 9 multiplications (Loeffler, Ligtenberg
 //     and Moschytz's, as T.81's decoders use it): 12 in all, where the
-//     plain sum takes 64.
+//     plain sum takes 64; 10 where F4..F7 are zero, as in most chroma
+//     blocks (evenHalf, oddHalf).
 //   - 4 points: G(x) = F0 ± F2 ± (a rotation of F1 and F3 by 3π/8), the
 //     rotation in 3 multiplications.
 //   - 2 points: F0 ± F1, as √2·cos(π/4) = 1. No multiplication.
@@ -59,8 +60,8 @@ const (
 	bias = 1<<(pass1Bits+2) + 128<<(pass1Bits+3)
 )
 
-// idct turns a block's dequantized coefficients (natural order, each
-// within clampCoef's bounds; only the ny×nx lowest frequencies are read)
+// idct turns a block's dequantized coefficients (natural order; only the
+// ny×nx lowest frequencies are read)
 // into ny rows of nx samples at dst, rows stride apart: f(x,y) = g_y(g_x),
 // plus the level shift of 128. With nx = ny = 8 it is the full inverse
 // DCT; with less, the block shrunk by 8/n (T.81's reduced inverse DCT),
@@ -75,7 +76,7 @@ const (
 //
 // The columns of ac are left zero (the DC term aside, which the next
 // block's replaces): where the coefficients were, so the decoder need not
-// clear every block before the next (a tenth of the board's decode).
+// clear every block before the next (3% of the board's decode at 1/2).
 func idct(coef *[64]int32, nx, ny int, ac uint32, dst []byte, stride int) {
 	if ac == 0 {
 		v := clamp8((coef[0] + 4 + 128<<3) >> 3)

@@ -1047,12 +1047,13 @@ func (d *jpegDecoder) streamMCUs(scan []*component, coef *[64]int32) {
 
 // block decodes a sequential block into coef: its DC term, and the AC
 // coefficients the scale uses (c.slot); it says which columns it put
-// those in (idct's ac). The hottest loop of a preview: the inner loop takes coefficients
-// from acFast while the bits in hand last, on the bit buffer in locals
-// and with no call, so that the compiler keeps its values in registers;
-// a refill and the other coefficients (acSlow) come between its runs.
-// The coefficients are not clamped: a damaged file's may make idct's sums
-// wrap, which only makes its samples wrong (see idct).
+// those in (idct's ac). The hottest loop of a preview: the inner loops
+// take coefficients from acFast while the bits in hand last, on the bit
+// buffer in locals and with no call, so that the compiler keeps their
+// values in registers; a refill and the other coefficients (acSlow) come
+// between their runs. The coefficients are not clamped: a damaged file's
+// may make idct's sums wrap, which only makes its samples wrong (see
+// idct).
 func (d *jpegDecoder) block(c *component, coef *[64]int32) (ac uint32) {
 	if d.nbits < 16 {
 		d.fill()
