@@ -241,13 +241,20 @@ func (e *jpegEncoder) symbol(h *huffCode, t int, sym byte) {
 }
 
 // putValue writes symbol sym and the low size bits of v (negative v as
-// v-1: T.81 F.1.2.1), size being sym's low 4 bits.
+// v-1: T.81 F.1.2.1), size being sym's low 4 bits (a DC symbol's all of
+// it): in one put where both fit in 24 bits, as nearly all do.
 func (e *jpegEncoder) putValue(h *huffCode, sym byte, v int32) {
 	s := uint(sym & 15)
 	if v < 0 {
 		v--
 	}
-	e.put(uint32(h.code[sym])<<s|uint32(v)&(1<<s-1), uint(h.size[sym])+s)
+	value := uint32(v) & (1<<s - 1)
+	if n := uint(h.size[sym]); n+s <= 24 {
+		e.put(uint32(h.code[sym])<<s|value, n+s)
+	} else {
+		e.put(uint32(h.code[sym]), n)
+		e.put(value, s)
+	}
 }
 
 // put writes the low n bits of b (n ≤ 24: with the 7 bits left, within

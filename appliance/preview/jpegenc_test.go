@@ -78,6 +78,62 @@ func TestHuffmanFor(t *testing.T) {
 	}
 }
 
+// putValue writes codes of up to 16 bits and values of up to 11 (a DC
+// difference's) as they are, bytes of 0xFF followed by a 0.
+func TestPutValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	var h huffCode
+	e := &jpegEncoder{}
+	var want []byte // the bits, one a byte
+	for range 5000 {
+		sym := byte(rng.IntN(256)) &^ 15
+		sym |= byte(rng.IntN(12)) // the value's size: 0 to 11
+		n := 1 + rng.IntN(16)
+		h.code[sym], h.size[sym] = uint16(rng.IntN(1<<n)), uint8(n)
+		s := uint(sym & 15)
+		v := int32(0)
+		if s > 0 {
+			v = int32(1<<(s-1) + rng.IntN(1<<(s-1))) // of size s
+			if rng.IntN(2) == 0 {
+				v = -v
+			}
+		}
+		e.putValue(&h, sym, v)
+		for i := n - 1; i >= 0; i-- {
+			want = append(want, byte(h.code[sym]>>i&1))
+		}
+		bitsOfV := uint32(v)
+		if v < 0 {
+			bitsOfV = uint32(v - 1)
+		}
+		for i := int(s) - 1; i >= 0; i-- {
+			want = append(want, byte(bitsOfV>>i&1))
+		}
+	}
+	e.flush()
+	var got []byte
+	for i := 0; i < len(e.out); i++ {
+		b := e.out[i]
+		if b == 0xFF {
+			if i+1 == len(e.out) || e.out[i+1] != 0 {
+				t.Fatalf("byte %d: 0xFF not followed by 0", i)
+			}
+			i++
+		}
+		for j := 7; j >= 0; j-- {
+			got = append(got, b>>j&1)
+		}
+	}
+	if len(got) < len(want) || !bytes.Equal(got[:len(want)], want) {
+		t.Fatalf("the bits written differ (%d written, %d meant)", len(got), len(want))
+	}
+	for _, b := range got[len(want):] {
+		if b != 1 {
+			t.Fatal("the last byte is not padded with ones")
+		}
+	}
+}
+
 // ycbcrOf is m in YCbCr 4:4:4, as a JPEG's preview is made.
 func ycbcrOf(m *image.RGBA) *image.YCbCr {
 	b := m.Bounds()
