@@ -2,9 +2,10 @@ package main
 
 // The preview count: ARM instructions one preview of the 12-megapixel
 // photo costs the board's build (bench/armcost serves the same preview
-// endpoints as bonesync), with and without an EXIF thumbnail, beside
-// Debian's armhf djpeg (libjpeg-turbo, with its NEON code) decoding the
-// same photo at the same scale.
+// endpoints as bonesync): the grid's with and without an EXIF thumbnail,
+// and the iOS app's 1024-pixel one, beside Debian's armhf djpeg
+// (libjpeg-turbo, with its NEON code) decoding the same photo at the same
+// scale.
 
 import (
 	"bytes"
@@ -20,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -29,7 +31,9 @@ const armPreviews = 2 // previews counted per kind
 // connection that asks for it (a GET of the CA file) taken off.
 type armPhotos struct {
 	Thumb, Plain float64 // the grid preview, with and without the thumbnail
+	Large        float64 // the 1024-pixel preview (decoded at 1/2)
 	Djpeg        float64 // djpeg -scale 1/8 of the photo, less a tiny one's run
+	DjpegHalf    float64 // djpeg -scale 1/2, the same way
 	Conn         float64 // the connection taken off
 }
 
@@ -68,13 +72,13 @@ func countPreviews(ctx context.Context, o *options, plugin, bin, chainFile, keyF
 		}
 		return b, err
 	}
-	get := func(name string, fromThumb bool) error {
-		q := url.Values{"file": {"/" + name}, "x": {"256"}, "y": {"256"}, "a": {"1"}}
+	get := func(name string, side int, fromThumb bool) error {
+		q := url.Values{"file": {"/" + name}, "x": {strconv.Itoa(side)}, "y": {strconv.Itoa(side)}, "a": {"1"}}
 		b, err := do("GET", "/index.php/core/preview.png?"+q.Encode(), nil)
 		if err != nil {
 			return err
 		}
-		return checkPreview(b, 256, fromThumb)
+		return checkPreview(b, side, fromThumb)
 	}
 	o.logf("arm: previews of a %d×%d JPEG, %d with its EXIF thumbnail and %d without", photoW, photoH, armPreviews, armPreviews)
 	if _, err := do("PUT", "/dav/warm.jpg", plain); err != nil {
@@ -88,13 +92,16 @@ func countPreviews(ctx context.Context, o *options, plugin, bin, chainFile, keyF
 			return res, err
 		}
 	}
-	if err := get("warm.jpg", false); err != nil { // lazy set-up
+	if err := get("warm.jpg", 256, false); err != nil { // lazy set-up
 		return res, err
 	}
+	// The large previews are of the plain copies: a size of their own,
+	// made anew, not read from the grid's.
 	steps := []func(i int) error{
 		func(int) error { _, err := do("GET", "/ca.crt", nil); return err },
-		func(i int) error { return get(fmt.Sprintf("thumb-%d.jpg", i), true) },
-		func(i int) error { return get(fmt.Sprintf("plain-%d.jpg", i), false) },
+		func(i int) error { return get(fmt.Sprintf("thumb-%d.jpg", i), 256, true) },
+		func(i int) error { return get(fmt.Sprintf("plain-%d.jpg", i), 256, false) },
+		func(i int) error { return get(fmt.Sprintf("plain-%d.jpg", i), 1024, false) },
 	}
 	if err := a.say("mark 1"); err != nil {
 		return res, err
@@ -113,18 +120,19 @@ func countPreviews(ctx context.Context, o *options, plugin, bin, chainFile, keyF
 	if err != nil {
 		return res, err
 	}
-	if marks[4] == 0 {
+	if marks[5] == 0 {
 		return res, fmt.Errorf("no marker counts in %s", log)
 	}
 	res.Conn = marks[2] / armPreviews / 1e6
 	res.Thumb = marks[3]/armPreviews/1e6 - res.Conn
 	res.Plain = marks[4]/armPreviews/1e6 - res.Conn
+	res.Large = marks[5]/armPreviews/1e6 - res.Conn
 
 	djpeg := filepath.Join(o.sysroot, "usr/bin/djpeg")
 	if _, err := os.Stat(djpeg); err != nil {
 		return res, nil // the report says djpeg was not counted
 	}
-	o.logf("arm: djpeg -scale 1/8 (libjpeg-turbo armhf)")
+	o.logf("arm: djpeg -scale 1/8 and 1/2 (libjpeg-turbo armhf)")
 	photo, tiny := filepath.Join(dir, "photo.jpg"), filepath.Join(dir, "tiny.jpg")
 	var t bytes.Buffer
 	jpeg.Encode(&t, image.NewGray(image.Rect(0, 0, 8, 8)), nil)
@@ -134,26 +142,32 @@ func countPreviews(ctx context.Context, o *options, plugin, bin, chainFile, keyF
 	if err := os.WriteFile(tiny, t.Bytes(), 0o644); err != nil {
 		return res, err
 	}
-	whole, err := djpegRun(ctx, o, plugin, djpeg, photo, filepath.Join(dir, "djpeg.log"))
-	if err != nil {
-		return res, err
+	for _, s := range []struct {
+		scale string
+		to    *float64
+	}{{"1/8", &res.Djpeg}, {"1/2", &res.DjpegHalf}} {
+		name := strings.ReplaceAll(s.scale, "/", "-")
+		whole, err := djpegRun(ctx, o, plugin, djpeg, s.scale, photo, filepath.Join(dir, "djpeg-"+name+".log"))
+		if err != nil {
+			return res, err
+		}
+		base, err := djpegRun(ctx, o, plugin, djpeg, s.scale, tiny, filepath.Join(dir, "djpeg-tiny-"+name+".log"))
+		if err != nil {
+			return res, err
+		}
+		*s.to = (whole - base) / 1e6
 	}
-	base, err := djpegRun(ctx, o, plugin, djpeg, tiny, filepath.Join(dir, "djpeg-tiny.log"))
-	if err != nil {
-		return res, err
-	}
-	res.Djpeg = (whole - base) / 1e6
 	return res, nil
 }
 
-// djpegRun is one djpeg -scale 1/8 of file under qemu-arm with the plugin,
-// its total instructions.
-func djpegRun(ctx context.Context, o *options, plugin, djpeg, file, log string) (float64, error) {
+// djpegRun is one djpeg -scale scale of file under qemu-arm with the
+// plugin, its total instructions.
+func djpegRun(ctx context.Context, o *options, plugin, djpeg, scale, file, log string) (float64, error) {
 	// The library path, given: djpeg's first library is in /usr/lib, and
 	// the loader's failed look in /lib, which the host lacks, drops /lib
 	// from its search, where libc is.
 	cmd := exec.CommandContext(ctx, "qemu-arm", "-cpu", "cortex-a8", "-L", o.sysroot, "-E", "LD_LIBRARY_PATH=/usr/lib/arm-linux-gnueabihf:/lib/arm-linux-gnueabihf",
-		"-plugin", plugin, "-d", "plugin", "-D", log, djpeg, "-scale", "1/8", "-outfile", "/dev/null", file)
+		"-plugin", plugin, "-d", "plugin", "-D", log, djpeg, "-scale", scale, "-outfile", "/dev/null", file)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("djpeg under qemu-arm: %v %s", err, out)
 	}

@@ -354,12 +354,13 @@ func (a *armResult) markdown(w io.Writer) {
 	if p := a.Photos; p.Plain > 0 {
 		djpeg := "djpeg not counted (no armhf sysroot)"
 		if p.Djpeg > 0 {
-			djpeg = fmt.Sprintf("Debian's armhf djpeg (libjpeg-turbo, with its NEON code) decodes the same photo at 1/8 in %.1f (its run less a run on an 8×8 picture): **%s** for bonesync's whole preview without the thumbnail",
-				p.Djpeg, ratio(p.Plain, p.Djpeg))
+			djpeg = fmt.Sprintf("Debian's armhf djpeg (libjpeg-turbo, with its NEON code) decodes the same photo at 1/8 in %.1f and at 1/2 in %.1f (each run less a run on an 8×8 picture): **%s** and **%s** for bonesync's whole previews without the thumbnail",
+				p.Djpeg, p.DjpegHalf, ratio(p.Plain, p.Djpeg), ratio(p.Large, p.DjpegHalf))
 		}
-		fmt.Fprintf(w, "Previews (the apps' grid size, 256 px, `/index.php/core/preview.png`, as in the Photos section) of the %d×%d JPEG, million instructions per preview, "+
-			"less the %.1f of a connection that gets the CA file: **%.1f** from its EXIF thumbnail, **%.1f** decoding it at 1/8 (est. %s previews/s on one 1 GHz core). %s.\n\n",
-			photoW, photoH, p.Conn, p.Thumb, p.Plain, estimate(p.Plain), djpeg)
+		fmt.Fprintf(w, "Previews (`/index.php/core/preview.png`, as in the Photos section) of the %d×%d JPEG, million instructions per preview, "+
+			"less the %.1f of a connection that gets the CA file: the grid's (256 px) **%.1f** from its EXIF thumbnail, **%.1f** decoding it at 1/8 (est. %s previews/s on one 1 GHz core); "+
+			"the iOS app's 1024-pixel one **%.1f**, decoding it at 1/2 (est. %s s of the core). %s.\n\n",
+			photoW, photoH, p.Conn, p.Thumb, p.Plain, estimate(p.Plain), p.Large, coreSeconds(p.Large), djpeg)
 	}
 	writeNotes(w, a.Notes)
 }
@@ -392,6 +393,12 @@ func orDash(s string) string {
 		return "–"
 	}
 	return s
+}
+
+// coreSeconds is what minsn million instructions take the 1 GHz core at
+// 1-1.5 cycles an instruction.
+func coreSeconds(minsn float64) string {
+	return fmt.Sprintf("%.1f-%.1f", minsn/1000, 1.5*minsn/1000)
 }
 
 // estimate is the handshake rate of one 1 GHz core at 1.5 and at 1 cycle per

@@ -22,6 +22,7 @@ package preview
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -52,10 +53,14 @@ type rowSink interface {
 	// begin says the size of the picture in eighths of a pixel (a JPEG
 	// shrunk by 8 ends in part of a pixel), so the rows have (w8+7)/8
 	// pixels and there are (h8+7)/8 of them, and their samples per pixel
-	// (3: RGB, 4: RGBA premultiplied).
-	begin(w8, h8, channels int) error
+	// (1: grey, 3: RGB, 4: RGBA premultiplied; with ycc, 3 of Y, Cb and
+	// Cr, JFIF's).
+	begin(w8, h8, channels int, ycc bool) error
 	// row takes the next row (w×channels bytes, not kept).
 	row(b []byte)
+	// planes takes the next row of 3 samples a pixel as the rows of its
+	// three planes (w bytes each, not kept).
+	planes(a, b, c []byte)
 }
 
 type huffman struct {
@@ -68,6 +73,52 @@ type huffman struct {
 }
 
 const lookupBits = 9
+
+// fastBits is the bits a fastTable entry is looked up by: a symbol whose
+// code and value together take no more (most of a photo's coefficients)
+// is decoded in one look-up.
+const fastBits = 10
+
+// fastTable is a Huffman table's codes whose code and value together take
+// at most fastBits bits, by their first fastBits bits: the value << 8 |
+// the run of zeros before it << 4 | the bits taken; 0 for the others. In
+// an AC table, ZRL is a run of 15 and a zero, and EOB the bits alone: an
+// entry below 16 as a number without sign (no value is 0, and a negative
+// one's sign bit is set).
+type fastTable [1 << fastBits]int32
+
+// build fills f from h, built, a DC table's or (ac) an AC table's.
+func (f *fastTable) build(h *huffman, ac bool) {
+	*f = fastTable{}
+	code, k := 0, 0
+	for l := 1; l <= 16; l++ {
+		n := int(h.maxcode[l] - h.mincode[l] + 1)
+		if h.maxcode[l] < 0 {
+			n = 0
+		}
+		for i := range n {
+			rs := h.vals[k+i]
+			r, s := int(rs>>4), int(rs&15)
+			if !ac {
+				r, s = 0, int(rs) // a DC symbol is its value's size, up to 16
+			}
+			if ac && s == 0 && r != 0 && r != 15 || l+s > fastBits {
+				continue // (not a symbol T.81 has)
+			}
+			for vb := range 1 << s { // every value, then every bit after
+				v := int32(vb)
+				if s > 0 && vb < 1<<(s-1) {
+					v += -1<<s + 1
+				}
+				first := (code+i)<<(fastBits-l) | vb<<(fastBits-l-s)
+				for j := range 1 << (fastBits - l - s) {
+					f[first+j] = v<<8 | int32(r)<<4 | int32(l+s)
+				}
+			}
+		}
+		code, k = (code+n)<<1, k+n
+	}
+}
 
 type component struct {
 	id       byte
@@ -85,9 +136,11 @@ type component struct {
 	stride   int
 	inScan   bool
 	finished bool // sequential: every block decoded
-	// sequential: where each coefficient (zigzag) goes in the block, -1
-	// for those outside the ny×nx that the scale uses
-	place [64]int8
+	// sequential: for each coefficient (zigzag) that the scale uses, its
+	// quantizer step << 8 | where it goes in the block (natural order); 0
+	// for those outside the ny×nx read. The DC term's is its step << 8.
+	slot [64]int32
+	last uint // sequential: the last coefficient (zigzag) the scale uses
 }
 
 type jpegDecoder struct {
@@ -103,6 +156,8 @@ type jpegDecoder struct {
 	quant         [4][64]uint16 // in zigzag order
 	qset          [4]bool
 	dc, ac        [4]huffman
+	dcFast        [4]fastTable
+	acFast        [4]fastTable
 	restart       int
 	adobe         int // the Adobe marker's transform, -1 without one
 	n             int // samples per block side
@@ -118,7 +173,8 @@ type jpegDecoder struct {
 	scans  int
 	err    error
 
-	rgb []byte // one output row
+	row   []byte // one output row of three components
+	begun bool   // the sink was told the picture's size and samples
 }
 
 // decodeJPEG decodes the JPEG r to sink, at the scale scaleFor picks from
@@ -287,8 +343,23 @@ func (d *jpegDecoder) readFrame(n int, progressive bool) error {
 			}
 		}
 	}
-	d.rgb = make([]byte, 3*((d.width*d.n+7)/8))
-	return d.sink.begin(d.width*d.n, d.height*d.n, 3)
+	return nil
+}
+
+// begin tells the sink the picture's size and samples, before the first
+// scan: Y, Cb and Cr (JFIF), or R, G and B where the Adobe marker (which
+// may come after the frame) says so or the components are named so.
+func (d *jpegDecoder) begin() error {
+	if d.begun {
+		return nil
+	}
+	d.begun = true
+	if len(d.comps) == 1 {
+		return d.sink.begin(d.width*d.n, d.height*d.n, 1, false)
+	}
+	d.row = make([]byte, 3*((d.width*d.n+7)/8))
+	rgb := d.adobe == 0 || d.comps[0].id == 'R' && d.comps[1].id == 'G' && d.comps[2].id == 'B'
+	return d.sink.begin(d.width*d.n, d.height*d.n, 3, !rgb)
 }
 
 // maxCoefBytes bounds what a progressive JPEG's kept coefficients take.
@@ -375,6 +446,11 @@ func (d *jpegDecoder) readHuffman(n int) error {
 		}
 		if err := h.build(head[1:]); err != nil {
 			return err
+		}
+		if class == 1 {
+			d.acFast[id].build(h, true)
+		} else {
+			d.dcFast[id].build(h, false)
 		}
 		n -= 17 + total
 	}
@@ -467,6 +543,9 @@ func (d *jpegDecoder) readScan(n int) error {
 	if d.readFull(b[:]) != nil {
 		return jpegError("bad scan header")
 	}
+	if err := d.begin(); err != nil {
+		return err
+	}
 	ss, se, ah, al := int(b[0]), int(b[1]), int(b[2]>>4), uint(b[2]&15)
 	d.bits, d.nbits, d.marker, d.fed = 0, 0, 0, 0
 	if d.scans++; d.scans > 100 {
@@ -508,9 +587,27 @@ const wordBits = bits.UintSize
 
 // fill tops up the bit buffer to more than wordBits-8 bits; past the end
 // of the entropy-coded data (a marker), it feeds zeros. The bytes come
-// straight from the reader's buffer (win) while none is 0xFF; a stuffed
-// zero, a marker and the buffer's end take the slow path.
+// straight from the reader's buffer (win): a word of them at once where
+// the word holds no 0xFF, one at a time up to one that is; a stuffed zero,
+// a marker and the buffer's end take the slow path.
 func (d *jpegDecoder) fill() {
+	if used := d.used; used+wordBits/8 <= len(d.win) {
+		var x uint
+		if wordBits == 64 {
+			x = uint(binary.BigEndian.Uint64(d.win[used:]))
+		} else {
+			x = uint(binary.BigEndian.Uint32(d.win[used:]))
+		}
+		const ones, highs = ^uint(0) / 255, ^uint(0) / 255 * 128
+		if y := ^x; (y-ones)&^y&highs == 0 { // no byte of x is 0xFF (none of y is 0)
+			n := (wordBits - d.nbits) / 8 // the whole bytes that fit
+			const m = wordBits - 1        // (shifts in range: no code for wider ones)
+			d.bits |= x >> ((wordBits - 8*n) & m) << ((wordBits - 8*n - d.nbits) & m)
+			d.nbits += 8 * n
+			d.used += int(n)
+			return
+		}
+	}
 	for {
 		bits, nbits, used, win := d.bits, d.nbits, d.used, d.win
 		for nbits <= wordBits-8 && used < len(win) && win[used] != 0xFF {
@@ -876,34 +973,37 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 		if len(c.plane) < rows*c.stride {
 			c.plane = make([]byte, rows*c.stride)
 		}
+		c.last = 0
 		for k, z := range zigzag {
-			c.place[k] = -1
+			c.slot[k] = 0
 			if int(z>>3) < c.ny && int(z&7) < c.nx {
-				c.place[k] = int8(z)
+				c.slot[k] = int32(d.quant[c.tq][k])<<8 | int32(z)
+				c.last = uint(k)
 			}
 		}
 	}
+	// coef is all zero but its DC term before each block: idct leaves it
+	// so.
 	var coef [64]int32
-	d.forEachMCU(scan, func(c *component, bx, by int) bool {
-		clear(coef[:])
-		q := &d.quant[c.tq]
-		s := d.huff(&d.dc[c.td])
-		c.pred += d.receiveExtend(uint(s))
-		coef[0] = clampCoef(c.pred * int32(q[0]))
-		d.blockAC(c, &d.ac[c.ta], q, &coef)
-		if d.err == nil && d.exhausted() {
-			d.err = io.ErrUnexpectedEOF
-		}
-		if d.err != nil {
-			return false
-		}
-		y := by
-		if d.streaming {
-			y = by % c.v
-		}
-		idct(&coef, c.nx, c.ny, c.plane[y*c.ny*c.stride+bx*c.nx:], c.stride)
-		return true
-	})
+	if d.streaming && len(scan) == len(d.comps) {
+		d.streamMCUs(scan, &coef) // (most pictures)
+	} else {
+		d.forEachMCU(scan, func(c *component, bx, by int) bool {
+			ac := d.block(c, &coef)
+			if d.err == nil && d.exhausted() {
+				d.err = io.ErrUnexpectedEOF
+			}
+			if d.err != nil {
+				return false
+			}
+			y := by
+			if d.streaming {
+				y = by % c.v
+			}
+			idct(&coef, c.nx, c.ny, ac, c.plane[y*c.ny*c.stride+bx*c.nx:], c.stride)
+			return true
+		})
+	}
 	if err := d.scanEnd(); err != nil {
 		return err
 	}
@@ -913,59 +1013,146 @@ func (d *jpegDecoder) scanSequential(scan []*component) error {
 	return nil
 }
 
-// blockAC decodes a sequential block's AC coefficients into coef, those
-// the scale uses (c.place). The hottest loop of a preview: huff and
-// receiveExtend by hand, on the bit buffer in locals, as the compiler
-// inlines neither and keeps no field of d in a register.
-func (d *jpegDecoder) blockAC(c *component, h *huffman, q *[64]uint16, coef *[64]int32) {
-	bits, nbits := d.bits, d.nbits
-	for k := 1; k < 64; {
-		if nbits < 16 {
-			d.bits, d.nbits = bits, nbits
-			d.fill()
-			bits, nbits = d.bits, d.nbits
+// streamMCUs is forEachMCU for a scan of every component, streamed, with
+// its blocks decoded in the loop rather than by a call of a function
+// value for each: a row of MCUs into the planes, then handed on.
+func (d *jpegDecoder) streamMCUs(scan []*component, coef *[64]int32) {
+	rows := 8 * d.vmax * d.n / 8 // output rows an MCU row gives
+	count := 0
+	for my := range d.mcusY {
+		for mx := range d.mcusX {
+			if d.restart > 0 && count > 0 && count%d.restart == 0 {
+				d.restartAt(scan)
+			}
+			count++
+			for _, c := range scan {
+				for v := range c.v {
+					row := c.plane[v*c.ny*c.stride:]
+					for h := range c.h {
+						ac := d.block(c, coef)
+						if d.err == nil && d.exhausted() {
+							d.err = io.ErrUnexpectedEOF
+						}
+						if d.err != nil {
+							return
+						}
+						idct(coef, c.nx, c.ny, ac, row[(mx*c.h+h)*c.nx:], c.stride)
+					}
+				}
+			}
 		}
-		var rs byte
-		if e := h.lookup[bits>>(wordBits-lookupBits)]; e != 0 {
-			l := uint(e>>8) & 15
+		d.emitRows(my*rows, rows)
+	}
+}
+
+// block decodes a sequential block into coef: its DC term, and the AC
+// coefficients the scale uses (c.slot); it says which columns it put
+// those in (idct's ac). The hottest loop of a preview: the inner loops
+// take coefficients from acFast while the bits in hand last, on the bit
+// buffer in locals and with no call, so that the compiler keeps their
+// values in registers; a refill and the other coefficients (acSlow) come
+// between their runs. The coefficients are not clamped: a damaged file's
+// may make idct's sums wrap, which only makes its samples wrong (see
+// idct).
+func (d *jpegDecoder) block(c *component, coef *[64]int32) (ac uint32) {
+	if d.nbits < 16 {
+		d.fill()
+	}
+	if e := d.dcFast[c.td][d.bits>>(wordBits-fastBits)]; e != 0 {
+		d.bits <<= uint(e) & 15
+		d.nbits -= uint(e) & 15
+		c.pred += e >> 8
+	} else {
+		c.pred += d.receiveExtend(uint(d.huff(&d.dc[c.td])))
+	}
+	coef[0] = clampCoef(c.pred * (c.slot[0] >> 8))
+	fast, slot, last := &d.acFast[c.ta], &c.slot, c.last
+	k := uint(1)
+	for k < 64 {
+		if d.nbits < 16 {
+			d.fill()
+		}
+		bits, nbits := d.bits, d.nbits
+		for nbits >= fastBits && k <= last {
+			e := fast[bits>>(wordBits-fastBits)]
+			if e == 0 {
+				break
+			}
+			l := uint(e) & 15
 			bits <<= l
 			nbits -= l
-			rs = byte(e)
-		} else {
-			d.bits, d.nbits = bits, nbits
-			rs = d.huffLong(h)
-			bits, nbits = d.bits, d.nbits
-		}
-		r, s := int(rs>>4), uint(rs&15)
-		if s == 0 {
-			if r != 15 {
-				break // the end of the block
+			if uint32(e) < 1<<4 { // EOB (a value, negative too, is above)
+				k = 64
+				break
 			}
-			k += 16
-			continue
+			if k += uint(e>>4) & 15; k > 63 {
+				k = badRun
+				break
+			}
+			if sl := slot[k]; sl != 0 {
+				coef[sl&63] = (e >> 8) * (sl >> 8)
+				ac |= 1 << (sl & 7)
+			}
+			k++
 		}
-		k += r
-		if k > 63 {
-			d.err = jpegError("bad AC run")
+		// Past the last coefficient the scale uses (at 1/8, past the DC
+		// term of most blocks), the symbols are only passed over.
+		for nbits >= fastBits && k > last && k < 64 {
+			e := fast[bits>>(wordBits-fastBits)]
+			if e == 0 {
+				break
+			}
+			l := uint(e) & 15
+			bits <<= l
+			nbits -= l
+			if uint32(e) < 1<<4 { // EOB (a value, negative too, is above)
+				k = 64
+				break
+			}
+			if k += uint(e>>4)&15 + 1; k > 64 {
+				k = badRun
+			}
+		}
+		d.bits, d.nbits = bits, nbits
+		if k >= 64 || nbits < fastBits {
+			continue // done, or a refill first
+		}
+		e := d.acSlow(&d.ac[c.ta])
+		if e == 0 {
+			break // the end of the block
+		}
+		if k += uint(e>>4) & 15; k > 63 {
+			k = badRun
 			break
 		}
-		if nbits < s {
-			d.bits, d.nbits = bits, nbits
-			d.fill()
-			bits, nbits = d.bits, d.nbits
-		}
-		v := int32(bits >> ((wordBits - s) & (wordBits - 1)))
-		bits <<= s
-		nbits -= s
-		if z := c.place[k]; z >= 0 {
-			if v < 1<<(s-1) {
-				v += -1<<s + 1
-			}
-			coef[z] = clampCoef(v * int32(q[k]))
+		if sl := slot[k]; sl != 0 {
+			coef[sl&63] = (e >> 8) * (sl >> 8)
+			ac |= 1 << (sl & 7)
 		}
 		k++
 	}
-	d.bits, d.nbits = bits, nbits
+	if k == badRun {
+		d.err = jpegError("bad AC run")
+	}
+	return ac
+}
+
+// badRun is block's k after a run past the block's end.
+const badRun = 99
+
+// acSlow decodes an AC symbol and its value the long way, as acFast has
+// it: the value << 8 | the run of zeros before it << 4 (ZRL: a run of 15
+// and a zero); 0 for the end of the block.
+func (d *jpegDecoder) acSlow(h *huffman) int32 {
+	rs := d.huff(h)
+	r, s := int32(rs>>4), uint(rs&15)
+	if s == 0 {
+		if r != 15 {
+			return 0
+		}
+		return 15 << 4
+	}
+	return d.receiveExtend(s)<<8 | r<<4
 }
 
 // finish hands on what streaming did not: the planes of a JPEG in
@@ -976,6 +1163,9 @@ func (d *jpegDecoder) finish() error {
 	}
 	if d.streaming {
 		return nil
+	}
+	if err := d.begin(); err != nil {
+		return err
 	}
 	for i := range d.comps {
 		c := &d.comps[i]
@@ -1001,60 +1191,93 @@ func (d *jpegDecoder) planeFromCoefs(c *component) {
 		for bx := range c.bw {
 			kept := c.coefs[(by*c.bw+bx)*per:][:per]
 			clear(coef[:])
+			ac := uint32(0)
 			for k, v := range kept {
-				coef[zigzag[k]] = clampCoef(int32(v) * int32(q[k]))
+				z := zigzag[k]
+				coef[z] = clampCoef(int32(v) * int32(q[k]))
+				if k > 0 && v != 0 {
+					ac |= 1 << (z & 7)
+				}
 			}
-			idct(&coef, c.nx, c.ny, c.plane[by*c.ny*c.stride+bx*c.nx:], c.stride)
+			idct(&coef, c.nx, c.ny, ac, c.plane[by*c.ny*c.stride+bx*c.nx:], c.stride)
 		}
 	}
 	c.coefs, c.nonzero = nil, nil
 }
 
-// emitRows converts output rows [y0, y0+n) from the planes (which hold
-// them from row 0 when streaming a row of MCUs, from y0 otherwise) to RGB
-// and hands them on.
+// emitRows hands on output rows [y0, y0+n) from the planes (which hold
+// them from row 0 when streaming a row of MCUs, from y0 otherwise): a
+// grey picture's as they are, three components' interleaved.
 func (d *jpegDecoder) emitRows(y0, n int) {
 	h := (d.height*d.n + 7) / 8
-	w := len(d.rgb) / 3
+	w := (d.width*d.n + 7) / 8
 	for y := y0; y < y0+n && y < h; y++ {
 		py := y
 		if d.streaming {
 			py = y - y0
 		}
-		switch len(d.comps) {
-		case 1:
+		if len(d.comps) == 1 {
 			c := &d.comps[0]
-			row := c.plane[py*c.stride:]
-			for x := range w {
-				v := row[x]
-				d.rgb[3*x], d.rgb[3*x+1], d.rgb[3*x+2] = v, v, v
-			}
-		case 3:
-			d.colorRow(py, w)
+			d.sink.row(c.plane[py*c.stride:][:w])
+			continue
 		}
-		d.sink.row(d.rgb)
+		d.emit3(py, w)
 	}
 }
 
-// colorRow converts a row of three components: YCbCr (JFIF), or RGB when
-// the Adobe marker says so or the components are named R, G and B. A
-// component with fewer samples than the picture (subsampled chroma beyond
-// what its blocks could give) is stretched: by repeating its samples when
-// streaming, and smoothly between them from whole planes (a progressive
-// JPEG's DC terms, a sample per 16 pixels of chroma).
-func (d *jpegDecoder) colorRow(py, w int) {
+// emit3 hands on a row of three components' samples (Y, Cb and Cr, or R,
+// G and B): as the planes' rows where each has a sample a pixel, else
+// interleaved in d.row. A component with fewer
+// samples than the picture (subsampled chroma beyond what its blocks
+// could give) is stretched: by repeating its samples when streaming, and
+// smoothly between them from whole planes (a progressive JPEG's DC terms,
+// a sample per 16 pixels of chroma).
+func (d *jpegDecoder) emit3(py, w int) {
+	var rows [3][]byte
+	var hs [3]int // output pixels per sample
+	for i := range 3 {
+		c := &d.comps[i]
+		hs[i] = d.hmax * d.n / (c.h * c.nx)
+		vs := d.vmax * d.n / (c.v * c.ny)
+		if !d.streaming && (hs[i] > 1 || vs > 1) {
+			d.interleaveSmooth(py, w)
+			d.sink.row(d.row)
+			return
+		}
+		rows[i] = c.plane[(py/vs)*c.stride:]
+	}
+	out := d.row[:3*w]
+	a, b, c := rows[0], rows[1], rows[2]
+	switch hs {
+	case [3]int{1, 1, 1}: // every scale but the full one of a subsampled picture
+		d.sink.planes(a[:w], b[:w], c[:w])
+		return
+	case [3]int{1, 2, 2}: // 4:2:0 and 4:2:2 at full scale
+		for x := range w {
+			out[3*x], out[3*x+1], out[3*x+2] = a[x], b[x>>1], c[x>>1]
+		}
+	default:
+		for x := range w {
+			out[3*x], out[3*x+1], out[3*x+2] = a[x/hs[0]], b[x/hs[1]], c[x/hs[2]]
+		}
+	}
+	d.sink.row(out)
+}
+
+// interleaveSmooth is emit3's interleaving from whole planes, each
+// sample between the two nearest down and across, by distance (in units
+// of 1/(2·hs) and 1/(2·vs) of a sample).
+func (d *jpegDecoder) interleaveSmooth(py, w int) {
 	var at [3]func(x int) byte
 	for i := range 3 {
 		c := &d.comps[i]
-		hs := d.hmax * d.n / (c.h * c.nx) // output pixels per sample
+		hs := d.hmax * d.n / (c.h * c.nx)
 		vs := d.vmax * d.n / (c.v * c.ny)
-		if d.streaming || hs == 1 && vs == 1 {
-			row := c.plane[(py/vs)*c.stride:]
-			at[i] = func(x int) byte { return row[x/hs] }
+		if hs == 1 && vs == 1 {
+			row := c.plane[py*c.stride:]
+			at[i] = func(x int) byte { return row[x] }
 			continue
 		}
-		// Between the two nearest samples down and across, by distance
-		// (in units of 1/(2·hs) and 1/(2·vs) of a sample).
 		rows := len(c.plane) / c.stride
 		y0, ty := lerpPos(py, vs, rows)
 		r0, r1 := c.plane[y0*c.stride:], c.plane[min(y0+1, rows-1)*c.stride:]
@@ -1067,18 +1290,8 @@ func (d *jpegDecoder) colorRow(py, w int) {
 			return byte((top*(2*int32(vs)-ty) + bot*ty + den/2) / den)
 		}
 	}
-	rgb := d.adobe == 0 || d.comps[0].id == 'R' && d.comps[1].id == 'G' && d.comps[2].id == 'B'
 	for x := range w {
-		a, b, c := at[0](x), at[1](x), at[2](x)
-		if rgb {
-			d.rgb[3*x], d.rgb[3*x+1], d.rgb[3*x+2] = a, b, c
-			continue
-		}
-		yy := int32(a)<<16 + 1<<15
-		cb, cr := int32(b)-128, int32(c)-128
-		d.rgb[3*x] = clamp8((yy + 91881*cr) >> 16)
-		d.rgb[3*x+1] = clamp8((yy - 22554*cb - 46802*cr) >> 16)
-		d.rgb[3*x+2] = clamp8((yy + 116130*cb) >> 16)
+		d.row[3*x], d.row[3*x+1], d.row[3*x+2] = at[0](x), at[1](x), at[2](x)
 	}
 }
 
@@ -1097,12 +1310,11 @@ func lerpPos(p, s, n int) (int, int32) {
 	return i, int32(f % (2 * s))
 }
 
+// clamp8 is v bounded to a byte: one comparison for the v in range (most),
+// as a number without sign; those out of it are 0 if negative, else 255.
 func clamp8(v int32) byte {
-	if v < 0 {
-		return 0
-	}
-	if v > 255 {
-		return 255
+	if uint32(v) > 255 {
+		return byte(^(v >> 31))
 	}
 	return byte(v)
 }

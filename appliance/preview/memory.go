@@ -22,13 +22,15 @@ func outputBytes(sp spec) int64 {
 // jpegBytes is what decoding a JPEG row by row takes: a progressive one
 // keeps its coefficients at the chosen scale (at most maxCoefBytes, and
 // about 16 bytes a block a component at the scales previews use), a
-// baseline one a row of blocks.
+// baseline one a row of blocks; either, the decoder's tables (45 KB, most
+// of them the one-look-up Huffman tables) and its reader's buffer (32 KB).
 func jpegBytes(info photoInfo) int64 {
+	const tables = 96 << 10
 	w, h := int64(info.width), int64(info.height)
 	if info.progressive {
-		return min(maxCoefBytes, w*h*3/4) + w*64
+		return min(maxCoefBytes, w*h*3/4) + w*64 + tables
 	}
-	return w * 64
+	return w*64 + tables
 }
 
 // pngRowBytes is what decoding a PNG row by row takes: two rows at up to

@@ -182,7 +182,7 @@ func (d *pngDecoder) pixels(sink rowSink) error {
 	if d.alpha {
 		out = 4
 	}
-	if err := sink.begin(8*d.width, 8*d.height, out); err != nil {
+	if err := sink.begin(8*d.width, 8*d.height, out, false); err != nil {
 		return err
 	}
 	z, err := zlib.NewReader(d)

@@ -31,7 +31,7 @@ func decodedPNG(t *testing.T, data []byte) *image.RGBA {
 	if !ok {
 		t.Fatal("rows missing")
 	}
-	return m
+	return m.(*image.RGBA)
 }
 
 func TestDecodePNGKinds(t *testing.T) {

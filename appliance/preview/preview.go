@@ -4,7 +4,8 @@
 // thumbnail is used where it is large enough; otherwise a JPEG is decoded
 // at 1/8, 1/4 or 1/2 of its size, a row of blocks at a time (jpeg.go),
 // and a PNG a row at a time (png.go), each shrunk as it comes (scale.go):
-// a 12-megapixel photo's preview takes the memory of the preview. GIF,
+// a 12-megapixel photo's preview takes the memory of the preview. A
+// JPEG's preview is made in YCbCr and encoded by jpegenc.go. GIF,
 // WebP and interlaced PNG are decoded whole, up to 4 megapixels, in the
 // box's one slot for work that takes that much memory (the one Argon2id
 // hashes take). One preview is made at a time.
@@ -149,16 +150,24 @@ func (m *Maker) make(ctx context.Context, f *os.File, sp spec) (Preview, string,
 	return p, r.used, err
 }
 
-// encode writes a preview as a JPEG, or as a PNG if it has transparency.
-func encode(m *image.RGBA) (Preview, error) {
+// encode writes a preview as a JPEG, or as a PNG if it has transparency
+// (a JPEG's is an image.YCbCr, which has none).
+func encode(m image.Image) (Preview, error) {
 	var b bytes.Buffer
-	for i := 3; i < len(m.Pix); i += 4 {
-		if m.Pix[i] != 255 {
-			err := png.Encode(&b, m)
-			return Preview{b.Bytes(), "image/png"}, err
+	if m, ok := m.(*image.RGBA); ok {
+		for i := 3; i < len(m.Pix); i += 4 {
+			if m.Pix[i] != 255 {
+				err := png.Encode(&b, m)
+				return Preview{b.Bytes(), "image/png"}, err
+			}
 		}
 	}
-	err := jpeg.Encode(&b, m, &jpeg.Options{Quality: 80})
+	var err error
+	if yc, ok := m.(*image.YCbCr); ok {
+		err = encodeJPEG(&b, yc, 80)
+	} else {
+		err = jpeg.Encode(&b, m, &jpeg.Options{Quality: 80})
+	}
 	return Preview{b.Bytes(), "image/jpeg"}, err
 }
 

@@ -253,17 +253,20 @@ func TestTaken(t *testing.T) {
 }
 
 // BenchmarkMake makes the grid preview of a 12-megapixel photo, from its
-// EXIF thumbnail and from the photo itself.
+// EXIF thumbnail and from the photo itself, and the iOS app's 1024-pixel
+// one: the decode, the shrink and the encode, as a request has them made.
 func BenchmarkMake(b *testing.B) {
 	var photo, thumb bytes.Buffer
 	jpeg.Encode(&photo, previewtest.Photo(4000, 3000, 12), &jpeg.Options{Quality: 90})
 	jpeg.Encode(&thumb, previewtest.Photo(512, 384, 12), &jpeg.Options{Quality: 80})
 	for _, c := range []struct {
 		name, how string
+		side      int
 		data      []byte
 	}{
-		{"thumbnail", "exif 4/8", previewtest.WithExif(photo.Bytes(), 1, "2026:06:07 08:09:10", "", thumb.Bytes())},
-		{"photo", "1/8", photo.Bytes()},
+		{"thumbnail", "exif 4/8", 256, previewtest.WithExif(photo.Bytes(), 1, "2026:06:07 08:09:10", "", thumb.Bytes())},
+		{"photo", "1/8", 256, photo.Bytes()},
+		{"photo-1024", "4/8", 1024, photo.Bytes()},
 	} {
 		f, err := os.Create(filepath.Join(b.TempDir(), "photo.jpg"))
 		if err != nil {
@@ -274,7 +277,7 @@ func BenchmarkMake(b *testing.B) {
 			m := &Maker{}
 			for b.Loop() {
 				f.Seek(0, io.SeekStart)
-				if _, how, err := m.make(context.Background(), f, spec{side: 256}); err != nil || how != c.how {
+				if _, how, err := m.make(context.Background(), f, spec{side: c.side}); err != nil || how != c.how {
 					b.Fatalf("made %q, %v; want %q", how, err, c.how)
 				}
 			}

@@ -69,13 +69,13 @@ type rendering struct {
 	used string // how it was made, for the log and the tests: "exif 4/8", "1/8"...
 }
 
-func (r *rendering) run() (*image.RGBA, error) {
+func (r *rendering) run() (image.Image, error) {
 	var head [16]byte
 	n, _ := io.ReadFull(r.f, head[:])
 	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	var m *image.RGBA
+	var m image.Image
 	var err error
 	orientation := 1
 	switch kind(head[:n]) {
@@ -102,7 +102,7 @@ func (r *rendering) run() (*image.RGBA, error) {
 
 // jpeg uses the EXIF thumbnail when it is large enough, and otherwise
 // decodes at the smallest scale large enough.
-func (r *rendering) jpeg() (*image.RGBA, int, error) {
+func (r *rendering) jpeg() (image.Image, int, error) {
 	info, err := probeJPEG(r.f)
 	if err != nil {
 		return nil, 0, err
@@ -148,7 +148,7 @@ func (r *rendering) jpeg() (*image.RGBA, int, error) {
 	return m, info.orientation, nil
 }
 
-func (r *rendering) png() (*image.RGBA, error) {
+func (r *rendering) png() (image.Image, error) {
 	c, err := png.DecodeConfig(r.f)
 	if err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ func (r *rendering) png() (*image.RGBA, error) {
 // whole decodes a picture whole, with what that takes drawn from the
 // memory budget first (a picture too large for the whole budget has no
 // preview), and shrinks it.
-func (r *rendering) whole(decode func(io.Reader) (image.Image, error), config func(io.Reader) (image.Config, error), interlaced bool) (*image.RGBA, error) {
+func (r *rendering) whole(decode func(io.Reader) (image.Image, error), config func(io.Reader) (image.Config, error), interlaced bool) (image.Image, error) {
 	c, err := config(r.f)
 	if err != nil {
 		return nil, err
@@ -208,7 +208,7 @@ func (r *rendering) whole(decode func(io.Reader) (image.Image, error), config fu
 	}
 	b := src.Bounds()
 	s := &shrink{fit: r.spec.fit()}
-	s.begin(8*b.Dx(), 8*b.Dy(), 4)
+	s.begin(8*b.Dx(), 8*b.Dy(), 4, false)
 	line := image.NewRGBA(image.Rect(0, 0, b.Dx(), 1))
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		draw.Draw(line, line.Bounds(), src, image.Pt(b.Min.X, y), draw.Src)
