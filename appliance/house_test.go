@@ -16,6 +16,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -145,3 +146,52 @@ func generator(f *ast.File) bool {
 
 // platform are the tags a shipped file may be built for.
 var platform = map[string]bool{"linux": true, "arm": true, "amd64": true, "arm64": true, "unix": true, "windows": true, "darwin": true}
+
+// protocols are the packages that serve one protocol each (docs/design.md:
+// "no protocol package knows another"), and the shared leaves they might
+// be tempted to reach through a protocol for (previews, shares).
+var protocols = []string{"files", "calendars", "sftpd", "webui", "admin", "preview", "shares"}
+
+// knownImports are the imports between protocols that stand today, each
+// with the work that removes it: the test fails on any other, and on one
+// of these once it is gone (so the list only shrinks).
+var knownImports = map[string]string{
+	"webui -> files":   "the file pages' error answers and listing helpers (issue 38 item 2: webui in rooms)",
+	"webui -> admin":   "the admin pages' System and copy form (issue 38 item 2)",
+	"webui -> preview": "the photo pages make previews (issue 38 item 2)",
+	"webui -> shares":  "the sharing pages (issue 38 item 2)",
+}
+
+// No protocol package imports another but the known ones above: what two
+// share lives in a leaf (filetype, davxml, store...).
+func TestNoProtocolKnowsAnother(t *testing.T) {
+	seen := map[string]bool{}
+	for _, from := range protocols {
+		pkgs, err := parser.ParseDir(token.NewFileSet(), from, func(fi os.FileInfo) bool {
+			return !strings.HasSuffix(fi.Name(), "_test.go")
+		}, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pkg := range pkgs {
+			for _, f := range pkg.Files {
+				for _, imp := range f.Imports {
+					to := strings.TrimPrefix(strings.Trim(imp.Path.Value, `"`), "github.com/bonesync/bonesync/appliance/")
+					if !slices.Contains(protocols, to) || to == from {
+						continue
+					}
+					edge := from + " -> " + to
+					if _, ok := knownImports[edge]; !ok {
+						t.Errorf("%s imports %s: protocols share through a leaf package, never through each other", from, to)
+					}
+					seen[edge] = true
+				}
+			}
+		}
+	}
+	for edge, why := range knownImports {
+		if !seen[edge] {
+			t.Errorf("%s is gone (%s): take it off knownImports", edge, why)
+		}
+	}
+}

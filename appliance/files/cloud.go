@@ -14,8 +14,8 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/avatar"
 	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/ocs"
-	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -119,7 +119,7 @@ func (h *Handler) unifiedSearch(w http.ResponseWriter, r *http.Request) {
 		for _, f := range all {
 			id := strconv.FormatUint(f.in.FileID, 10)
 			thumb := ""
-			if !f.in.IsDir() && preview.Supported(f.p) {
+			if !f.in.IsDir() && filetype.Previewable(f.p) {
 				thumb = "/index.php/core/preview?x=32&y=32&fileId=" + id
 			}
 			entries = append(entries, map[string]any{

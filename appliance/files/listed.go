@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/filetype"
 )
 
 // prop is one property of a listed entry, its value as XML.
@@ -33,7 +34,7 @@ func entryProps(name string, dir bool, size int64, mtime time.Time, etag string)
 	}
 	return append(props, prop{davxml.Name("resourcetype"), ""},
 		prop{davxml.Name("getcontentlength"), strconv.FormatInt(size, 10)},
-		prop{davxml.Name("getcontenttype"), davxml.Text(ContentType(name))})
+		prop{davxml.Name("getcontenttype"), davxml.Text(filetype.Of(name))})
 }
 
 // listedEntry writes one response: with allprop or propname every property

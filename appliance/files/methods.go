@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -60,7 +61,7 @@ func (q *request) get() {
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'")
 	fileHeaders(h, in)
 	h.Set("ETag", quote(in.ETag))
-	h.Set("Content-Type", ContentType(q.name)) // as listings say it
+	h.Set("Content-Type", filetype.Of(q.name)) // as listings say it
 	http.ServeContent(q.w, q.r, q.name, in.ModTime(), f)
 }
 

@@ -18,7 +18,7 @@ import (
 	"strings"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
-	"github.com/bonesync/bonesync/appliance/preview"
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -273,7 +273,7 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 		return put(in.ModTime().UTC().Format(http.TimeFormat))
 	case davxml.Name("getcontenttype"):
 		if !dir {
-			return put(davxml.Text(ContentType(p)))
+			return put(davxml.Text(filetype.Of(p)))
 		}
 	case davxml.Name("getetag"):
 		return put(davxml.Text(quote(in.ETag)))
@@ -343,7 +343,7 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 		}
 		return put("0")
 	case ncHasPreview: // by the name: a listing opens no file
-		return put(strconv.FormatBool(!dir && preview.Supported(p)))
+		return put(strconv.FormatBool(!dir && filetype.Previewable(p)))
 	}
 	return false
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -267,7 +268,7 @@ func (m *matcher) value(n xml.Name, p string, in store.Info) (string, int64) {
 		if in.IsDir() {
 			return "httpd/unix-directory", 0
 		}
-		return ContentType(p), 0
+		return filetype.Of(p), 0
 	case davxml.Name("getlastmodified"), ncUploadTime, ncCreationTime:
 		// The store keeps one date: the file's. It stands for the upload
 		// and creation times too.

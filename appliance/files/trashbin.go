@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
-	"github.com/bonesync/bonesync/appliance/preview"
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -308,7 +308,7 @@ func (q *history) trashProps(it store.TrashItem, name, sub string, dir bool, siz
 		prop{ncTrashByName, davxml.Text(q.user)},
 		prop{ocSize, strconv.FormatInt(size, 10)},
 		prop{ocPermissions, "GD"},
-		prop{ncHasPreview, strconv.FormatBool(!dir && sub == "" && preview.Supported(loc))}, // files_trashbin/preview, by id
+		prop{ncHasPreview, strconv.FormatBool(!dir && sub == "" && filetype.Previewable(loc))}, // files_trashbin/preview, by id
 		prop{ncMountType, ""},
 	)
 	if fileID != 0 { // an item's; what a trashed folder holds has none to give
@@ -366,7 +366,7 @@ func (q *history) inTrashedFolder(it store.TrashItem, sub string) {
 			return
 		}
 		defer f.Close()
-		q.w.Header().Set("Content-Type", ContentType(sub))
+		q.w.Header().Set("Content-Type", filetype.Of(sub))
 		http.ServeContent(q.w, q.r, "", fi.ModTime(), f)
 	default:
 		http.Error(q.w, "what a trashed folder holds comes back with the folder: restore "+trashName(it), http.StatusForbidden)
@@ -440,7 +440,7 @@ func (q *history) versionEntry(m *davxml.Writer, req davxml.Propfind, fileID str
 		prop{ncVersionAuthor, davxml.Text(q.user)},
 		prop{ncHasPreview, "false"},
 	)
-	props = withProp(props, davxml.Name("getcontenttype"), davxml.Text(ContentType(it.Path))) // the file's type, not its name's
+	props = withProp(props, davxml.Name("getcontenttype"), davxml.Text(filetype.Of(it.Path))) // the file's type, not its name's
 	listedEntry(m, req, q.href("versions", fileID, name), props)
 }
 
@@ -476,7 +476,7 @@ func (q *history) download(it store.TrashItem) {
 	}
 	defer f.Close()
 	h := q.w.Header()
-	h.Set("Content-Type", ContentType(it.Path))
+	h.Set("Content-Type", filetype.Of(it.Path))
 	h.Set("ETag", quote(it.ID))
 	h.Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape(path.Base(it.Path)))
 	http.ServeContent(q.w, q.r, "", it.ModTime, f)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/bonesync/bonesync/appliance/budget"
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -170,7 +171,7 @@ func (h *Handler) trashed(w http.ResponseWriter, r *http.Request) {
 
 // send answers with the preview of the file p, described by in.
 func (q *request) send(p string, in store.Info) {
-	if !Supported(p) {
+	if !filetype.Previewable(p) {
 		http.Error(q.w, "no preview for this kind of file", http.StatusNotFound)
 		return
 	}

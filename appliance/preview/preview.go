@@ -29,7 +29,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -56,16 +55,6 @@ type Maker struct {
 type Preview struct {
 	Data []byte
 	Type string
-}
-
-// Supported reports whether a file named name is of a kind that gets a
-// preview (by its name: listings do not open files).
-func Supported(name string) bool {
-	switch strings.ToLower(path.Ext(name)) {
-	case ".jpg", ".jpeg", ".jpe", ".png", ".gif", ".webp":
-		return true
-	}
-	return false
 }
 
 // sizes are the size classes previews are made in: the smallest that

@@ -217,15 +217,6 @@ func TestPreviewMemory(t *testing.T) {
 	}
 }
 
-func TestSupported(t *testing.T) {
-	for name, want := range map[string]bool{"a.JPG": true, "b.jpeg": true, "c.png": true, "d.gif": true, "e.webp": true,
-		"f.heic": false, "g.mp4": false, "h": false, "i.txt": false} {
-		if Supported(name) != want {
-			t.Errorf("Supported(%q) = %v", name, !want)
-		}
-	}
-}
-
 func TestTaken(t *testing.T) {
 	b := newBox(t)
 	shot := b.put("shot.jpg", previewtest.WithExif(jpegOf(t, previewtest.Picture(64, 48), 80), 1, "2023:07:08 09:10:11", "", jpegOf(t, previewtest.Picture(16, 12), 50)))

@@ -19,9 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/ocs"
-	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -104,8 +103,8 @@ func (a *API) format(r *http.Request, user string, s Share) map[string]any {
 	case ItemFolder:
 		out["mimetype"] = "httpd/unix-directory"
 	case ItemFile:
-		out["mimetype"] = files.ContentType(s.Path)
-		out["has_preview"] = preview.Supported(s.Path)
+		out["mimetype"] = filetype.Of(s.Path)
+		out["has_preview"] = filetype.Previewable(s.Path)
 	default:
 		out["mimetype"] = "text/" + s.Item
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/files"
-	"github.com/bonesync/bonesync/appliance/preview"
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -125,7 +125,7 @@ func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess *auth.Session,
 			}
 		} else {
 			e.Preview = previewKind(n) != ""
-			if u.Previews != nil && preview.Supported(n) {
+			if u.Previews != nil && filetype.Previewable(n) {
 				e.Thumb = ThumbURL(path.Join(name, n), 128, false)
 			}
 		}
@@ -215,7 +215,7 @@ func (u *UI) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, 
 	if raw {
 		switch previewKind(base) {
 		case "image":
-			h.Set("Content-Type", files.ContentType(base))
+			h.Set("Content-Type", filetype.Of(base))
 		case "text":
 			h.Set("Content-Type", "text/plain; charset=utf-8")
 		default:
@@ -247,7 +247,7 @@ func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess *auth.Session,
 	esc := url.PathEscape(base)
 	esc = "./" + esc // a path on the box, whatever the name (https:x, javascript:x)
 	d := previewData{Name: base, Raw: esc + "?raw", Download: esc, Folder: "./", Kind: previewKind(base), Size: in.Size(), Modified: in.ModTime()}
-	if u.Previews != nil && preview.Supported(base) {
+	if u.Previews != nil && filetype.Previewable(base) {
 		d.Shown = ThumbURL(name, 1024, true) // upright, and a fraction of a photo's bytes
 	}
 	if d.Kind == "text" {

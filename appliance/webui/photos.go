@@ -17,6 +17,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -44,7 +45,7 @@ func (u *UI) thumb(w http.ResponseWriter, r *http.Request) {
 	defer tree.Close()
 	name := "/" + r.PathValue("path")
 	in, err := tree.Info(name)
-	if err != nil || in.IsDir() || u.Previews == nil || !preview.Supported(name) {
+	if err != nil || in.IsDir() || u.Previews == nil || !filetype.Previewable(name) {
 		http.NotFound(w, r)
 		return
 	}
@@ -106,7 +107,7 @@ func (u *UI) photos(w http.ResponseWriter, r *http.Request) {
 	}
 	var pics []pic
 	tree.Walk("/", func(p string, in store.Info) error {
-		if !in.IsDir() && preview.Supported(p) {
+		if !in.IsDir() && filetype.Previewable(p) {
 			pics = append(pics, pic{p, in})
 		}
 		return nil

@@ -28,6 +28,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/shares"
@@ -219,7 +220,7 @@ func (u *UI) publicPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		d.Size, d.Modified = in.Size(), in.ModTime()
-		if preview.Supported(d.Name) {
+		if filetype.Previewable(d.Name) {
 			d.Picture = d.Base + "/preview?s=1024&fit=1"
 		}
 		u.render(w, http.StatusOK, "public", p)
@@ -248,7 +249,7 @@ func (u *UI) publicPage(w http.ResponseWriter, r *http.Request) {
 			Download: d.Base + "/download?path=" + url.QueryEscape(sub)}
 		if row.Dir {
 			row.Href = d.Base + "?path=" + url.QueryEscape(sub)
-		} else if preview.Supported(e.Name()) && u.Previews != nil {
+		} else if filetype.Previewable(e.Name()) && u.Previews != nil {
 			row.Thumb = d.Base + "/preview?s=256&path=" + url.QueryEscape(sub)
 			row.Href = d.Base + "/preview?s=1024&fit=1&path=" + url.QueryEscape(sub)
 			d.Pictures = append(d.Pictures, row)
@@ -316,7 +317,7 @@ func (u *UI) publicPreview(w http.ResponseWriter, r *http.Request) {
 		name = p
 	}
 	in, err := tree.Info(p)
-	if err != nil || in.IsDir() || u.Previews == nil || !preview.Supported(name) || store.Perm(s.Perm)&store.PermRead == 0 {
+	if err != nil || in.IsDir() || u.Previews == nil || !filetype.Previewable(name) || store.Perm(s.Perm)&store.PermRead == 0 {
 		http.NotFound(w, r)
 		return
 	}

@@ -1,4 +1,8 @@
-package files
+// Package filetype is what a file is by its name, the same on the board
+// as on a PC (a listing never opens the files it lists to sniff them):
+// its content type, and whether it gets a preview. The protocols (files,
+// shares, webui) and the previews all ask it, so none asks another.
+package filetype
 
 import (
 	"mime"
@@ -30,10 +34,8 @@ var types = map[string]string{
 	".tar": "application/x-tar", ".7z": "application/x-7z-compressed", ".apk": "application/vnd.android.package-archive",
 }
 
-// ContentType is a file's type by its name's extension, the same on the
-// board as on a PC (a listing never opens the files it lists to sniff
-// them).
-func ContentType(name string) string {
+// Of is a file's content type by its name's extension.
+func Of(name string) string {
 	ext := strings.ToLower(path.Ext(name))
 	if t, ok := types[ext]; ok {
 		return t
@@ -42,4 +44,14 @@ func ContentType(name string) string {
 		return t
 	}
 	return "application/octet-stream"
+}
+
+// Previewable reports whether a file named name is of a kind that gets a
+// preview (package preview makes them: JPEG, PNG, GIF, WebP).
+func Previewable(name string) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".jpg", ".jpeg", ".jpe", ".png", ".gif", ".webp":
+		return true
+	}
+	return false
 }
