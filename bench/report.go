@@ -259,8 +259,9 @@ func (a *armResult) serveMarkdown(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | **%s** |\n", r.Row, num(r.Serve, 2), gc, num(r.Spread, 2), orDash(r.Peer), num(r.PeerCount, 2), ratio(r.Serve, r.PeerCount))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "The peers are counted as the rest of this section says: nginx by whole runs of the same kind; sshd as one `sshd -i` "+
-		"per connection with the pkg/sftp client (OpenSSH's client against sshd is not counted here).")
+	fmt.Fprintln(w, "The peers are counted alike: Debian's armhf nginx by whole runs, serving the box's own chain and key, with as many connections "+
+		"and the same downloads (over HTTP/2 with nginx's http2 for that row); sshd as one `sshd -i` a connection, the sum of its processes, with OpenSSH's "+
+		"sftp client (16 MiB less 1 MiB, as the product) and with the pkg/sftp client (the rest of this section's count: 8 MiB less a login).")
 	fmt.Fprintln(w)
 }
 
