@@ -17,7 +17,6 @@ import (
 
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
-
 )
 
 // The product counted: the board's binary (`make build-arm`'s output),
