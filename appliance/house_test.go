@@ -167,25 +167,28 @@ var knownImports = map[string]string{
 func TestNoProtocolKnowsAnother(t *testing.T) {
 	seen := map[string]bool{}
 	for _, from := range protocols {
-		pkgs, err := parser.ParseDir(token.NewFileSet(), from, func(fi os.FileInfo) bool {
-			return !strings.HasSuffix(fi.Name(), "_test.go")
-		}, parser.ImportsOnly)
+		names, err := filepath.Glob(filepath.Join(from, "*.go"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, pkg := range pkgs {
-			for _, f := range pkg.Files {
-				for _, imp := range f.Imports {
-					to := strings.TrimPrefix(strings.Trim(imp.Path.Value, `"`), "github.com/bonesync/bonesync/appliance/")
-					if !slices.Contains(protocols, to) || to == from {
-						continue
-					}
-					edge := from + " -> " + to
-					if _, ok := knownImports[edge]; !ok {
-						t.Errorf("%s imports %s: protocols share through a leaf package, never through each other", from, to)
-					}
-					seen[edge] = true
+		for _, name := range names {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				to := strings.TrimPrefix(strings.Trim(imp.Path.Value, `"`), "github.com/bonesync/bonesync/appliance/")
+				if !slices.Contains(protocols, to) || to == from {
+					continue
 				}
+				edge := from + " -> " + to
+				if _, ok := knownImports[edge]; !ok {
+					t.Errorf("%s imports %s: protocols share through a leaf package, never through each other", from, to)
+				}
+				seen[edge] = true
 			}
 		}
 	}

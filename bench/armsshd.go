@@ -179,7 +179,7 @@ func (d *armSshd) count(ctx context.Context, name string, client func(net.Conn) 
 	return d.countExit(ctx, name, false, client)
 }
 
-// countExit is count, with countSshdConnExit's anyExit.
+// countExit is count, with countSshdConn's anyExit.
 func (d *armSshd) countExit(ctx context.Context, name string, anyExit bool, client func(net.Conn) error) (float64, error) {
 	log := filepath.Join(d.dir, "plugin-"+name+".log")
 	// Written by every process, the logged-in user's included.
@@ -192,7 +192,7 @@ func (d *armSshd) countExit(ctx context.Context, name string, anyExit bool, clie
 	cmd := exec.Command("qemu-arm", "-cpu", "cortex-a8", "-L", d.o.sysroot, "-plugin", d.plugin, "-d", "plugin",
 		d.sshd, "-i", "-e", "-f", d.conf, "-o", "LogLevel=ERROR")
 	cmd.Env = append(os.Environ(), "PLUGIN_LOG="+log)
-	return countSshdConnExit(ctx, cmd, log, anyExit, client)
+	return countSshdConn(ctx, cmd, log, anyExit, client)
 }
 
 // sshdProcesses are the processes of one `sshd -i` connection: the one
@@ -204,14 +204,10 @@ const sshdProcesses = 4
 // countSshdConn runs cmd (an `sshd -i` under qemu-arm with the profiling
 // plugin) on one end of a socket pair, the client on the other, and
 // returns the instructions all its processes executed.
-func countSshdConn(ctx context.Context, cmd *exec.Cmd, log string, client func(net.Conn) error) (float64, error) {
-	return countSshdConnExit(ctx, cmd, log, false, client)
-}
-
-// countSshdConnExit is countSshdConn; with anyExit, sshd's own exit
-// status is not a failure once the client succeeded (OpenSSH's client,
-// through a bridge, leaves before sshd's last write: status 255).
-func countSshdConnExit(ctx context.Context, cmd *exec.Cmd, log string, anyExit bool, client func(net.Conn) error) (float64, error) {
+// With anyExit, sshd's own exit status is not a failure once the client
+// succeeded (OpenSSH's client, through a bridge, leaves before sshd's
+// last write: status 255).
+func countSshdConn(ctx context.Context, cmd *exec.Cmd, log string, anyExit bool, client func(net.Conn) error) (float64, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
