@@ -97,24 +97,31 @@ type memoryPlan struct {
 //
 // rclone compares a folder's listing on both sides, held whole, and each
 // checker compares one folder at a time: the largest folder sets most of
-// a run's memory beyond the transfers'. Two checkers list two folders at
-// once (an unchanged run is listings and little else) as long as two of
-// the largest fit runRoom; else one does. A folder too large for runRoom
-// even alone (about 3,400 files) is not drawn for beyond it: Over says
-// how much, and the run logs it. The alternative, drawing it all, would
-// hold a login's hash back for the whole run.
+// a run's memory beyond the transfers'. The checkers also ask the target
+// for the dates it does not list (S3: a request a file), so an unchanged
+// run goes at their number: four (to S3, 2.2 s of CPU for 10,000 files
+// where two took 2.6) as long as four of the largest folder's listings
+// fit runRoom, else two, else one. A folder too large for runRoom even
+// alone (about 3,400 files) is not drawn for beyond it: Over says how
+// much, and the run logs it. The alternative, drawing it all, would hold
+// a login's hash back for the whole run.
 func planMemory(largest int) memoryPlan {
-	p := memoryPlan{Transfers: transfers, Checkers: 2, Backlog: backlog}
-	base := int64(fixed + transfers*perTransfer + (transfers+p.Checkers+3)*perConnection + 2*backlog*perEntry)
-	listing := func(checkers int) int64 { return int64(checkers) * int64(max(largest, 1)) * perEntry }
-	if base+listing(2) > runRoom {
-		p.Checkers = 1
-		base -= perConnection
+	p := memoryPlan{Transfers: transfers, Checkers: 4, Backlog: backlog}
+	for p.Checkers > 1 && p.need(largest) > runRoom {
+		p.Checkers /= 2
 	}
-	need := base + listing(p.Checkers)
+	need := p.need(largest)
 	p.Run = min(need, runRoom)
 	p.Over = need - p.Run
 	return p
+}
+
+// need is what the sync holds with p's settings, its largest folder
+// holding largest entries: the part of each constant above.
+func (p memoryPlan) need(largest int) int64 {
+	connections := p.Transfers + p.Checkers + 3 // the files' remote's, and one for each other
+	return fixed + int64(p.Transfers)*perTransfer + int64(connections)*perConnection +
+		2*int64(p.Backlog)*perEntry + int64(p.Checkers)*int64(max(largest, 1))*perEntry
 }
 
 // engine is ctx with the engine's settings for the plan.

@@ -10,14 +10,14 @@ import (
 	"github.com/bonesync/bonesync/appliance/budget"
 )
 
-// A run's draw fits beside a login's hash: two checkers while two of the
-// largest folder's listings fit, one beyond, and what one folder needs
-// beyond runRoom said, not drawn.
+// A run's draw fits beside a login's hash: four checkers while four of
+// the largest folder's listings fit, then two, then one, and what one
+// folder needs beyond runRoom said, not drawn.
 func TestPlanMemory(t *testing.T) {
 	for _, c := range []struct {
 		largest, checkers int
 		over              bool
-	}{{0, 2, false}, {100, 2, false}, {1000, 2, false}, {2000, 1, false}, {10000, 1, true}} {
+	}{{0, 4, false}, {100, 4, false}, {700, 4, false}, {1000, 2, false}, {2000, 1, false}, {3000, 1, false}, {10000, 1, true}} {
 		p := planMemory(c.largest)
 		if p.Checkers != c.checkers || (p.Over > 0) != c.over || p.Run > runRoom || p.Run <= 0 {
 			t.Errorf("planMemory(%d) = %+v, want %d checkers, over %v, a draw of at most %d", c.largest, p, c.checkers, c.over, runRoom)
