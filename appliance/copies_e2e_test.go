@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/budget"
 )
 
 // testCopies sends a box's files, encrypted, to a second bonesync box over
@@ -71,10 +74,16 @@ func testCopies(t *testing.T, b *box) {
 	if password == "" {
 		t.Fatalf("the first run did not show the password:\n%s", log)
 	}
-	// The next run completes it.
-	if out, err := exec.Command(built(t), "copy", "-state", src, "run").CombinedOutput(); err != nil || !strings.Contains(string(out), "0 errors") {
+	// The next run completes it, within the box's ceiling (the engine's
+	// parts sized and drawn from a budget of its own: copies/memory.go).
+	out2, peak, err := runPeak(exec.Command(built(t), "copy", "-state", src, "run"))
+	if err != nil || !strings.Contains(string(out2), "0 errors") {
 		first, _ := os.ReadFile(filepath.Join(b.work, "copy-run.log"))
-		t.Fatalf("the run after the kill: %v\n%s\nthe killed run:\n%.3000s", err, out, first)
+		t.Fatalf("the run after the kill: %v\n%s\nthe killed run:\n%.3000s", err, out2, first)
+	}
+	t.Logf("the copy run's peak resident set: %.1f MB", float64(peak)/1000)
+	if peak > 48000 {
+		t.Errorf("the copy run's peak resident set %d kB, over the 48 MB ceiling", peak)
 	}
 	// On the second box: names and contents encrypted.
 	_, listing := b.curl("-u", "copies:copies-secret-1", "-X", "PROPFIND", "-H", "Depth: infinity",
@@ -108,6 +117,35 @@ func testCopies(t *testing.T, b *box) {
 		}
 		if fi, err := os.Stat(b); err != nil || !fi.ModTime().Equal(when) {
 			t.Errorf("%s: restored dated %v, want %v", rel, fi.ModTime(), when)
+		}
+	}
+}
+
+// runPeak runs cmd to its end and returns its output and its peak
+// resident set (VmHWM, in kB), read from /proc as it runs: VmHWM only
+// grows, and the last reading is at most a few milliseconds before the
+// end. (The kernel's count for a child, rusage, would start from this
+// test's own resident set: Go starts a child with vfork.)
+func runPeak(cmd *exec.Cmd) ([]byte, int64, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	var peak int64
+	for {
+		if b, err := os.ReadFile(status); err == nil {
+			if kb, err := budget.ParseKB(b, "VmHWM"); err == nil { // none once it has ended
+				peak = max(peak, kb)
+			}
+		}
+		select {
+		case err := <-done:
+			return out.Bytes(), peak, err
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/calendars"
 	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/copies"
@@ -95,7 +96,7 @@ func copyRun(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c := &copies.Copier{Settings: st, Store: s, Extra: cals, Work: dir, Log: sysd.NewLogger(stderr)}
+	c := &copies.Copier{Settings: st, Store: s, Extra: cals, Work: dir, Log: sysd.NewLogger(stderr), Memory: copyMemory()}
 	r := c.Run(ctx)
 	fmt.Fprintf(stdout, "copy to %s: %d files sent (%d bytes), %d errors, in %v\n",
 		copies.Redacted(st.Target), r.Files, r.Bytes, r.Errors, r.Ended.Sub(r.Started).Round(1e6))
@@ -122,7 +123,7 @@ func copyRestore(ctx context.Context, f *flags, stdin io.Reader, stdout io.Write
 	if err != nil {
 		return err
 	}
-	res, err := copies.Restore(ctx, st, s)
+	res, err := copies.Restore(ctx, st, s, copyMemory())
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
@@ -148,6 +149,16 @@ func copyRestore(ctx context.Context, f *flags, stdin io.Reader, stdout io.Write
 		return fmt.Errorf("%d files do not match their digests: %s", len(res.Mismatch), strings.Join(res.Mismatch, ", "))
 	}
 	return nil
+}
+
+// copyMemory bounds `bonesync copy run` and `copy restore`, each a
+// process of its own (the console's, or one started at a shell): the
+// runtime's soft limit, as the server sets it, and an admission of its
+// own, which the run's parts draw from one at a time as they would from
+// the server's (copies/memory.go).
+func copyMemory() *budget.Budget {
+	budget.LimitRuntime()
+	return budget.New(budget.Admission, budget.Options{})
 }
 
 // openStore opens the users and the store of the state directory, beside

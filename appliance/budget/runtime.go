@@ -27,7 +27,9 @@ const GCPercent = 400
 // use, where the collector's default pace would let garbage from earlier
 // work (an earlier hash, an earlier preview) pile up first, and paces the
 // collector at GCPercent below it. The server calls it after the
-// first-boot benchmark, whose figures it must not change.
+// first-boot benchmark, whose figures it must not change; `bonesync copy
+// run` and `copy restore`, processes of their own, call it before they
+// run.
 func LimitRuntime() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(RuntimeLimit)

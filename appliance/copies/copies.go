@@ -33,6 +33,7 @@ import (
 	iofs "io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,6 +46,7 @@ import (
 	"github.com/rclone/rclone/fs/sync"
 	"golang.org/x/sys/unix"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -104,6 +106,9 @@ type Copier struct {
 	// Held says the caller holds the runs' lock (Lock) for this run.
 	Held  bool
 	Extra Extra // nil: no calendars
+	// Memory is the budget a run draws from (memory.go): the server's,
+	// or one of the run's own process; nil: unbounded.
+	Memory *budget.Budget
 	// Work is a folder of the box's own for what a run writes before it
 	// is sent (the digests and calendars).
 	Work string
@@ -183,9 +188,22 @@ func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
 	if ctx, err = withTarget(ctx, c.Settings); err != nil {
 		return err
 	}
-	ctx, ci := fs.AddConfig(ctx)
-	ci.Transfers, ci.Checkers = 2, 4 // the board's memory, not its link, bounds it
-	ci.BufferSize = 256 << 10
+	ctx = accounting.WithStatsGroup(ctx, "bonesync-copy")
+	stats := accounting.StatsGroup(ctx, "bonesync-copy")
+	stats.ResetCounters() // one group, counted from zero each run
+	if c.Work != "" {
+		defer c.reportProgress(ctx, r.Started, stats)()
+	}
+	largest, err := c.writeExtra(r.Users)
+	if err != nil {
+		return err
+	}
+	plan := planMemory(largest)
+	if plan.Over > 0 && c.Log != nil {
+		c.Log.Warn("copies: a folder holds more files than the copy's share of the memory budget covers",
+			"files", largest, "beyond_kib", plan.Over>>10)
+	}
+	ctx, ci := plan.engine(ctx)
 	ci.LogLevel = fs.LogLevelNotice
 	ci.BackupDir = root + "old/" + stamp.UTC().Format("20060102-150405")
 	ci.Metadata = false
@@ -194,20 +212,31 @@ func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
 		accounting.TokenBucket.SetBwLimit(fs.BwPair{Tx: bw, Rx: bw})
 		defer accounting.TokenBucket.SetBwLimit(fs.BwPair{})
 	}
-	ctx = accounting.WithStatsGroup(ctx, "bonesync-copy")
-	stats := accounting.StatsGroup(ctx, "bonesync-copy")
-	stats.ResetCounters() // one group, counted from zero each run
-
-	if c.Work != "" {
-		defer c.reportProgress(ctx, r.Started, stats)()
+	rem, err := openRemotes(ctx, c.Memory, root, ci.BackupDir)
+	defer rem.close()
+	if err != nil {
+		return fmt.Errorf("the copy's target: %w", err)
 	}
-	if err := c.writeExtra(r.Users); err != nil {
+	release, err := c.Memory.Wait(ctx, "copy", plan.Run)
+	if err != nil {
 		return err
 	}
+	err = c.send(ctx, r.Users, rem)
+	release()
+	r.Files, r.Bytes, r.Errors = stats.GetTransfers(), stats.GetBytes(), stats.GetErrors()
+	if err != nil {
+		return fmt.Errorf("copy to %s: %w", Redacted(c.Settings.Target), err)
+	}
+	return c.prune(ctx, rem.old)
+}
+
+// send syncs the users' files, then the digests and calendars made
+// before them, to the copy's current/.
+func (c *Copier) send(ctx context.Context, users []string, rem *remotes) error {
 	// The users' files: the store's folder, less its own (.bonesync) and
 	// its uploads' temporary files, and only the users that exist.
 	rules := []string{"- /.bonesync/**", "- .*.upload-*"}
-	for _, u := range r.Users {
+	for _, u := range users {
 		rules = append(rules, "+ /"+u+"/**")
 	}
 	rules = append(rules, "- **")
@@ -222,39 +251,24 @@ func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
 	if err != nil {
 		return fmt.Errorf("the store: %w", err)
 	}
-	dst, err := fs.NewFs(ctx, root+"current/files")
+	first := sync.Sync(fctx, rem.files, src, false)
+	extra, err := fs.NewFs(ctx, c.extraDir())
 	if err != nil {
-		return fmt.Errorf("the copy's target: %w", err)
+		return errors.Join(first, err)
 	}
-	defer shutdown(ctx, dst)
-	first := sync.Sync(fctx, dst, src, false)
-	// The digests and calendars, made before the files were sent.
-	extraSrc, err := fs.NewFs(ctx, c.extraDir())
-	if err != nil {
-		return err
-	}
-	extraDst, err := fs.NewFs(ctx, root+"current/extra")
-	if err != nil {
-		return err
-	}
-	defer shutdown(ctx, extraDst)
-	second := sync.Sync(ctx, extraDst, extraSrc, false)
-	r.Files, r.Bytes, r.Errors = stats.GetTransfers(), stats.GetBytes(), stats.GetErrors()
-	if err := errors.Join(first, second); err != nil {
-		return fmt.Errorf("copy to %s: %w", Redacted(c.Settings.Target), err)
-	}
-	return c.prune(ctx, root)
+	return errors.Join(first, sync.Sync(ctx, rem.extra, extra, false))
 }
 
 // extraDir is where the digests and calendars are written before a run
 // sends them.
 func (c *Copier) extraDir() string { return filepath.Join(c.Work, "extra") }
 
-// writeExtra writes each user's digest list and calendars for the run.
-func (c *Copier) writeExtra(users []string) error {
+// writeExtra writes each user's digest list and calendars for the run,
+// and returns the most entries a folder of theirs holds (planMemory).
+func (c *Copier) writeExtra(users []string) (largest int, err error) {
 	dir := c.extraDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+		return 0, err
 	}
 	// Those of users gone since go from the copy too (moved to old/).
 	if entries, err := os.ReadDir(dir); err == nil {
@@ -266,36 +280,43 @@ func (c *Copier) writeExtra(users []string) error {
 		}
 	}
 	for _, u := range users {
-		if err := c.writeDigests(u, filepath.Join(dir, u+".sha1")); err != nil {
-			return err
+		n, err := c.writeDigests(u, filepath.Join(dir, u+".sha1"))
+		if err != nil {
+			return 0, err
 		}
+		largest = max(largest, n)
 		if c.Extra != nil {
 			if err := writeFile(filepath.Join(dir, u+"-calendars.zip"), func(w io.Writer) error {
 				_, err := c.Extra.Backup(u, w)
 				return err
 			}); err != nil {
-				return fmt.Errorf("calendars of %s: %w", u, err)
+				return 0, fmt.Errorf("calendars of %s: %w", u, err)
 			}
 		}
 	}
-	return nil
+	return largest, nil
 }
 
 // writeDigests writes the SHA-1 of each of user's files as sha1sum does
 // (paths from the user's folder), read from the store's records, not
 // computed again. A file changed behind the store's back has none and is
-// left out.
-func (c *Copier) writeDigests(user, file string) error {
+// left out. It returns the most entries one of the user's folders holds,
+// counted on the way: what the run's listings will hold.
+func (c *Copier) writeDigests(user, file string) (largest int, err error) {
 	tree, err := c.Store.Tree(user)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer tree.Close()
-	return writeFile(file, func(w io.Writer) error {
+	entries := map[string]int{} // folder: entries
+	err = writeFile(file, func(w io.Writer) error {
 		return tree.Walk("/", func(p string, in store.Info) error {
 			if _, ok := tree.MountAt(p); ok {
 				return iofs.SkipDir // another user's, copied with theirs
 			}
+			dir := path.Dir(p)
+			entries[dir]++
+			largest = max(largest, entries[dir])
 			if in.IsDir() || in.Sums == nil {
 				return nil
 			}
@@ -303,15 +324,12 @@ func (c *Copier) writeDigests(user, file string) error {
 			return err
 		})
 	})
+	return largest, err
 }
 
-// prune removes the oldest runs' replaced files beyond Keep.
-func (c *Copier) prune(ctx context.Context, root string) error {
-	old, err := fs.NewFs(ctx, root+"old")
-	if err != nil {
-		return err
-	}
-	defer shutdown(ctx, old)
+// prune removes the oldest runs' replaced files beyond Keep from old
+// (the copy's old/).
+func (c *Copier) prune(ctx context.Context, old fs.Fs) error {
 	entries, err := old.List(ctx, "")
 	if errors.Is(err, fs.ErrorDirNotFound) {
 		return nil
@@ -334,14 +352,6 @@ func (c *Copier) prune(ctx context.Context, root string) error {
 		runs = runs[1:]
 	}
 	return nil
-}
-
-// shutdown ends what the engine holds open for f (its SFTP connections):
-// between runs the box keeps none.
-func shutdown(ctx context.Context, f fs.Fs) {
-	if s, ok := f.(fs.Shutdowner); ok {
-		s.Shutdown(ctx)
-	}
 }
 
 // writeFile writes a file through fill, atomically, unless it already

@@ -95,7 +95,7 @@ func (b *box) restored(t *testing.T, st Settings) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Restore(context.Background(), st, fresh)
+	res, err := Restore(context.Background(), st, fresh, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestCopyAndRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := Restore(ctx, bad, empty); err == nil && res.Files > 0 {
+	if res, err := Restore(ctx, bad, empty, nil); err == nil && res.Files > 0 {
 		t.Errorf("the wrong password restored %d files", res.Files)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/rclone/rclone/fs"
 	"github.com/rclone/rclone/fs/walk"
 
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -30,8 +31,10 @@ type Restored struct {
 // they get their digests and ids as uploads do), with their dates; each
 // file's digest is checked against the copy's list. A file already in
 // the store is replaced. Each user's calendars come back as the backup
-// file (Restored.Calendars), for the caller to load.
-func Restore(ctx context.Context, st Settings, into *store.Store) (Restored, error) {
+// file (Restored.Calendars), for the caller to load. The copy's remotes
+// are opened as a run opens them, each key derived under a draw from mem
+// (nil: unbounded).
+func Restore(ctx context.Context, st Settings, into *store.Store, mem *budget.Budget) (Restored, error) {
 	res := Restored{Calendars: map[string][]byte{}}
 	root, err := configure(st)
 	if err != nil {
@@ -40,16 +43,16 @@ func Restore(ctx context.Context, st Settings, into *store.Store) (Restored, err
 	if ctx, err = withTarget(ctx, st); err != nil {
 		return res, err
 	}
-	files, err := fs.NewFs(ctx, root+"current/files")
-	if err != nil {
+	ctx, _ = planMemory(0).engine(ctx)
+	rem := &remotes{}
+	defer rem.close()
+	if err := rem.open(ctx, mem, &rem.files, root+"current/files"); err != nil {
 		return res, fmt.Errorf("the copy: %w", err)
 	}
-	defer shutdown(ctx, files)
-	extra, err := fs.NewFs(ctx, root+"current/extra")
-	if err != nil {
+	if err := rem.open(ctx, mem, &rem.extra, root+"current/extra"); err != nil {
 		return res, fmt.Errorf("the copy: %w", err)
 	}
-	defer shutdown(ctx, extra)
+	files, extra := rem.files, rem.extra
 	tops, err := files.List(ctx, "")
 	if errors.Is(err, fs.ErrorDirNotFound) {
 		// Names are encrypted: with another password, nothing is there.

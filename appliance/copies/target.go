@@ -170,6 +170,9 @@ func configure(st Settings) (string, error) {
 		// The target's own commands are not needed: no shell is assumed.
 		set("shell_type", "none")
 		set("disable_hashcheck", "true")
+		for k, v := range sftpMemory {
+			set(k, v)
+		}
 		remote = targetRemote + ":" + t.Path
 	case "webdav":
 		set("type", "webdav")

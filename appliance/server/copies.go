@@ -87,7 +87,7 @@ func (s *services) copier() (*copies.Copier, error) {
 	if err := st.UseDir(dir); err != nil {
 		return nil, err
 	}
-	return &copies.Copier{Settings: st, Store: s.files, Extra: s.pim, Work: dir, Log: s.log}, nil
+	return &copies.Copier{Settings: st, Store: s.files, Extra: s.pim, Work: dir, Log: s.log, Memory: s.memory}, nil
 }
 
 // copied logs a run's result and tells the admin of a failure.

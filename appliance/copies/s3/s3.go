@@ -59,14 +59,14 @@ func init() {
 	})
 }
 
-// The user metadata rclone's S3 backend keeps a file's date in, and the
-// largest object one CopyObject may copy.
+// The user metadata rclone's S3 backend keeps a file's date in, the
+// largest object one CopyObject may copy, and the parts of an upload.
 const (
 	metaMtime    = "mtime"
 	contentType  = "application/octet-stream"
-	maxPart      = 64 << 20 // a part is one buffer: files up to 625 GiB
+	maxPart      = 5 << 30 // S3's largest part: files up to 48.8 TiB in 10,000
 	maxCopy      = 5 << 30
-	partSize     = 5 << 20 // the smallest part S3 allows: the board's memory
+	partSize     = 5 << 20 // the smallest part S3 allows (parts are streamed: no memory)
 	listPageKeys = 1000
 )
 
@@ -333,28 +333,65 @@ func (o *Object) Open(ctx context.Context, options ...fs.OpenOption) (io.ReadClo
 	return r, nil
 }
 
-// Update stores the file's bytes and date. A file over 5 MiB goes in
-// parts (partSizeFor), one buffer at a time.
+// Update stores the file's bytes and date: in one request up to
+// partSize, in parts beyond it (putParts).
 func (o *Object) Update(ctx context.Context, in io.Reader, src fs.ObjectInfo, options ...fs.OpenOption) error {
 	if err := o.fs.Mkdir(ctx, ""); err != nil { // the engine asks for folders only
 		return err
 	}
-	part := partSizeFor(src.Size())
-	if part > maxPart {
-		return fmt.Errorf("s3 put %s: %d bytes need parts over %d MiB, more memory than the box spares", o.remote, src.Size(), maxPart>>20)
-	}
-	t := src.ModTime(ctx)
-	info, err := o.fs.client.PutObject(ctx, o.fs.bucket, o.key(), in, src.Size(), minio.PutObjectOptions{
+	size, t := src.Size(), src.ModTime(ctx)
+	opts := minio.PutObjectOptions{
 		UserMetadata: map[string]string{metaMtime: formatMtime(t)},
 		ContentType:  contentType,
-		PartSize:     part,
-		NumThreads:   1,
-	})
+	}
+	var info minio.UploadInfo
+	var err error
+	if size >= 0 && size <= partSize {
+		info, err = o.fs.client.PutObject(ctx, o.fs.bucket, o.key(), in, size, opts)
+	} else {
+		info, err = o.putParts(ctx, in, size, opts)
+	}
 	if err != nil {
 		return retryable(err, fmt.Errorf("s3 put %s: %w", o.remote, err))
 	}
 	o.size, o.lastModified, o.mtime = info.Size, info.LastModified, &t
 	return nil
+}
+
+// putParts stores a file of size bytes in parts (partSizeFor), each
+// streamed from in as the engine encrypts it. The MinIO client's
+// PutObject would read each part into a buffer of its own first: 5 MiB
+// or more per transfer, for nothing, since a part that fails is sent
+// again with the whole file (retryable). A run cut short leaves the
+// parts sent, which the store keeps until a lifecycle rule aborts the
+// upload (docs/copies.md); a failure the run sees aborts it.
+func (o *Object) putParts(ctx context.Context, in io.Reader, size int64, opts minio.PutObjectOptions) (minio.UploadInfo, error) {
+	part := int64(partSizeFor(size))
+	if size < 0 || part > maxPart {
+		return minio.UploadInfo{}, fmt.Errorf("%d bytes: over S3's largest object", size)
+	}
+	id, err := o.fs.core.NewMultipartUpload(ctx, o.fs.bucket, o.key(), opts)
+	if err != nil {
+		return minio.UploadInfo{}, err
+	}
+	var parts []minio.CompletePart
+	for sent, n := int64(0), 1; sent < size; n++ {
+		l := min(part, size-sent)
+		p, err := o.fs.core.PutObjectPart(ctx, o.fs.bucket, o.key(), id, n, io.LimitReader(in, l), l, minio.PutObjectPartOptions{})
+		if err != nil {
+			o.fs.core.AbortMultipartUpload(context.WithoutCancel(ctx), o.fs.bucket, o.key(), id) // dropped: the lifecycle rule removes what is left
+			return minio.UploadInfo{}, fmt.Errorf("part %d: %w", n, err)
+		}
+		parts = append(parts, minio.CompletePart{PartNumber: n, ETag: p.ETag})
+		sent += l
+	}
+	info, err := o.fs.core.CompleteMultipartUpload(ctx, o.fs.bucket, o.key(), id, parts, opts)
+	if err != nil {
+		o.fs.core.AbortMultipartUpload(context.WithoutCancel(ctx), o.fs.bucket, o.key(), id) // dropped: as above
+		return minio.UploadInfo{}, err
+	}
+	info.Size = size
+	return info, nil
 }
 
 // Remove deletes the file.
@@ -365,9 +402,6 @@ func (o *Object) Remove(ctx context.Context) error {
 	return nil
 }
 
-// retryable is wrapped, marked for the engine to send the file again
-// when the store's answer (err, the MinIO client's own) says it is busy or
-// failed inside (429, 5xx): the client cannot resend a body it has read.
 // partSizeFor is the part size for an object of size bytes: 5 MiB, the
 // least S3 takes, as long as 10,000 parts (its most) hold the object;
 // beyond 48.8 GiB, the whole MiBs that fit it in 10,000.
@@ -380,8 +414,13 @@ func partSizeFor(size int64) uint64 {
 	return uint64((per + 1<<20 - 1) &^ (1<<20 - 1))
 }
 
+// retryable is wrapped, marked for the engine to send the file again
+// when the store's answer (err, the MinIO client's own) says it is busy or
+// failed inside (429, 5xx): the client cannot resend a body it has read.
 func retryable(err, wrapped error) error {
-	switch minio.ToErrorResponse(err).StatusCode {
+	var resp minio.ErrorResponse // a part's comes wrapped (putParts)
+	errors.As(err, &resp)
+	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
 		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return fserrors.RetryError(wrapped)

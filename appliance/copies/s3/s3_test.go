@@ -1,8 +1,12 @@
 package s3
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/rclone/rclone/fs/fserrors"
 )
 
 // Dates go on the bucket as rclone's S3 backend writes them ("mtime":
@@ -65,5 +69,18 @@ func TestPartSize(t *testing.T) {
 		if got != want || uint64(size) > got*10000 {
 			t.Errorf("partSizeFor(%d) = %d, want %d", size, got, want)
 		}
+	}
+}
+
+// A store's busy answer to one part, wrapped with the part's number, has
+// the engine send the file again; a refusal does not.
+func TestRetryable(t *testing.T) {
+	busy := fmt.Errorf("part 3: %w", minio.ErrorResponse{StatusCode: 503})
+	if err := retryable(busy, busy); !fserrors.IsRetryError(err) {
+		t.Errorf("retryable(%v) = %v, not to be sent again", busy, err)
+	}
+	denied := minio.ErrorResponse{StatusCode: 403, Code: "AccessDenied"}
+	if err := retryable(denied, denied); fserrors.IsRetryError(err) {
+		t.Errorf("retryable(%v) = %v, to be sent again", denied, err)
 	}
 }
