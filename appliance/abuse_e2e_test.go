@@ -231,7 +231,8 @@ func testMemoryCeiling(t *testing.T, b *box) {
 	go func() { // WebDAV from 10 addresses
 		defer wg.Done()
 		flood.Logins(ctx, 10, 1001, func(ctx context.Context, from string) error {
-			return wrongDAVLogin(ctx, k.https, from)
+			_, err := flood.WrongLogin(ctx, k.https, from, "admin")
+			return err
 		})
 	}()
 	go func() { // SSH from 10 more
@@ -251,20 +252,6 @@ func testMemoryCeiling(t *testing.T, b *box) {
 	if !strings.Contains(k.stderrCapture.String(), "login failed") {
 		t.Error("no failed login was logged: the flood did not reach the password check")
 	}
-}
-
-func wrongDAVLogin(ctx context.Context, addr, from string) error {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
-	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DialContext: d.DialContext,
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}}
-	req, _ := http.NewRequestWithContext(ctx, "PROPFIND", "https://"+addr+"/dav/", nil)
-	req.SetBasicAuth("admin", "not the password")
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	return nil
 }
 
 func wrongSSHLogin(addr, from string) error {
@@ -393,9 +380,9 @@ func testLongNames(t *testing.T, b *box) {
 				var err error
 				switch try {
 				case "huge":
-					code, err = basicLogin(k.https, from, huge)
+					code, err = flood.WrongLogin(context.Background(), k.https, from, huge)
 				case "long":
-					code, err = basicLogin(k.https, from, long)
+					code, err = flood.WrongLogin(context.Background(), k.https, from, long)
 				case "form":
 					code, err = formLogin(k.https, from, form)
 				}
@@ -442,23 +429,6 @@ func testLongNames(t *testing.T, b *box) {
 	if resp.StatusCode != http.StatusOK || len(page) > 256<<10 || !strings.Contains(string(page), `\x1b]0;owned\x07fff`) || strings.ContainsAny(string(page), "\x1b\x07") {
 		t.Errorf("the admin page: %s, %d bytes, the names escaped and cut: %v", resp.Status, len(page), strings.Contains(string(page), `\x1b]0;owned\x07fff`))
 	}
-}
-
-// basicLogin is a PROPFIND with Basic credentials for user and a wrong
-// password, from the loopback address from; it returns the status.
-func basicLogin(addr, from, user string) (int, error) {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
-	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DialContext: d.DialContext,
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}}
-	req, _ := http.NewRequest("PROPFIND", "https://"+addr+"/dav/", nil)
-	req.SetBasicAuth(user, "not the password")
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, nil
 }
 
 // formLogin posts the web login form for user with a wrong password, from

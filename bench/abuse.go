@@ -99,10 +99,14 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 	targets := []abuseTarget{
 		{"nginx", ngx, ngx.addr, httpsGet(ngx.addr, tlsClient(false), file), flood.TLSPrefix,
 			func(ctx context.Context, from string) error {
-				return wrongBasic(ctx, "https://"+ngx.addr+"/dav/", from)
+				_, err := flood.WrongLogin(ctx, ngx.addr, from, abuseUser)
+				return err
 			}},
 		{"bonesync HTTPS", bs, bs.addr, httpsGet(bs.addr, tlsClient(false), file), flood.TLSPrefix,
-			func(ctx context.Context, from string) error { return wrongBasic(ctx, "https://"+bs.addr+"/dav/", from) }},
+			func(ctx context.Context, from string) error {
+				_, err := flood.WrongLogin(ctx, bs.addr, from, abuseUser)
+				return err
+			}},
 		{"sshd", sshd, sshd.addr, sshLogin(sshd.addr, client, hostPub), flood.SSHPrefix,
 			func(ctx context.Context, from string) error { return wrongPassword(sshd.addr, "root", from) }},
 		{"bonesync SFTP", bs, sftpAddr, sshLogin(sftpAddr, client, hostPub), flood.SSHPrefix,
@@ -114,6 +118,7 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 	// a failed login, and an address reused in the next phase would reach
 	// the ban.
 	src := &sources{}
+	hostile := flood.Hostile{HTTPS: bs.addr, SSH: sftpAddr, User: calUser, Password: calPassword, First: 30000}
 	for ti, t := range targets {
 		floods := []string{"none", "idle+slow", "distributed", "logins"}
 		if t.name == "bonesync HTTPS" {
@@ -129,7 +134,6 @@ func abuseRun(ctx context.Context, o *options, dir string, res *abuseResult) err
 				resetPeak(bs.pid())
 			}
 			var tally floodTally
-			hostile := flood.Hostile{HTTPS: bs.addr, SSH: sftpAddr, User: calUser, Password: calPassword, First: 30000}
 			wait, err := startFlood(ctx, fctx, fl, t, 10000+ti*100, hostile, &tally)
 			if err != nil {
 				stop()
@@ -290,21 +294,6 @@ func hostileCalendars(ctx context.Context, addr string, n *atomic.Int64) func() 
 			<-done
 		}
 	}
-}
-
-// wrongBasic is a WebDAV request with a wrong password.
-func wrongBasic(ctx context.Context, url, from string) error {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: connTimeout}
-	c := &http.Client{Timeout: connTimeout, Transport: &http.Transport{DialContext: d.DialContext,
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}}
-	req, _ := http.NewRequestWithContext(ctx, "PROPFIND", url, nil)
-	req.SetBasicAuth(abuseUser, "a wrong guess")
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	io.Copy(io.Discard, resp.Body)
-	return resp.Body.Close()
 }
 
 // wrongPassword is an SSH login with a wrong password.

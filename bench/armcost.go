@@ -136,7 +136,7 @@ func armBlock(ctx context.Context, o *options) armResult {
 		var ngxDetail string
 		if haveNginx {
 			o.logf("arm: %s, nginx/OpenSSL armhf", k.key)
-			ngxCounts, ngxDetail, err = countNginx(ctx, o, plugin, chainFile, keyFile, ca, k.key, k.resumed)
+			ngxCounts, ngxDetail, err = countNginx(ctx, o, plugin, o.armN, chainFile, keyFile, ca, k.key, k.resumed)
 			if err != nil {
 				res.Notes = append(res.Notes, fmt.Sprintf("nginx %s under qemu-arm failed: %v", k.key, err))
 				haveNginx = false
@@ -499,7 +499,7 @@ var totalLine = regexp.MustCompile(`(?m)^total (\d+)$`)
 // whole run (start, warm-up, the counted handshakes, exit) minus the same
 // run without the counted handshakes, divided by their number. Counts
 // repeat to within 0.1%, so start and exit cancel out.
-func countNginx(ctx context.Context, o *options, plugin, chainFile, keyFile string, ca []byte, key string, resumed bool) (map[string]float64, string, error) {
+func countNginx(ctx context.Context, o *options, plugin string, n int, chainFile, keyFile string, ca []byte, key string, resumed bool) (map[string]float64, string, error) {
 	type kind struct {
 		name          string
 		full, resumed bool
@@ -513,7 +513,7 @@ func countNginx(ctx context.Context, o *options, plugin, chainFile, keyFile stri
 	totals := map[string]float64{}
 	var detail string
 	for _, r := range runs {
-		t, d, err := nginxRun(ctx, o, plugin, chainFile, keyFile, ca, key+"-"+r.name, r.full, r.resumed)
+		t, d, err := nginxRun(ctx, o, plugin, n, chainFile, keyFile, ca, key+"-"+r.name, r.full, r.resumed)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s run: %w", r.name, err)
 		}
@@ -524,7 +524,7 @@ func countNginx(ctx context.Context, o *options, plugin, chainFile, keyFile stri
 	}
 	counts := map[string]float64{}
 	for _, r := range runs[2:] {
-		counts[r.name] = (totals[r.name] - totals["base"]) / float64(o.armN) / 1e6
+		counts[r.name] = (totals[r.name] - totals["base"]) / float64(n) / 1e6
 	}
 	counts["spread"] = math.Abs(totals["base2"]-totals["base"]) / 1e6
 	return counts, detail, nil
@@ -533,13 +533,13 @@ func countNginx(ctx context.Context, o *options, plugin, chainFile, keyFile stri
 // nginxRun is one nginx run under qemu-arm: one process (master_process
 // off), then a SIGTERM once it has no connection left; the plugin prints
 // the total at exit.
-func nginxRun(ctx context.Context, o *options, plugin, chainFile, keyFile string, ca []byte, name string, full, resumed bool) (float64, string, error) {
+func nginxRun(ctx context.Context, o *options, plugin string, n int, chainFile, keyFile string, ca []byte, name string, full, resumed bool) (float64, string, error) {
 	s, log, err := startArmNginx(ctx, o, plugin, filepath.Join(o.work, "arm-nginx-"+name), chainFile, keyFile, ca)
 	if err != nil {
 		return 0, "", err
 	}
 	defer s.stop()
-	detail, err := armLoad(s.addr, ca, o.armN, full, resumed, func(int) error { return nil })
+	detail, err := armLoad(s.addr, ca, n, full, resumed, func(int) error { return nil })
 	if err != nil {
 		return 0, "", fmt.Errorf("%w%s", err, s.tail())
 	}

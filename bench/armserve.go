@@ -309,9 +309,7 @@ func armServeHandshakes(ctx context.Context, o *options, plugin string, count *s
 	if _, err := os.Stat(filepath.Join(o.sysroot, "usr/sbin/nginx")); err == nil {
 		st := filepath.Join(dir, "state")
 		o.logf("arm serve: %s, nginx with the box's chain", key)
-		on := *o // the same number of connections as the product's count
-		on.armN = n
-		if ngx, _, err = countNginx(ctx, &on, plugin, filepath.Join(st, "tls.crt"), filepath.Join(st, "tls.key"), ca, "serve-"+key, len(modes) > 1); err != nil {
+		if ngx, _, err = countNginx(ctx, o, plugin, n, filepath.Join(st, "tls.crt"), filepath.Join(st, "tls.key"), ca, "serve-"+key, len(modes) > 1); err != nil {
 			return fmt.Errorf("nginx with the box's chain: %w", err)
 		}
 	}
@@ -396,7 +394,7 @@ func armServeBulk(ctx context.Context, o *options, plugin string, count *serveCo
 				}
 				cmd = "put " + local + " up-" + name
 			}
-			return opensshSFTP(ctx, sshAddr, keyFile, cmd)
+			return opensshSFTP(ctx, sshAddr, armServeUser, keyFile, cmd)
 		}, osh},
 	}
 	for _, w := range ways {
@@ -431,14 +429,9 @@ func sizeOf(name string) int {
 	return 5
 }
 
-// opensshSFTP runs OpenSSH's sftp client in batch mode with the key in
-// keyFile, with the algorithms the other SSH counts use.
-func opensshSFTP(ctx context.Context, addr, keyFile, command string) error {
-	return opensshSFTPAs(ctx, addr, armServeUser, keyFile, command)
-}
-
-// opensshSFTPAs is opensshSFTP as user.
-func opensshSFTPAs(ctx context.Context, addr, user, keyFile, command string) error {
+// opensshSFTP runs OpenSSH's sftp client in batch mode as user with the
+// key in keyFile, with the algorithms the other SSH counts use.
+func opensshSFTP(ctx context.Context, addr, user, keyFile, command string) error {
 	host, port, _ := net.SplitHostPort(addr)
 	batch := keyFile + ".batch"
 	if err := os.WriteFile(batch, []byte(command+"\n"), 0o600); err != nil {

@@ -113,7 +113,7 @@ func bridgedSFTP(ctx context.Context, c net.Conn, user, keyFile, command string)
 		go func() { io.Copy(c, in); c.(interface{ CloseWrite() error }).CloseWrite() }()
 		io.Copy(in, c)
 	}()
-	return opensshSFTPAs(ctx, ln.Addr().String(), user, keyFile, command)
+	return opensshSFTP(ctx, ln.Addr().String(), user, keyFile, command)
 }
 
 // armSshd is Debian's armhf sshd set up to be counted, one `sshd -i` a

@@ -144,7 +144,7 @@ func (h Hostile) Run(ctx context.Context) (c *HostileCounts, wait func()) {
 	then(func() {
 		Logins(ctx, HostileNamers, h.First+10, func(ctx context.Context, from string) error {
 			for _, n := range []int{500 << 10, 40 << 10} {
-				code, err := h.longName(ctx, from, n)
+				code, err := WrongLogin(ctx, h.HTTPS, from, LongName(n))
 				c.add(ctx, "login", code, err)
 			}
 			return nil
@@ -220,15 +220,15 @@ func (h Hostile) sftpSessions(ctx context.Context, c *HostileCounts, opened func
 	<-ctx.Done()
 }
 
-// longName is a failed Basic login from the address from for a user
-// name of n bytes that begins with a terminal's escape codes.
-func (h Hostile) longName(ctx context.Context, from string, n int) (int, error) {
+// WrongLogin is a WebDAV PROPFIND to addr (host:port) from the loopback
+// address from, with Basic credentials of user and a wrong password, on
+// a connection of its own; it returns the status.
+func WrongLogin(ctx context.Context, addr, from, user string) (int, error) {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: time.Minute}
 	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DialContext: d.DialContext,
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}}
-	name := "\x1b[31m\x1b]0;owned\x07" + strings.Repeat("n", n)
-	req, _ := http.NewRequestWithContext(ctx, "PROPFIND", "https://"+h.HTTPS+"/dav/", nil)
-	req.SetBasicAuth(name, "not the password")
+	req, _ := http.NewRequestWithContext(ctx, "PROPFIND", "https://"+addr+"/dav/", nil)
+	req.SetBasicAuth(user, "not the password")
 	resp, err := c.Do(req)
 	if err != nil {
 		return 0, err
@@ -237,6 +237,10 @@ func (h Hostile) longName(ctx context.Context, from string, n int) (int, error) 
 	resp.Body.Close()
 	return resp.StatusCode, nil
 }
+
+// LongName is a user name of n bytes that begins with a terminal's
+// escape codes, as the long-name attacks send.
+func LongName(n int) string { return "\x1b[31m\x1b]0;owned\x07" + strings.Repeat("n", n) }
 
 // previews asks for the hostile pictures' previews, every size, over and over.
 func (h Hostile) previews(ctx context.Context, c *HostileCounts, w int) {
