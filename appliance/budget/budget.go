@@ -39,9 +39,10 @@ const (
 	// the heap, stacks and the runtime's own, below the ceiling by the
 	// binary's pages (about 20 MB resident on a PC, from a 26 MB image)
 	// and what is not the runtime's. With the collector at GCPercent, 28
-	// MiB let TestSync/memory reach 48.9 MB on a busy machine; at 24 it
-	// peaks at 45.8 and TestSync/hostile at 41.7.
-	RuntimeLimit = 24 << 20
+	// MiB let TestSync/memory reach 48.9 MB on a busy machine; 24 held it
+	// at 45-47 MB until the previews' faster decoder and encoder (issue
+	// 37), after which it peaked at 49.0-49.9 MB; at 22, 45.6-46.7.
+	RuntimeLimit = 22 << 20
 	// Admission is what the Budget grants at once, for the costly work:
 	// room for an Argon2id hash (12 MiB) beside a small preview or a
 	// calendar read, or one picture decoded whole (an old 19 MiB hash
