@@ -10,11 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // make fuzz-arm runs many more: go test ./armcrypto -args -cases 300000
@@ -185,12 +188,47 @@ var overlaid = []string{
 	"runtime",
 }
 
-// go vet on the board's build checks the assembly against its Go
-// declarations (asmdecl: argument names, offsets, frame sizes).
+// go vet on the board's build and the PC's checks the assembly against
+// its Go declarations (asmdecl: argument names, offsets, frame sizes).
 func TestOverlayVet(t *testing.T) {
 	dir := prepared(t)
 	args := append(append([]string{"vet"}, overlayFlags(dir)...), overlaid...)
 	run(t, armEnv, "go", args...)
+	run(t, amd64Env, "go", args...)
+}
+
+var amd64Env = []string{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"}
+
+// The PC's build on this machine (amd64, not purego: bigmod's MULX and
+// ADX code where the CPU has them): the std tests and the added ones,
+// again with ADX turned off as on a CPU without it (the generic code),
+// and the probe's outputs against the untouched standard library's.
+func TestOnAMD64(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the PC's build runs on amd64")
+	}
+	if !cpu.X86.HasADX || !cpu.X86.HasBMI2 {
+		t.Log("this CPU has no ADX or BMI2: the amd64 assembly does not run here, only the generic code")
+	}
+	dir := prepared(t)
+	t.Run("std", func(t *testing.T) {
+		args := append([]string{"test", "-count=1", "-short", "-skip", skipLimbExact}, overlayFlags(dir)...)
+		t.Logf("%s", run(t, amd64Env, "go", append(args, stdPackages...)...))
+	})
+	t.Run("without ADX", func(t *testing.T) {
+		args := append([]string{"test", "-count=1", "-short"}, overlayFlags(dir)...)
+		t.Logf("%s", run(t, append(slices.Clone(amd64Env), "GODEBUG=cpu.adx=off"), "go", append(args, "crypto/internal/fips140/bigmod", "crypto/rsa")...))
+	})
+	t.Run("differential", func(t *testing.T) {
+		probe := filepath.Join(t.TempDir(), "probe-amd64")
+		run(t, amd64Env, "go", append(append([]string{"build"}, overlayFlags(dir)...), "-o", probe, "./probe")...)
+		n := strconv.Itoa(*cases)
+		want := run(t, nil, "go", "run", "./probe", "diff", n)
+		if got := run(t, nil, probe, "diff", n); got != want {
+			t.Errorf("the overlay's outputs differ from the standard library's:\namd64 with overlay:\n%suntouched:\n%s", got, want)
+		}
+		t.Logf("%s", run(t, nil, probe, "wycheproof", "testdata/wycheproof"))
+	})
 }
 
 // Every replaced file builds exactly where the one it replaces did: the

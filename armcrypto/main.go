@@ -178,11 +178,17 @@ var patches = []patch{
 		{"func (out *Nat) Mod(", "func (out *Nat) modGeneric("},
 		{"func (out *Nat) Exp(", "func (out *Nat) expGeneric("},
 	}},
-	{root: "GOROOT", file: bigmod + "nat_arm32.go", src: bigmodSrc + "nat_arm32.go"},
-	{root: "GOROOT", file: bigmod + "nat_arm32_noasm.go", src: bigmodSrc + "nat_arm32_noasm.go"},
+	{root: "GOROOT", file: bigmod + "nat_mont.go", src: bigmodSrc + "nat_mont.go"},
+	{root: "GOROOT", file: bigmod + "nat_mont_noasm.go", src: bigmodSrc + "nat_mont_noasm.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_arm.go", src: bigmodSrc + "nat_arm32_arm.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_arm.s", src: bigmodSrc + "nat_arm32_arm.s"},
-	{root: "GOROOT", file: bigmod + "nat_arm32_test.go", src: bigmodSrc + "nat_arm32_test.go", test: true},
+	{root: "GOROOT", file: bigmod + "nat_mont_test.go", src: bigmodSrc + "nat_mont_test.go", test: true},
+	// The same on amd64 with MULX, ADCX and ADOX, where the CPU has them
+	// (nat_asm.go's supportADX).
+	{root: "GOROOT", file: bigmod + "nat_asm.go", sha256: "2cbf10e43db0371bd3466068580d3b69960a9be8b57d857c8e66b888fec10bf0"},
+	{root: "GOROOT", file: bigmod + "nat_mont_amd64.go", src: bigmodSrc + "nat_mont_amd64.go"},
+	{root: "GOROOT", file: bigmod + "nat_mont_amd64.s", src: bigmodSrc + "nat_mont_amd64.s"},
+	{root: "GOROOT", file: bigmod + "nat_mont_amd64_test.go", src: bigmodSrc + "nat_mont_amd64_test.go", test: true},
 	// SHA-256 (the handshake's transcript, HKDF and certificates).
 	{root: "GOROOT", file: sha256Dir + "sha256block_noasm.go", sha256: "b481697aa528de27d61b405f4cdc5f5ab262c0a64d291a6d8e17ecf2e6f0793d", src: sha256Src + "sha256block_arm32_noasm.go", tagOf: "sha256block_noasm.go", extra: "!arm || !arm.6 || purego"},
 	{root: "GOROOT", file: sha256Dir + "sha256block.go", sha256: "eb49287421c308743473db444fff531f65231f1c5d8ecbc48b6b4ca1441975ec"},
