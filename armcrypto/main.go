@@ -1,20 +1,24 @@
-// Command armcrypto prepares the board's build with faster crypto: Go's
-// X25519, P-256, Poly1305 and RSA arithmetic use 64-bit limbs, and on
-// the Cortex-A8's 32-bit core every bits.Mul64 is emulated; SHA-256 and
-// SHA-512 are generic Go, SHA-1 and ChaCha20 leave NEON unused. The
-// files in _overlay put 32-bit-word and NEON code in their place through
-// `go build -overlay`, for the GOARCH=arm build only; crypto/tls,
-// crypto/ecdh and x/crypto/ssh are untouched and call it as they called
-// the code it replaces. Where a function must give way inside a file
-// (crypto/ecdh's X25519 ladder, bigmod's Montgomery multiplication, the
-// runtime's memmove), the overlay takes the pinned file with that one
-// declaration renamed and adds a file that defines the name.
+// Command armcrypto prepares the board's build, and the PC's, with faster
+// crypto. On the board: Go's X25519, P-256, Poly1305 and RSA arithmetic
+// use 64-bit limbs, and on the Cortex-A8's 32-bit core every bits.Mul64
+// is emulated; SHA-256 and SHA-512 are generic Go, SHA-1 and ChaCha20
+// leave NEON unused. The files in _overlay put 32-bit-word and NEON code
+// in their place through `go build -overlay`. On amd64 only RSA's
+// Montgomery arithmetic changes (bigmod: a whole multiplication or
+// squaring in one call with MULX and ADX, where the CPU has them); the
+// rest builds there as the standard library's. crypto/tls, crypto/ecdh
+// and x/crypto/ssh are untouched and call it as they called the code it
+// replaces. Where a function must give way inside a file (crypto/ecdh's
+// X25519 ladder, bigmod's Montgomery multiplication, the runtime's
+// memmove), the overlay takes the pinned file with that one declaration
+// renamed and adds a file that defines the name.
 //
 //	go run ./armcrypto -out DIR [-tests]
 //
 // writes DIR/overlay.json, and DIR/go.mod and DIR/go.sum that replace
 // golang.org/x/crypto with a copy in DIR/x-crypto (go build refuses to
-// overlay a file in the module cache). The board's build then takes
+// overlay a file in the module cache). make build, build-arm and deb
+// then take
 //
 //	go build -modfile=DIR/go.mod -overlay=DIR/overlay.json
 //
@@ -268,11 +272,11 @@ func readEnv() (env, error) {
 func (e env) check() error {
 	switch {
 	case e.goModGo != goVersion:
-		return fmt.Errorf("go.mod says %s, but the ARM crypto overlay was written and tested for %s: test and update armcrypto (its pinned versions and file hashes) with the new toolchain, or build the board's binary without it (make build-arm-std)", e.goModGo, goVersion)
+		return fmt.Errorf("go.mod says %s, but the crypto overlay (armcrypto) was written and tested for %s: test and update armcrypto (its pinned versions and file hashes) with the new toolchain, or build without it (make build-std, make build-arm-std)", e.goModGo, goVersion)
 	case e.goVersion != goVersion:
-		return fmt.Errorf("the go command is %s, but the ARM crypto overlay was written and tested for %s (go.mod's): run it as make does, with GOTOOLCHAIN=%s (the go command fetches that release), or build without the overlay (make build-arm-std)", e.goVersion, goVersion, goVersion)
+		return fmt.Errorf("the go command is %s, but the crypto overlay (armcrypto) was written and tested for %s (go.mod's): run it as make does, with GOTOOLCHAIN=%s (the go command fetches that release), or build without the overlay (make build-std, make build-arm-std)", e.goVersion, goVersion, goVersion)
 	case e.xVersion != xcryptoVer:
-		return fmt.Errorf("%s is %s, but the ARM crypto overlay was written and tested for %s: test and update armcrypto, or build without it (make build-arm-std)", xcryptoModule, e.xVersion, xcryptoVer)
+		return fmt.Errorf("%s is %s, but the crypto overlay (armcrypto) was written and tested for %s: test and update armcrypto, or build without it (make build-std, make build-arm-std)", xcryptoModule, e.xVersion, xcryptoVer)
 	}
 	return nil
 }
