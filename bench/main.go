@@ -94,7 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	o := &options{log: stderr}
 	var keyList string
-	fs.StringVar(&o.bonesync, "bonesync", "out/bonesync", "the bonesync binary (built with go build ./appliance if missing)")
+	fs.StringVar(&o.bonesync, "bonesync", "out/bonesync", "the bonesync binary (built as make build does, through the crypto overlay, if missing)")
 	fs.StringVar(&o.out, "out", "out/bench.md", "where to write the report too (markdown)")
 	fs.StringVar(&keyList, "keys", "ecdsa-p256,ecdsa-p384,rsa-2048", "TLS key types to compare")
 	fs.IntVar(&o.clients, "clients", 8, "clients connecting at once")
