@@ -184,12 +184,12 @@ test-fuzz:
 # cases of each replaced primitive under qemu-arm, compared with the
 # untouched build (make test runs 3000).
 CASES ?= 300000
-# The ARM crypto's exhaustive run: the standard packages' tests whole (make
-# test runs them -short) and many differential cases under qemu-arm. make
-# bench runs it with CRYPTO_CASES.
+# The crypto overlay's exhaustive run: the standard packages' tests whole
+# (make test runs them -short) and many differential cases, under qemu-arm
+# and natively on amd64. make bench runs it with CRYPTO_CASES.
 CRYPTO_CASES ?= 30000
 crypto-full:
-	$(GO) test -count=1 -timeout 0 -run 'TestOnARM/(std|differential)' ./armcrypto -args -full -cases $(CRYPTO_CASES)
+	$(GO) test -count=1 -timeout 0 -run 'TestOn(ARM|AMD64)/(std|differential)' ./armcrypto -args -full -cases $(CRYPTO_CASES)
 
 fuzz-arm:
 	$(GO) test -count=1 -timeout 0 -v -run 'TestOnARM/differential' ./armcrypto -args -cases $(CASES)

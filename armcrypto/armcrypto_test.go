@@ -214,7 +214,10 @@ func TestOnAMD64(t *testing.T) {
 	}
 	dir := prepared(t)
 	t.Run("std", func(t *testing.T) {
-		args := append([]string{"test", "-count=1", "-short", "-skip", skipLimbExact}, overlayFlags(dir)...)
+		args := append([]string{"test", "-count=1", "-short", "-timeout", "60m", "-skip", skipLimbExact}, overlayFlags(dir)...)
+		if *full {
+			args = slices.DeleteFunc(args, func(a string) bool { return a == "-short" })
+		}
 		t.Logf("%s", run(t, amd64Env, "go", append(args, stdPackages...)...))
 	})
 	t.Run("without ADX", func(t *testing.T) {
