@@ -19,24 +19,34 @@ GO_PINNED := go$(shell sed -n 's/^go //p' go.mod)
 GOTOOLCHAIN ?= $(GO_PINNED)
 export GOTOOLCHAIN
 
-.PHONY: all build build-arm build-arm-std fuzz-arm crypto-full run bench image qemu qemu-fresh deb install docs test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
+.PHONY: all armcrypto-overlay build build-arm build-std build-arm-std fuzz-arm crypto-full run bench image qemu qemu-fresh deb install docs test test-unit test-fuzz test-cross test-image test-boot test-systemd test-systemd-vm clean
 
 all: build build-arm
 
-build:
-	$(GO) build $(GOFLAGS_B) -o $(OUT)/bonesync ./appliance
-
-# The board's binary: static, 32-bit ARMv7, no cgo, with the ARM crypto
-# overlay (armcrypto: 32-bit-limb X25519 and Poly1305 in place of Go's
-# 64-bit ones; it refuses another Go or x/crypto than it was tested with).
+# Every binary is built through the crypto overlay (armcrypto: on the
+# board 32-bit-limb X25519, P-256, Poly1305 and RSA arithmetic in place of
+# Go's 64-bit ones, NEON hashes and ChaCha20; on a PC RSA's Montgomery
+# arithmetic with MULX and ADX). It refuses another Go or x/crypto than it
+# was tested with; the -std targets build without it. The overlay is
+# written once per make, before any build that takes it.
 ARMCRYPTO := $(OUT)/armcrypto
-ARM_ENV   := GOOS=linux GOARCH=arm GOARM=7 CGO_ENABLED=0
-build-arm:
+OVERLAID   = env -u GOROOT "$$(cat $(ARMCRYPTO)/go-command)" build -modfile=$(ARMCRYPTO)/go.mod -overlay=$(ARMCRYPTO)/overlay.json $(GOFLAGS_B)
+armcrypto-overlay:
 	$(GO) run ./armcrypto -out $(ARMCRYPTO)
-	$(ARM_ENV) env -u GOROOT "$$(cat $(ARMCRYPTO)/go-command)" build -modfile=$(ARMCRYPTO)/go.mod -overlay=$(ARMCRYPTO)/overlay.json $(GOFLAGS_B) -o $(OUT)/bonesync-armv7 ./appliance
+
+# This machine's binary.
+build: armcrypto-overlay
+	$(OVERLAID) -o $(OUT)/bonesync ./appliance
+
+# The board's binary: static, 32-bit ARMv7, no cgo.
+ARM_ENV   := GOOS=linux GOARCH=arm GOARM=7 CGO_ENABLED=0
+build-arm: armcrypto-overlay
+	$(ARM_ENV) $(OVERLAID) -o $(OUT)/bonesync-armv7 ./appliance
 
 # The same with the standard library's crypto as it is, for comparison
 # (make bench counts both) or for a toolchain the overlay was not made for.
+build-std:
+	$(GO) build $(GOFLAGS_B) -o $(OUT)/bonesync ./appliance
 build-arm-std:
 	$(ARM_ENV) $(GO) build $(GOFLAGS_B) -o $(OUT)/bonesync-armv7-std ./appliance
 
@@ -86,7 +96,7 @@ bench: build build-arm
 
 # Debian packages for the BeagleBone's Debian (armhf) and for a PC (amd64).
 deb: build-arm
-	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build $(GOFLAGS_B) -o $(OUT)/bonesync-amd64 ./appliance
+	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(OVERLAID) -o $(OUT)/bonesync-amd64 ./appliance
 	SOURCE_DATE_EPOCH=$(BUILD_UNIX) scripts/build-deb.sh armhf $(OUT)/bonesync-armv7 $(VERSION) $(OUT)
 	SOURCE_DATE_EPOCH=$(BUILD_UNIX) scripts/build-deb.sh amd64 $(OUT)/bonesync-amd64 $(VERSION) $(OUT)
 
@@ -174,12 +184,12 @@ test-fuzz:
 # cases of each replaced primitive under qemu-arm, compared with the
 # untouched build (make test runs 3000).
 CASES ?= 300000
-# The ARM crypto's exhaustive run: the standard packages' tests whole (make
-# test runs them -short) and many differential cases under qemu-arm. make
-# bench runs it with CRYPTO_CASES.
+# The crypto overlay's exhaustive run: the standard packages' tests whole
+# (make test runs them -short) and many differential cases, under qemu-arm
+# and natively on amd64. make bench runs it with CRYPTO_CASES.
 CRYPTO_CASES ?= 30000
 crypto-full:
-	$(GO) test -count=1 -timeout 0 -run 'TestOnARM/(std|differential)' ./armcrypto -args -full -cases $(CRYPTO_CASES)
+	$(GO) test -count=1 -timeout 0 -run 'TestOn(ARM|AMD64)/(std|differential)' ./armcrypto -args -full -cases $(CRYPTO_CASES)
 
 fuzz-arm:
 	$(GO) test -count=1 -timeout 0 -v -run 'TestOnARM/differential' ./armcrypto -args -cases $(CASES)

@@ -10,11 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // make fuzz-arm runs many more: go test ./armcrypto -args -cases 300000
@@ -185,12 +188,60 @@ var overlaid = []string{
 	"runtime",
 }
 
-// go vet on the board's build checks the assembly against its Go
-// declarations (asmdecl: argument names, offsets, frame sizes).
+// go vet on the board's build and the PC's checks the assembly against
+// its Go declarations (asmdecl: argument names, offsets, frame sizes).
 func TestOverlayVet(t *testing.T) {
 	dir := prepared(t)
 	args := append(append([]string{"vet"}, overlayFlags(dir)...), overlaid...)
 	run(t, armEnv, "go", args...)
+	run(t, amd64Env, "go", args...)
+}
+
+var amd64Env = []string{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"}
+
+// The PC's build on this machine (amd64, not purego: bigmod's MULX and
+// ADX code where the CPU has them): the std tests and the added ones,
+// again with ADX turned off as on a CPU without it (the generic code),
+// the probe's outputs against the untouched standard library's, and
+// under qemu-x86_64 the constant-time check (testConstantTime), which
+// sees the amd64 assembly's blocks and the standard library's there.
+func TestOnAMD64(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the PC's build runs on amd64")
+	}
+	if !cpu.X86.HasADX || !cpu.X86.HasBMI2 {
+		t.Log("this CPU has no ADX or BMI2: the amd64 assembly does not run here, only the generic code")
+	}
+	dir := prepared(t)
+	t.Run("std", func(t *testing.T) {
+		args := append([]string{"test", "-count=1", "-short", "-timeout", "60m", "-skip", skipLimbExact}, overlayFlags(dir)...)
+		if *full {
+			args = slices.DeleteFunc(args, func(a string) bool { return a == "-short" })
+		}
+		t.Logf("%s", run(t, amd64Env, "go", append(args, stdPackages...)...))
+	})
+	t.Run("without ADX", func(t *testing.T) {
+		args := append([]string{"test", "-count=1", "-short"}, overlayFlags(dir)...)
+		t.Logf("%s", run(t, append(slices.Clone(amd64Env), "GODEBUG=cpu.adx=off"), "go", append(args, "crypto/internal/fips140/bigmod", "crypto/rsa")...))
+	})
+	t.Run("differential", func(t *testing.T) {
+		probe := filepath.Join(t.TempDir(), "probe-amd64")
+		run(t, amd64Env, "go", append(append([]string{"build"}, overlayFlags(dir)...), "-o", probe, "./probe")...)
+		n := strconv.Itoa(*cases)
+		want := run(t, nil, "go", "run", "./probe", "diff", n)
+		if got := run(t, nil, probe, "diff", n); got != want {
+			t.Errorf("the overlay's outputs differ from the standard library's:\namd64 with overlay:\n%suntouched:\n%s", got, want)
+		}
+		t.Logf("%s", run(t, nil, probe, "wycheproof", "testdata/wycheproof"))
+	})
+	t.Run("constant-time", func(t *testing.T) {
+		if _, err := exec.LookPath("qemu-x86_64-static"); err != nil {
+			t.Skip("qemu-x86_64-static not installed (Debian's qemu-user-static)")
+		}
+		probe := filepath.Join(t.TempDir(), "probe-amd64")
+		run(t, amd64Env, "go", append(append([]string{"build"}, overlayFlags(dir)...), "-o", probe, "./probe")...)
+		testConstantTime(t, probe, "qemu-x86_64-static", "-cpu", "max")
+	})
 }
 
 // Every replaced file builds exactly where the one it replaces did: the
@@ -263,10 +314,10 @@ func TestOnARM(t *testing.T) {
 	t.Run("wycheproof", func(t *testing.T) {
 		t.Logf("%s", run(t, nil, "qemu-arm-static", probe, "wycheproof", "testdata/wycheproof"))
 	})
-	t.Run("constant-time", func(t *testing.T) { testConstantTime(t, probe) })
+	t.Run("constant-time", func(t *testing.T) { testConstantTime(t, probe, "qemu-arm-static") })
 }
 
-// testConstantTime runs the probe with two secrets under qemu-arm's
+// testConstantTime runs the probe with two secrets under qemu's
 // execution trace (-d exec,nochain: every translated block as it runs)
 // and compares the blocks run inside the X25519 field code, the ladder,
 // Poly1305, ChaCha20, P-256's field, ECDSA's inverse (of a random
@@ -276,7 +327,10 @@ func TestOnARM(t *testing.T) {
 // size) and the SHA-256 and SHA-512 blocks
 // (HKDF's and ECDSA's nonce's HMACs of secrets): a branch on a secret
 // would show as a different path. (Table indexes are argued in the code: there are none.)
-func testConstantTime(t *testing.T, probe string) {
+//
+// qemu is the emulator and its flags: qemu-arm-static for the board's
+// build, qemu-x86_64-static -cpu max (MULX and ADX) for the PC's.
+func testConstantTime(t *testing.T, probe string, qemu ...string) {
 	syms := functions(t, probe)
 	ranges := tracedRanges(syms)
 	if ranges == "" {
@@ -290,7 +344,7 @@ func testConstantTime(t *testing.T, probe string) {
 	var rsaKeys [2]string
 	for i, secret := range []string{"first secret", "another, longer secret"} {
 		log := filepath.Join(t.TempDir(), "trace")
-		cmd := exec.Command("qemu-arm-static", "-d", "exec,nochain", "-dfilter", ranges, "-D", log, probe, "ct", secret)
+		cmd := exec.Command(qemu[0], append(qemu[1:], "-d", "exec,nochain", "-dfilter", ranges, "-D", log, probe, "ct", secret)...)
 		cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -345,10 +399,6 @@ func tracePath(t *testing.T, log string, starts map[string]uint64) []string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	type block struct {
-		pc   uint64
-		name string
-	}
 	var all []block
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -362,15 +412,45 @@ func tracePath(t *testing.T, log string, starts map[string]uint64) []string {
 	}
 	var path []string
 	for i := 0; i < len(all); i++ {
-		b := all[i]
-		if i+2 < len(all) && all[i+1].pc == b.pc+8 && all[i+1].name == b.name &&
-			all[i+2].name == b.name && all[i+2].pc == starts[b.name] {
-			i += 2 // a morestack detour
+		if n := morestackDetour(all, i, starts); n > 0 {
+			i += n - 1
 			continue
 		}
-		path = append(path, fmt.Sprintf("%x %s", b.pc, b.name))
+		path = append(path, fmt.Sprintf("%x %s", all[i].pc, all[i].name))
 	}
 	return path
+}
+
+// block is one block of a trace: where it starts, and in which function.
+type block struct {
+	pc   uint64
+	name string
+}
+
+// morestackDetour is how many blocks from all[i] on are a prologue's
+// detour through runtime.morestack, or 0: the blocks of the function's
+// stub, then the function's start again. On ARM the stub's two blocks
+// are 8 bytes apart; on amd64 the prologue's first block jumps to the
+// stub at the function's end, which takes two or three blocks (the
+// CALL, the arguments reloaded, the jump back).
+func morestackDetour(all []block, i int, starts map[string]uint64) int {
+	b, start := all[i], starts[all[i].name]
+	back := func(j int) bool { return j < len(all) && all[j].name == b.name && all[j].pc == start }
+	if i+2 < len(all) && all[i+1].name == b.name && all[i+1].pc == b.pc+8 && back(i+2) {
+		return 3
+	}
+	if i == 0 || all[i-1].name != b.name || all[i-1].pc != start || b.pc <= start {
+		return 0
+	}
+	for j := i + 1; j < len(all) && j <= i+3; j++ {
+		switch {
+		case back(j):
+			return j - i + 1
+		case all[j].name != b.name || all[j].pc <= b.pc:
+			return 0
+		}
+	}
+	return 0
 }
 
 // symbol is one of the probe's functions, as go tool nm -size lists it.

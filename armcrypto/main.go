@@ -1,20 +1,24 @@
-// Command armcrypto prepares the board's build with faster crypto: Go's
-// X25519, P-256, Poly1305 and RSA arithmetic use 64-bit limbs, and on
-// the Cortex-A8's 32-bit core every bits.Mul64 is emulated; SHA-256 and
-// SHA-512 are generic Go, SHA-1 and ChaCha20 leave NEON unused. The
-// files in _overlay put 32-bit-word and NEON code in their place through
-// `go build -overlay`, for the GOARCH=arm build only; crypto/tls,
-// crypto/ecdh and x/crypto/ssh are untouched and call it as they called
-// the code it replaces. Where a function must give way inside a file
-// (crypto/ecdh's X25519 ladder, bigmod's Montgomery multiplication, the
-// runtime's memmove), the overlay takes the pinned file with that one
-// declaration renamed and adds a file that defines the name.
+// Command armcrypto prepares the board's build, and the PC's, with faster
+// crypto. On the board: Go's X25519, P-256, Poly1305 and RSA arithmetic
+// use 64-bit limbs, and on the Cortex-A8's 32-bit core every bits.Mul64
+// is emulated; SHA-256 and SHA-512 are generic Go, SHA-1 and ChaCha20
+// leave NEON unused. The files in _overlay put 32-bit-word and NEON code
+// in their place through `go build -overlay`. On amd64 only RSA's
+// Montgomery arithmetic changes (bigmod: a whole multiplication or
+// squaring in one call with MULX and ADX, where the CPU has them); the
+// rest builds there as the standard library's. crypto/tls, crypto/ecdh
+// and x/crypto/ssh are untouched and call it as they called the code it
+// replaces. Where a function must give way inside a file (crypto/ecdh's
+// X25519 ladder, bigmod's Montgomery multiplication, the runtime's
+// memmove), the overlay takes the pinned file with that one declaration
+// renamed and adds a file that defines the name.
 //
 //	go run ./armcrypto -out DIR [-tests]
 //
 // writes DIR/overlay.json, and DIR/go.mod and DIR/go.sum that replace
 // golang.org/x/crypto with a copy in DIR/x-crypto (go build refuses to
-// overlay a file in the module cache). The board's build then takes
+// overlay a file in the module cache). make build, build-arm and deb
+// then take
 //
 //	go build -modfile=DIR/go.mod -overlay=DIR/overlay.json
 //
@@ -178,11 +182,17 @@ var patches = []patch{
 		{"func (out *Nat) Mod(", "func (out *Nat) modGeneric("},
 		{"func (out *Nat) Exp(", "func (out *Nat) expGeneric("},
 	}},
-	{root: "GOROOT", file: bigmod + "nat_arm32.go", src: bigmodSrc + "nat_arm32.go"},
-	{root: "GOROOT", file: bigmod + "nat_arm32_noasm.go", src: bigmodSrc + "nat_arm32_noasm.go"},
+	{root: "GOROOT", file: bigmod + "nat_mont.go", src: bigmodSrc + "nat_mont.go"},
+	{root: "GOROOT", file: bigmod + "nat_mont_noasm.go", src: bigmodSrc + "nat_mont_noasm.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_arm.go", src: bigmodSrc + "nat_arm32_arm.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_arm.s", src: bigmodSrc + "nat_arm32_arm.s"},
-	{root: "GOROOT", file: bigmod + "nat_arm32_test.go", src: bigmodSrc + "nat_arm32_test.go", test: true},
+	{root: "GOROOT", file: bigmod + "nat_mont_test.go", src: bigmodSrc + "nat_mont_test.go", test: true},
+	// The same on amd64 with MULX, ADCX and ADOX, where the CPU has them
+	// (nat_asm.go's supportADX).
+	{root: "GOROOT", file: bigmod + "nat_asm.go", sha256: "2cbf10e43db0371bd3466068580d3b69960a9be8b57d857c8e66b888fec10bf0"},
+	{root: "GOROOT", file: bigmod + "nat_mont_amd64.go", src: bigmodSrc + "nat_mont_amd64.go"},
+	{root: "GOROOT", file: bigmod + "nat_mont_amd64.s", src: bigmodSrc + "nat_mont_amd64.s"},
+	{root: "GOROOT", file: bigmod + "nat_mont_amd64_test.go", src: bigmodSrc + "nat_mont_amd64_test.go", test: true},
 	// SHA-256 (the handshake's transcript, HKDF and certificates).
 	{root: "GOROOT", file: sha256Dir + "sha256block_noasm.go", sha256: "b481697aa528de27d61b405f4cdc5f5ab262c0a64d291a6d8e17ecf2e6f0793d", src: sha256Src + "sha256block_arm32_noasm.go", tagOf: "sha256block_noasm.go", extra: "!arm || !arm.6 || purego"},
 	{root: "GOROOT", file: sha256Dir + "sha256block.go", sha256: "eb49287421c308743473db444fff531f65231f1c5d8ecbc48b6b4ca1441975ec"},
@@ -262,11 +272,11 @@ func readEnv() (env, error) {
 func (e env) check() error {
 	switch {
 	case e.goModGo != goVersion:
-		return fmt.Errorf("go.mod says %s, but the ARM crypto overlay was written and tested for %s: test and update armcrypto (its pinned versions and file hashes) with the new toolchain, or build the board's binary without it (make build-arm-std)", e.goModGo, goVersion)
+		return fmt.Errorf("go.mod says %s, but the crypto overlay (armcrypto) was written and tested for %s: test and update armcrypto (its pinned versions and file hashes) with the new toolchain, or build without it (make build-std, make build-arm-std)", e.goModGo, goVersion)
 	case e.goVersion != goVersion:
-		return fmt.Errorf("the go command is %s, but the ARM crypto overlay was written and tested for %s (go.mod's): run it as make does, with GOTOOLCHAIN=%s (the go command fetches that release), or build without the overlay (make build-arm-std)", e.goVersion, goVersion, goVersion)
+		return fmt.Errorf("the go command is %s, but the crypto overlay (armcrypto) was written and tested for %s (go.mod's): run it as make does, with GOTOOLCHAIN=%s (the go command fetches that release), or build without the overlay (make build-std, make build-arm-std)", e.goVersion, goVersion, goVersion)
 	case e.xVersion != xcryptoVer:
-		return fmt.Errorf("%s is %s, but the ARM crypto overlay was written and tested for %s: test and update armcrypto, or build without it (make build-arm-std)", xcryptoModule, e.xVersion, xcryptoVer)
+		return fmt.Errorf("%s is %s, but the crypto overlay (armcrypto) was written and tested for %s: test and update armcrypto, or build without it (make build-std, make build-arm-std)", xcryptoModule, e.xVersion, xcryptoVer)
 	}
 	return nil
 }

@@ -217,18 +217,26 @@ func buildPlugin(ctx context.Context, o *options, name string) (string, error) {
 	return plugin, nil
 }
 
+// cryptoOverlay writes armcrypto's overlay once per run (o.work is new
+// each time), for every build that takes it, and returns its folder.
+func cryptoOverlay(ctx context.Context, o *options) (string, error) {
+	dir := filepath.Join(o.work, "armcrypto")
+	if _, err := os.Stat(filepath.Join(dir, "overlay.json")); err != nil {
+		if out, err := exec.CommandContext(ctx, "go", "run", "./armcrypto", "-out", dir).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("the crypto overlay: %v %s", err, out)
+		}
+	}
+	return dir, nil
+}
+
 // buildArm builds the package pkg for GOARM=7, with the ARM crypto
 // overlay if overlay, without the store's digests if nohash.
 func buildArm(ctx context.Context, o *options, bin, pkg string, overlay, nohash bool) error {
 	args := []string{"build", "-trimpath", "-o", bin}
 	if overlay {
-		// Written once per run (o.work is new each time), for every build
-		// that takes it.
-		dir := filepath.Join(o.work, "armcrypto")
-		if _, err := os.Stat(filepath.Join(dir, "overlay.json")); err != nil {
-			if out, err := exec.CommandContext(ctx, "go", "run", "./armcrypto", "-out", dir).CombinedOutput(); err != nil {
-				return fmt.Errorf("the ARM crypto overlay: %v %s", err, out)
-			}
+		dir, err := cryptoOverlay(ctx, o)
+		if err != nil {
+			return err
 		}
 		args = append(args, "-modfile="+filepath.Join(dir, "go.mod"))
 	}

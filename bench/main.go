@@ -94,7 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	o := &options{log: stderr}
 	var keyList string
-	fs.StringVar(&o.bonesync, "bonesync", "out/bonesync", "the bonesync binary (built with go build ./appliance if missing)")
+	fs.StringVar(&o.bonesync, "bonesync", "out/bonesync", "the bonesync binary (built as make build does, through the crypto overlay, if missing)")
 	fs.StringVar(&o.out, "out", "out/bench.md", "where to write the report too (markdown)")
 	fs.StringVar(&keyList, "keys", "ecdsa-p256,ecdsa-p384,rsa-2048", "TLS key types to compare")
 	fs.IntVar(&o.clients, "clients", 8, "clients connecting at once")
@@ -152,9 +152,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if os.Geteuid() != 0 && o.ssh {
 		return errors.New("run as root: sshd needs it (or pass -ssh=false)")
 	}
-	if err := ensureBinary(ctx, o); err != nil {
-		return err
-	}
 	if o.work, err = os.MkdirTemp("", "bonesync-bench-"); err != nil {
 		return err
 	}
@@ -166,6 +163,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		o.logf("work directory: %s", o.work)
 	} else {
 		defer os.RemoveAll(o.work)
+	}
+	if err := ensureBinary(ctx, o); err != nil {
+		return err
 	}
 	r := &results{Started: time.Now(), Clients: o.clients, Warm: o.warm, Dur: o.dur, Machine: thisMachine(o)}
 	var failed []string
@@ -274,14 +274,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// ensureBinary builds bonesync as `make build` would (without the build
-// stamp) if the binary is missing.
+// ensureBinary builds bonesync as `make build` would (through the crypto
+// overlay, without the build stamp) if the binary is missing.
 func ensureBinary(ctx context.Context, o *options) error {
 	if _, err := os.Stat(o.bonesync); err == nil {
 		return nil
 	}
-	o.logf("building %s", o.bonesync)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", o.bonesync, "./appliance")
+	o.logf("building %s (the crypto overlay)", o.bonesync)
+	dir, err := cryptoOverlay(ctx, o)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-modfile="+filepath.Join(dir, "go.mod"),
+		"-overlay="+filepath.Join(dir, "overlay.json"), "-o", o.bonesync, "./appliance")
 	cmd.Stdout, cmd.Stderr = o.log, o.log
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("build bonesync: %w", err)

@@ -38,7 +38,7 @@ fi
 
 # Real clients and servers the end-to-end tests talk to.
 dep e2e curl have curl
-dep unit,e2e,cross qemu-user-static have qemu-arm-static # runs the ARM binary (armcrypto, the cross test)
+dep unit,e2e,cross qemu-user-static have qemu-arm-static # runs the ARM binary (armcrypto, the cross test); qemu-x86_64-static traces armcrypto's amd64 code
 dep unit,image file have file
 dep unit,image,cross binutils have readelf                # ELF checks
 dep e2e,unit python3 have python3

@@ -6,7 +6,7 @@ import (
 )
 
 // RSA's Montgomery multiplication and squaring for
-// crypto/internal/fips140/bigmod (nat_arm32.go's montMulGo and montSqrGo),
+// crypto/internal/fips140/bigmod (nat_mont.go's montMulGo and montSqrGo),
 // one function each per size: x = a×b/R mod m and x = a×a/R mod m with
 // R = 2^bits, the final subtraction of m included, in constant time.
 //

@@ -6,7 +6,7 @@ package bigmod
 
 import "math/bits"
 
-// RSA's big-number core on the board. Go's montgomeryMul (nat.go, which
+// RSA's big-number core. Go's montgomeryMul (nat.go, which
 // the overlay takes with that function renamed montgomeryMulGeneric)
 // makes each row of a Montgomery multiplication two passes of
 // addMulVVW over the running sum T, each word a MULLU and two carry
@@ -20,11 +20,19 @@ import "math/bits"
 // a[i]×a[j] once and doubles them (montSqrGo): 1.5n² word products
 // instead of 2n².
 //
+// On amd64 (nat_mont_amd64.s, from the same generator) the standard
+// library's rows already run at about a MULX a cycle; there the gain is
+// the rest of it: one call a multiplication instead of two a row, the
+// final subtraction inside, the squaring, montSelect and Mod below,
+// which together make an RSA-2048 signature 1.65 times as fast. They run
+// where the CPU has ADX and BMI2, as the standard library's do.
+//
 // The result is the generic code's exactly: word-by-word Montgomery
 // reduction chooses the same Y (each word of a×b + Y×m zero from the
 // bottom), in whatever order the products are added, and the final
-// subtraction of m is made in constant time by a mask. Other sizes, and
-// builds without the assembly, take the generic code.
+// subtraction of m is made in constant time by a mask (a CMOV on
+// amd64). Other sizes, and builds without the assembly, take the
+// generic code.
 
 func (x *Nat) montgomeryMul(a *Nat, b *Nat, m *Modulus) *Nat {
 	n := len(m.nat.limbs)

@@ -2,7 +2,7 @@
 // crypto/internal/fips140/bigmod (see armcrypto/main.go). Not compiled
 // on its own.
 
-//go:build !arm || !arm.6 || purego
+//go:build ((!arm || !arm.6) && !amd64) || purego
 
 package bigmod
 

@@ -10,17 +10,21 @@ import (
 )
 
 // The moduli of the tests: random odd ones of the assembly's sizes and of
-// others, with the top bit set and (for Mod's generic path) clear, and
-// all ones.
+// others, with the top bit set and (for Mod's generic path) clear, all
+// ones, and the top and bottom bits only.
 func testModuli(t *testing.T, r *rand.Rand, n int) []*Modulus {
 	var ms []*Modulus
 	for _, bits := range []int{1024, 1536, 2048, 512, 1056, 2080, 1023, 2047} {
 		for k := range n {
 			mb := make([]byte, (bits+7)/8)
 			for i := range mb {
-				mb[i] = byte(r.Uint32())
-				if k == 0 {
+				switch k {
+				case 0:
 					mb[i] = 0xff
+				case 1:
+					mb[i] = 0
+				default:
+					mb[i] = byte(r.Uint32())
 				}
 			}
 			if bits%8 != 0 {
@@ -66,10 +70,10 @@ func testOperand(r *rand.Rand, m *Modulus, belowM bool) *Nat {
 	return x
 }
 
-// montgomeryMul (the assembly for the RSA sizes on arm: a multiplication,
-// or a squaring when both operands are one Nat) and the Go forms of the
-// assembly against the generic code, x aliasing an operand and longer
-// than m too.
+// montgomeryMul (the assembly for the RSA sizes on arm and amd64: a
+// multiplication, or a squaring when both operands are one Nat) and the
+// Go forms of the assembly against the generic code, x aliasing an
+// operand and longer than m too.
 func TestMontgomeryMulAsm(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	n := 12
