@@ -145,6 +145,21 @@ func (b *Budget) Wait(ctx context.Context, kind string, n int64) (release func()
 	return b.take(ctx, kind, n, false)
 }
 
+// TryTake draws n bytes only if they are there now, for work that has a
+// cheaper way when they are not (a download copied in smaller pieces).
+func (b *Budget) TryTake(kind string, n int64) (release func(), ok bool) {
+	if b == nil {
+		return func() {}, true
+	}
+	n = max(n, 1)
+	if n > b.total || !b.sem.TryAcquire(n) {
+		return nil, false
+	}
+	b.count(kind, n)
+	var once sync.Once
+	return func() { once.Do(func() { b.give(kind, n) }) }, true
+}
+
 func (b *Budget) take(ctx context.Context, kind string, n int64, bounded bool) (release func(), err error) {
 	if b == nil {
 		return func() {}, nil

@@ -46,22 +46,26 @@ type PlainMount interface {
 // HTTPS is the handler of the HTTPS port: the CA downloads, the welcome
 // page's steps at /trust (plainPort: the plain-HTTP listener's port, for
 // the CA's address there), and every mount's routes, each answer with the
-// headers HTTPS answers carry.
-func HTTPS(ca CA, plainPort string, mounts ...Mount) http.Handler {
+// headers HTTPS answers carry. Large writes draw from mem (nil: unbounded).
+func HTTPS(ca CA, plainPort string, mem Memory, mounts ...Mount) http.Handler {
 	mux := http.NewServeMux()
 	trustRoutes(mux, ca, "")
 	mux.HandleFunc("GET /trust", welcome(ca, "", plainPort))
 	for _, m := range mounts {
 		m.Routes(mux)
 	}
-	return secure(mux)
+	return secure(mux, mem)
 }
 
-// secure adds the headers every HTTPS response should carry.
-func secure(h http.Handler) http.Handler {
+// secure adds the headers every HTTPS response should carry, and over
+// HTTP/2 gives a copied body in large writes (bigWrites).
+func secure(h http.Handler, mem Memory) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Strict-Transport-Security", "max-age=31536000")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if r.ProtoMajor == 2 {
+			w = bigWrites{ResponseWriter: w, mem: mem}
+		}
 		h.ServeHTTP(w, r)
 	})
 }

@@ -122,7 +122,7 @@ func serve(t *testing.T, b *box) *server {
 		t.Fatal(err)
 	}
 	s.addr = ln.Addr().String()
-	srv := &http.Server{Handler: HTTPS(b, "8080"), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
+	srv := &http.Server{Handler: HTTPS(b, "8080", nil), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -210,7 +210,7 @@ func TestWelcome(t *testing.T) {
 	}{
 		{HTTP(b, "8443"), false, "bonesync.local:8080", "http://bonesync.local:8080/ca.crt", "https://bonesync.local:8443/files/"},
 		{HTTP(b, "443"), false, "192.168.1.20", "http://192.168.1.20/ca.crt", "https://192.168.1.20/files/"},
-		{HTTPS(b, "8080"), true, "bonesync.local:8443", "http://bonesync.local:8080/ca.crt", "https://bonesync.local:8443/files/"},
+		{HTTPS(b, "8080", nil), true, "bonesync.local:8443", "http://bonesync.local:8080/ca.crt", "https://bonesync.local:8443/files/"},
 	} {
 		target := "/"
 		if tc.tls {
@@ -253,7 +253,7 @@ func TestHTTPBareIPv6Host(t *testing.T) {
 
 func TestCACert(t *testing.T) {
 	b := newBox(t)
-	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443"), "HTTPS": HTTPS(b, "8080")} {
+	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443"), "HTTPS": HTTPS(b, "8080", nil)} {
 		req := httptest.NewRequest("GET", "/ca.crt", nil)
 		req.Host = "bonesync.local:8080"
 		w := httptest.NewRecorder()
@@ -497,7 +497,7 @@ func TestHeadersBounded(t *testing.T) {
 // A path no mount has is 404, with the HTTPS headers still on.
 func TestHTTPSNotFound(t *testing.T) {
 	w := httptest.NewRecorder()
-	HTTPS(newBox(t), "8080").ServeHTTP(w, httptest.NewRequest("GET", "/nothing", nil))
+	HTTPS(newBox(t), "8080", nil).ServeHTTP(w, httptest.NewRequest("GET", "/nothing", nil))
 	if w.Code != http.StatusNotFound || w.Header().Get("Strict-Transport-Security") == "" {
 		t.Errorf("GET /nothing = %d Strict-Transport-Security %q, want 404 and the header", w.Code, w.Header().Get("Strict-Transport-Security"))
 	}
@@ -519,7 +519,7 @@ func TestCAForms(t *testing.T) {
 		return w
 	}
 	dir := t.TempDir()
-	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443"), "HTTPS": HTTPS(b, "8080")} {
+	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443"), "HTTPS": HTTPS(b, "8080", nil)} {
 		der := get(h, "/ca.der").Body.Bytes()
 		if !bytes.Equal(der, b.ca.Cert.Raw) {
 			t.Errorf("%s /ca.der is not the CA", name)

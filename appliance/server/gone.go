@@ -40,7 +40,7 @@ func runWithoutFiles(ctx context.Context, o Options, p provision.Options, box *p
 	}
 	sftp.Unavailable = "bonesync: " + o.FilesGone
 	away := filesAway{why: o.FilesGone}
-	web := s.front(lns, front.HTTPS(s.box, fmt.Sprint(listen.PortOf(lns.HTTP)), away), front.HTTP(s.box, fmt.Sprint(listen.PortOf(lns.HTTPS))))
+	web := s.front(lns, front.HTTPS(s.box, fmt.Sprint(listen.PortOf(lns.HTTP)), nil, away), front.HTTP(s.box, fmt.Sprint(listen.PortOf(lns.HTTPS))))
 	parts := []part{
 		{"https", web.Run, true},
 		{"sftp", func(ctx context.Context) error { return sftp.Serve(ctx, lns.SSH) }, true},

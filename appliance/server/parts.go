@@ -79,7 +79,7 @@ func (s *services) web(lns *listen.Listeners) *front.Server {
 			Shares: s.shares, Accounts: s.acct, Collections: s.collectionNames, Calendars: s.pim, Audit: s.audit, SFTPPort: listen.PortOf(lns.SSH)},
 		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: listen.PortOf(lns.HTTP), Log: s.log, Audit: s.audit},
 	}
-	return s.front(lns, front.HTTPS(s.box, strconv.Itoa(listen.PortOf(lns.HTTP)), mounts...), front.HTTP(s.box, strconv.Itoa(listen.PortOf(lns.HTTPS)), dav))
+	return s.front(lns, front.HTTPS(s.box, strconv.Itoa(listen.PortOf(lns.HTTP)), s.memory, mounts...), front.HTTP(s.box, strconv.Itoa(listen.PortOf(lns.HTTPS)), dav))
 }
 
 // front is the web front on the ports, with the handlers of each.
