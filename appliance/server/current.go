@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"sync"
 
 	"github.com/bonesync/bonesync/appliance/provision"
@@ -44,7 +46,11 @@ func (c *current) get() *provision.Box {
 func (c *current) set(b *provision.Box) {
 	enc, err := b.Report.JSON()
 	if err == nil {
-		_, err = report.Parse(enc)
+		var compact bytes.Buffer // the file's indentation is a third of it
+		if err = json.Compact(&compact, enc); err == nil {
+			enc = bytes.Clone(compact.Bytes())
+			_, err = report.Parse(enc)
+		}
 	}
 	kept := b.Report
 	if err == nil {
