@@ -40,17 +40,29 @@ func linkTarget(token string) target   { return sha256.Sum256([]byte("link\x00" 
 type throttle struct {
 	now func() time.Time
 
-	mu      sync.Mutex
-	entries [targetSlots]targetEntry
+	mu sync.Mutex
+	// entries hold no pointer (times are durations since base), so the
+	// collector never scans the table: a thousand time.Time values would
+	// be two thousand pointers it walks at every collection.
+	entries *[targetSlots]targetEntry
+	base    time.Time // the table's zero time, its first use
 }
 
 type targetEntry struct {
 	key      target
 	used     bool
 	failures int
-	pending  int       // guesses being checked
-	last     time.Time // the last wrong guess
-	until    time.Time // no guess before this
+	pending  int           // guesses being checked
+	last     time.Duration // the last wrong guess, since base
+	until    time.Duration // no guess before this, since base
+}
+
+// at is now on the table's clock (monotonic, as time.Time's Sub is).
+func (th *throttle) at(now time.Time) time.Duration {
+	if th.entries == nil {
+		th.entries, th.base = new([targetSlots]targetEntry), now
+	}
+	return now.Sub(th.base)
 }
 
 // delayAfter is the wait after n wrong guesses.
@@ -77,7 +89,7 @@ func (th *throttle) begin(t target) (end func(wrong bool), wait time.Duration) {
 	if e == nil {
 		return nil, FirstDelay
 	}
-	if left := e.until.Sub(now); left > 0 {
+	if left := e.until - th.at(now); left > 0 {
 		return nil, left
 	}
 	if e.failures+e.pending >= FreeGuesses && e.pending > 0 {
@@ -120,18 +132,18 @@ func (th *throttle) failed(t target) {
 
 func (th *throttle) fail(e *targetEntry, now time.Time) {
 	e.failures++
-	e.last = now
-	e.until = now.Add(delayAfter(e.failures))
+	e.last = th.at(now)
+	e.until = e.last + delayAfter(e.failures)
 }
 
 // wait is how long a guess at t must wait now.
 func (th *throttle) wait(t target) time.Duration {
 	th.mu.Lock()
 	defer th.mu.Unlock()
-	now := th.now()
+	now := th.at(th.now())
 	for i := range th.entries {
 		if e := &th.entries[i]; e.used && e.key == t {
-			return max(e.until.Sub(now), 0)
+			return max(e.until-now, 0)
 		}
 	}
 	return 0
@@ -145,9 +157,10 @@ func (th *throttle) wait(t target) time.Duration {
 // checked.
 func (th *throttle) find(t target, now time.Time) *targetEntry {
 	var victim *targetEntry
+	at := th.at(now)
 	for i := range th.entries {
 		e := &th.entries[i]
-		if e.used && now.Sub(e.last) > forgetAfter && e.pending == 0 {
+		if e.used && at-e.last > forgetAfter && e.pending == 0 {
 			*e = targetEntry{} // forgotten
 		}
 		if e.used && e.key == t {
@@ -158,7 +171,7 @@ func (th *throttle) find(t target, now time.Time) *targetEntry {
 		}
 		if victim == nil || !e.used && victim.used ||
 			e.used == victim.used && (e.failures < victim.failures ||
-				e.failures == victim.failures && e.last.Before(victim.last)) {
+				e.failures == victim.failures && e.last < victim.last) {
 			victim = e
 		}
 	}

@@ -37,7 +37,29 @@ const CAValidity = 20 * 365 * 24 * time.Hour
 // CA is the box's certificate authority.
 type CA struct {
 	Cert *x509.Certificate
-	Key  crypto.Signer
+	// Key is a new CA's key; a CA read from disk keeps its key's file
+	// (keyPEM) and parses it only to sign (Signer): a box that issues
+	// nothing keeps neither the key nor what parsing a P-384 key builds
+	// (the curve's table of multiples, a quarter of a megabyte of heap
+	// for the process's life, walked by every collection).
+	Key     crypto.Signer
+	keyPEM  []byte
+	keyPath string
+}
+
+// Signer is the CA's key, checked against its certificate.
+func (ca *CA) Signer() (crypto.Signer, error) {
+	if ca.Key != nil {
+		return ca.Key, nil
+	}
+	key, err := keys.ParsePEM(ca.keyPEM)
+	if err == nil && !publicEqual(ca.Cert.PublicKey, key.Public()) {
+		err = errors.New("does not match ca.crt")
+	}
+	if err != nil {
+		return nil, &state.Damaged{Path: ca.keyPath, Reason: err.Error(), Advice: caAdvice}
+	}
+	return key, nil
 }
 
 // NewCA makes a root for a box called hostname (its names: BoxDNSNames with
@@ -157,17 +179,14 @@ func LoadCA(dir *state.Dir) (*CA, error) {
 	if err != nil {
 		return nil, &state.Damaged{Path: dir.Join(state.CACert), Reason: err.Error(), Advice: caAdvice}
 	}
-	key, err := keys.ParsePEM(keyPEM)
-	if err != nil {
-		return nil, &state.Damaged{Path: dir.Join(state.CAKey), Reason: err.Error(), Advice: caAdvice}
-	}
-	if !publicEqual(cert.PublicKey, key.Public()) {
-		return nil, &state.Damaged{Path: dir.Join(state.CAKey), Reason: "does not match ca.crt", Advice: caAdvice}
-	}
 	if !cert.IsCA {
 		return nil, &state.Damaged{Path: dir.Join(state.CACert), Reason: "not a CA certificate", Advice: caAdvice}
 	}
-	return &CA{Cert: cert, Key: key}, nil
+	ca := &CA{Cert: cert, keyPEM: keyPEM, keyPath: dir.Join(state.CAKey)}
+	if err := keyMatches(keyPEM, cert); err != nil {
+		return nil, &state.Damaged{Path: ca.keyPath, Reason: err.Error(), Advice: caAdvice}
+	}
+	return ca, nil
 }
 
 func withAdvice(err error) error {
@@ -182,9 +201,12 @@ func withAdvice(err error) error {
 // between the two leaves a key without a certificate (reported) rather than a
 // certificate without its key.
 func (ca *CA) Save(dir *state.Dir) error {
-	keyPEM, err := keys.MarshalPEM(ca.Key)
-	if err != nil {
-		return err
+	keyPEM := ca.keyPEM
+	if ca.Key != nil {
+		var err error
+		if keyPEM, err = keys.MarshalPEM(ca.Key); err != nil {
+			return err
+		}
 	}
 	if err := dir.Write(state.CAKey, keyPEM, 0o600); err != nil {
 		return err

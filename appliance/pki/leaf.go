@@ -45,7 +45,11 @@ func (ca *CA) Issue(pub crypto.PublicKey, names Names, now time.Time, random io.
 		DNSNames:     names.DNS,
 		IPAddresses:  names.IPs,
 	}
-	der, err := x509.CreateCertificate(random, tmpl, ca.Cert, pub, ca.Key)
+	signer, err := ca.Signer()
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.CreateCertificate(random, tmpl, ca.Cert, pub, signer)
 	if err != nil {
 		return nil, fmt.Errorf("issue certificate for %v: %w", names.DNS, err)
 	}

@@ -1,6 +1,7 @@
 package pki
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -197,5 +198,38 @@ func TestLearnedDomains(t *testing.T) {
 	}
 	if got := LearnedDomains(filepath.Join(t.TempDir(), "none")); got != nil {
 		t.Errorf("from no file: %v", got)
+	}
+}
+
+// A CA read from disk parses its key only to sign, and signs with it.
+func TestLoadedCASignsLazily(t *testing.T) {
+	dir, _ := state.Open(t.TempDir())
+	if err := newCA(t).Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := LoadCA(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ca.Key != nil {
+		t.Error("LoadCA parsed the key")
+	}
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leaf, err := ca.Issue(k.Public(), Names{DNS: []string{"bonesync.local"}}, now, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leaf.CheckSignatureFrom(ca.Cert); err != nil {
+		t.Errorf("leaf not signed by the CA: %v", err)
+	}
+	// Saved again, the same key.
+	dir2, _ := state.Open(t.TempDir())
+	if err := ca.Save(dir2); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(dir.Join(state.CAKey))
+	b, _ := os.ReadFile(dir2.Join(state.CAKey))
+	if !bytes.Equal(a, b) {
+		t.Error("a loaded CA saved another key")
 	}
 }

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"sync"
 
 	"github.com/bonesync/bonesync/appliance/provision"
@@ -16,10 +18,23 @@ import (
 // new ones.
 type current struct {
 	mu  sync.RWMutex
-	box *provision.Box
+	box *provision.Box // its Report nil: it is in report
+	// report is the box's report as JSON, parsed when a page asks for
+	// it: parsed, its thousands of small values would be a tenth of a
+	// serving box's live heap, which every collection walks.
+	report []byte
+	// kept is the parsed report, for one whose JSON does not parse back
+	// (never expected: set checks).
+	kept *report.Report
 	// urls are this server's, from the ports it got: the report it
 	// shows carries them, whatever the report on disk says.
 	urls []string
+}
+
+func newCurrent(b *provision.Box, urls []string) *current {
+	c := &current{urls: urls}
+	c.set(b)
+	return c
 }
 
 func (c *current) get() *provision.Box {
@@ -29,9 +44,25 @@ func (c *current) get() *provision.Box {
 }
 
 func (c *current) set(b *provision.Box) {
+	enc, err := b.Report.JSON()
+	if err == nil {
+		var compact bytes.Buffer // the file's indentation is a third of it
+		if err = json.Compact(&compact, enc); err == nil {
+			enc = bytes.Clone(compact.Bytes())
+			_, err = report.Parse(enc)
+		}
+	}
+	kept := b.Report
+	if err == nil {
+		kept = nil
+	} else {
+		enc = nil
+	}
+	box := *b
+	box.Report = nil
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.box = b
+	c.box, c.report, c.kept = &box, enc, kept
 }
 
 // certificates are the chosen key's certificate, then the other
@@ -59,7 +90,15 @@ func (c *current) CACert() *x509.Certificate { return c.get().CA.Cert }
 
 // Report is the report as this server shows it: with its own URLs.
 func (c *current) Report() *report.Report {
-	r := *c.get().Report
+	c.mu.RLock()
+	enc, kept := c.report, c.kept
+	c.mu.RUnlock()
+	r := &report.Report{}
+	if kept != nil {
+		*r = *kept
+	} else if p, err := report.Parse(enc); err == nil { // set parsed these bytes
+		r = p
+	}
 	r.URLs = c.urls
-	return &r
+	return r
 }

@@ -27,7 +27,7 @@ import (
 // files, if any is left, is never served in their place. PID 1 starts the
 // full server again when the disk is back.
 func runWithoutFiles(ctx context.Context, o Options, p provision.Options, box *provision.Box, lns *listen.Listeners, log *slog.Logger) error {
-	s := &services{o: o, log: log, prov: p, cfg: p.Config, box: &current{box: box, urls: p.URLs},
+	s := &services{o: o, log: log, prov: p, cfg: p.Config, box: newCurrent(box, p.URLs),
 		handshakes: guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second)}
 	var err error
 	if s.accounts, err = users.Open(p.State); err != nil {

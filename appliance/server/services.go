@@ -107,7 +107,7 @@ func Provisioning(o Options, log *slog.Logger) (provision.Options, error) {
 
 // open builds the shared services.
 func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listeners, log *slog.Logger, recent *sysd.Recent) (*services, error) {
-	s := &services{o: o, log: log, recent: recent, prov: p, cfg: p.Config, box: &current{box: box, urls: p.URLs},
+	s := &services{o: o, log: log, recent: recent, prov: p, cfg: p.Config, box: newCurrent(box, p.URLs),
 		locks: locks.New(), handshakes: guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second),
 		health: &health.Log{Dir: health.Dir(o.State)}}
 	s.copyPlan = newCopyPlan(p.Config, o.State, log)

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -108,7 +107,7 @@ type UI struct {
 	links     linkVisits
 	bench     benchRun
 	once      sync.Once
-	pages     map[string]*template.Template
+	pages     pages
 	static    map[string]staticFile
 }
 
@@ -163,13 +162,7 @@ func (u *UI) init() {
 			typ := map[string]string{".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}[path.Ext(name)]
 			u.static[name] = staticFile{body: b, typ: typ, tag: hex.EncodeToString(sum[:6])}
 		}
-		layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html"))
-		u.pages = map[string]*template.Template{}
-		names, _ := fs.Glob(assets, "assets/page-*.html")
-		for _, n := range names {
-			t := template.Must(template.Must(layout.Clone()).ParseFS(assets, n))
-			u.pages[strings.TrimSuffix(strings.TrimPrefix(path.Base(n), "page-"), ".html")] = t
-		}
+		u.pages.funcs = funcs
 	})
 }
 
@@ -242,7 +235,11 @@ type page struct {
 // only the box's own script and style run.
 func (u *UI) render(w http.ResponseWriter, code int, name string, p page) {
 	var b bytes.Buffer
-	if err := u.pages[name].ExecuteTemplate(&b, "layout.html", p); err != nil {
+	t, err := u.pages.get(name)
+	if err == nil {
+		err = t.ExecuteTemplate(&b, "layout.html", p)
+	}
+	if err != nil {
 		u.Log.Error("web page not made", "page", name, "err", err)
 		http.Error(w, "the page could not be made; the log says why", http.StatusInternalServerError)
 		return
