@@ -201,7 +201,7 @@ func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.
 	}
 	var open atomic.Int64 // HTTPS and SFTP connections, from accept to close
 	srv := &http.Server{
-		Handler:           front.HTTPS(content{ca}, "80", mounts...),
+		Handler:           front.HTTPS(content{ca}, "80", nil, mounts...),
 		ReadHeaderTimeout: 20 * time.Second,
 	}
 	hl := front.HandshakeListener(ctx, counted{tlsLn, &open}, cfg, front.Handshakes{Slots: guard.NewLimiter(4, 10*time.Second), Timeout: 60 * time.Second})
