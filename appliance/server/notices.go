@@ -7,127 +7,72 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/health"
+	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/shares"
-	"github.com/bonesync/bonesync/appliance/users"
 )
 
-// checkNoticesEvery is how often what lasts is looked at for the notices:
-// a quota or the disk nearly full, an update the box came back from.
-const checkNoticesEvery = time.Hour
+// noticeFacts are what the notices' rules (notices.Watch) look at: the
+// accounts' files, the disk and the card.
+type noticeFacts struct{ s *services }
 
-// Thresholds: told at the first, cleared below the second, so a file
-// that comes and goes at the edge does not tell again and again.
-const (
-	quotaTell, quotaClear = 0.90, 0.85
-	diskTell, diskClear   = 0.10, 0.15 // of the disk free
-)
+func (f noticeFacts) Uses() ([]notices.Use, error) {
+	accounts, err := f.s.accounts.List()
+	if err != nil {
+		return nil, err
+	}
+	var uses []notices.Use
+	for _, a := range accounts {
+		u := notices.Use{User: a.Name, Quota: a.Quota}
+		if a.Quota > 0 {
+			tree, err := f.s.files.Tree(a.Name)
+			if err != nil {
+				continue
+			}
+			u.Used, err = tree.Usage()
+			tree.Close()
+			if err != nil {
+				continue
+			}
+		}
+		uses = append(uses, u)
+	}
+	return uses, nil
+}
 
-// keepNotices checks at start (after a minute; the disks at once) and
-// then hourly.
-func (s *services) keepNotices(ctx context.Context) error {
-	s.checkDisks(false) // the disks' health from the start: status shows it
+func (f noticeFacts) DiskSpace() (total, free int64, err error) { return f.s.files.DiskSpace() }
+
+func (f noticeFacts) FailedTrial() (tried, running string, err error) {
+	if f.s.card == nil {
+		return "", "", nil
+	}
+	st, err := f.s.card.Status()
+	if err != nil || st.FailedTrial == "" {
+		return "", "", err
+	}
+	return st.Other, st.Slot, nil
+}
+
+// noticeWatch is the notices of what lasts, on this server's facts.
+func (s *services) noticeWatch() *notices.Watch {
+	return &notices.Watch{Board: s.notices, Facts: noticeFacts{s}, Health: s.health,
+		Dirs: []string{s.o.State, s.o.Files}, Now: s.prov.Clock.Now, Log: s.log}
+}
+
+// keepHourly checks the copies' age and ends the shares past their
+// expiry, a minute after start and then hourly.
+func (s *services) keepHourly(ctx context.Context) error {
 	wait := time.Minute
 	for {
 		select {
 		case <-ctx.Done():
-			s.checkDisks(true) // this boot's writes counted before a reboot
 			return nil
 		case <-time.After(wait):
 		}
-		wait = checkNoticesEvery
-		s.checkNotices()
+		wait = time.Hour
 		s.checkCopyAge()
-		s.checkDisks(false)
 		if n := s.shares.Expire(); n > 0 {
 			s.log.Info("shares past their expiry ended", "count", n)
 		}
-	}
-}
-
-// checkNotices posts, and clears, the notices of what lasts.
-func (s *services) checkNotices() {
-	accounts, err := s.accounts.List()
-	if err != nil {
-		s.log.Warn("notices: cannot list the accounts", "err", err)
-		return
-	}
-	for _, a := range accounts {
-		if a.Quota <= 0 {
-			s.notices.Clear(a.Name, "quota", "")
-			continue
-		}
-		tree, err := s.files.Tree(a.Name)
-		if err != nil {
-			continue
-		}
-		used, err := tree.Usage()
-		tree.Close()
-		if err != nil {
-			continue
-		}
-		switch share := float64(used) / float64(a.Quota); {
-		case share >= quotaTell:
-			s.post(a.Name, "quota", "", fmt.Sprintf("Your files take %.0f%% of your quota", 100*share),
-				fmt.Sprintf("%s of %s. Delete what you no longer need, or ask for more.", gb(used), gb(a.Quota)), "/account")
-		case share < quotaClear:
-			s.notices.Clear(a.Name, "quota", "")
-		}
-	}
-	if total, free, err := s.files.DiskSpace(); err == nil && total > 0 {
-		switch share := float64(free) / float64(total); {
-		case share < diskTell:
-			s.post(users.Admin, "disk", "", "The box's disk is nearly full",
-				fmt.Sprintf("%s of %s free. Uploads stop when it is full; the trash gives way first.", gb(free), gb(total)), "/admin/")
-		case share > diskClear:
-			s.notices.Clear(users.Admin, "disk", "")
-		}
-	}
-	if s.card != nil {
-		if st, err := s.card.Status(); err == nil && st.FailedTrial != "" {
-			s.post(users.Admin, "update", "", "An update did not start: the box went back",
-				fmt.Sprintf("The update in slot %s was tried and did not come up; the box runs slot %s as before.", st.Other, st.Slot), "/admin/")
-		} else if err == nil {
-			s.notices.Clear(users.Admin, "update", "")
-		}
-	}
-}
-
-// checkDisks samples the health of the disks under the state and the
-// files (package health: writes by day, I/O and file system errors) and
-// tells the admin of errors, anew when their number grows. final saves
-// the sample whatever was written (at shutdown).
-func (s *services) checkDisks(final bool) {
-	seen := map[string]bool{}
-	for _, dir := range []string{s.o.State, s.o.Files} {
-		d, err := health.DiskOf(dir)
-		if err != nil || seen[d.Whole] {
-			continue // tmpfs, overlay: nothing to watch
-		}
-		seen[d.Whole] = true
-		sample := s.health.Sample
-		if final {
-			sample = s.health.Final
-		}
-		r, err := sample(d, s.prov.Clock.Now())
-		if err != nil {
-			s.log.Warn("cannot look at the disk's health", "disk", d.Whole, "err", err)
-			continue
-		}
-		p := r.Problem()
-		if p == "" {
-			continue
-		}
-		errs := r.Errors()
-		s.log.Warn("the disk reports errors", "disk", d.Whole, "io_errors", r.IOErrors, "problem", p)
-		// One notice a disk, told anew (even if dismissed) when the errors
-		// grow; the count it told is kept with the report.
-		if errs > r.Told {
-			s.notices.Clear(users.Admin, "disk-health", d.Whole)
-			s.health.Told(d.Whole, errs)
-		}
-		s.post(users.Admin, "disk-health", d.Whole, "The disk "+d.Whole+" reports errors",
-			fmt.Sprintf("%s. A card or disk that reports errors may soon lose files: make sure a copy off the box is recent, and replace it.", p), "/admin/")
 	}
 }
 
@@ -136,8 +81,6 @@ func (s *services) post(user, kind, key, subject, message, link string) {
 		s.log.Warn("cannot post a notice", "user", user, "kind", kind, "err", err)
 	}
 }
-
-func gb(n int64) string { return fmt.Sprintf("%.1f GB", float64(n)/1e9) }
 
 // toldShare tells a user of a share given to them.
 func (s *services) toldShare(sh shares.Share) {

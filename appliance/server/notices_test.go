@@ -45,15 +45,15 @@ func TestQuotaNotice(t *testing.T) {
 		}
 	}
 	put("big.bin", 950)
-	s.checkNotices()
-	s.checkNotices()
+	s.noticeWatch().Check()
+	s.noticeWatch().Check()
 	all, _ := s.notices.List("carol")
 	if len(all) != 1 || !strings.Contains(all[0].Subject, "95%") {
 		t.Fatalf("notices at 95%% = %+v, want one", all)
 	}
 	tree.Remove("big.bin")
 	put("small.bin", 100)
-	s.checkNotices()
+	s.noticeWatch().Check()
 	if all, _ := s.notices.List("carol"); len(all) != 0 {
 		t.Errorf("notices at 10%% = %+v, want none", all)
 	}

@@ -53,7 +53,8 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 			return nil
 		}, false},
 		{"previews", func(ctx context.Context) error { s.previews.SweepEvery(ctx, sweepPreviewsEvery); return nil }, false},
-		{"notices", s.keepNotices, false},
+		{"notices", s.noticeWatch().Run, false},
+		{"hourly", s.keepHourly, false},
 		{"refresh", func(ctx context.Context) error { s.watcher().Run(ctx); return nil }, false},
 		{"clock", s.keepClock, false},
 		{"first-login", s.tidyFirstLogin, false},
