@@ -158,7 +158,7 @@ func objectName(uid string, k Kind) string {
 }
 
 func (s *Store) putRestored(k Kind, user, coll, uid string, data []byte, res *Restored) {
-	name, cond, replacing := objectName(uid, k), Conditions{IfNoneMatch: "*"}, false
+	name, cond, replacing := objectName(uid, k), Conditions{IfNoneMatch: []string{"*"}}, false
 	dir, _ := s.collDir(k, user, coll)
 	if unlock, err := s.lock(dir); err == nil {
 		if idx, err := s.index(dir, k); err == nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/precond"
 	"github.com/emersion/go-webdav/caldav"
 	"github.com/emersion/go-webdav/carddav"
 )
@@ -64,7 +65,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := context.WithValue(r.Context(), userKey{}, user)
-	ctx = context.WithValue(ctx, condKey{}, Conditions{IfMatch: unquote(r.Header.Get("If-Match")), IfNoneMatch: unquote(r.Header.Get("If-None-Match"))})
+	ctx = context.WithValue(ctx, condKey{}, precond.Of(r.Header))
 	r = r.WithContext(ctx)
 	p := r.URL.Path
 	switch {
@@ -163,16 +164,6 @@ func (h *Handler) delegate(w http.ResponseWriter, r *http.Request, k Kind) {
 		return
 	}
 	(&carddav.Handler{Backend: cardBackend{h.Store}, Prefix: strings.TrimSuffix(addressDir, "/users/")}).ServeHTTP(w, r)
-}
-
-// unquote takes the tag out of an If-Match or If-None-Match value; a weak
-// tag stays marked, so that it matches no strong one (RFC 9110 13.1.1).
-func unquote(s string) string {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "W/") {
-		return s
-	}
-	return strings.Trim(s, `"`)
 }
 
 // checkPut validates an object before go-webdav sees it, so that a bad one

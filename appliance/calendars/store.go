@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/budget"
+	"github.com/bonesync/bonesync/appliance/precond"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/emersion/go-vcard"
 	"github.com/emersion/go-webdav/caldav"
@@ -347,7 +348,7 @@ func (s *Store) DeleteCollectionIf(k Kind, user, name string, cond Conditions) e
 	if err != nil {
 		return err
 	}
-	if err := cond.check(&Object{ETag: c.Tag()}); err != nil {
+	if err := holds(cond, &Object{ETag: c.Tag()}); err != nil {
 		return err
 	}
 	return s.DeleteCollection(k, user, name)
@@ -436,16 +437,19 @@ func (s *Store) readObject(dir, name string) (*Object, error) {
 	return &Object{Name: name, Data: b, ETag: etag(b), ModTime: st.ModTime()}, nil
 }
 
-// Conditions are a request's If-Match and If-None-Match, unquoted ("*"
-// for any).
-type Conditions struct{ IfMatch, IfNoneMatch string }
+// Conditions are a request's conditional headers (package precond: the
+// files' DAV evaluates them alike).
+type Conditions = precond.Conditions
 
-func (c Conditions) check(cur *Object) error {
-	switch {
-	case c.IfMatch == "*" && cur == nil,
-		c.IfMatch != "" && c.IfMatch != "*" && (cur == nil || cur.ETag != c.IfMatch),
-		c.IfNoneMatch == "*" && cur != nil,
-		c.IfNoneMatch != "" && c.IfNoneMatch != "*" && cur != nil && cur.ETag == c.IfNoneMatch:
+// holds says whether cond holds for cur (nil: no such object).
+func holds(cond Conditions, cur *Object) error {
+	if cur == nil {
+		if !cond.Hold(false, "", time.Time{}) {
+			return ErrPrecondition
+		}
+		return nil
+	}
+	if !cond.Hold(true, cur.ETag, cur.ModTime) {
 		return ErrPrecondition
 	}
 	return nil
@@ -477,7 +481,7 @@ func (s *Store) Put(k Kind, user, coll, name, uid string, data []byte, cond Cond
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, false, err
 	}
-	if err := cond.check(cur); err != nil {
+	if err := holds(cond, cur); err != nil {
 		return nil, false, err
 	}
 	idx, err := s.index(dir, k)
@@ -541,7 +545,7 @@ func (s *Store) Delete(k Kind, user, coll, name string, cond Conditions) error {
 	if err != nil {
 		return err
 	}
-	if err := cond.check(cur); err != nil {
+	if err := holds(cond, cur); err != nil {
 		return err
 	}
 	idx, err := s.index(dir, k)
