@@ -75,7 +75,7 @@ func testCopies(t *testing.T, b *box) {
 		t.Fatalf("the first run did not show the password:\n%s", log)
 	}
 	// The next run completes it, within the box's ceiling (the engine's
-	// parts sized and drawn from a budget of its own: copies/memory.go).
+	// parts sized and drawn from a budget of its own: copies/engine/memory.go).
 	out2, peak, err := runPeak(exec.Command(built(t), "copy", "-state", src, "run"))
 	if err != nil || !strings.Contains(string(out2), "0 errors") {
 		first, _ := os.ReadFile(filepath.Join(b.work, "copy-run.log"))

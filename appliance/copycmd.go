@@ -14,6 +14,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/calendars"
 	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/copies/engine"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/sysd"
@@ -31,7 +32,7 @@ func copyCmd(ctx context.Context, f *flags, stdin io.Reader, stdout, stderr io.W
 	dir := copyDir(f)
 	switch f.args[0] {
 	case "key":
-		pub, err := copies.KeyFile(filepath.Join(dir, "id_ed25519"))
+		pub, err := engine.KeyFile(filepath.Join(dir, "id_ed25519"))
 		if err != nil {
 			return err
 		}
@@ -84,7 +85,7 @@ func copyRun(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	if err := st.UseDir(dir); err != nil {
 		return err
 	}
-	if _, err := copies.KeyFile(st.Key); err != nil {
+	if _, err := engine.KeyFile(st.Key); err != nil {
 		return err
 	}
 	_, s, err := openStore(f)
@@ -96,7 +97,7 @@ func copyRun(ctx context.Context, f *flags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c := &copies.Copier{Settings: st, Store: s, Extra: cals, Work: dir, Log: sysd.NewLogger(stderr), Memory: copyMemory()}
+	c := &engine.Copier{Settings: st, Store: s, Extra: cals, Work: dir, Log: sysd.NewLogger(stderr), Memory: copyMemory()}
 	r := c.Run(ctx)
 	fmt.Fprintf(stdout, "copy to %s: %d files sent (%d bytes), %d errors, in %v\n",
 		copies.Redacted(st.Target), r.Files, r.Bytes, r.Errors, r.Ended.Sub(r.Started).Round(1e6))
@@ -123,7 +124,7 @@ func copyRestore(ctx context.Context, f *flags, stdin io.Reader, stdout io.Write
 	if err != nil {
 		return err
 	}
-	res, err := copies.Restore(ctx, st, s, copyMemory())
+	res, err := engine.Restore(ctx, st, s, copyMemory())
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
@@ -155,7 +156,7 @@ func copyRestore(ctx context.Context, f *flags, stdin io.Reader, stdout io.Write
 // process of its own (the console's, or one started at a shell): the
 // runtime's soft limit, as the server sets it, and an admission of its
 // own, which the run's parts draw from one at a time as they would from
-// the server's (copies/memory.go).
+// the server's (copies/engine/memory.go).
 func copyMemory() *budget.Budget {
 	budget.LimitRuntime()
 	return budget.New(budget.Admission, budget.Options{})

@@ -7,14 +7,19 @@ package main
 //     and the methods of exported types), but where docs/design.md says
 //     why, up to the number written here;
 //   - no build constraint in shipped code but an OS or an architecture:
-//     test and bench switches live in tests and in bench/.
+//     test and bench switches live in tests and in bench/;
+//   - the copy engine (rclone, MinIO) reached only from the composition
+//     root and the copy command.
 
 import (
+	"bufio"
+	"bytes"
 	"go/ast"
 	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -195,6 +200,71 @@ func TestNoProtocolKnowsAnother(t *testing.T) {
 	for edge, why := range knownImports {
 		if !seen[edge] {
 			t.Errorf("%s is gone (%s): take it off knownImports", edge, why)
+		}
+	}
+}
+
+// engineModules are the copy engine's modules: rclone, and the MinIO
+// client for S3 targets. They and what they pull were 199 of the binary's
+// 296 third-party packages (issue 38).
+var engineModules = []string{"github.com/rclone/rclone", "github.com/minio/minio-go/"}
+
+// mayLinkEngine are the packages that may reach the engine: the engine
+// and its S3 backend, the composition root (bonesync serve) and the
+// command line (bonesync copy). The test fails on a package missing here
+// that reaches it, and on one listed that no longer does.
+var mayLinkEngine = []string{"appliance", "appliance/server", "appliance/copies/engine", "appliance/copies/s3"}
+
+// fencedMust are packages the fence is for, which the listing must hold:
+// the config, PID 1, the status page, the protocols, and the image
+// builder.
+var fencedMust = []string{"appliance/config", "appliance/boot", "appliance/admin", "appliance/copies",
+	"appliance/files", "appliance/calendars", "appliance/webui", "appliance/sftpd", "appliance/shares",
+	"appliance/preview", "appliance/notices", "appliance/ocs", "appliance/front", "appliance/auth", "image"}
+
+// No package of the box's but the engine's own, the composition root and
+// the copy command reaches the copy engine: the rest takes the copy's
+// settings, targets and status from the leaf package copies. Listed for
+// the board (GOOS=linux GOARCH=arm), whose binary PID 1 is.
+func TestHouseFencesTheCopyEngine(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./...", "../image/...")
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		pkg := strings.TrimPrefix(fields[0], "github.com/bonesync/bonesync/")
+		seen[pkg] = true
+		reached := ""
+		for _, dep := range fields[1:] {
+			if slices.ContainsFunc(engineModules, func(m string) bool { return strings.HasPrefix(dep, m) }) {
+				reached = dep
+				break
+			}
+		}
+		switch allowed := slices.Contains(mayLinkEngine, pkg); {
+		case reached != "" && !allowed:
+			t.Errorf("%s reaches the copy engine (%s): take the copy's settings, targets and status from appliance/copies; only %v link the engine", pkg, reached, mayLinkEngine)
+		case reached == "" && allowed:
+			t.Errorf("%s no longer reaches the copy engine: take it off mayLinkEngine", pkg)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(fencedMust, mayLinkEngine...) {
+		if !seen[p] {
+			t.Errorf("go list did not list %s", p)
 		}
 	}
 }

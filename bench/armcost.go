@@ -53,6 +53,8 @@ type armResult struct {
 	// (armserve.go). The rest of the block is a harness's breakdown.
 	Serve  []armServeRow
 	ServeN int // connections a handshake run counts
+	// The board's binary's size and the modules that take it (armsize.go).
+	Size *armSize
 }
 
 // armPart reports whether the run includes this part of the ARM block.
@@ -82,6 +84,16 @@ const armWarm = 3
 // key; the load is this program, natively, one connection at a time.
 func armBlock(ctx context.Context, o *options) armResult {
 	var res armResult
+	if o.armPart("size") {
+		size, err := armSizeBlock(ctx, o)
+		if err != nil {
+			res.Notes = append(res.Notes, "the board's binary's size: "+err.Error())
+		}
+		res.Size = size
+	}
+	if o.armOnly == "size" {
+		return res // no instruction counts: no plugin, no harness
+	}
 	plugin, err := armPlugin(ctx, o)
 	if err != nil {
 		res.Err = err.Error()

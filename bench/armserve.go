@@ -159,15 +159,11 @@ func newServeCounter(ctx context.Context, o *options) (*serveCounter, error) {
 		return nil, err
 	}
 	c := &serveCounter{o: o, plugin: plugin}
-	// make build-arm again, its symbols kept (LDFLAGS without -s -w, the
-	// same -X values from the same commit), into a folder of the run's.
-	out := filepath.Join(o.work, "syms")
-	make := exec.CommandContext(ctx, "make", "-s", "build-arm", "OUT="+out,
-		"LDFLAGS=-X github.com/bonesync/bonesync/appliance/clock.BuildUnix=$(BUILD_UNIX) -X main.Version=$(VERSION)")
-	if b, err := make.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("make build-arm with symbols: %v %s", err, b)
+	// make build-arm again, its symbols kept (armsize.go).
+	bin, err := armSymsBinary(ctx, o)
+	if err != nil {
+		return nil, err
 	}
-	bin := filepath.Join(out, "bonesync-armv7")
 	same, err := sameText(o.bonesyncARM, bin)
 	if err != nil || !same {
 		o.logf("arm serve: no collector's share: %s and %s differ in their text (%v)", o.bonesyncARM, bin, err)

@@ -114,7 +114,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.armN, "arm-n", 20, "handshakes counted per kind under qemu-arm (the harness's breakdown)")
 	fs.IntVar(&o.armServeN, "arm-serve-n", 100, "connections counted per run of the board's binary under qemu-arm")
 	fs.StringVar(&o.bonesyncARM, "bonesync-arm", "out/bonesync-armv7", "the board's binary, make build-arm's output (built with the armcrypto overlay if missing)")
-	fs.StringVar(&o.armOnly, "arm-only", "", "only these parts of the ARM block, comma-separated: handshakes, bulk, uploads, serve (the board's binary), photos or profiles (for weighing a change to one)")
+	fs.StringVar(&o.armOnly, "arm-only", "", "only these parts of the ARM block, comma-separated: size (the board's binary's size and its largest modules), handshakes, bulk, uploads, serve (the board's binary), photos or profiles (for weighing a change to one)")
 	fs.StringVar(&o.sysroot, "sysroot", "out/cache/bench-armhf/sysroot", "armhf sysroot with Debian's nginx (bench/armhf-sysroot.sh)")
 	fs.StringVar(&o.armcostDir, "armcost", "../shared/tools/armcost", "the armcost tool (insncount.c)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs, state)")

@@ -140,7 +140,10 @@ func (r *results) markdown(w io.Writer) {
 		r.Photos.markdown(w)
 	}
 
-	if r.ARM != nil {
+	if r.ARM != nil && r.ARM.Size != nil {
+		r.ARM.Size.markdown(w)
+	}
+	if r.ARM != nil && (r.ARM.Size == nil || len(r.ARM.Rows)+len(r.ARM.Serve)+len(r.ARM.Notes) > 0 || r.ARM.Err != "") {
 		r.ARM.markdown(w)
 	}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/copies/engine"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -81,17 +82,17 @@ func (s *services) copies(ctx context.Context) error {
 }
 
 // copier is the copy off the box as the settings and the state have it.
-func (s *services) copier() (*copies.Copier, error) {
+func (s *services) copier() (*engine.Copier, error) {
 	st := s.copyPlan.get().Copies()
 	dir := copies.Dir(s.o.State)
 	if err := st.UseDir(dir); err != nil {
 		return nil, err
 	}
-	return &copies.Copier{Settings: st, Store: s.files, Extra: s.pim, Work: dir, Log: s.log, Memory: s.memory}, nil
+	return &engine.Copier{Settings: st, Store: s.files, Extra: s.pim, Work: dir, Log: s.log, Memory: s.memory}, nil
 }
 
 // copied logs a run's result and tells the admin of a failure.
-func (s *services) copied(r copies.Result) {
+func (s *services) copied(r engine.Result) {
 	cfg := s.copyPlan.get()
 	target := copies.Redacted(cfg.CopyTarget)
 	attrs := []any{"target", target, "files", r.Files, "bytes", r.Bytes,
@@ -141,7 +142,7 @@ func (s *services) copyStart() (password string, err error) {
 
 // firstCopier is the copier, with the encryption password and the box's
 // SSH key made if this is the first copy (the password is returned then).
-func (s *services) firstCopier(dir string) (*copies.Copier, string, error) {
+func (s *services) firstCopier(dir string) (*engine.Copier, string, error) {
 	password, err := copies.MakePassword(dir)
 	if err != nil {
 		return nil, "", err
@@ -150,7 +151,7 @@ func (s *services) firstCopier(dir string) (*copies.Copier, string, error) {
 	if err != nil {
 		return nil, password, err
 	}
-	if _, err := copies.KeyFile(c.Settings.Key); err != nil {
+	if _, err := engine.KeyFile(c.Settings.Key); err != nil {
 		return nil, password, err
 	}
 	return c, password, nil

@@ -1,4 +1,4 @@
-package copies
+package engine
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/rclone/rclone/fs/cache"
 
 	"github.com/bonesync/bonesync/appliance/budget"
+	"github.com/bonesync/bonesync/appliance/copies"
 )
 
 // A run's draw fits beside a login's hash: four checkers while four of
@@ -37,7 +38,7 @@ func TestPlanMemory(t *testing.T) {
 // transfers' memory in use); close drops them all.
 func TestRemotesOpenedOnce(t *testing.T) {
 	ctx := context.Background()
-	st := Settings{Target: filepath.Join(t.TempDir(), "copy"), Password: "correct horse battery staple"}
+	st := copies.Settings{Target: filepath.Join(t.TempDir(), "copy"), Password: "correct horse battery staple"}
 	root, err := configure(st)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package copies
+package engine
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"github.com/rclone/rclone/fs/walk"
 
 	"github.com/bonesync/bonesync/appliance/budget"
+	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -34,7 +35,7 @@ type Restored struct {
 // file (Restored.Calendars), for the caller to load. The copy's remotes
 // are opened as a run opens them, each key derived under a draw from mem
 // (nil: unbounded).
-func Restore(ctx context.Context, st Settings, into *store.Store, mem *budget.Budget) (Restored, error) {
+func Restore(ctx context.Context, st copies.Settings, into *store.Store, mem *budget.Budget) (Restored, error) {
 	res := Restored{Calendars: map[string][]byte{}}
 	root, err := configure(st)
 	if err != nil {
@@ -56,7 +57,7 @@ func Restore(ctx context.Context, st Settings, into *store.Store, mem *budget.Bu
 	tops, err := files.List(ctx, "")
 	if errors.Is(err, fs.ErrorDirNotFound) {
 		// Names are encrypted: with another password, nothing is there.
-		return res, fmt.Errorf("no copy at %s with this password (a wrong password, or no copy made yet)", Redacted(st.Target))
+		return res, fmt.Errorf("no copy at %s with this password (a wrong password, or no copy made yet)", copies.Redacted(st.Target))
 	}
 	if err != nil {
 		return res, fmt.Errorf("the copy's files: %w", err)

@@ -1,4 +1,4 @@
-package copies
+package engine
 
 import (
 	"context"

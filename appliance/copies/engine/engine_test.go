@@ -1,4 +1,4 @@
-package copies
+package engine
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 
 	"github.com/rclone/rclone/fs"
 
+	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -79,7 +80,7 @@ func (b *box) copier(t *testing.T, target string) *Copier {
 	}
 	return &Copier{
 		sameDiskOK: true, // the test's folders are all on one disk
-		Settings:   Settings{Target: target, Password: "correct horse battery staple", Keep: 1},
+		Settings:   copies.Settings{Target: target, Password: "correct horse battery staple", Keep: 1},
 		Store:      b.st,
 		Users:      func() []string { return []string{"alice", "bob"} },
 		Work:       t.TempDir(),
@@ -89,7 +90,7 @@ func (b *box) copier(t *testing.T, target string) *Copier {
 
 // restored restores the copy st names into a fresh store and checks it
 // holds b's files, with their bytes, dates and digests.
-func (b *box) restored(t *testing.T, st Settings) {
+func (b *box) restored(t *testing.T, st copies.Settings) {
 	t.Helper()
 	fresh, err := store.Open(filepath.Join(t.TempDir(), "files"))
 	if err != nil {
@@ -169,7 +170,7 @@ func TestCopyAndRestore(t *testing.T) {
 		}
 		return nil
 	})
-	if st, ok := ReadStatus(c.Work); !ok || st.Files != r.Files || st.Error != "" || st.LastSuccess.IsZero() {
+	if st, ok := copies.ReadStatus(c.Work); !ok || st.Files != r.Files || st.Error != "" || st.LastSuccess.IsZero() {
 		t.Errorf("the run's outcome kept: %+v, %v", st, ok)
 	}
 	// Unchanged: nothing sent.
@@ -199,13 +200,13 @@ func TestCopyAndRestore(t *testing.T) {
 	// Restored into a fresh store.
 	b.restored(t, c.Settings)
 	// A run that fails keeps the last good copy's time.
-	good, _ := ReadStatus(c.Work)
+	good, _ := copies.ReadStatus(c.Work)
 	broken := *c
 	broken.Settings.Target = "sftp://nobody@127.0.0.1:1/nowhere"
 	if r := broken.Run(ctx); r.Err == nil {
 		t.Error("a run to an unreachable target succeeded")
 	}
-	if st, _ := ReadStatus(c.Work); st.Error == "" || !st.LastSuccess.Equal(good.LastSuccess) || !strings.Contains(st.String(), "failed") {
+	if st, _ := copies.ReadStatus(c.Work); st.Error == "" || !st.LastSuccess.Equal(good.LastSuccess) || !strings.Contains(st.String(), "failed") {
 		t.Errorf("after a failed run: %+v (%s)", st, st)
 	}
 	// The wrong password reads nothing.
@@ -408,32 +409,6 @@ func TestCopyToSFTP(t *testing.T) {
 	}
 }
 
-func TestParseTarget(t *testing.T) {
-	for in, want := range map[string]Target{
-		"/media/usb/copy":                {Kind: "local", Path: "/media/usb/copy"},
-		"sftp://me@nas:2222/backups/box": {Kind: "sftp", User: "me", Host: "nas:2222", Path: "/backups/box"},
-		"sftp://me@nas/~/box":            {Kind: "sftp", User: "me", Host: "nas:22", Path: "box"},
-		"davs://me@box2/remote.php/dav/files/me/copies/a": {Kind: "webdav", User: "me", Host: "box2",
-			URL: "https://box2/remote.php/dav/files/me/", Path: "copies/a"},
-		"dav://me@nas:8080/webdav/box": {Kind: "webdav", User: "me", Host: "nas:8080", URL: "http://nas:8080/", Path: "webdav/box"},
-		"s3://AKIA1@s3.eu-west-1.amazonaws.com/household/box?region=eu-west-1": {Kind: "s3", User: "AKIA1",
-			Host: "s3.eu-west-1.amazonaws.com", URL: "https://s3.eu-west-1.amazonaws.com", Path: "household/box", Region: "eu-west-1"},
-		"s3+http://key@nas:9000/copies/": {Kind: "s3", User: "key", Host: "nas:9000", URL: "http://nas:9000", Path: "copies"},
-	} {
-		if got, err := ParseTarget(in); err != nil || got != want {
-			t.Errorf("ParseTarget(%q) = %+v, %v; want %+v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "relative/path", "ftp://x/y", "sftp://nas/box", "sftp://me:hunter2@nas/box",
-		"s3://nas/bucket", "s3://key@nas/", "s3://key:hunter2@nas/bucket"} {
-		if _, err := ParseTarget(bad); err == nil {
-			t.Errorf("ParseTarget(%q) took it", bad)
-		} else if strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("the error shows the password: %v", err)
-		}
-	}
-}
-
 // A run writes its progress into status.json as it goes (here slowed by
 // the bandwidth limit), and the outcome replaces it at the end.
 func TestProgressWhileRunning(t *testing.T) {
@@ -444,7 +419,7 @@ func TestProgressWhileRunning(t *testing.T) {
 	c.every = 50 * time.Millisecond
 	done := make(chan Result)
 	go func() { done <- c.Run(context.Background()) }()
-	var seen []Progress
+	var seen []copies.Progress
 	for running := true; running; {
 		select {
 		case r := <-done:
@@ -453,7 +428,7 @@ func TestProgressWhileRunning(t *testing.T) {
 			}
 			running = false
 		case <-time.After(100 * time.Millisecond):
-			if st, ok := ReadStatus(c.Work); ok && st.Running != nil {
+			if st, ok := copies.ReadStatus(c.Work); ok && st.Running != nil {
 				seen = append(seen, *st.Running)
 			}
 		}
@@ -465,15 +440,15 @@ func TestProgressWhileRunning(t *testing.T) {
 	if last.Checked+last.Files == 0 || seen[0].Started.IsZero() {
 		t.Errorf("progress %+v", seen)
 	}
-	if s := (Status{Running: &last}).String(); !strings.Contains(s, "running since") {
+	if s := (copies.Status{Running: &last}).String(); !strings.Contains(s, "running since") {
 		t.Errorf("a fresh progress reads %q", s)
 	}
 	old := last
 	old.At = time.Now().Add(-time.Hour)
-	if s := (Status{Running: &old}).String(); !strings.Contains(s, "cut short") {
+	if s := (copies.Status{Running: &old}).String(); !strings.Contains(s, "cut short") {
 		t.Errorf("a stale progress reads %q", s)
 	}
-	st, _ := ReadStatus(c.Work)
+	st, _ := copies.ReadStatus(c.Work)
 	if st.Running != nil || st.LastSuccess.IsZero() {
 		t.Errorf("after the run: %+v", st)
 	}
@@ -484,14 +459,14 @@ func TestProgressWhileRunning(t *testing.T) {
 func TestOneRunAtATime(t *testing.T) {
 	b := newBox(t)
 	c := b.copier(t, filepath.Join(t.TempDir(), "copy"))
-	unlock, err := Lock(c.Work)
+	unlock, err := copies.Lock(c.Work)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := c.Run(context.Background()); !errors.Is(r.Err, ErrRunning) {
+	if r := c.Run(context.Background()); !errors.Is(r.Err, copies.ErrRunning) {
 		t.Fatalf("a second run: %v", r.Err)
 	}
-	if _, ok := ReadStatus(c.Work); ok {
+	if _, ok := copies.ReadStatus(c.Work); ok {
 		t.Error("the refused run wrote a status")
 	}
 	unlock()
@@ -536,7 +511,7 @@ func s3Server(t *testing.T, id, secret string) (addr, dir string) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "s3server")
 	build := exec.Command("go", "build", "-o", bin, "./scripts/s3server")
-	build.Dir = "../.."
+	build.Dir = "../../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the S3 server: %v\n%s", err, out)
 	}
