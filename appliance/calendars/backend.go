@@ -119,10 +119,116 @@ func httpError(k Kind, err error) error {
 	return err
 }
 
+// kindBackend is what go-webdav's caldav and carddav backends do alike,
+// for one kind: they differ in their types and their validation only.
+type kindBackend struct {
+	s    *Store
+	kind Kind
+}
+
+// collections are the user's own collections and those shared with them.
+func (b kindBackend) collections(ctx context.Context) ([]Collection, error) {
+	cs, err := b.s.Collections(b.kind, userOf(ctx))
+	return append(cs, b.s.shared(userOf(ctx), b.kind)...), err
+}
+
+// collection is the collection at p, as the user sees it.
+func (b kindBackend) collection(ctx context.Context, p string) (*Collection, error) {
+	t, err := b.s.resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	c, err := b.s.Collection(b.kind, t.owner, t.ocoll)
+	if err != nil {
+		return nil, httpError(b.kind, err)
+	}
+	c.User, c.Name = t.user, t.coll // as the user sees it
+	return c, nil
+}
+
+// create makes c at p, in the user's home (where says so otherwise).
+func (b kindBackend) create(ctx context.Context, p string, c Collection, where string) error {
+	t, err := b.s.resolve(ctx, p)
+	if err != nil || t.coll == "" || t.name != "" {
+		return webdav.NewHTTPError(http.StatusForbidden, errors.New(where))
+	}
+	c.Kind, c.User, c.Name = b.kind, t.user, t.coll
+	return httpError(b.kind, b.s.Create(c))
+}
+
+func (b kindBackend) object(ctx context.Context, p string) (target, *Object, error) {
+	t, err := b.s.resolve(ctx, p)
+	if err != nil {
+		return t, nil, err
+	}
+	o, err := b.s.Object(b.kind, t.owner, t.ocoll, t.name)
+	return t, o, httpError(b.kind, err)
+}
+
+func (b kindBackend) objects(ctx context.Context, p string) (target, []Object, error) {
+	t, err := b.s.resolve(ctx, p)
+	if err != nil {
+		return t, nil, err
+	}
+	objs, err := b.s.Objects(b.kind, t.owner, t.ocoll)
+	return t, objs, httpError(b.kind, err)
+}
+
+// put stores what encode gives (the object's UID and its bytes, or the
+// precondition it fails) at p.
+func (b kindBackend) put(ctx context.Context, p string, encode func(t target) (uid string, data []byte, err error)) (*Object, error) {
+	t, err := b.s.resolve(ctx, p)
+	if err != nil || t.name == "" {
+		return nil, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
+	}
+	if t.readOnly {
+		return nil, errReadOnly
+	}
+	uid, data, err := encode(t)
+	if err != nil {
+		return nil, err
+	}
+	o, _, err := b.s.Put(b.kind, t.owner, t.ocoll, t.name, uid, data, conditionsOf(ctx))
+	return o, httpError(b.kind, err)
+}
+
+// remove deletes what is at p: an object, a collection, or the user's
+// place in a share (they leave it).
+func (b kindBackend) remove(ctx context.Context, p string) error {
+	t, err := b.s.resolve(ctx, p)
+	if err != nil {
+		return err
+	}
+	switch {
+	case t.name == "" && t.shareID != "":
+		return b.s.Sharing.Leave(t.user, t.shareID)
+	case t.name == "":
+		return httpError(b.kind, b.s.DeleteCollectionIf(b.kind, t.owner, t.ocoll, conditionsOf(ctx)))
+	case t.readOnly:
+		return errReadOnly
+	}
+	return httpError(b.kind, b.s.Delete(b.kind, t.owner, t.ocoll, t.name, conditionsOf(ctx)))
+}
+
+// each converts objs by conv, leaving out those it cannot read.
+func each[T any](t target, objs []Object, conv func(target, *Object) (*T, error)) []T {
+	out := make([]T, 0, len(objs))
+	for i := range objs {
+		if v, err := conv(t, &objs[i]); err == nil {
+			out = append(out, *v)
+		}
+	}
+	return out
+}
+
 // calBackend is the store as go-webdav's caldav.Backend.
 type calBackend struct {
-	s   *Store
+	kindBackend
 	log *slog.Logger
+}
+
+func newCalBackend(s *Store, log *slog.Logger) calBackend {
+	return calBackend{kindBackend{s, Calendars}, log}
 }
 
 func (b calBackend) CurrentUserPrincipal(ctx context.Context) (string, error) {
@@ -139,20 +245,16 @@ func (b calBackend) calendar(c Collection) caldav.Calendar {
 }
 
 func (b calBackend) CreateCalendar(ctx context.Context, cal *caldav.Calendar) error {
-	t, err := b.s.resolve(ctx, cal.Path)
-	if err != nil || t.coll == "" || t.name != "" {
-		return webdav.NewHTTPError(http.StatusForbidden, errors.New("a calendar is made in the calendar home"))
-	}
 	comps := cal.SupportedComponentSet
 	if len(comps) == 0 {
 		comps = []string{"VEVENT", "VTODO"}
 	}
-	return httpError(Calendars, b.s.Create(Collection{Kind: Calendars, User: t.user, Name: t.coll, DisplayName: cal.Name, Description: cal.Description, Components: comps}))
+	return b.create(ctx, cal.Path, Collection{DisplayName: cal.Name, Description: cal.Description, Components: comps},
+		"a calendar is made in the calendar home")
 }
 
 func (b calBackend) ListCalendars(ctx context.Context) ([]caldav.Calendar, error) {
-	cs, err := b.s.Collections(Calendars, userOf(ctx))
-	cs = append(cs, b.s.shared(userOf(ctx), Calendars)...)
+	cs, err := b.collections(ctx)
 	var out []caldav.Calendar
 	for _, c := range cs {
 		out = append(out, b.calendar(c))
@@ -161,20 +263,15 @@ func (b calBackend) ListCalendars(ctx context.Context) ([]caldav.Calendar, error
 }
 
 func (b calBackend) GetCalendar(ctx context.Context, p string) (*caldav.Calendar, error) {
-	t, err := b.s.resolve(ctx, p)
+	c, err := b.collection(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	c, err := b.s.Collection(Calendars, t.owner, t.ocoll)
-	if err != nil {
-		return nil, httpError(Calendars, err)
-	}
-	c.User, c.Name = t.user, t.coll // as the user sees it
 	cal := b.calendar(*c)
 	return &cal, nil
 }
 
-func (b calBackend) object(t target, o *Object) (*caldav.CalendarObject, error) {
+func (b calBackend) toObject(t target, o *Object) (*caldav.CalendarObject, error) {
 	cal, err := decodeCalendar(o.Data)
 	if err != nil {
 		return nil, err
@@ -183,48 +280,30 @@ func (b calBackend) object(t target, o *Object) (*caldav.CalendarObject, error) 
 }
 
 func (b calBackend) GetCalendarObject(ctx context.Context, p string, _ *caldav.CalendarCompRequest) (*caldav.CalendarObject, error) {
-	t, err := b.s.resolve(ctx, p)
+	t, o, err := b.object(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	o, err := b.s.Object(Calendars, t.owner, t.ocoll, t.name)
-	if err != nil {
-		return nil, httpError(Calendars, err)
-	}
-	return b.object(t, o)
+	return b.toObject(t, o)
 }
 
 func (b calBackend) ListCalendarObjects(ctx context.Context, p string, _ *caldav.CalendarCompRequest) ([]caldav.CalendarObject, error) {
-	t, err := b.s.resolve(ctx, p)
+	t, objs, err := b.objects(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := b.s.Objects(Calendars, t.owner, t.ocoll)
-	if err != nil {
-		return nil, httpError(Calendars, err)
-	}
-	out := make([]caldav.CalendarObject, 0, len(objs))
-	for i := range objs {
-		if co, err := b.object(t, &objs[i]); err == nil {
-			out = append(out, *co)
-		}
-	}
-	return out, nil
+	return each(t, objs, b.toObject), nil
 }
 
 func (b calBackend) QueryCalendarObjects(ctx context.Context, p string, q *caldav.CalendarQuery) ([]caldav.CalendarObject, error) {
-	t, err := b.s.resolve(ctx, p)
+	t, objs, err := b.objects(ctx, p)
 	if err != nil {
 		return nil, err
-	}
-	objs, err := b.s.Objects(Calendars, t.owner, t.ocoll)
-	if err != nil {
-		return nil, httpError(Calendars, err)
 	}
 	if q == nil {
 		q = &caldav.CalendarQuery{CompFilter: caldav.CompFilter{Name: ical.CompCalendar}}
 	}
-	out, guessed, err := query(ctx, q.CompFilter, objs, func(o *Object) (*caldav.CalendarObject, error) { return b.object(t, o) })
+	out, guessed, err := query(ctx, q.CompFilter, objs, func(o *Object) (*caldav.CalendarObject, error) { return b.toObject(t, o) })
 	if guessed > 0 {
 		b.log.Info("calendars: recurrences past the expansion's bounds matched unexpanded", "path", p, "components", guessed)
 	}
@@ -232,46 +311,31 @@ func (b calBackend) QueryCalendarObjects(ctx context.Context, p string, q *calda
 }
 
 func (b calBackend) PutCalendarObject(ctx context.Context, p string, cal *ical.Calendar, _ *caldav.PutCalendarObjectOptions) (*caldav.CalendarObject, error) {
-	t, err := b.s.resolve(ctx, p)
-	if err != nil || t.name == "" {
-		return nil, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
-	}
-	if t.readOnly {
-		return nil, errReadOnly
-	}
-	_, uid, err := caldav.ValidateCalendarObject(cal)
+	o, err := b.put(ctx, p, func(target) (string, []byte, error) {
+		_, uid, err := caldav.ValidateCalendarObject(cal)
+		if err != nil {
+			return "", nil, caldav.NewPreconditionError(caldav.PreconditionValidCalendarObjectResource)
+		}
+		var buf bytes.Buffer
+		if err := ical.NewEncoder(&buf).Encode(cal); err != nil {
+			return "", nil, caldav.NewPreconditionError(caldav.PreconditionValidCalendarData)
+		}
+		return uid, buf.Bytes(), nil
+	})
 	if err != nil {
-		return nil, caldav.NewPreconditionError(caldav.PreconditionValidCalendarObjectResource)
-	}
-	var buf bytes.Buffer
-	if err := ical.NewEncoder(&buf).Encode(cal); err != nil {
-		return nil, caldav.NewPreconditionError(caldav.PreconditionValidCalendarData)
-	}
-	o, _, err := b.s.Put(Calendars, t.owner, t.ocoll, t.name, uid, buf.Bytes(), conditionsOf(ctx))
-	if err != nil {
-		return nil, httpError(Calendars, err)
+		return nil, err
 	}
 	return &caldav.CalendarObject{Path: p, ModTime: o.ModTime, ETag: o.ETag}, nil
 }
 
 func (b calBackend) DeleteCalendarObject(ctx context.Context, p string) error {
-	t, err := b.s.resolve(ctx, p)
-	if err != nil {
-		return err
-	}
-	switch {
-	case t.name == "" && t.shareID != "": // a share: the user leaves it
-		return b.s.Sharing.Leave(t.user, t.shareID)
-	case t.name == "":
-		return httpError(Calendars, b.s.DeleteCollectionIf(Calendars, t.owner, t.ocoll, conditionsOf(ctx)))
-	case t.readOnly:
-		return errReadOnly
-	}
-	return httpError(Calendars, b.s.Delete(Calendars, t.owner, t.ocoll, t.name, conditionsOf(ctx)))
+	return b.remove(ctx, p)
 }
 
 // cardBackend is the store as go-webdav's carddav.Backend.
-type cardBackend struct{ s *Store }
+type cardBackend struct{ kindBackend }
+
+func newCardBackend(s *Store) cardBackend { return cardBackend{kindBackend{s, AddressBooks}} }
 
 func (b cardBackend) CurrentUserPrincipal(ctx context.Context) (string, error) {
 	return PrincipalPath(userOf(ctx)), nil
@@ -288,8 +352,7 @@ func (b cardBackend) book(c Collection) carddav.AddressBook {
 }
 
 func (b cardBackend) ListAddressBooks(ctx context.Context) ([]carddav.AddressBook, error) {
-	cs, err := b.s.Collections(AddressBooks, userOf(ctx))
-	cs = append(cs, b.s.shared(userOf(ctx), AddressBooks)...)
+	cs, err := b.collections(ctx)
 	var out []carddav.AddressBook
 	for _, c := range cs {
 		out = append(out, b.book(c))
@@ -298,39 +361,22 @@ func (b cardBackend) ListAddressBooks(ctx context.Context) ([]carddav.AddressBoo
 }
 
 func (b cardBackend) GetAddressBook(ctx context.Context, p string) (*carddav.AddressBook, error) {
-	t, err := b.s.resolve(ctx, p)
+	c, err := b.collection(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	c, err := b.s.Collection(AddressBooks, t.owner, t.ocoll)
-	if err != nil {
-		return nil, httpError(AddressBooks, err)
-	}
-	c.User, c.Name = t.user, t.coll
 	ab := b.book(*c)
 	return &ab, nil
 }
 
 func (b cardBackend) CreateAddressBook(ctx context.Context, ab *carddav.AddressBook) error {
-	t, err := b.s.resolve(ctx, ab.Path)
-	if err != nil || t.coll == "" || t.name != "" {
-		return webdav.NewHTTPError(http.StatusForbidden, errors.New("an address book is made in the address book home"))
-	}
-	return httpError(AddressBooks, b.s.Create(Collection{Kind: AddressBooks, User: t.user, Name: t.coll, DisplayName: ab.Name, Description: ab.Description}))
+	return b.create(ctx, ab.Path, Collection{DisplayName: ab.Name, Description: ab.Description},
+		"an address book is made in the address book home")
 }
 
-func (b cardBackend) DeleteAddressBook(ctx context.Context, p string) error {
-	t, err := b.s.resolve(ctx, p)
-	if err != nil {
-		return err
-	}
-	if t.shareID != "" {
-		return b.s.Sharing.Leave(t.user, t.shareID)
-	}
-	return httpError(AddressBooks, b.s.DeleteCollectionIf(AddressBooks, t.owner, t.ocoll, conditionsOf(ctx)))
-}
+func (b cardBackend) DeleteAddressBook(ctx context.Context, p string) error { return b.remove(ctx, p) }
 
-func (b cardBackend) object(t target, o *Object) (*carddav.AddressObject, error) {
+func (b cardBackend) toObject(t target, o *Object) (*carddav.AddressObject, error) {
 	card, err := decodeCard(o.Data)
 	if err != nil {
 		return nil, err
@@ -339,33 +385,19 @@ func (b cardBackend) object(t target, o *Object) (*carddav.AddressObject, error)
 }
 
 func (b cardBackend) GetAddressObject(ctx context.Context, p string, _ *carddav.AddressDataRequest) (*carddav.AddressObject, error) {
-	t, err := b.s.resolve(ctx, p)
+	t, o, err := b.object(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	o, err := b.s.Object(AddressBooks, t.owner, t.ocoll, t.name)
-	if err != nil {
-		return nil, httpError(AddressBooks, err)
-	}
-	return b.object(t, o)
+	return b.toObject(t, o)
 }
 
 func (b cardBackend) ListAddressObjects(ctx context.Context, p string, _ *carddav.AddressDataRequest) ([]carddav.AddressObject, error) {
-	t, err := b.s.resolve(ctx, p)
+	t, objs, err := b.objects(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := b.s.Objects(AddressBooks, t.owner, t.ocoll)
-	if err != nil {
-		return nil, httpError(AddressBooks, err)
-	}
-	out := make([]carddav.AddressObject, 0, len(objs))
-	for i := range objs {
-		if ao, err := b.object(t, &objs[i]); err == nil {
-			out = append(out, *ao)
-		}
-	}
-	return out, nil
+	return each(t, objs, b.toObject), nil
 }
 
 func (b cardBackend) QueryAddressObjects(ctx context.Context, p string, q *carddav.AddressBookQuery) ([]carddav.AddressObject, error) {
@@ -394,37 +426,24 @@ func (b cardBackend) QueryAddressObjects(ctx context.Context, p string, q *cardd
 }
 
 func (b cardBackend) PutAddressObject(ctx context.Context, p string, card vcard.Card, _ *carddav.PutAddressObjectOptions) (*carddav.AddressObject, error) {
-	t, err := b.s.resolve(ctx, p)
-	if err != nil || t.name == "" {
-		return nil, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
-	}
-	if t.readOnly {
-		return nil, errReadOnly
-	}
-	if err := validCard(card); err != nil {
-		return nil, carddav.NewPreconditionError(carddav.PreconditionValidAddressData)
-	}
-	uid := cardUID(card, t.name)
-	var buf bytes.Buffer
-	if err := vcard.NewEncoder(&buf).Encode(card); err != nil {
-		return nil, carddav.NewPreconditionError(carddav.PreconditionValidAddressData)
-	}
-	o, _, err := b.s.Put(AddressBooks, t.owner, t.ocoll, t.name, uid, buf.Bytes(), conditionsOf(ctx))
+	o, err := b.put(ctx, p, func(t target) (string, []byte, error) {
+		if err := validCard(card); err != nil {
+			return "", nil, carddav.NewPreconditionError(carddav.PreconditionValidAddressData)
+		}
+		var buf bytes.Buffer
+		if err := vcard.NewEncoder(&buf).Encode(card); err != nil {
+			return "", nil, carddav.NewPreconditionError(carddav.PreconditionValidAddressData)
+		}
+		return cardUID(card, t.name), buf.Bytes(), nil
+	})
 	if err != nil {
-		return nil, httpError(AddressBooks, err)
+		return nil, err
 	}
 	return &carddav.AddressObject{Path: p, ModTime: o.ModTime, ETag: o.ETag}, nil
 }
 
 func (b cardBackend) DeleteAddressObject(ctx context.Context, p string) error {
-	t, err := b.s.resolve(ctx, p)
-	if err != nil {
-		return err
-	}
-	if t.readOnly {
-		return errReadOnly
-	}
-	return httpError(AddressBooks, b.s.Delete(AddressBooks, t.owner, t.ocoll, t.name, conditionsOf(ctx)))
+	return b.remove(ctx, p)
 }
 
 // validCard is RFC 6350's and RFC 2426's minimum: VERSION 3.0 or 4.0 and

@@ -160,10 +160,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) delegate(w http.ResponseWriter, r *http.Request, k Kind) {
 	if k == Calendars {
-		(&caldav.Handler{Backend: calBackend{h.Store, h.Log}, Prefix: strings.TrimSuffix(davRoot, "/")}).ServeHTTP(w, r)
+		(&caldav.Handler{Backend: newCalBackend(h.Store, h.Log), Prefix: strings.TrimSuffix(davRoot, "/")}).ServeHTTP(w, r)
 		return
 	}
-	(&carddav.Handler{Backend: cardBackend{h.Store}, Prefix: strings.TrimSuffix(addressDir, "/users/")}).ServeHTTP(w, r)
+	(&carddav.Handler{Backend: newCardBackend(h.Store), Prefix: strings.TrimSuffix(addressDir, "/users/")}).ServeHTTP(w, r)
 }
 
 // checkPut validates an object before go-webdav sees it, so that a bad one
