@@ -65,17 +65,14 @@ var access = [...]struct {
 	fresh bool
 }{
 	Public:    {name: "public"},
-	Optional:  {name: "optional", check: true, optional: true, basic: Basic},
+	Optional:  {name: "optional", check: true, optional: true, basic: basicPassword},
 	Link:      {name: "link"},
-	User:      {name: "user", check: true, basic: Basic, session: true},
+	User:      {name: "user", check: true, basic: basicPassword, session: true},
 	Page:      {name: "page", check: true, session: true, pages: true},
-	Account:   {name: "account", check: true, basic: BasicOwn, session: true, pages: true},
-	Admin:     {name: "admin", check: true, basic: BasicOwn, session: true, pages: true, admin: true},
-	Confirmed: {name: "confirmed", check: true, basic: BasicOwn, session: true, admin: true, fresh: true},
+	Account:   {name: "account", check: true, basic: basicOwn, session: true, pages: true},
+	Admin:     {name: "admin", check: true, basic: basicOwn, session: true, pages: true, admin: true},
+	Confirmed: {name: "confirmed", check: true, basic: basicOwn, session: true, admin: true, fresh: true},
 }
-
-// Accesses are every Access, weakest first.
-var Accesses = []Access{Public, Optional, Link, User, Page, Account, Admin, Confirmed}
 
 // String is the access's name, as a route table writes it.
 func (a Access) String() string { return access[a].name }
@@ -90,7 +87,7 @@ type Caller struct {
 }
 
 // CSRF is the token the caller's pages put in their forms ("" over
-// Basic, which needs none).
+// basic, which needs none).
 func (c Caller) CSRF() string {
 	if c.Session == nil {
 		return ""
@@ -124,7 +121,7 @@ func (d *Door) Check(a Access, w http.ResponseWriter, r *http.Request) (Caller, 
 	}
 	_, _, basic := r.BasicAuth()
 	if rule.optional && !basic {
-		if sess, ok := d.sessions.Get(r); ok && r.TLS != nil {
+		if sess, ok := d.sessions.get(r); ok && r.TLS != nil {
 			return Caller{User: sess.User, Session: sess}, true
 		}
 		return Caller{}, true
@@ -141,7 +138,7 @@ func (d *Door) Check(a Access, w http.ResponseWriter, r *http.Request) (Caller, 
 		http.Error(w, "only admin may do this", http.StatusForbidden)
 		return Caller{}, false
 	}
-	if rule.fresh && c.Session != nil && !d.sessions.Confirmed(c.Session) {
+	if rule.fresh && c.Session != nil && !d.sessions.isConfirmed(c.Session) {
 		w.Header().Set("X-Bonesync-Confirm", "password")
 		http.Error(w, "type your password again: it is asked for again when the last time was more than 5 minutes ago", http.StatusForbidden)
 		return Caller{}, false
@@ -155,7 +152,7 @@ func (d *Door) caller(a Access, w http.ResponseWriter, r *http.Request) (Caller,
 	rule := access[a]
 	addr := guard.Host(r.RemoteAddr)
 	if banned, left := d.bans.Banned(addr); banned {
-		Answer(w, Banned, left)
+		answer(w, Banned, left)
 		return Caller{}, false
 	}
 	user, pw, basic := r.BasicAuth()
@@ -167,16 +164,16 @@ func (d *Door) caller(a Access, w http.ResponseWriter, r *http.Request) (Caller,
 		}
 		res := d.Password(addr, rule.basic, user, pw)
 		if res != OK {
-			Answer(w, res, d.RetryAfter(addr, user))
+			answer(w, res, d.RetryAfter(addr, user))
 			return Caller{}, false
 		}
 		return Caller{User: user}, true
 	case !basic && rule.session:
-		if sess, ok := d.sessions.Get(r); ok {
-			if rule.pages && !SafeMethod(r.Method) {
+		if sess, ok := d.sessions.get(r); ok {
+			if rule.pages && !safeMethod(r.Method) {
 				r.Body = http.MaxBytesReader(w, r.Body, 64<<10) // a page's form is small
 			}
-			if SafeMethod(r.Method) || sess.Allows(r) {
+			if safeMethod(r.Method) || sess.allows(r) {
 				return Caller{User: sess.User, Session: sess}, true
 			}
 			if rule.pages {

@@ -206,7 +206,7 @@ func (d *Door) Password(addr string, way Way, user, pw string) Result {
 // tried from addr, under the same bans and the same delay of the account
 // as a password: a wrong code is a failed login.
 func (d *Door) Code(addr, user, code string) Result {
-	return d.check(d.account(addr, FormCode, user), func(bool) (bool, error) {
+	return d.check(d.account(addr, formCode, user), func(bool) (bool, error) {
 		return d.accounts.CheckCode(user, code)
 	})
 }
@@ -218,12 +218,12 @@ func (d *Door) TwoFactor(user string) bool {
 	return on
 }
 
-// LinkPassword checks a public link's password (hash: its PHC string),
+// linkPassword checks a public link's password (hash: its PHC string),
 // tried from addr, under the same bans as every login, and with a delay
 // of the link's own: a link's password is guessed like an account's. An
 // address some account logged in from skips the link's delay.
 func (d *Door) LinkPassword(addr, token, hash, pw string) Result {
-	g := guess{addr: addr, way: LinkPassword, user: "link:" + token, target: linkTarget(token)}
+	g := guess{addr: addr, way: linkPassword, user: "link:" + token, target: linkTarget(token)}
 	g.trusted = func() bool { return d.Known(addr) }
 	g.bypass = g.trusted
 	return d.check(g, func(suspect bool) (bool, error) {
@@ -296,7 +296,7 @@ func (d *Door) account(addr string, way Way, user string) guess {
 // the address's ban, the target's delay (both refused at once, before
 // any hash), the address's turn, then verify.
 func (d *Door) check(g guess, verify func(suspect bool) (bool, error)) Result {
-	proto := g.way.String()
+	proto := g.way.proto()
 	if g.long {
 		verify = func(bool) (bool, error) { return false, nil }
 	}
@@ -346,7 +346,7 @@ func (d *Door) check(g guess, verify func(suspect bool) (bool, error)) Result {
 		return OK
 	}
 	done(loggedIn)
-	if g.way != LinkPassword {
+	if g.way != linkPassword {
 		d.known.add(g.addr, d.bans.now())
 		d.trust(g.user, g.addr)
 		d.logged(g.user, g.addr, proto)
@@ -361,19 +361,19 @@ func (d *Door) PublicKey(addr, user string, key ssh.PublicKey) Result {
 	ok, err := d.accounts.CheckKey(user, key)
 	switch {
 	case err != nil:
-		d.log.Error("key not checked", "proto", SSHKey.String(), "user", user, "addr", addr, "err", err)
+		d.log.Error("key not checked", "proto", sshKey.proto(), "user", user, "addr", addr, "err", err)
 		return Fault
 	case !ok:
 		return Wrong
 	}
 	d.known.add(addr, d.bans.now())
 	d.trust(user, addr)
-	d.logged(user, addr, SSHKey.String())
+	d.logged(user, addr, sshKey.proto())
 	return OK
 }
 
 // KeysRefused counts, as one failed login, an SSH connection from addr
 // that offered only keys user does not have.
 func (d *Door) KeysRefused(addr, user string) {
-	d.bans.Failed(addr, SSHKey.String(), accountName(user)+" (no key accepted)")
+	d.bans.Failed(addr, sshKey.proto(), accountName(user)+" (no key accepted)")
 }

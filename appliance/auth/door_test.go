@@ -22,14 +22,14 @@ import (
 // public link's password.
 func TestKnownAddresses(t *testing.T) {
 	d, db := annDoor(t, slog.New(slog.DiscardHandler))
-	if d.Password("10.0.0.2", Basic, "ann", "wrong") != Wrong || d.Known("10.0.0.2") {
+	if d.Password("10.0.0.2", basicPassword, "ann", "wrong") != Wrong || d.Known("10.0.0.2") {
 		t.Error("a wrong password made its address known")
 	}
 	hash, _ := db.Hash("link-password")
 	if d.LinkPassword("10.0.0.3", "tok", hash, "link-password") != OK || d.Known("10.0.0.3") {
 		t.Error("a public link's password made its address known")
 	}
-	if d.Password("10.0.0.4", Basic, "ann", "ann-password") != OK || !d.Known("10.0.0.4") {
+	if d.Password("10.0.0.4", basicPassword, "ann", "ann-password") != OK || !d.Known("10.0.0.4") {
 		t.Error("a login did not make its address known")
 	}
 	if d.Known("10.0.0.5") {
@@ -48,7 +48,7 @@ func TestDoorAudits(t *testing.T) {
 	}
 	d.Audit(rec)
 	for range 3 {
-		d.Password("10.0.0.4", Basic, "ann", "ann-password")
+		d.Password("10.0.0.4", basicPassword, "ann", "ann-password")
 	}
 	hash, _ := db.Hash("link-password")
 	d.LinkPassword("10.0.0.5", "tok", hash, "link-password")
@@ -131,7 +131,7 @@ func TestLongNamesNotKept(t *testing.T) {
 		var res Result
 		switch i % 4 {
 		case 0:
-			res = d.Password(addr, Basic, huge, "guess")
+			res = d.Password(addr, basicPassword, huge, "guess")
 		case 1:
 			res = d.Password(addr, Form, huge, "guess")
 		case 2:
@@ -166,7 +166,7 @@ func TestLongNamesNotKept(t *testing.T) {
 	}
 	// A name as long as an account's may be is checked: the bound is no
 	// tighter than the accounts'.
-	if d.Password("10.0.2.1", Basic, strings.Repeat("a", users.MaxName), "guess") != Wrong || turns.n.Load() != 1 {
+	if d.Password("10.0.2.1", basicPassword, strings.Repeat("a", users.MaxName), "guess") != Wrong || turns.n.Load() != 1 {
 		t.Errorf("a %d-byte name ran %d hashes, want 1", users.MaxName, turns.n.Load())
 	}
 }

@@ -21,18 +21,18 @@ func (d *Door) Confirm(w http.ResponseWriter, r *http.Request, c Caller) {
 	addr := guard.Host(r.RemoteAddr)
 	switch res := d.Password(addr, Retyped, c.User, r.PostFormValue("password")); res {
 	case OK:
-		d.sessions.Confirm(c.Session)
+		d.sessions.confirm(c.Session)
 		w.WriteHeader(http.StatusNoContent)
 	case Wrong:
 		http.Error(w, "that is not your password", http.StatusForbidden)
 	default:
-		Answer(w, res, d.RetryAfter(addr, c.User))
+		answer(w, res, d.RetryAfter(addr, c.User))
 	}
 }
 
-// Answer tells an HTTP client that its login failed, and why; wait is
+// answer tells an HTTP client that its login failed, and why; wait is
 // how long a refused one (Banned, Delayed) should wait (RetryAfter).
-func Answer(w http.ResponseWriter, res Result, wait time.Duration) {
+func answer(w http.ResponseWriter, res Result, wait time.Duration) {
 	switch res {
 	case Wrong:
 		challenge(w)

@@ -6,26 +6,26 @@ package auth
 type Way int
 
 const (
-	// Basic is HTTP Basic credentials: a password or an app password (the
-	// sync clients, WebDAV, CalDAV, the Nextcloud protocol).
-	Basic Way = iota + 1
-	// BasicOwn is HTTP Basic on a route that changes the account or the
+	// basicPassword is HTTP Basic credentials: a password or an app
+	// password (the sync clients, WebDAV, CalDAV, the Nextcloud protocol).
+	basicPassword Way = iota + 1
+	// basicOwn is HTTP Basic on a route that changes the account or the
 	// box (Account, Admin, Confirmed): the account's own password only.
-	BasicOwn
+	basicOwn
 	// Form is the web login form's password.
 	Form
-	// FormCode is the web login form's second step: a one-time code or a
+	// formCode is the web login form's second step: a one-time code or a
 	// recovery code.
-	FormCode
+	formCode
 	// Retyped is a logged-in page's password typed again (the account
 	// page's current password, the admin page's confirmation).
 	Retyped
-	// LinkPassword is a public link's password.
-	LinkPassword
+	// linkPassword is a public link's password.
+	linkPassword
 	// SSHPassword is an SSH password (SFTP).
 	SSHPassword
-	// SSHKey is an SSH key (SFTP).
-	SSHKey
+	// sshKey is an SSH key (SFTP).
+	sshKey
 )
 
 // twoFactor is what a way makes of a two-factor account's own password.
@@ -35,7 +35,7 @@ const (
 	// refused: the password alone never logs in; the account's clients
 	// use app passwords and keys, its browsers the form and a code.
 	refused twoFactor = iota
-	// half: the password is half a login, a code follows (FormCode).
+	// half: the password is half a login, a code follows (formCode).
 	half
 	// whole: the account is already in (a session, a code just taken).
 	whole
@@ -49,15 +49,15 @@ var ways = [...]struct {
 	apps      bool
 	twoFactor twoFactor
 }{
-	Basic:        {"https", true, refused},
-	BasicOwn:     {"https", false, refused},
-	Form:         {"web", false, half},
-	FormCode:     {"web+code", false, whole},
-	Retyped:      {"web", false, whole},
-	LinkPassword: {"link", false, whole},
-	SSHPassword:  {"sftp", true, refused},
-	SSHKey:       {"sftp key", false, whole},
+	basicPassword: {"https", true, refused},
+	basicOwn:      {"https", false, refused},
+	Form:          {"web", false, half},
+	formCode:      {"web+code", false, whole},
+	Retyped:       {"web", false, whole},
+	linkPassword:  {"link", false, whole},
+	SSHPassword:   {"sftp", true, refused},
+	sshKey:        {"sftp key", false, whole},
 }
 
-// String is the way's name in the logs.
-func (w Way) String() string { return ways[w].proto }
+// proto is the way's name in the logs.
+func (w Way) proto() string { return ways[w].proto }
