@@ -155,6 +155,9 @@ func (d *Door) caller(a Access, w http.ResponseWriter, r *http.Request) (Caller,
 		answer(w, Banned, left)
 		return Caller{}, false
 	}
+	if rule.pages && !safeMethod(r.Method) {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10) // a page's form is small
+	}
 	user, pw, basic := r.BasicAuth()
 	switch {
 	case basic && rule.basic != 0:
@@ -170,9 +173,6 @@ func (d *Door) caller(a Access, w http.ResponseWriter, r *http.Request) (Caller,
 		return Caller{User: user}, true
 	case !basic && rule.session:
 		if sess, ok := d.sessions.get(r); ok {
-			if rule.pages && !safeMethod(r.Method) {
-				r.Body = http.MaxBytesReader(w, r.Body, 64<<10) // a page's form is small
-			}
 			if safeMethod(r.Method) || sess.allows(r) {
 				return Caller{User: sess.User, Session: sess}, true
 			}
