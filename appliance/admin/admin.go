@@ -72,13 +72,8 @@ type CopyForm struct {
 
 // Door is the login door as the admin routes ask it (package auth).
 type Door interface {
-	Authenticate(w http.ResponseWriter, r *http.Request) (string, bool)
-	// AuthenticateConfirmed takes the account's own password only, never
-	// an app password, and from a web session only a password typed
-	// within 5 minutes: for what changes the box (/admin/update).
-	AuthenticateConfirmed(w http.ResponseWriter, r *http.Request) (string, bool)
 	// Confirm is POST /admin/confirm: the page's password typed again.
-	Confirm(w http.ResponseWriter, r *http.Request)
+	Confirm(w http.ResponseWriter, r *http.Request, c auth.Caller)
 }
 
 // Handler serves the routes.
@@ -96,13 +91,17 @@ type Handler struct {
 }
 
 // Routes mounts the routes on the HTTPS server's mux.
-func (h *Handler) Routes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /{$}", h.page)
-	mux.HandleFunc("GET /report.json", h.reportJSON)
-	mux.HandleFunc("GET /status.json", h.status)
-	// PUT only (curl -T): a form cannot send it across sites.
-	mux.HandleFunc("PUT /admin/update", h.update)
-	mux.HandleFunc("POST /admin/confirm", h.Door.Confirm)
+func (h *Handler) Routes(rs *front.Routes) {
+	rs.Public("GET /{$}", h.page)
+	rs.Handle(auth.Optional, "GET /report.json", h.reportJSON)
+	rs.Handle(auth.User, "GET /status.json", h.status)
+	// PUT only (curl -T): a form cannot send it across sites. The
+	// account's own password over Basic (never an app password: one
+	// handed to a phone or a sync client, if it leaks, then reaches the
+	// files, not the box's firmware), or a session whose password was
+	// typed within minutes.
+	rs.Handle(auth.Confirmed, "PUT /admin/update", h.update)
+	rs.Handle(auth.Page, "POST /admin/confirm", h.Door.Confirm)
 }
 
 // page is the status page: the report, as anyone may see it (no software
@@ -129,12 +128,9 @@ func (h *Handler) caURL(r *http.Request) string {
 
 // reportJSON is the report: the public one to anyone, the full one to a
 // logged-in user (Basic credentials, checked as every login is).
-func (h *Handler) reportJSON(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) reportJSON(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 	rep := h.Report().Public()
-	if _, _, hasAuth := r.BasicAuth(); hasAuth {
-		if _, ok := h.Door.Authenticate(w, r); !ok {
-			return
-		}
+	if who.User != "" {
 		rep = h.Report()
 	}
 	b, err := rep.JSON()
@@ -149,11 +145,8 @@ func (h *Handler) reportJSON(w http.ResponseWriter, r *http.Request) {
 // status is /status.json: the running version, the board and the system
 // slots, for a logged-in user; the copies off the box and the disks'
 // health for the admin.
-func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (h *Handler) status(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	sys := h.System
 	st := struct {
 		Version string           `json:"version"`
@@ -213,22 +206,12 @@ type disk struct {
 // update applies an update bundle sent by the admin (curl -T
 // bonesync-bbb.update https://BOX/admin/update) and, on the board, asks
 // PID 1 to reboot into it.
-func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
-	// A browser sends saved Basic credentials with a cross-site request
-	// too: refuse one that says it is (no CORS preflight is ever
-	// answered, so a cross-origin PUT does not get here either).
-	if auth.CrossSite(r) {
-		http.Error(w, "updates are not taken from another site's page", http.StatusForbidden)
-		return
-	}
-	user, ok := h.Door.AuthenticateConfirmed(w, r)
-	if !ok {
-		return
-	}
-	if user != users.Admin {
-		http.Error(w, "only admin applies updates", http.StatusForbidden)
-		return
-	}
+//
+// A browser sends saved Basic credentials with a cross-site request too:
+// the front refuses one that says it is (no CORS preflight is ever
+// answered, so a cross-origin PUT does not get here either).
+func (h *Handler) update(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	sys := h.System
 	if sys.Card == nil {
 		http.Error(w, update.ErrNotCard.Error(), http.StatusNotImplemented)

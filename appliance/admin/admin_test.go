@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/json"
+	"github.com/bonesync/bonesync/appliance/front"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -76,7 +76,7 @@ func newHandlerDB(t *testing.T, sys *System) (*Handler, *report.Report, *users.D
 }
 
 func serve(h *Handler, method, path, user, pw, body string, hdr ...string) *httptest.ResponseRecorder {
-	mux := http.NewServeMux()
+	mux := front.NewRoutes(h.Door.(*auth.Door))
 	h.Routes(mux)
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
 	r.TLS = &tls.ConnectionState{}
@@ -188,7 +188,7 @@ func TestPageNamesThePlainPort(t *testing.T) {
 	h, _ := newHandler(t, &System{})
 	for port, want := range map[int]string{8080: "http://bonesync.local:8080/", 80: "http://bonesync.local/"} {
 		h.PlainPort = port
-		mux := http.NewServeMux()
+		mux := front.NewRoutes(h.Door.(*auth.Door))
 		h.Routes(mux)
 		r := httptest.NewRequest("GET", "https://bonesync.local:8443/", nil)
 		w := httptest.NewRecorder()
@@ -255,7 +255,7 @@ func TestUpdateFromTheWebNeedsThePasswordAgain(t *testing.T) {
 	sess := door.Sessions().Start(rec, users.Admin)
 	cookie := rec.Result().Cookies()[0]
 	send := func(method, path, body string, hdr ...string) *httptest.ResponseRecorder {
-		mux := http.NewServeMux()
+		mux := front.NewRoutes(h.Door.(*auth.Door))
 		h.Routes(mux)
 		r := httptest.NewRequest(method, path, strings.NewReader(body))
 		r.TLS = &tls.ConnectionState{}

@@ -184,25 +184,20 @@ func (d *Door) DrawFrom(b *budget.Budget) { d.slots.memory = b }
 // and for how long.
 func (d *Door) Banned(addr string) (bool, time.Duration) { return d.bans.Banned(addr) }
 
-// Password checks user's password or one of its app passwords, tried from
-// addr over proto ("webdav", "sftp"...). While the account's delay runs,
-// only a right app password, or an address user logged in from, gets
-// through: their check costs no hash.
-func (d *Door) Password(addr, proto, user, pw string) Result {
-	g := d.account(addr, proto, user)
-	g.bypass = func() bool { return g.trusted() || d.accounts.IsAppPassword(user, pw) }
+// Password checks user's password, tried from addr the way way says
+// (ways: whether an app password counts, and what a two-factor account's
+// own password comes to). While the account's delay runs, only a right
+// app password, or an address user logged in from, gets through: their
+// check costs no hash.
+func (d *Door) Password(addr string, way Way, user, pw string) Result {
+	g := d.account(addr, way, user)
+	rule := ways[way]
+	if rule.apps {
+		g.bypass = func() bool { return g.trusted() || d.accounts.IsAppPassword(user, pw) }
+	}
+	takes := users.Takes{AppPasswords: rule.apps, TwoFactor: rule.twoFactor != refused}
 	return d.check(g, func(suspect bool) (bool, error) {
-		return d.accounts.CheckPassword(user, pw, suspect)
-	})
-}
-
-// AccountPassword is Password for the account's own password only, never
-// an app password: the web pages' login form and the account page take
-// it, so that an app password (given to a sync client, perhaps on a phone
-// that is lost) cannot make more of them or change the password.
-func (d *Door) AccountPassword(addr, proto, user, pw string) Result {
-	return d.check(d.account(addr, proto, user), func(suspect bool) (bool, error) {
-		return d.accounts.CheckAccountPassword(user, pw, suspect)
+		return d.accounts.CheckPassword(user, pw, suspect, takes)
 	})
 }
 
@@ -211,7 +206,7 @@ func (d *Door) AccountPassword(addr, proto, user, pw string) Result {
 // tried from addr, under the same bans and the same delay of the account
 // as a password: a wrong code is a failed login.
 func (d *Door) Code(addr, user, code string) Result {
-	return d.check(d.account(addr, "web+code", user), func(bool) (bool, error) {
+	return d.check(d.account(addr, formCode, user), func(bool) (bool, error) {
 		return d.accounts.CheckCode(user, code)
 	})
 }
@@ -223,12 +218,12 @@ func (d *Door) TwoFactor(user string) bool {
 	return on
 }
 
-// LinkPassword checks a public link's password (hash: its PHC string),
+// linkPassword checks a public link's password (hash: its PHC string),
 // tried from addr, under the same bans as every login, and with a delay
 // of the link's own: a link's password is guessed like an account's. An
 // address some account logged in from skips the link's delay.
 func (d *Door) LinkPassword(addr, token, hash, pw string) Result {
-	g := guess{addr: addr, proto: "link", user: "link:" + token, target: linkTarget(token)}
+	g := guess{addr: addr, way: linkPassword, user: "link:" + token, target: linkTarget(token)}
 	g.trusted = func() bool { return d.Known(addr) }
 	g.bypass = g.trusted
 	return d.check(g, func(suspect bool) (bool, error) {
@@ -265,9 +260,10 @@ func (d *Door) LinkRetryAfter(addr, token string) time.Duration {
 
 // guess is one login attempt as check takes it.
 type guess struct {
-	addr, proto string
-	user        string // the account, or "link:TOKEN" (for the logs)
-	target      target
+	addr   string
+	way    Way
+	user   string // the account, or "link:TOKEN" (for the logs)
+	target target
 	// trusted says the guess comes from the owner's own address: its
 	// failures count, but it is never refused for the target's delay.
 	trusted func() bool
@@ -285,12 +281,12 @@ type guess struct {
 // before any work, and what the door keeps of it (the bans' failures, the
 // log, the audit record, the delay's key) is cut to users.MaxName: 200
 // failed logins with 500 KB names held 100 MB of them.
-func (d *Door) account(addr, proto, user string) guess {
+func (d *Door) account(addr string, way Way, user string) guess {
 	long := len(user) > users.MaxName
 	if long {
 		user = accountName(user)
 	}
-	g := guess{addr: addr, proto: proto, user: user, target: accountTarget(user), long: long}
+	g := guess{addr: addr, way: way, user: user, target: accountTarget(user), long: long}
 	g.trusted = func() bool { return d.trusts(user, addr) }
 	g.bypass = g.trusted
 	return g
@@ -300,6 +296,7 @@ func (d *Door) account(addr, proto, user string) guess {
 // the address's ban, the target's delay (both refused at once, before
 // any hash), the address's turn, then verify.
 func (d *Door) check(g guess, verify func(suspect bool) (bool, error)) Result {
+	proto := g.way.proto()
 	if g.long {
 		verify = func(bool) (bool, error) { return false, nil }
 	}
@@ -312,8 +309,8 @@ func (d *Door) check(g guess, verify func(suspect bool) (bool, error)) Result {
 			// A failure of the address too: a flood of guesses at a
 			// waiting account is banned at the address as a flood of
 			// wrong ones is, instead of asking again as fast as TLS goes.
-			d.bans.Failed(g.addr, g.proto, g.user)
-			d.log.Info("guess refused: its account or link waits", "proto", g.proto, "user", g.user, "addr", g.addr, "wait", wait)
+			d.bans.Failed(g.addr, proto, g.user)
+			d.log.Info("guess refused: its account or link waits", "proto", proto, "user", g.user, "addr", g.addr, "wait", wait)
 			return Delayed
 		}
 		end = func(wrong bool) {
@@ -322,7 +319,7 @@ func (d *Door) check(g guess, verify func(suspect bool) (bool, error)) Result {
 			}
 		}
 	}
-	done, allowed := d.bans.Begin(g.addr, g.proto, g.user)
+	done, allowed := d.bans.Begin(g.addr, proto, g.user)
 	if !allowed {
 		end(false)
 		return Banned
@@ -332,7 +329,7 @@ func (d *Door) check(g guess, verify func(suspect bool) (bool, error)) Result {
 	case err != nil:
 		end(false)
 		done(serverFault)
-		d.log.Error("login not checked", "proto", g.proto, "user", g.user, "addr", g.addr, "err", err)
+		d.log.Error("login not checked", "proto", proto, "user", g.user, "addr", g.addr, "err", err)
 		return Fault
 	case !ok:
 		end(true)
@@ -344,15 +341,15 @@ func (d *Door) check(g guess, verify func(suspect bool) (bool, error)) Result {
 	// it forgives no failure (else a thief of the password could guess
 	// codes for ever, a right password between every four wrong codes),
 	// and the address is not known until the code is right.
-	if g.proto == "web" && d.TwoFactor(g.user) {
+	if ways[g.way].twoFactor == half && d.TwoFactor(g.user) {
 		done(halfLogin)
 		return OK
 	}
 	done(loggedIn)
-	if g.proto != "link" {
+	if g.way != linkPassword {
 		d.known.add(g.addr, d.bans.now())
 		d.trust(g.user, g.addr)
-		d.logged(g.user, g.addr, g.proto)
+		d.logged(g.user, g.addr, proto)
 	}
 	return OK
 }
@@ -364,19 +361,19 @@ func (d *Door) PublicKey(addr, user string, key ssh.PublicKey) Result {
 	ok, err := d.accounts.CheckKey(user, key)
 	switch {
 	case err != nil:
-		d.log.Error("key not checked", "proto", "sftp", "user", user, "addr", addr, "err", err)
+		d.log.Error("key not checked", "proto", sshKey.proto(), "user", user, "addr", addr, "err", err)
 		return Fault
 	case !ok:
 		return Wrong
 	}
 	d.known.add(addr, d.bans.now())
 	d.trust(user, addr)
-	d.logged(user, addr, "sftp key")
+	d.logged(user, addr, sshKey.proto())
 	return OK
 }
 
 // KeysRefused counts, as one failed login, an SSH connection from addr
 // that offered only keys user does not have.
 func (d *Door) KeysRefused(addr, user string) {
-	d.bans.Failed(addr, "sftp", accountName(user)+" (no key accepted)")
+	d.bans.Failed(addr, sshKey.proto(), accountName(user)+" (no key accepted)")
 }

@@ -22,14 +22,14 @@ import (
 // public link's password.
 func TestKnownAddresses(t *testing.T) {
 	d, db := annDoor(t, slog.New(slog.DiscardHandler))
-	if d.Password("10.0.0.2", "webdav", "ann", "wrong") != Wrong || d.Known("10.0.0.2") {
+	if d.Password("10.0.0.2", basicPassword, "ann", "wrong") != Wrong || d.Known("10.0.0.2") {
 		t.Error("a wrong password made its address known")
 	}
 	hash, _ := db.Hash("link-password")
 	if d.LinkPassword("10.0.0.3", "tok", hash, "link-password") != OK || d.Known("10.0.0.3") {
 		t.Error("a public link's password made its address known")
 	}
-	if d.Password("10.0.0.4", "webdav", "ann", "ann-password") != OK || !d.Known("10.0.0.4") {
+	if d.Password("10.0.0.4", basicPassword, "ann", "ann-password") != OK || !d.Known("10.0.0.4") {
 		t.Error("a login did not make its address known")
 	}
 	if d.Known("10.0.0.5") {
@@ -48,12 +48,12 @@ func TestDoorAudits(t *testing.T) {
 	}
 	d.Audit(rec)
 	for range 3 {
-		d.Password("10.0.0.4", "https", "ann", "ann-password")
+		d.Password("10.0.0.4", basicPassword, "ann", "ann-password")
 	}
 	hash, _ := db.Hash("link-password")
 	d.LinkPassword("10.0.0.5", "tok", hash, "link-password")
 	for range MaxFailures {
-		d.Password("10.0.0.6", "sftp", "root", "guess")
+		d.Password("10.0.0.6", SSHPassword, "root", "guess")
 	}
 	rec.Flush()
 	got, _ := rec.Recent(100)
@@ -78,7 +78,7 @@ func TestCodesCountTowardsTheBan(t *testing.T) {
 	}
 	const addr = "10.0.0.9"
 	for i := range MaxFailures {
-		if res := d.AccountPassword(addr, "web", "ann", "ann-password"); res != OK {
+		if res := d.Password(addr, Form, "ann", "ann-password"); res != OK {
 			t.Fatalf("the password, round %d: %v", i, res)
 		}
 		if d.Known(addr) {
@@ -131,9 +131,9 @@ func TestLongNamesNotKept(t *testing.T) {
 		var res Result
 		switch i % 4 {
 		case 0:
-			res = d.Password(addr, "https", huge, "guess")
+			res = d.Password(addr, basicPassword, huge, "guess")
 		case 1:
-			res = d.AccountPassword(addr, "web", huge, "guess")
+			res = d.Password(addr, Form, huge, "guess")
 		case 2:
 			res = d.Code(addr, huge, "000000")
 		case 3:
@@ -166,7 +166,7 @@ func TestLongNamesNotKept(t *testing.T) {
 	}
 	// A name as long as an account's may be is checked: the bound is no
 	// tighter than the accounts'.
-	if d.Password("10.0.2.1", "https", strings.Repeat("a", users.MaxName), "guess") != Wrong || turns.n.Load() != 1 {
+	if d.Password("10.0.2.1", basicPassword, strings.Repeat("a", users.MaxName), "guess") != Wrong || turns.n.Load() != 1 {
 		t.Errorf("a %d-byte name ran %d hashes, want 1", users.MaxName, turns.n.Load())
 	}
 }

@@ -120,8 +120,8 @@ func (s *Sessions) expired(v *Session, now time.Time) bool {
 	return now.Sub(v.seen) > IdleFor || now.Sub(v.created) > MaxFor
 }
 
-// Get returns r's session if its cookie names a live one.
-func (s *Sessions) Get(r *http.Request) (*Session, bool) {
+// get returns r's session if its cookie names a live one.
+func (s *Sessions) get(r *http.Request) (*Session, bool) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" {
 		return nil, false
@@ -183,22 +183,22 @@ func (s *Sessions) Renew(r *http.Request, user string) {
 	}
 }
 
-// Confirm notes that sess's user has just typed their password again.
-func (s *Sessions) Confirm(sess *Session) {
+// confirm notes that sess's user has just typed their password again.
+func (s *Sessions) confirm(sess *Session) {
 	s.mu.Lock()
 	sess.confirmed = s.now()
 	s.mu.Unlock()
 }
 
-// Confirmed says whether sess's password was typed within ConfirmFor.
-func (s *Sessions) Confirmed(sess *Session) bool {
+// isConfirmed says whether sess's password was typed within ConfirmFor.
+func (s *Sessions) isConfirmed(sess *Session) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.now().Sub(sess.confirmed) <= ConfirmFor
 }
 
-// SafeMethod says whether a method only reads: it needs no CSRF token.
-func SafeMethod(m string) bool {
+// safeMethod says whether a method only reads: it needs no CSRF token.
+func safeMethod(m string) bool {
 	switch m {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, "PROPFIND":
 		return true
@@ -206,26 +206,14 @@ func SafeMethod(m string) bool {
 	return false
 }
 
-// Allows checks a changing request's token, from the X-CSRF-Token header
-// (scripts) or the csrf form field (forms), against the session's, and
-// refuses a request a browser marks as sent from another site.
-func (s *Session) Allows(r *http.Request) bool {
-	if CrossSite(r) {
-		return false
-	}
+// allows checks a changing request's token, from the X-CSRF-Token header
+// (scripts) or the csrf form field (forms), against the session's. (A
+// request a browser marks as sent from another site never gets here: the
+// front refuses it, net/http's CrossOriginProtection.)
+func (s *Session) allows(r *http.Request) bool {
 	tok := r.Header.Get("X-CSRF-Token")
 	if tok == "" && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 		tok = r.PostFormValue("csrf")
 	}
 	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.CSRF)) == 1
-}
-
-// CrossSite says whether a browser marked the request as sent from another
-// site's page (Sec-Fetch-Site), or named an origin other than the box.
-func CrossSite(r *http.Request) bool {
-	if s := r.Header.Get("Sec-Fetch-Site"); s == "cross-site" || s == "same-site" {
-		return true
-	}
-	o := r.Header.Get("Origin")
-	return o != "" && o != "https://"+r.Host
 }

@@ -85,27 +85,27 @@ func TestCodesLimitedPerAccount(t *testing.T) {
 func TestOwnerNotLockedOut(t *testing.T) {
 	d, db, _ := clockedDoor(t)
 	app, _, _ := db.NewAppPassword("ann", "phone")
-	if d.Password("192.0.2.1", "webdav", "ann", "ann-password") != OK {
+	if d.Password("192.0.2.1", basicPassword, "ann", "ann-password") != OK {
 		t.Fatal("ann's first login refused")
 	}
 	for i := range FreeGuesses {
-		d.Password(stranger(i), "webdav", "ann", "guess")
+		d.Password(stranger(i), basicPassword, "ann", "guess")
 	}
 	hashes := &countTurns{}
 	db.HashWith(hashes)
-	if res := d.Password(stranger(50), "webdav", "ann", "guess"); res != Delayed {
+	if res := d.Password(stranger(50), basicPassword, "ann", "guess"); res != Delayed {
 		t.Errorf("a stranger's guess in the delay: %v, want Delayed", res)
 	}
-	if res := d.Password(stranger(51), "sftp", "ann", "ann-password"); res != Delayed {
+	if res := d.Password(stranger(51), SSHPassword, "ann", "ann-password"); res != Delayed {
 		t.Errorf("the right password from a stranger in the delay: %v, want Delayed", res)
 	}
 	if n := hashes.n.Load(); n != 0 {
 		t.Errorf("refused guesses ran %d hashes, want 0", n)
 	}
-	if res := d.Password("192.0.2.1", "webdav", "ann", "ann-password"); res != OK {
+	if res := d.Password("192.0.2.1", basicPassword, "ann", "ann-password"); res != OK {
 		t.Errorf("ann from her own address: %v, want OK", res)
 	}
-	if res := d.Password(stranger(52), "webdav", "ann", app); res != OK {
+	if res := d.Password(stranger(52), basicPassword, "ann", app); res != OK {
 		t.Errorf("ann's app password from a new address: %v, want OK", res)
 	}
 	// A session started elsewhere, seen from a new address (a phone that
@@ -115,13 +115,13 @@ func TestOwnerNotLockedOut(t *testing.T) {
 	r := httptest.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "203.0.113.7:5555"
 	r.AddCookie(w.Result().Cookies()[0])
-	if _, ok := d.Sessions().Get(r); !ok {
+	if _, ok := d.Sessions().get(r); !ok {
 		t.Fatal("the session is not live")
 	}
-	if res := d.AccountPassword("203.0.113.7", "web", "ann", "ann-password"); res != OK {
+	if res := d.Password("203.0.113.7", Form, "ann", "ann-password"); res != OK {
 		t.Errorf("ann from her session's new address: %v, want OK", res)
 	}
-	if res := d.Password(stranger(53), "webdav", "bob", "guess"); res != Wrong {
+	if res := d.Password(stranger(53), basicPassword, "bob", "guess"); res != Wrong {
 		t.Errorf("another account is not delayed: %v, want Wrong", res)
 	}
 }
@@ -130,14 +130,14 @@ func TestOwnerNotLockedOut(t *testing.T) {
 func TestDelayedAnswer(t *testing.T) {
 	d, _, _ := clockedDoor(t)
 	for i := range FreeGuesses {
-		d.Password(stranger(i), "webdav", "ann", "guess")
+		d.Password(stranger(i), basicPassword, "ann", "guess")
 	}
 	r := httptest.NewRequest("PROPFIND", "/remote.php/dav/files/ann/", nil)
 	r.TLS = &tls.ConnectionState{}
 	r.RemoteAddr = stranger(60) + ":4000"
 	r.SetBasicAuth("ann", "guess")
 	w := httptest.NewRecorder()
-	if _, ok := d.Authenticate(w, r); ok {
+	if _, ok := d.Check(User, w, r); ok {
 		t.Fatal("a delayed guess logged in")
 	}
 	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" {
@@ -164,11 +164,11 @@ func TestLinkPasswordsLimitedPerLink(t *testing.T) {
 	if res := d.LinkPassword(stranger(70), "other", hash, "link-password"); res != OK {
 		t.Errorf("another link: %v, want OK", res)
 	}
-	d.Password("192.0.2.9", "webdav", "ann", "ann-password")
+	d.Password("192.0.2.9", basicPassword, "ann", "ann-password")
 	if res := d.LinkPassword("192.0.2.9", "tok", hash, "link-password"); res != OK {
 		t.Errorf("the link from a known address: %v, want OK", res)
 	}
-	if res := d.Password(stranger(71), "sftp", "link:tok", "guess"); res != Wrong {
+	if res := d.Password(stranger(71), SSHPassword, "link:tok", "guess"); res != Wrong {
 		t.Errorf("an account named like the link shares its delay: %v, want Wrong", res)
 	}
 }
@@ -237,11 +237,11 @@ func TestThrottleTableBounded(t *testing.T) {
 func TestDelayedGuessesBanTheAddress(t *testing.T) {
 	d, _, _ := clockedDoor(t)
 	for i := range FreeGuesses {
-		d.Password(stranger(i), "webdav", "ann", "guess")
+		d.Password(stranger(i), basicPassword, "ann", "guess")
 	}
 	const flood = "203.0.113.9"
 	for i := range MaxFailures {
-		if res := d.Password(flood, "webdav", "ann", "guess"); res != Delayed {
+		if res := d.Password(flood, basicPassword, "ann", "guess"); res != Delayed {
 			t.Fatalf("guess %d at the waiting account = %v, want Delayed", i+1, res)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/xml"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,35 +22,25 @@ import (
 	"github.com/emersion/go-webdav/carddav"
 )
 
-// Door is the login door as CalDAV and CardDAV ask it (package auth).
-type Door interface {
-	Authenticate(w http.ResponseWriter, r *http.Request) (string, bool)
-}
-
 // Handler serves CalDAV and CardDAV for the logged-in user: discovery
 // (/.well-known/, the principal), and each home and collection through
 // go-webdav, with this package's additions in front of it.
 type Handler struct {
 	Store *Store
-	// Door checks the request's credentials, as for every protocol, and
-	// answers the request itself when they fail.
-	Door Door
 	// Emails are the users' e-mail addresses (users.DB): the calendar user
 	// address clients put in invitations; nil, or "" for a user: none.
 	Emails interface{ Email(user string) string }
 	Log    *slog.Logger
 }
 
-// Routes adds the handler's paths to mux.
-func (h *Handler) Routes(mux *http.ServeMux) {
+// Routes adds the handler's paths, each the logged-in user's.
+func (h *Handler) Routes(rs *front.Routes) {
 	for _, p := range []string{"/.well-known/caldav", "/.well-known/carddav", davRoot, principalsDir, calendarsDir, addressDir} {
-		mux.Handle(p, h)
+		rs.Handle(auth.User, p, h.serve)
 	}
 	// A client given the bare host asks it for its principal.
-	mux.HandleFunc("PROPFIND /{$}", func(w http.ResponseWriter, r *http.Request) {
-		if user, ok := h.Door.Authenticate(w, r); ok {
-			h.principal(w, r, user, "/")
-		}
+	rs.Handle(auth.User, "PROPFIND /{$}", func(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+		h.principal(w, r, who.User, "/")
 	})
 }
 
@@ -59,11 +51,9 @@ const (
 	nsCS   = davxml.NSCS
 )
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+// serve answers a CalDAV or CardDAV request of the user.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	ctx := context.WithValue(r.Context(), userKey{}, user)
 	ctx = context.WithValue(ctx, condKey{}, precond.Of(r.Header))
 	r = r.WithContext(ctx)

@@ -3,6 +3,8 @@ package calendars
 import (
 	"encoding/xml"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"io"
 	"log/slog"
 	"net/http"
@@ -23,8 +25,8 @@ func server(t *testing.T) (*httptest.Server, *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Handler{Store: s, Log: slog.New(slog.DiscardHandler), Door: testDoor{}}
-	mux := http.NewServeMux()
+	h := &Handler{Store: s, Log: slog.New(slog.DiscardHandler)}
+	mux := front.NewRoutes(testDoor{})
 	h.Routes(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -34,14 +36,14 @@ func server(t *testing.T) (*httptest.Server, *Store) {
 // testDoor lets in any user with the password "pw".
 type testDoor struct{}
 
-func (testDoor) Authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+func (testDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
 	u, p, ok := r.BasicAuth()
 	if !ok || p != "pw" {
 		w.Header().Set("WWW-Authenticate", `Basic realm="x"`)
 		http.Error(w, "login", http.StatusUnauthorized)
-		return "", false
+		return auth.Caller{}, false
 	}
-	return u, true
+	return auth.Caller{User: u}, true
 }
 
 type client struct {

@@ -3,6 +3,7 @@ package calendars
 import (
 	"context"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/front"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +24,7 @@ func handler(t *testing.T, mem *budget.Budget) *Handler {
 		t.Fatal(err)
 	}
 	s.Memory = mem
-	return &Handler{Store: s, Log: slog.New(slog.DiscardHandler), Door: testDoor{}}
+	return &Handler{Store: s, Log: slog.New(slog.DiscardHandler)}
 }
 
 func put(h *Handler, path, body string) *httptest.ResponseRecorder {
@@ -31,7 +32,9 @@ func put(h *Handler, path, body string) *httptest.ResponseRecorder {
 	req.SetBasicAuth("bob", "pw")
 	req.Header.Set("Content-Type", "text/calendar")
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	rs := front.NewRoutes(testDoor{})
+	h.Routes(rs)
+	rs.ServeHTTP(rec, req)
 	return rec
 }
 

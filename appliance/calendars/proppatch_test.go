@@ -1,8 +1,8 @@
 package calendars
 
 import (
+	"github.com/bonesync/bonesync/appliance/front"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -68,8 +68,8 @@ func TestPrincipalAtTheRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Handler{Store: s, Log: slog.New(slog.DiscardHandler), Door: testDoor{}, Emails: emails{"bob": "bob@example.org"}}
-	mux := http.NewServeMux()
+	h := &Handler{Store: s, Log: slog.New(slog.DiscardHandler), Emails: emails{"bob": "bob@example.org"}}
+	mux := front.NewRoutes(testDoor{})
 	h.Routes(mux)
 	srv := httptest.NewServer(mux)
 	defer srv.Close()

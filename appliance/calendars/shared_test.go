@@ -2,8 +2,8 @@ package calendars
 
 import (
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/front"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -34,8 +34,8 @@ func TestSharedCalendar(t *testing.T) {
 	}
 	sharing := &fakeSharing{grants: map[string][]Grant{}}
 	s.Sharing = sharing
-	h := &Handler{Store: s, Log: slog.New(slog.DiscardHandler), Door: testDoor{}}
-	mux := http.NewServeMux()
+	h := &Handler{Store: s, Log: slog.New(slog.DiscardHandler)}
+	mux := front.NewRoutes(testDoor{})
 	h.Routes(mux)
 	srv := httptest.NewServer(mux)
 	defer srv.Close()

@@ -13,6 +13,7 @@ package files
 import (
 	"errors"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/auth"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -44,11 +45,8 @@ type chunks struct {
 	name string // in the folder, "." for the folder itself
 }
 
-func (h *Handler) serveUploads(w http.ResponseWriter, r *http.Request) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (h *Handler) serveUploads(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	prefix := ncUploads + user
 	rest, ok := underPrefix(r.URL.Path, prefix)
 	if !ok {

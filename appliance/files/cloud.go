@@ -6,6 +6,8 @@ package files
 
 import (
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"net/http"
 	"net/url"
 	"path"
@@ -20,24 +22,21 @@ import (
 )
 
 // cloudRoutes mounts what this file answers.
-func (h *Handler) cloudRoutes(mux *http.ServeMux) {
+func (h *Handler) cloudRoutes(rs *front.Routes) {
 	for _, v := range []string{"/ocs/v1.php", "/ocs/v2.php"} {
-		mux.HandleFunc("GET "+v+"/cloud/users/{user}", h.cloudUser)
+		rs.Handle(auth.User, "GET "+v+"/cloud/users/{user}", h.cloudUser)
 	}
-	mux.HandleFunc("GET /ocs/v2.php/search/providers", h.searchProviders)
-	mux.HandleFunc("GET /ocs/v2.php/search/providers/{provider}/search", h.unifiedSearch)
-	mux.HandleFunc("GET /index.php/avatar/{user}/{size}", h.avatar)
-	mux.HandleFunc("GET /index.php/avatar/{user}/{size}/dark", h.avatar)
+	rs.Handle(auth.User, "GET /ocs/v2.php/search/providers", h.searchProviders)
+	rs.Handle(auth.User, "GET /ocs/v2.php/search/providers/{provider}/search", h.unifiedSearch)
+	rs.Handle(auth.User, "GET /index.php/avatar/{user}/{size}", h.avatar)
+	rs.Handle(auth.User, "GET /index.php/avatar/{user}/{size}/dark", h.avatar)
 }
 
 // cloudUser answers cloud/users/USER for the user themself (the iOS app
 // asks it at login); another user, as to one who is no admin, does not
 // exist.
-func (h *Handler) cloudUser(w http.ResponseWriter, r *http.Request) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (h *Handler) cloudUser(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	if r.PathValue("user") != user {
 		ocs.Error(w, r, http.StatusNotFound, "User does not exist")
 		return
@@ -47,10 +46,7 @@ func (h *Handler) cloudUser(w http.ResponseWriter, r *http.Request) {
 
 // avatar answers a user's picture: drawn from the name (package avatar),
 // as Nextcloud draws one for an account that set none.
-func (h *Handler) avatar(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.Door.Authenticate(w, r); !ok {
-		return
-	}
+func (h *Handler) avatar(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
 	name := r.PathValue("user")
 	size, err := strconv.Atoi(r.PathValue("size"))
 	if err != nil || size < 1 {
@@ -77,20 +73,14 @@ func (h *Handler) avatar(w http.ResponseWriter, r *http.Request) {
 }
 
 // searchProviders lists the unified search's providers: the files' names.
-func (h *Handler) searchProviders(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.Door.Authenticate(w, r); !ok {
-		return
-	}
+func (h *Handler) searchProviders(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
 	ocs.Write(w, r, []map[string]any{{"id": "files", "appId": "files", "name": "Files", "order": 5, "triggers": []string{"files"}, "filters": map[string]any{}}})
 }
 
 // unifiedSearch finds the files and folders whose names hold the term,
 // newest first, a page at a time (cursor: how many came before).
-func (h *Handler) unifiedSearch(w http.ResponseWriter, r *http.Request) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (h *Handler) unifiedSearch(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	if r.PathValue("provider") != "files" {
 		ocs.Error(w, r, http.StatusNotFound, "no such search provider")
 		return

@@ -21,6 +21,7 @@
 package files
 
 import (
+	"github.com/bonesync/bonesync/appliance/auth"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -31,19 +32,13 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/favorites"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
 // Prefix is where WebDAV lives on the HTTPS server.
 const Prefix = "/dav"
-
-// Door is the login door as the files protocol asks it (package auth).
-type Door interface {
-	// Authenticate returns the request's user, or answers the request
-	// itself (401, 429...) and returns false.
-	Authenticate(w http.ResponseWriter, r *http.Request) (string, bool)
-}
 
 // Quotas are the users' quotas in bytes (users.DB), 0 for none.
 type Quotas interface {
@@ -54,7 +49,6 @@ type Quotas interface {
 type Handler struct {
 	Store  *store.Store
 	Quotas Quotas
-	Door   Door
 	// Favorites are the users' favourite files (oc:favorite); nil: none
 	// can be marked.
 	Favorites *favorites.Set
@@ -82,53 +76,48 @@ type Handler struct {
 }
 
 // Routes mounts WebDAV at Prefix, and the ownCloud and Nextcloud roots
-// and endpoints.
-func (h *Handler) Routes(mux *http.ServeMux) {
+// and endpoints: a user's, but for status.php and the DAV root's OPTIONS.
+func (h *Handler) Routes(rs *front.Routes) {
 	for _, p := range []string{Prefix, Prefix + "/", ocWebDAV, ocWebDAV + "/", ncFiles} {
-		mux.Handle(p, h)
+		rs.Handle(auth.User, p, h.serveDAV)
 	}
-	mux.Handle(ncUploads, http.HandlerFunc(h.serveUploads))
+	rs.Handle(auth.User, ncUploads, h.serveUploads)
 	for _, p := range []string{ncDAVRoot, ncDAVRoot + "/{$}"} {
-		mux.HandleFunc("SEARCH "+p, h.search)
+		rs.Handle(auth.User, "SEARCH "+p, h.search)
 	}
-	mux.HandleFunc("OPTIONS "+ncDAVRoot, davRootOptions)
+	rs.Public("OPTIONS "+ncDAVRoot, davRootOptions)
 	// The Android app's login asks /remote.php/dav without a password and
 	// wants to be asked for one: 401, not a redirect to the slash.
-	mux.HandleFunc(ncDAVRoot, func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := h.Door.Authenticate(w, r); ok {
-			http.Redirect(w, r, ncDAVRoot+"/", http.StatusMovedPermanently)
-		}
+	rs.Handle(auth.User, ncDAVRoot, func(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
+		http.Redirect(w, r, ncDAVRoot+"/", http.StatusMovedPermanently)
 	})
-	mux.Handle(ncTrashbin, http.HandlerFunc(h.serveTrashbin))
-	mux.Handle(ncVersions, http.HandlerFunc(h.serveVersions))
-	mux.HandleFunc("/status.php", status)
-	h.cloudRoutes(mux)
+	rs.Handle(auth.User, ncTrashbin, h.serveTrashbin)
+	rs.Handle(auth.User, ncVersions, h.serveVersions)
+	rs.Public("/status.php", status)
+	h.cloudRoutes(rs)
 	for _, v := range []string{"/ocs/v1.php", "/ocs/v2.php"} {
-		mux.Handle(v+"/cloud/capabilities", h.ocs(h.capabilities))
-		mux.Handle(v+"/cloud/user", h.ocs(h.userInfo))
+		rs.Handle(auth.User, v+"/cloud/capabilities", h.ocs(h.capabilities))
+		rs.Handle(auth.User, v+"/cloud/user", h.ocs(h.userInfo))
 	}
 }
 
 // PlainRoutes answers the protocol's paths on the plain-HTTP port with
 // the door's refusal (401: passwords are taken over TLS only), rather than
 // the redirect to HTTPS a client might follow with its password.
-func (h *Handler) PlainRoutes(mux *http.ServeMux) {
+func (h *Handler) PlainRoutes(rs *front.Routes) {
 	for _, p := range []string{Prefix, Prefix + "/", "/remote.php/", "/ocs/"} {
-		mux.Handle(p, h)
+		rs.Handle(auth.User, p, h.serveDAV)
 	}
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
-	prefix, ok := davRoot(r.URL.Path, user)
+// serveDAV answers a WebDAV request on the caller's files.
+func (h *Handler) serveDAV(w http.ResponseWriter, r *http.Request, c auth.Caller) {
+	prefix, ok := davRoot(r.URL.Path, c.User)
 	if !ok {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	h.serve(w, r, user, prefix)
+	h.serve(w, r, c.User, prefix)
 }
 
 // request is one WebDAV request on a user's tree, reached under prefix;

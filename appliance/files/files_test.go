@@ -4,12 +4,14 @@ import (
 	"crypto/tls"
 	"encoding/xml"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/front"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +55,21 @@ func newDAV(t testing.TB, n int) *Handler {
 	tr.Close()
 	log := slog.New(slog.DiscardHandler)
 	favs := favorites.Open(t.TempDir())
-	return &Handler{Store: s, Quotas: db, Door: auth.New(db, log), Favorites: favs, Locks: locks.New(), Log: log}
+	h := &Handler{Store: s, Quotas: db, Favorites: favs, Locks: locks.New(), Log: log}
+	doors.Store(h, auth.New(db, log))
+	return h
+}
+
+// doors are the login doors of the tests' handlers (the front checks
+// each route with one, as the server's does).
+var doors sync.Map // *Handler: front.Door
+
+// routes are h's routes as the server mounts them, checked by its door.
+func routes(h *Handler) *front.Routes {
+	d, _ := doors.Load(h)
+	rs := front.NewRoutes(d.(front.Door))
+	h.Routes(rs)
+	return rs
 }
 
 func davRequest(method, target, body string, hdr ...string) *http.Request {
@@ -71,7 +87,7 @@ const propfindBody = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d
 func TestPropfindListsEveryFileWithETag(t *testing.T) {
 	d := newDAV(t, 50)
 	w := httptest.NewRecorder()
-	d.ServeHTTP(w, davRequest("PROPFIND", "/dav/files/", propfindBody, "Depth", "1"))
+	routes(d).ServeHTTP(w, davRequest("PROPFIND", "/dav/files/", propfindBody, "Depth", "1"))
 	if w.Code != 207 {
 		t.Fatalf("PROPFIND = %d", w.Code)
 	}
@@ -87,7 +103,7 @@ func BenchmarkPropfind1000(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		w := httptest.NewRecorder()
-		d.ServeHTTP(w, davRequest("PROPFIND", "/dav/files/", propfindBody, "Depth", "1"))
+		routes(d).ServeHTTP(w, davRequest("PROPFIND", "/dav/files/", propfindBody, "Depth", "1"))
 		if w.Code != 207 {
 			b.Fatal(w.Code)
 		}
@@ -96,7 +112,7 @@ func BenchmarkPropfind1000(b *testing.B) {
 
 func serveDAV(d *Handler, r *http.Request) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
-	d.ServeHTTP(w, r)
+	routes(d).ServeHTTP(w, r)
 	return w
 }
 

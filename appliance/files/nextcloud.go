@@ -8,6 +8,8 @@ package files
 
 import (
 	"encoding/json"
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"net/http"
 	"strings"
 
@@ -98,14 +100,10 @@ func (h *Handler) capabilities(string) any {
 }
 
 // ocs answers an OCS API call for the logged-in user (package ocs).
-func (h *Handler) ocs(data func(user string) any) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, ok := h.Door.Authenticate(w, r)
-		if !ok {
-			return
-		}
-		ocs.Write(w, r, data(user))
-	})
+func (h *Handler) ocs(data func(user string) any) front.Handler {
+	return func(w http.ResponseWriter, r *http.Request, c auth.Caller) {
+		ocs.Write(w, r, data(c.User))
+	}
 }
 
 // userInfo is the OCS user record, with the quota as Nextcloud reports it

@@ -12,6 +12,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/auth"
 	"io/fs"
 	"net/http"
 	"path"
@@ -60,11 +61,8 @@ type found struct {
 }
 
 // search answers a SEARCH on /remote.php/dav.
-func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (h *Handler) search(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	body, err := davxml.ReadBody(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)

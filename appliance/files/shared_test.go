@@ -1,6 +1,7 @@
 package files
 
 import (
+	"github.com/bonesync/bonesync/appliance/auth"
 	"io"
 	"net/http"
 	"strconv"
@@ -150,7 +151,7 @@ func TestVersionsOfSharedFile(t *testing.T) {
 // recipient sees it at their own path.
 func TestLocksAcrossShare(t *testing.T) {
 	h, _ := sharedBox(t, store.PermAll)
-	h.Door = basicDoor{}
+	doors.Store(h, basicDoor{})
 	lockBody := `<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`
 	as := func(user string, r *http.Request) *http.Request {
 		r.SetBasicAuth(user, "pw")
@@ -181,9 +182,9 @@ func TestLocksAcrossShare(t *testing.T) {
 // basicDoor lets in whoever Basic auth names.
 type basicDoor struct{}
 
-func (basicDoor) Authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+func (basicDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
 	u, _, ok := r.BasicAuth()
-	return u, ok
+	return auth.Caller{User: u}, ok
 }
 
 // A lock is a claim to write: the recipient of a read-only share cannot

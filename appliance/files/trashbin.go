@@ -18,6 +18,7 @@ package files
 import (
 	"errors"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/auth"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -58,19 +59,15 @@ type history struct {
 	path []string // the path below root, by segment
 }
 
-func (h *Handler) serveTrashbin(w http.ResponseWriter, r *http.Request) {
-	h.serveHistory(w, r, ncTrashbin, (*history).trashbin)
+func (h *Handler) serveTrashbin(w http.ResponseWriter, r *http.Request, c auth.Caller) {
+	h.serveHistory(w, r, c.User, ncTrashbin, (*history).trashbin)
 }
 
-func (h *Handler) serveVersions(w http.ResponseWriter, r *http.Request) {
-	h.serveHistory(w, r, ncVersions, (*history).versions)
+func (h *Handler) serveVersions(w http.ResponseWriter, r *http.Request, c auth.Caller) {
+	h.serveHistory(w, r, c.User, ncVersions, (*history).versions)
 }
 
-func (h *Handler) serveHistory(w http.ResponseWriter, r *http.Request, prefix string, serve func(*history)) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (h *Handler) serveHistory(w http.ResponseWriter, r *http.Request, user, prefix string, serve func(*history)) {
 	rest, ok := underPrefix(r.URL.Path, prefix+user)
 	if !ok {
 		http.Error(w, "not found", http.StatusNotFound)

@@ -12,10 +12,8 @@ import (
 
 // muxed answers r through the handler's routes, as the server mounts them.
 func muxed(h *Handler, r *http.Request) *httptest.ResponseRecorder {
-	mux := http.NewServeMux()
-	h.Routes(mux)
 	w := httptest.NewRecorder()
-	mux.ServeHTTP(w, r)
+	routes(h).ServeHTTP(w, r)
 	return w
 }
 

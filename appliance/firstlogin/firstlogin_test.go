@@ -44,7 +44,7 @@ func TestTakePassword(t *testing.T) {
 	if err != nil || made != "" {
 		t.Fatalf("Take = %q, %v", made, err)
 	}
-	if ok, _ := s.Users.CheckPassword(users.Admin, "hunter22 # long", false); !ok {
+	if ok, _ := s.Users.CheckPassword(users.Admin, "hunter22 # long", false, users.Client); !ok {
 		t.Error("admin_password does not log in")
 	}
 	if gen, _ := s.Users.Generated(users.Admin); gen {
@@ -67,7 +67,7 @@ func TestTakePassword(t *testing.T) {
 	if made, err := s2.Take(); err != nil || made != "" {
 		t.Errorf("second Take = %q, %v", made, err)
 	}
-	if ok, _ := s.Users.CheckPassword(users.Admin, "hunter22 # long", false); !ok {
+	if ok, _ := s.Users.CheckPassword(users.Admin, "hunter22 # long", false, users.Client); !ok {
 		t.Error("a second start lost the password")
 	}
 }
@@ -82,7 +82,7 @@ func TestTakeHash(t *testing.T) {
 	if _, err := s.Take(); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.Users.CheckPassword(users.Admin, "correct horse", false); !ok {
+	if ok, _ := s.Users.CheckPassword(users.Admin, "correct horse", false, users.Client); !ok {
 		t.Error("the password behind the hash does not log in")
 	}
 	bad, _ := setup(t, "admin_password = $argon2id$v=19$m=999999,t=1,p=1$c2FsdHktc2FsdA$Y5kzkNfN8Fo8MUeWlZsoHUK1PtpNg2ugKVMBq+BMA7E\n")

@@ -31,30 +31,38 @@ type CA interface {
 	CACert() *x509.Certificate
 }
 
-// Mount is one protocol's part of the HTTPS server.
+// Mount is one protocol's part of the HTTPS server: it registers its
+// routes, each with the access it asks (Routes.Handle).
 type Mount interface {
-	Routes(mux *http.ServeMux)
+	Routes(rs *Routes)
 }
 
 // PlainMount is a Mount that answers some of its paths on the plain-HTTP
 // port too (a refusal, rather than a redirect a client might follow with
 // its password).
 type PlainMount interface {
-	PlainRoutes(mux *http.ServeMux)
+	PlainRoutes(rs *Routes)
 }
 
-// HTTPS is the handler of the HTTPS port: the CA downloads, the welcome
+// HTTPS is the handler of the HTTPS port: HTTPSRoutes, each answer with
+// the headers HTTPS answers carry. Large writes draw from mem (nil:
+// unbounded).
+func HTTPS(ca CA, plainPort string, mem Memory, door Door, mounts ...Mount) http.Handler {
+	return secure(HTTPSRoutes(ca, plainPort, door, mounts...), mem)
+}
+
+// HTTPSRoutes are the HTTPS port's routes: the CA downloads, the welcome
 // page's steps at /trust (plainPort: the plain-HTTP listener's port, for
-// the CA's address there), and every mount's routes, each answer with the
-// headers HTTPS answers carry. Large writes draw from mem (nil: unbounded).
-func HTTPS(ca CA, plainPort string, mem Memory, mounts ...Mount) http.Handler {
-	mux := http.NewServeMux()
-	trustRoutes(mux, ca, "")
-	mux.HandleFunc("GET /trust", welcome(ca, "", plainPort))
+// the CA's address there), and every mount's routes, each checked by door
+// as it was declared.
+func HTTPSRoutes(ca CA, plainPort string, door Door, mounts ...Mount) *Routes {
+	rs := NewRoutes(door)
+	trustRoutes(rs, ca, "")
+	rs.Public("GET /trust", welcome(ca, "", plainPort))
 	for _, m := range mounts {
-		m.Routes(mux)
+		m.Routes(rs)
 	}
-	return secure(mux, mem)
+	return rs
 }
 
 // secure adds the headers every HTTPS response should carry, and over
@@ -75,17 +83,18 @@ func secure(h http.Handler, mem Memory) http.Handler {
 // certificate (it is public, and a phone needs it before it can trust
 // HTTPS), the plain routes of the mounts that have them, and a redirect to
 // HTTPS for everything else. httpsPort is the HTTPS listener's port ("443" is left
-// out of the URL).
-func HTTP(ca CA, httpsPort string, mounts ...Mount) http.Handler {
-	mux := http.NewServeMux()
+// out of the URL); door refuses the plain routes' requests (no password
+// is taken in clear).
+func HTTP(ca CA, httpsPort string, door Door, mounts ...Mount) http.Handler {
+	rs := NewRoutes(door)
 	for _, m := range mounts {
 		if p, ok := m.(PlainMount); ok {
-			p.PlainRoutes(mux)
+			p.PlainRoutes(rs)
 		}
 	}
-	trustRoutes(mux, ca, httpsPort)
-	mux.HandleFunc("GET /{$}", welcome(ca, httpsPort, ""))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	trustRoutes(rs, ca, httpsPort)
+	rs.Public("GET /{$}", welcome(ca, httpsPort, ""))
+	rs.Public("/", func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
@@ -108,7 +117,7 @@ func HTTP(ca CA, httpsPort string, mounts ...Mount) http.Handler {
 		}
 		http.Redirect(w, r, "https://"+host+r.URL.RequestURI(), code)
 	})
-	return mux
+	return rs
 }
 
 // MaxHeaderBytes bounds a request's headers, over HTTP/1.1 and HTTP/2:

@@ -122,7 +122,7 @@ func serve(t *testing.T, b *box) *server {
 		t.Fatal(err)
 	}
 	s.addr = ln.Addr().String()
-	srv := &http.Server{Handler: HTTPS(b, "8080", nil), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
+	srv := &http.Server{Handler: HTTPS(b, "8080", nil, nil), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -184,7 +184,7 @@ func TestHTTP(t *testing.T) {
 		req := httptest.NewRequest(tc.method, "http://placeholder"+tc.target, nil)
 		req.Host = tc.host
 		w := httptest.NewRecorder()
-		HTTP(b, tc.port).ServeHTTP(w, req)
+		HTTP(b, tc.port, nil).ServeHTTP(w, req)
 		if w.Code != tc.code || w.Header().Get("Location") != tc.location {
 			t.Errorf("HTTP(%s) %s %s Host %q = %d Location %q, want %d Location %q",
 				tc.port, tc.method, tc.target, tc.host, w.Code, w.Header().Get("Location"), tc.code, tc.location)
@@ -208,9 +208,9 @@ func TestWelcome(t *testing.T) {
 		tls                bool
 		host, caURL, https string
 	}{
-		{HTTP(b, "8443"), false, "bonesync.local:8080", "http://bonesync.local:8080/ca.crt", "https://bonesync.local:8443/files/"},
-		{HTTP(b, "443"), false, "192.168.1.20", "http://192.168.1.20/ca.crt", "https://192.168.1.20/files/"},
-		{HTTPS(b, "8080", nil), true, "bonesync.local:8443", "http://bonesync.local:8080/ca.crt", "https://bonesync.local:8443/files/"},
+		{HTTP(b, "8443", nil), false, "bonesync.local:8080", "http://bonesync.local:8080/ca.crt", "https://bonesync.local:8443/files/"},
+		{HTTP(b, "443", nil), false, "192.168.1.20", "http://192.168.1.20/ca.crt", "https://192.168.1.20/files/"},
+		{HTTPS(b, "8080", nil, nil), true, "bonesync.local:8443", "http://bonesync.local:8080/ca.crt", "https://bonesync.local:8443/files/"},
 	} {
 		target := "/"
 		if tc.tls {
@@ -245,7 +245,7 @@ func TestHTTPBareIPv6Host(t *testing.T) {
 	req := httptest.NewRequest("GET", "/x", nil)
 	req.Host = "[fe80::1]"
 	w := httptest.NewRecorder()
-	HTTP(newBox(t), "8443").ServeHTTP(w, req)
+	HTTP(newBox(t), "8443", nil).ServeHTTP(w, req)
 	if got, want := w.Header().Get("Location"), "https://[fe80::1]:8443/x"; w.Code != http.StatusMovedPermanently || got != want {
 		t.Errorf("HTTP(8443) GET /x Host %q = %d Location %q, want %d Location %q", req.Host, w.Code, got, http.StatusMovedPermanently, want)
 	}
@@ -253,7 +253,7 @@ func TestHTTPBareIPv6Host(t *testing.T) {
 
 func TestCACert(t *testing.T) {
 	b := newBox(t)
-	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443"), "HTTPS": HTTPS(b, "8080", nil)} {
+	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443", nil), "HTTPS": HTTPS(b, "8080", nil, nil)} {
 		req := httptest.NewRequest("GET", "/ca.crt", nil)
 		req.Host = "bonesync.local:8080"
 		w := httptest.NewRecorder()
@@ -497,7 +497,7 @@ func TestHeadersBounded(t *testing.T) {
 // A path no mount has is 404, with the HTTPS headers still on.
 func TestHTTPSNotFound(t *testing.T) {
 	w := httptest.NewRecorder()
-	HTTPS(newBox(t), "8080", nil).ServeHTTP(w, httptest.NewRequest("GET", "/nothing", nil))
+	HTTPS(newBox(t), "8080", nil, nil).ServeHTTP(w, httptest.NewRequest("GET", "/nothing", nil))
 	if w.Code != http.StatusNotFound || w.Header().Get("Strict-Transport-Security") == "" {
 		t.Errorf("GET /nothing = %d Strict-Transport-Security %q, want 404 and the header", w.Code, w.Header().Get("Strict-Transport-Security"))
 	}
@@ -519,7 +519,7 @@ func TestCAForms(t *testing.T) {
 		return w
 	}
 	dir := t.TempDir()
-	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443"), "HTTPS": HTTPS(b, "8080", nil)} {
+	for name, h := range map[string]http.Handler{"HTTP": HTTP(b, "8443", nil), "HTTPS": HTTPS(b, "8080", nil, nil)} {
 		der := get(h, "/ca.der").Body.Bytes()
 		if !bytes.Equal(der, b.ca.Cert.Raw) {
 			t.Errorf("%s /ca.der is not the CA", name)

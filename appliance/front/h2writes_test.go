@@ -15,11 +15,11 @@ import (
 
 type bigFile []byte
 
-func (f bigFile) Routes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /big", func(w http.ResponseWriter, r *http.Request) {
+func (f bigFile) Routes(rs *Routes) {
+	rs.Public("GET /big", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "big", time.Time{}, bytes.NewReader(f))
 	})
-	mux.HandleFunc("GET /flush", func(w http.ResponseWriter, r *http.Request) {
+	rs.Public("GET /flush", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "first")
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
@@ -65,7 +65,7 @@ func TestHTTP2BigWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: HTTPS(b, "8080", mem, bigFile(body)), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
+	srv := &http.Server{Handler: HTTPS(b, "8080", mem, nil, bigFile(body)), TLSConfig: cfg, ErrorLog: log.New(io.Discard, "", 0)}
 	go srv.Serve(tls.NewListener(ln, cfg))
 	t.Cleanup(func() { srv.Close() })
 	s := &server{ca: b.ca}

@@ -24,7 +24,7 @@ import (
 // CardDAV accounts; the device asks for the user name and password) at the
 // name the device used to fetch it, on the HTTPS port: httpsPort, or the
 // request's own port when that is HTTPS ("").
-func trustRoutes(mux *http.ServeMux, c CA, httpsPort string) {
+func trustRoutes(rs *Routes, c CA, httpsPort string) {
 	forms := &caForms{}
 	for _, f := range []struct {
 		path, file, ctype string
@@ -37,7 +37,7 @@ func trustRoutes(mux *http.ServeMux, c CA, httpsPort string) {
 			return MobileConfig(der, host, port)
 		}},
 	} {
-		mux.HandleFunc("GET "+f.path, func(w http.ResponseWriter, r *http.Request) {
+		rs.Public("GET "+f.path, func(w http.ResponseWriter, r *http.Request) {
 			der := c.CACert().Raw
 			w.Header().Set("Content-Type", f.ctype)
 			w.Header().Set("Content-Disposition", `attachment; filename="`+f.file+`"`)

@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -190,27 +192,21 @@ func (b *Board) Dismiss(user string, id int) (bool, error) {
 // Capabilities are what the notifications API says of itself.
 var Capabilities = map[string]any{"notifications": map[string]any{"ocs-endpoints": []string{"list", "get", "delete", "delete-all"}}}
 
-// Door is the login door as the notifications API asks it.
-type Door interface {
-	Authenticate(w http.ResponseWriter, r *http.Request) (string, bool)
-}
-
 // Handler serves the notifications API of Nextcloud's notifications app,
 // as its apps call it.
 type Handler struct {
 	Board *Board
-	Door  Door
 	Log   *slog.Logger
 }
 
 const api = "/ocs/v2.php/apps/notifications/api/v2/notifications"
 
 // Routes mounts the list, one notice, and their dismissal.
-func (h *Handler) Routes(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+api, h.list)
-	mux.HandleFunc("DELETE "+api, h.dismiss)
-	mux.HandleFunc("GET "+api+"/{id}", h.one)
-	mux.HandleFunc("DELETE "+api+"/{id}", h.dismiss)
+func (h *Handler) Routes(rs *front.Routes) {
+	rs.Handle(auth.User, "GET "+api, h.list)
+	rs.Handle(auth.User, "DELETE "+api, h.dismiss)
+	rs.Handle(auth.User, "GET "+api+"/{id}", h.one)
+	rs.Handle(auth.User, "DELETE "+api+"/{id}", h.dismiss)
 }
 
 // nc is a notice as the notifications API says it.
@@ -230,11 +226,8 @@ func nc(user string, n Notice, r *http.Request) map[string]any {
 	}
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (h *Handler) list(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	all, err := h.Board.List(user)
 	if err != nil {
 		h.Log.Error("cannot read the notices", "user", user, "err", err)
@@ -248,11 +241,8 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	ocs.Write(w, r, out)
 }
 
-func (h *Handler) one(w http.ResponseWriter, r *http.Request) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (h *Handler) one(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	id, _ := strconv.Atoi(r.PathValue("id"))
 	all, err := h.Board.List(user)
 	if err != nil {
@@ -268,11 +258,8 @@ func (h *Handler) one(w http.ResponseWriter, r *http.Request) {
 	ocs.Error(w, r, http.StatusNotFound, "Notification not found")
 }
 
-func (h *Handler) dismiss(w http.ResponseWriter, r *http.Request) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (h *Handler) dismiss(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	id := 0
 	if s := r.PathValue("id"); s != "" {
 		var err error

@@ -2,6 +2,8 @@ package notices
 
 import (
 	"encoding/json"
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +13,9 @@ import (
 
 type door string
 
-func (d door) Authenticate(http.ResponseWriter, *http.Request) (string, bool) { return string(d), true }
+func (d door) Check(auth.Access, http.ResponseWriter, *http.Request) (auth.Caller, bool) {
+	return auth.Caller{User: string(d)}, true
+}
 
 func TestPostDismissClear(t *testing.T) {
 	dir := t.TempDir()
@@ -51,8 +55,8 @@ func TestNotificationsAPI(t *testing.T) {
 	b := Open(t.TempDir(), slog.New(slog.DiscardHandler))
 	b.now = func() time.Time { return time.Date(2026, 8, 11, 10, 0, 0, 0, time.UTC) }
 	b.Post("alice", "disk", "", "The box's disk is nearly full", "2 GB of 32 GB free", "/admin/")
-	h := &Handler{Board: b, Door: door("alice"), Log: slog.New(slog.DiscardHandler)}
-	mux := http.NewServeMux()
+	h := &Handler{Board: b, Log: slog.New(slog.DiscardHandler)}
+	mux := front.NewRoutes(door("alice"))
 	h.Routes(mux)
 	do := func(method, target string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(method, target, nil)

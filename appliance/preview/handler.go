@@ -3,6 +3,8 @@ package preview
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"log/slog"
 	"net/http"
 	"os"
@@ -13,17 +15,9 @@ import (
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
-// Door is the login door as previews ask it (package auth).
-type Door interface {
-	// Authenticate returns the request's user, or answers the request
-	// itself (401, 429...) and returns false.
-	Authenticate(w http.ResponseWriter, r *http.Request) (string, bool)
-}
-
 // Handler answers the preview endpoints of the Nextcloud protocol.
 type Handler struct {
 	Maker *Maker
-	Door  Door
 	Log   *slog.Logger
 }
 
@@ -36,11 +30,11 @@ type Handler struct {
 //	/index.php/apps/files_trashbin/preview?fileId=ID   of a trashed file
 //
 // a=1 keeps the picture's shape; without it the preview is cut square.
-func (h *Handler) Routes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /index.php/core/preview", h.byID)
-	mux.HandleFunc("GET /index.php/core/preview.png", h.byPath)
-	mux.HandleFunc("GET /index.php/apps/files/api/v1/thumbnail/{x}/{y}/{path...}", h.thumbnail)
-	mux.HandleFunc("GET /index.php/apps/files_trashbin/preview", h.trashed)
+func (h *Handler) Routes(rs *front.Routes) {
+	rs.Handle(auth.User, "GET /index.php/core/preview", h.byID)
+	rs.Handle(auth.User, "GET /index.php/core/preview.png", h.byPath)
+	rs.Handle(auth.User, "GET /index.php/apps/files/api/v1/thumbnail/{x}/{y}/{path...}", h.thumbnail)
+	rs.Handle(auth.User, "GET /index.php/apps/files_trashbin/preview", h.trashed)
 }
 
 // request is a preview request's user, tree and size.
@@ -54,13 +48,9 @@ type request struct {
 	square bool
 }
 
-// open authenticates r and reads its size (x and y, 32 if not given, as
-// Nextcloud's defaults); the caller closes the tree.
-func (h *Handler) open(w http.ResponseWriter, r *http.Request, x, y string) (*request, bool) {
-	user, ok := h.Door.Authenticate(w, r)
-	if !ok {
-		return nil, false
-	}
+// open reads r's size (x and y, 32 if not given, as Nextcloud's
+// defaults) and opens user's tree; the caller closes the tree.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, user, x, y string) (*request, bool) {
 	q := &request{h: h, w: w, r: r, user: user, x: 32, y: 32}
 	var err1, err2 error
 	if x != "" {
@@ -85,8 +75,8 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request, x, y string) (*re
 	return q, true
 }
 
-func (h *Handler) byID(w http.ResponseWriter, r *http.Request) {
-	q, ok := h.open(w, r, r.FormValue("x"), r.FormValue("y"))
+func (h *Handler) byID(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	q, ok := h.open(w, r, who.User, r.FormValue("x"), r.FormValue("y"))
 	if !ok {
 		return
 	}
@@ -104,8 +94,8 @@ func (h *Handler) byID(w http.ResponseWriter, r *http.Request) {
 	q.send(p, in)
 }
 
-func (h *Handler) byPath(w http.ResponseWriter, r *http.Request) {
-	q, ok := h.open(w, r, r.FormValue("x"), r.FormValue("y"))
+func (h *Handler) byPath(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	q, ok := h.open(w, r, who.User, r.FormValue("x"), r.FormValue("y"))
 	if !ok {
 		return
 	}
@@ -121,14 +111,14 @@ func (h *Handler) byPath(w http.ResponseWriter, r *http.Request) {
 
 // thumbnail answers the files app's thumbnail call: square, errors as
 // JSON messages.
-func (h *Handler) thumbnail(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) thumbnail(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 	x, err1 := strconv.Atoi(r.PathValue("x"))
 	y, err2 := strconv.Atoi(r.PathValue("y"))
 	if err1 != nil || err2 != nil || x < 1 || y < 1 {
 		jsonError(w, http.StatusBadRequest, "Requested size must be numeric and a positive value.")
 		return
 	}
-	q, ok := h.open(w, r, strconv.Itoa(x), strconv.Itoa(y))
+	q, ok := h.open(w, r, who.User, strconv.Itoa(x), strconv.Itoa(y))
 	if !ok {
 		return
 	}
@@ -143,8 +133,8 @@ func (h *Handler) thumbnail(w http.ResponseWriter, r *http.Request) {
 	q.send(p, in)
 }
 
-func (h *Handler) trashed(w http.ResponseWriter, r *http.Request) {
-	q, ok := h.open(w, r, r.FormValue("x"), r.FormValue("y"))
+func (h *Handler) trashed(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	q, ok := h.open(w, r, who.User, r.FormValue("x"), r.FormValue("y"))
 	if !ok {
 		return
 	}

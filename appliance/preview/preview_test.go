@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -23,8 +25,8 @@ import (
 
 type door string
 
-func (d door) Authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
-	return string(d), true
+func (d door) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
+	return auth.Caller{User: string(d)}, true
 }
 
 type box struct {
@@ -32,7 +34,7 @@ type box struct {
 	store *store.Store
 	tree  *store.Tree
 	h     *Handler
-	mux   *http.ServeMux
+	mux   *front.Routes
 }
 
 func newBox(t *testing.T) *box {
@@ -46,8 +48,8 @@ func newBox(t *testing.T) *box {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	h := &Handler{Maker: &Maker{Store: s, Log: slog.New(slog.DiscardHandler)}, Door: door("u"), Log: slog.New(slog.DiscardHandler)}
-	mux := http.NewServeMux()
+	h := &Handler{Maker: &Maker{Store: s, Log: slog.New(slog.DiscardHandler)}, Log: slog.New(slog.DiscardHandler)}
+	mux := front.NewRoutes(door("u"))
 	h.Routes(mux)
 	return &box{t: t, store: s, tree: tr, h: h, mux: mux}
 }

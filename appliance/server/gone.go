@@ -40,7 +40,7 @@ func runWithoutFiles(ctx context.Context, o Options, p provision.Options, box *p
 	}
 	sftp.Unavailable = "bonesync: " + o.FilesGone
 	away := filesAway{why: o.FilesGone}
-	web := s.front(lns, front.HTTPS(s.box, fmt.Sprint(listen.PortOf(lns.HTTP)), nil, away), front.HTTP(s.box, fmt.Sprint(listen.PortOf(lns.HTTPS))))
+	web := s.front(lns, front.HTTPS(s.box, fmt.Sprint(listen.PortOf(lns.HTTP)), nil, s.door, away), front.HTTP(s.box, fmt.Sprint(listen.PortOf(lns.HTTPS)), s.door))
 	parts := []part{
 		{"https", web.Run, true},
 		{"sftp", func(ctx context.Context) error { return sftp.Serve(ctx, lns.SSH) }, true},
@@ -62,7 +62,7 @@ func runWithoutFiles(ctx context.Context, o Options, p provision.Options, box *p
 // filesAway answers every path the CA downloads do not with 503 and why.
 type filesAway struct{ why string }
 
-func (a filesAway) Routes(mux *http.ServeMux) { mux.Handle("/", a) }
+func (a filesAway) Routes(rs *front.Routes) { rs.Public("/", a.ServeHTTP) }
 
 func (a filesAway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "60")

@@ -65,22 +65,29 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 
 // web is the HTTPS and plain-HTTP front with every protocol mounted.
 func (s *services) web(lns *listen.Listeners) *front.Server {
-	dav := &files.Handler{Store: s.files, Quotas: quotas{s.accounts, s.pim}, Door: s.door, Favorites: s.favs, Locks: s.locks, Memory: s.memory, Log: s.log,
+	dav, mounts := s.mounts(listen.PortOf(lns.SSH), listen.PortOf(lns.HTTP))
+	return s.front(lns, front.HTTPS(s.box, strconv.Itoa(listen.PortOf(lns.HTTP)), s.memory, s.door, mounts...), front.HTTP(s.box, strconv.Itoa(listen.PortOf(lns.HTTPS)), s.door, dav))
+}
+
+// mounts are every protocol's routes on the HTTPS port, and the files'
+// alone (they answer on the plain-HTTP port too), for the ports of SSH
+// and plain HTTP the pages name.
+func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount) {
+	dav := &files.Handler{Store: s.files, Quotas: quotas{s.accounts, s.pim}, Favorites: s.favs, Locks: s.locks, Memory: s.memory, Log: s.log,
 		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares,
 		Capabilities: merge(notices.Capabilities, shares.Capabilities)}
 	sys := s.system()
-	mounts := []front.Mount{
+	return dav, []front.Mount{
 		dav,
-		&preview.Handler{Maker: s.previews, Door: s.door, Log: s.log},
-		&notices.Handler{Board: s.notices, Door: s.door, Log: s.log},
-		&shares.API{Book: s.shares, Store: s.files, Door: s.door, Users: s.accounts, Log: s.log},
-		&calendars.Handler{Store: s.pim, Door: s.door, Emails: s.accounts, Log: s.log},
+		&preview.Handler{Maker: s.previews, Log: s.log},
+		&notices.Handler{Board: s.notices, Log: s.log},
+		&shares.API{Book: s.shares, Store: s.files, Users: s.accounts, Log: s.log},
+		&calendars.Handler{Store: s.pim, Emails: s.accounts, Log: s.log},
 		&webui.UI{Door: s.door, Users: s.accounts, Store: s.files, Log: s.log, System: sys,
 			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Previews: s.previews, Notices: s.notices,
-			Shares: s.shares, Accounts: s.acct, Collections: s.collectionNames, Calendars: s.pim, Audit: s.audit, SFTPPort: listen.PortOf(lns.SSH)},
-		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: listen.PortOf(lns.HTTP), Log: s.log, Audit: s.audit},
+			Shares: s.shares, Accounts: s.acct, Collections: s.collectionNames, Calendars: s.pim, Audit: s.audit, SFTPPort: sshPort},
+		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: plainPort, Log: s.log, Audit: s.audit},
 	}
-	return s.front(lns, front.HTTPS(s.box, strconv.Itoa(listen.PortOf(lns.HTTP)), s.memory, mounts...), front.HTTP(s.box, strconv.Itoa(listen.PortOf(lns.HTTPS)), dav))
 }
 
 // front is the web front on the ports, with the handlers of each.

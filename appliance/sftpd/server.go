@@ -31,7 +31,7 @@ import (
 // Door is the login door as SSH asks it (package auth).
 type Door interface {
 	// Password checks a password; a wrong one counts towards a ban.
-	Password(addr, proto, user, pw string) auth.Result
+	Password(addr string, way auth.Way, user, pw string) auth.Result
 	// PublicKey checks one key a client offers.
 	PublicKey(addr, user string, key ssh.PublicKey) auth.Result
 	// KeysRefused counts a connection whose keys were all refused.
@@ -158,7 +158,7 @@ func (s *Server) config(a *attempt, offered []string) (*ssh.ServerConfig, error)
 		},
 		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
 			addr := guard.Host(c.RemoteAddr().String())
-			switch s.Door.Password(addr, "sftp", c.User(), string(pw)) {
+			switch s.Door.Password(addr, auth.SSHPassword, c.User(), string(pw)) {
 			case auth.OK:
 				return &ssh.Permissions{Extensions: map[string]string{"user": c.User()}}, nil
 			case auth.Wrong:

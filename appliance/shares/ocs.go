@@ -9,6 +9,8 @@ package shares
 import (
 	"encoding/json"
 	"errors"
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -25,11 +27,6 @@ import (
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
-// Door is the login door as the API asks it.
-type Door interface {
-	Authenticate(w http.ResponseWriter, r *http.Request) (string, bool)
-}
-
 // Directory lists the users one may share with.
 type Directory interface {
 	List() ([]users.Info, error)
@@ -39,7 +36,6 @@ type Directory interface {
 type API struct {
 	Book  *Book
 	Store *store.Store
-	Door  Door
 	Users Directory
 	Log   *slog.Logger
 }
@@ -65,15 +61,15 @@ var Capabilities = map[string]any{"files_sharing": map[string]any{
 }}
 
 // Routes mounts the API, v1 and v2.
-func (a *API) Routes(mux *http.ServeMux) {
+func (a *API) Routes(rs *front.Routes) {
 	for _, v := range []string{"/ocs/v1.php", "/ocs/v2.php"} {
 		p := v + apiPrefix
-		mux.HandleFunc("GET "+p+"/shares", a.list)
-		mux.HandleFunc("POST "+p+"/shares", a.create)
-		mux.HandleFunc("GET "+p+"/shares/{id}", a.get)
-		mux.HandleFunc("PUT "+p+"/shares/{id}", a.update)
-		mux.HandleFunc("DELETE "+p+"/shares/{id}", a.remove)
-		mux.HandleFunc("GET "+p+"/sharees", a.sharees)
+		rs.Handle(auth.User, "GET "+p+"/shares", a.list)
+		rs.Handle(auth.User, "POST "+p+"/shares", a.create)
+		rs.Handle(auth.User, "GET "+p+"/shares/{id}", a.get)
+		rs.Handle(auth.User, "PUT "+p+"/shares/{id}", a.update)
+		rs.Handle(auth.User, "DELETE "+p+"/shares/{id}", a.remove)
+		rs.Handle(auth.User, "GET "+p+"/sharees", a.sharees)
 	}
 }
 
@@ -134,11 +130,8 @@ func boolInt(b bool) int {
 
 // list answers GET shares: the user's, or those of one path (and what is
 // in it: subfiles), or those shared with them.
-func (a *API) list(w http.ResponseWriter, r *http.Request) {
-	user, ok := a.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (a *API) list(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	q := r.URL.Query()
 	var all []Share
 	switch {
@@ -186,11 +179,8 @@ func (a *API) shareOf(w http.ResponseWriter, r *http.Request, user string) (Shar
 	return Share{}, false
 }
 
-func (a *API) get(w http.ResponseWriter, r *http.Request) {
-	user, ok := a.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (a *API) get(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	if s, ok := a.shareOf(w, r, user); ok {
 		ocs.Write(w, r, []any{a.format(r, user, s)}) // a list of one, as Nextcloud answers
 	}
@@ -246,11 +236,8 @@ func expiry(v string) (time.Time, error) {
 	return time.Time{}, errors.New("expireDate is a date: YYYY-MM-DD")
 }
 
-func (a *API) create(w http.ResponseWriter, r *http.Request) {
-	user, ok := a.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (a *API) create(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	v, err := params(r)
 	if err != nil {
 		ocs.Error(w, r, http.StatusBadRequest, "cannot read the request")
@@ -289,11 +276,8 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 	ocs.Write(w, r, a.format(r, user, s))
 }
 
-func (a *API) update(w http.ResponseWriter, r *http.Request) {
-	user, ok := a.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (a *API) update(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	s, ok := a.shareOf(w, r, user)
 	if !ok {
 		return
@@ -353,11 +337,8 @@ func (a *API) update(w http.ResponseWriter, r *http.Request) {
 	ocs.Write(w, r, a.format(r, user, s))
 }
 
-func (a *API) remove(w http.ResponseWriter, r *http.Request) {
-	user, ok := a.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (a *API) remove(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	s, ok := a.shareOf(w, r, user)
 	if !ok {
 		return
@@ -370,11 +351,8 @@ func (a *API) remove(w http.ResponseWriter, r *http.Request) {
 }
 
 // sharees answers the search for whom to share with: the box's users.
-func (a *API) sharees(w http.ResponseWriter, r *http.Request) {
-	user, ok := a.Door.Authenticate(w, r)
-	if !ok {
-		return
-	}
+func (a *API) sharees(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	user := who.User
 	term := strings.ToLower(strings.TrimSpace(r.FormValue("search")))
 	list, err := a.Users.List()
 	if err != nil {

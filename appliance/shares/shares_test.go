@@ -3,6 +3,8 @@ package shares
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,20 +23,20 @@ import (
 // basicDoor lets in any user of the test with the password "pw".
 type basicDoor struct{}
 
-func (basicDoor) Authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+func (basicDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
 	u, p, ok := r.BasicAuth()
 	if !ok || p != "pw" {
 		http.Error(w, "login", http.StatusUnauthorized)
-		return "", false
+		return auth.Caller{}, false
 	}
-	return u, true
+	return auth.Caller{User: u}, true
 }
 
 type box struct {
 	t     *testing.T
 	store *store.Store
 	book  *Book
-	mux   *http.ServeMux
+	mux   *front.Routes
 	users *users.DB
 }
 
@@ -60,8 +62,8 @@ func newBox(t *testing.T) *box {
 		t.Fatal(err)
 	}
 	s.SetMounts(book, db.Quota)
-	b := &box{t: t, store: s, book: book, mux: http.NewServeMux(), users: db}
-	(&API{Book: book, Store: s, Door: basicDoor{}, Users: db, Log: log}).Routes(b.mux)
+	b := &box{t: t, store: s, book: book, mux: front.NewRoutes(basicDoor{}), users: db}
+	(&API{Book: book, Store: s, Users: db, Log: log}).Routes(b.mux)
 	bob, _ := s.Tree("bob")
 	defer bob.Close()
 	bob.Mkdir("Trip")

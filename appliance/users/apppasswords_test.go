@@ -28,11 +28,11 @@ func TestAppPasswords(t *testing.T) {
 		t.Error("users.json holds an app password in clear")
 	}
 	for _, p := range []string{pw, pw2, "ann-password"} {
-		if !ok(db.CheckPassword("ann", p, false)) {
+		if !ok(db.CheckPassword("ann", p, false, Client)) {
 			t.Errorf("%q does not log ann in", p)
 		}
 	}
-	if ok(db.CheckPassword("bob", pw, false)) {
+	if ok(db.CheckPassword("bob", pw, false, Client)) {
 		t.Error("ann's app password logs in another name")
 	}
 	if db.Stamp("ann") != stamp {
@@ -41,7 +41,7 @@ func TestAppPasswords(t *testing.T) {
 	if err := db.RevokeAppPassword("ann", ap.ID); err != nil {
 		t.Fatal(err)
 	}
-	if ok(db.CheckPassword("ann", pw, false)) || !ok(db.CheckPassword("ann", pw2, false)) {
+	if ok(db.CheckPassword("ann", pw, false, Client)) || !ok(db.CheckPassword("ann", pw2, false, Client)) {
 		t.Error("revoking one app password did the wrong thing")
 	}
 	if err := db.RevokeAppPassword("ann", ap.ID); err != ErrNoAppPassword {
@@ -58,11 +58,11 @@ func TestAppPasswords(t *testing.T) {
 	if db.Stamp("ann") == stamp {
 		t.Error("a password change kept the session stamp")
 	}
-	if !ok(db.CheckPassword("ann", pw2, false)) {
+	if !ok(db.CheckPassword("ann", pw2, false, Client)) {
 		t.Error("a password change revoked the app passwords")
 	}
 	db.Delete("ann")
-	if db.Stamp("ann") != "" || ok(db.CheckPassword("ann", pw2, false)) {
+	if db.Stamp("ann") != "" || ok(db.CheckPassword("ann", pw2, false, Client)) {
 		t.Error("a deleted account's app password still works")
 	}
 }

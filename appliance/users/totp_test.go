@@ -32,13 +32,13 @@ func TestTOTP(t *testing.T) {
 	if err != nil || len(codes) != RecoveryCodes {
 		t.Fatalf("EnableTOTP: %v %v", codes, err)
 	}
-	if ok, _ := db.CheckPassword("ann", "ann-password", false); ok {
+	if ok, _ := db.CheckPassword("ann", "ann-password", false, Client); ok {
 		t.Error("the account's password still opens WebDAV and SFTP")
 	}
-	if ok, _ := db.CheckPassword("ann", app, false); !ok {
+	if ok, _ := db.CheckPassword("ann", app, false, Client); !ok {
 		t.Error("the app password no longer works")
 	}
-	if ok, _ := db.CheckAccountPassword("ann", "ann-password", false); !ok {
+	if ok, _ := db.CheckPassword("ann", "ann-password", false, Takes{TwoFactor: true}); !ok {
 		t.Error("the web form's first step refuses the password")
 	}
 	// The code used to enrol is spent; the next step's is taken once.
@@ -69,7 +69,7 @@ func TestTOTP(t *testing.T) {
 	if err := db.DisableTOTP("ann"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := db.CheckPassword("ann", "ann-password", false); !ok {
+	if ok, _ := db.CheckPassword("ann", "ann-password", false, Client); !ok {
 		t.Error("off again, the password does not open clients")
 	}
 }

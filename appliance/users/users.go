@@ -518,27 +518,30 @@ func (db *DB) lookup(name string) (User, bool, error) {
 	return *u, true, nil
 }
 
-// CheckPassword reports whether password is name's password or one of its
-// app passwords (checked first: they cost no hash). A check from
-// a suspect address (one with failed logins, as the login door of package auth knows it) waits
-// behind the others for its turn to hash.
+// Takes is what a login takes, as the login door's table of ways in
+// says (package auth): whether an app password counts, and whether an
+// account with two-factor login may log in with its own password this
+// way.
+type Takes struct {
+	AppPasswords bool
+	TwoFactor    bool
+}
+
+// Client is what a sync client's login takes: the password or an app
+// password, never a two-factor account's own password alone.
+var Client = Takes{AppPasswords: true}
+
+// CheckPassword reports whether password logs name in as t says: an app
+// password (checked first: they cost no hash) if t takes them, or the
+// account's own, unless the account has two-factor login and t does not
+// take it (then the same hash is spent, so that timing tells nothing). A
+// check from a suspect address (one with failed logins, as the login
+// door of package auth knows it) waits behind the others for its turn to
+// hash.
 //
 // An error is the server's fault (its users file cannot be read): the
 // login is not a failure of the client's, and the log must say why.
-func (db *DB) CheckPassword(name, password string, suspect bool) (bool, error) {
-	return db.checkPassword(name, password, suspect, true)
-}
-
-// CheckAccountPassword is CheckPassword without the app passwords: the
-// web pages' login and the account page's "current password" take only
-// the account's own, so that an app password (given to a sync client,
-// perhaps on a phone that is lost) cannot make more app passwords,
-// change the password or reach the admin pages.
-func (db *DB) CheckAccountPassword(name, password string, suspect bool) (bool, error) {
-	return db.checkPassword(name, password, suspect, false)
-}
-
-func (db *DB) checkPassword(name, password string, suspect, apps bool) (bool, error) {
+func (db *DB) CheckPassword(name, password string, suspect bool, t Takes) (bool, error) {
 	u, ok, err := db.lookup(name)
 	if err != nil {
 		return false, err
@@ -549,12 +552,10 @@ func (db *DB) checkPassword(name, password string, suspect, apps bool) (bool, er
 		db.verify(unknownUserHash, password, suspect)
 		return false, nil
 	}
-	if apps && u.isAppPassword(password) {
+	if t.AppPasswords && u.isAppPassword(password) {
 		return true, nil
 	}
-	if apps && u.TOTP != "" {
-		// Two-factor login: the account's own password is taken on the
-		// web pages' form only, with a code; clients use app passwords.
+	if !t.TwoFactor && u.TOTP != "" {
 		db.verify(unknownUserHash, password, suspect)
 		return false, nil
 	}

@@ -48,7 +48,7 @@ func TestAdminMadeOnceNeverStoredInClear(t *testing.T) {
 	if fi, _ := os.Stat(dir.Join(File)); fi.Mode().Perm() != 0o600 {
 		t.Errorf("users.json mode %v, want 0600", fi.Mode().Perm())
 	}
-	if !ok(db.CheckPassword(Admin, pw, false)) || ok(db.CheckPassword(Admin, pw+"x", false)) || ok(db.CheckPassword("nobody", pw, false)) {
+	if !ok(db.CheckPassword(Admin, pw, false, Client)) || ok(db.CheckPassword(Admin, pw+"x", false, Client)) || ok(db.CheckPassword("nobody", pw, false, Client)) {
 		t.Error("CheckPassword is wrong about the admin password")
 	}
 	if again, _ := db.EnsureAdmin(nil); again != "" {
@@ -62,14 +62,14 @@ func TestChangesSeenByAnotherProcess(t *testing.T) {
 	if err := cli.Add("alice", "correct horse"); err != nil {
 		t.Fatal(err)
 	}
-	if !ok(server.CheckPassword("alice", "correct horse", false)) {
+	if !ok(server.CheckPassword("alice", "correct horse", false, Client)) {
 		t.Fatal("the server does not see a user added by another process")
 	}
 	cli.SetPassword("alice", "battery staple")
-	if ok(server.CheckPassword("alice", "correct horse", false)) {
+	if ok(server.CheckPassword("alice", "correct horse", false, Client)) {
 		t.Error("the old password still works after passwd (stale cache)")
 	}
-	if !ok(server.CheckPassword("alice", "battery staple", false)) {
+	if !ok(server.CheckPassword("alice", "battery staple", false, Client)) {
 		t.Error("the new password does not work")
 	}
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
@@ -85,7 +85,7 @@ func TestChangesSeenByAnotherProcess(t *testing.T) {
 		t.Error("the server does not accept the added key")
 	}
 	cli.Delete("alice")
-	if ok(server.CheckPassword("alice", "battery staple", false)) || ok(server.CheckKey("alice", sp)) {
+	if ok(server.CheckPassword("alice", "battery staple", false, Client)) || ok(server.CheckKey("alice", sp)) {
 		t.Error("a deleted user can still log in")
 	}
 }
@@ -150,7 +150,7 @@ func TestUnreadableUsersFileIsAFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(dir.Join(File), []byte("{not json"), 0o600)
-	if good, err := db.CheckPassword("alice", "correct horse", false); good || err == nil {
+	if good, err := db.CheckPassword("alice", "correct horse", false, Client); good || err == nil {
 		t.Errorf("with a damaged users file: %v, %v; want a fault", good, err)
 	}
 }
@@ -169,7 +169,7 @@ func TestHashParameters(t *testing.T) {
 	if err := db.SetPasswordHash("old", phc(19456, 2, "from an earlier version")); err != nil {
 		t.Fatalf("a 19 MiB, 2-pass hash: %v", err)
 	}
-	if !ok(db.CheckPassword("old", "from an earlier version", false)) || ok(db.CheckPassword("old", "another password", false)) {
+	if !ok(db.CheckPassword("old", "from an earlier version", false, Client)) || ok(db.CheckPassword("old", "another password", false, Client)) {
 		t.Error("a 19 MiB, 2-pass hash is not checked with its own parameters")
 	}
 	// The login replaced it with a hash of the box's own parameters.
@@ -177,7 +177,7 @@ func TestHashParameters(t *testing.T) {
 		t.Errorf("after a login the old hash is still stored:\n%s", b)
 	}
 	again, _ := Open(dir) // another process: only the file
-	if !ok(again.CheckPassword("old", "from an earlier version", false)) || ok(again.CheckPassword("old", "another password", false)) {
+	if !ok(again.CheckPassword("old", "from an earlier version", false, Client)) || ok(again.CheckPassword("old", "another password", false, Client)) {
 		t.Error("the upgraded hash does not check the same password")
 	}
 	for _, params := range []string{"m=24576,t=1,p=1", "m=19456,t=4,p=1", "m=1024,t=11,p=1", "m=4,t=1,p=1"} {

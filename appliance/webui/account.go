@@ -35,13 +35,13 @@ func (u *UI) firstPassword() string {
 	return "The first password was printed where the server was started: its terminal (make run), or the journal (journalctl -u bonesync) for the service."
 }
 
-func (u *UI) loginPage(w http.ResponseWriter, r *http.Request) {
+func (u *UI) loginPage(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 	if r.TLS == nil {
 		http.Error(w, "log in over HTTPS", http.StatusForbidden)
 		return
 	}
 	next := localNext(r.URL.Query().Get("next"))
-	if _, ok := u.Door.Sessions().Get(r); ok {
+	if who.User != "" { // logged in already
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
@@ -65,12 +65,12 @@ func (u *UI) loginPost(w http.ResponseWriter, r *http.Request) {
 	next := localNext(r.PostFormValue("next"))
 	name := strings.TrimSpace(r.PostFormValue("username"))
 	c, err := r.Cookie(loginCookie)
-	if err != nil || auth.CrossSite(r) || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
+	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
 		u.loginForm(w, http.StatusForbidden, next, name, "The form had expired or came from another page: log in again.")
 		return
 	}
 	addr := guard.Host(r.RemoteAddr)
-	res := u.Door.AccountPassword(addr, "web", name, r.PostFormValue("password"))
+	res := u.Door.Password(addr, auth.Form, name, r.PostFormValue("password"))
 	if res != auth.OK {
 		if res.Status() == http.StatusTooManyRequests {
 			auth.SetRetryAfter(w, u.Door.RetryAfter(addr, name))
@@ -88,10 +88,7 @@ func (u *UI) loginPost(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
-	if _, ok := u.change(w, r); !ok {
-		return
-	}
+func (u *UI) logout(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
 	u.Door.Sessions().End(w, r)
 	http.Redirect(w, r, LoginPage, http.StatusSeeOther)
 }
@@ -105,15 +102,11 @@ type accountData struct {
 	TwoFactor twoFactorData
 }
 
-func (u *UI) accountPage(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.session(w, r)
-	if !ok {
-		return
-	}
+func (u *UI) accountPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	u.showAccount(w, sess, http.StatusOK, "", "", accountData{})
 }
 
-func (u *UI) showAccount(w http.ResponseWriter, sess *auth.Session, code int, flash, problem string, d accountData) {
+func (u *UI) showAccount(w http.ResponseWriter, sess auth.Caller, code int, flash, problem string, d accountData) {
 	p := u.base(sess, "Account", "account")
 	p.Flash, p.Problem = flash, problem
 	apps, err := u.Users.AppPasswords(sess.User)
@@ -127,11 +120,7 @@ func (u *UI) showAccount(w http.ResponseWriter, sess *auth.Session, code int, fl
 	u.render(w, code, "account", p)
 }
 
-func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.change(w, r)
-	if !ok {
-		return
-	}
+func (u *UI) accountPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	switch action := r.PostFormValue("action"); action {
 	case "totp-new", "totp-enable", "totp-off":
 		code, flash, problem, d := u.twoFactorPost(r, sess, action)
@@ -145,7 +134,7 @@ func (u *UI) accountPost(w http.ResponseWriter, r *http.Request) {
 		u.showAccount(w, sess, http.StatusOK, "E-mail address saved: calendar invitations name it.", "", accountData{})
 	case "password":
 		cur, pw, again := r.PostFormValue("current"), r.PostFormValue("new"), r.PostFormValue("again")
-		if u.Door.AccountPassword(guard.Host(r.RemoteAddr), "web", sess.User, cur) != auth.OK {
+		if u.Door.Password(guard.Host(r.RemoteAddr), auth.Retyped, sess.User, cur) != auth.OK {
 			u.showAccount(w, sess, http.StatusForbidden, "", "The current password is not right.", accountData{})
 			return
 		}

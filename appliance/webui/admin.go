@@ -75,34 +75,11 @@ func (u *UI) audited(r *http.Request, user, what string) {
 	}
 }
 
-// admin is session for the admin's pages: anyone else gets 403.
-func (u *UI) admin(w http.ResponseWriter, r *http.Request, changing bool) (*auth.Session, bool) {
-	get := u.session
-	if changing {
-		get = u.change
-	}
-	sess, ok := get(w, r)
-	if !ok {
-		return nil, false
-	}
-	if sess.User != users.Admin {
-		p := u.base(sess, "Admin", "admin")
-		p.Problem = "Only the admin account administers the box."
-		u.render(w, http.StatusForbidden, "message", p)
-		return nil, false
-	}
-	return sess, true
-}
-
-func (u *UI) adminPage(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.admin(w, r, false)
-	if !ok {
-		return
-	}
+func (u *UI) adminPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	u.showAdmin(w, sess, http.StatusOK, "", "", adminData{})
 }
 
-func (u *UI) showAdmin(w http.ResponseWriter, sess *auth.Session, code int, flash, problem string, d adminData) {
+func (u *UI) showAdmin(w http.ResponseWriter, sess auth.Caller, code int, flash, problem string, d adminData) {
 	p := u.base(sess, "Admin", "admin")
 	p.Flash, p.Problem = flash, problem
 	list, err := u.Users.List()
@@ -200,11 +177,7 @@ func (u *UI) departed(accounts []users.Info) []departed {
 	return out
 }
 
-func (u *UI) adminPost(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.admin(w, r, true)
-	if !ok {
-		return
-	}
+func (u *UI) adminPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	name := strings.TrimSpace(r.PostFormValue("user"))
 	fail := func(code int, msg string) { u.showAdmin(w, sess, code, "", msg, adminData{}) }
 	switch r.PostFormValue("action") {
@@ -341,10 +314,7 @@ func (b *benchRun) start(measure func(context.Context, io.Writer) error, log *sl
 }
 
 // benchStatus is the progress the admin page polls while measuring.
-func (u *UI) benchStatus(w http.ResponseWriter, r *http.Request) {
-	if _, ok := u.admin(w, r, false); !ok {
-		return
-	}
+func (u *UI) benchStatus(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
 	u.bench.mu.Lock()
 	st := struct {
 		Running bool     `json:"running"`
@@ -359,7 +329,7 @@ func (u *UI) benchStatus(w http.ResponseWriter, r *http.Request) {
 
 // copyNow starts a copy off the box; the first one's password is shown
 // this once.
-func (u *UI) copyNow(w http.ResponseWriter, r *http.Request, sess *auth.Session, fail func(int, string)) {
+func (u *UI) copyNow(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
 	if u.System == nil || u.System.CopyStart == nil {
 		fail(http.StatusNotImplemented, "No copy target is set: copy_target in the config (docs/copies.md).")
 		return
@@ -376,7 +346,7 @@ func (u *UI) copyNow(w http.ResponseWriter, r *http.Request, sess *auth.Session,
 }
 
 // departedPost hands a deleted user's files over, or removes all they left.
-func (u *UI) departedPost(w http.ResponseWriter, r *http.Request, sess *auth.Session, name string, fail func(int, string)) {
+func (u *UI) departedPost(w http.ResponseWriter, r *http.Request, sess auth.Caller, name string, fail func(int, string)) {
 	switch r.PostFormValue("action") {
 	case "hand-over":
 		to := strings.TrimSpace(r.PostFormValue("to"))
@@ -412,7 +382,7 @@ func (u *UI) departedPost(w http.ResponseWriter, r *http.Request, sess *auth.Ses
 }
 
 // copySettings takes the copies' settings from the form.
-func (u *UI) copySettings(w http.ResponseWriter, r *http.Request, sess *auth.Session, fail func(int, string)) {
+func (u *UI) copySettings(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
 	if u.System == nil || u.System.CopySet == nil {
 		fail(http.StatusNotImplemented, "The copy settings are not set here.")
 		return

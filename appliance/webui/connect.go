@@ -65,19 +65,11 @@ var connectClients = map[string]string{
 	"desktop": "Nextcloud desktop",
 }
 
-func (u *UI) connectPage(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.session(w, r)
-	if !ok {
-		return
-	}
+func (u *UI) connectPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	u.showConnect(w, r, sess, http.StatusOK, "", "", "")
 }
 
-func (u *UI) connectPost(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.change(w, r)
-	if !ok {
-		return
-	}
+func (u *UI) connectPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	client := r.PostFormValue("client")
 	label, known := connectClients[client]
 	if !known {
@@ -92,7 +84,7 @@ func (u *UI) connectPost(w http.ResponseWriter, r *http.Request) {
 	u.showConnect(w, r, sess, http.StatusOK, pw, "", client)
 }
 
-func (u *UI) showConnect(w http.ResponseWriter, r *http.Request, sess *auth.Session, code int, password, problem, client string) {
+func (u *UI) showConnect(w http.ResponseWriter, r *http.Request, sess auth.Caller, code int, password, problem, client string) {
 	p := u.base(sess, "Connect a device", "connect")
 	p.Problem = problem
 	host, _, ok := front.RequestHost(r)
@@ -101,7 +93,7 @@ func (u *UI) showConnect(w http.ResponseWriter, r *http.Request, sess *auth.Sess
 	}
 	hp := front.HTTPSHost(r)
 	d := connectData{User: sess.User, Host: host, HTTPS: "https://" + hp, DAVS: hp, Server: hp,
-		SFTPPort: u.SFTPPort, Password: password, For: client, CSRF: sess.CSRF, UserPath: url.PathEscape(sess.User)}
+		SFTPPort: u.SFTPPort, Password: password, For: client, CSRF: sess.CSRF(), UserPath: url.PathEscape(sess.User)}
 	if u.Report != nil {
 		d.HostKey = u.Report().HostKeyFingerprint
 	}

@@ -48,8 +48,8 @@ type filesData struct {
 
 // files serves /files/PATH: a folder's page, a file's download (with
 // Range), its preview, or a folder as a zip (?zip).
-func (u *UI) files(w http.ResponseWriter, r *http.Request) {
-	sess, tree, ok := u.sessionTree(w, r, false)
+func (u *UI) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := u.tree(w, sess)
 	if !ok {
 		return
 	}
@@ -90,7 +90,7 @@ func (u *UI) files(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess *auth.Session, tree *store.Tree, name string) {
+func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string) {
 	dir, err := tree.OpenDir(name)
 	if err != nil {
 		files.WriteStoreError(w, err)
@@ -242,7 +242,7 @@ type previewData struct {
 // previewText is how much of a text file its preview shows.
 const previewText = 256 << 10
 
-func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess *auth.Session, tree *store.Tree, name string, in store.Info) {
+func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string, in store.Info) {
 	base := path.Base(name)
 	esc := url.PathEscape(base)
 	esc = "./" + esc // a path on the box, whatever the name (https:x, javascript:x)

@@ -3,6 +3,7 @@ package webui
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"github.com/bonesync/bonesync/appliance/front"
 	"net/http"
 	"net/url"
 	"strings"
@@ -97,12 +98,12 @@ func (f *loginFlows) dropOldestWaiting(source string) bool {
 	return true
 }
 
-func (u *UI) flowRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST "+flowStart, u.flowStart)
-	mux.HandleFunc("POST "+flowStart+"/poll", u.flowPoll)
-	mux.HandleFunc("GET "+flowStart+"/flow/{id}", u.flowPage)
-	mux.HandleFunc("POST "+flowStart+"/flow/{id}", u.flowGrant)
-	u.flowV1Routes(mux)
+func (u *UI) flowRoutes(rs *front.Routes) {
+	rs.Public("POST "+flowStart, u.flowStart)
+	rs.Public("POST "+flowStart+"/poll", u.flowPoll)
+	rs.Handle(auth.Page, "GET "+flowStart+"/flow/{id}", u.flowPage)
+	rs.Handle(auth.Account, "POST "+flowStart+"/flow/{id}", u.flowGrant)
+	u.flowV1Routes(rs)
 }
 
 // flowStart begins a flow: anyone may, as with Nextcloud; nothing is
@@ -174,7 +175,7 @@ type flowData struct {
 
 // pending is the flow the login link names; if it has gone, the owner is
 // told so and ok is false.
-func (u *UI) pending(w http.ResponseWriter, r *http.Request, sess *auth.Session) (*flow, page, bool) {
+func (u *UI) pending(w http.ResponseWriter, r *http.Request, sess auth.Caller) (*flow, page, bool) {
 	u.flows.mu.Lock()
 	u.flows.sweep(time.Now())
 	f, ok := u.flows.m[r.PathValue("id")]
@@ -188,22 +189,14 @@ func (u *UI) pending(w http.ResponseWriter, r *http.Request, sess *auth.Session)
 }
 
 // flowPage asks the logged-in owner to grant the app access.
-func (u *UI) flowPage(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.session(w, r)
-	if !ok {
-		return
-	}
+func (u *UI) flowPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	if f, p, ok := u.pending(w, r, sess); ok {
 		p.Data = flowData{Client: f.client, From: f.addr}
 		u.render(w, http.StatusOK, "flow", p)
 	}
 }
 
-func (u *UI) flowGrant(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.change(w, r)
-	if !ok {
-		return
-	}
+func (u *UI) flowGrant(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	f, p, ok := u.pending(w, r, sess)
 	if !ok {
 		return
@@ -271,27 +264,19 @@ func appKind(ua string) string {
 // view hands to the app.
 const flowV1 = "/index.php/login/flow"
 
-func (u *UI) flowV1Routes(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+flowV1, u.flowV1Page)
-	mux.HandleFunc("POST "+flowV1, u.flowV1Grant)
+func (u *UI) flowV1Routes(rs *front.Routes) {
+	rs.Handle(auth.Page, "GET "+flowV1, u.flowV1Page)
+	rs.Handle(auth.Account, "POST "+flowV1, u.flowV1Grant)
 }
 
-func (u *UI) flowV1Page(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.session(w, r) // not logged in: the login page, and back
-	if !ok {
-		return
-	}
+func (u *UI) flowV1Page(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	p := u.base(sess, "Connect an app", "")
 	p.Data = flowData{Client: appKind(r.UserAgent()), From: guard.Host(r.RemoteAddr)}
 	p.FormsTo = "nc:"
 	u.render(w, http.StatusOK, "flow", p)
 }
 
-func (u *UI) flowV1Grant(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.change(w, r)
-	if !ok {
-		return
-	}
+func (u *UI) flowV1Grant(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	client := appKind(r.UserAgent())
 	pw, _, err := u.Users.NewAppPassword(sess.User, appLabel(client))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/front"
 	"io"
 	"io/fs"
 	"mime"
@@ -115,13 +116,13 @@ type publicRow struct {
 	Modified                    time.Time
 }
 
-func (u *UI) publicRoutes(mux *http.ServeMux) {
+func (u *UI) publicRoutes(rs *front.Routes) {
 	for _, base := range []string{"/index.php/s/{token}", "/s/{token}"} {
-		mux.HandleFunc("GET "+base, u.publicPage)
-		mux.HandleFunc("POST "+base, u.publicPassword)
-		mux.HandleFunc("GET "+base+"/download", u.publicDownload)
-		mux.HandleFunc("GET "+base+"/preview", u.publicPreview)
-		mux.HandleFunc("POST "+base+"/upload", u.publicUpload)
+		rs.Link("GET "+base, u.publicPage)
+		rs.Link("POST "+base, u.publicPassword)
+		rs.Link("GET "+base+"/download", u.publicDownload)
+		rs.Link("GET "+base+"/preview", u.publicPreview)
+		rs.Link("POST "+base+"/upload", u.publicUpload)
 	}
 }
 
@@ -177,7 +178,7 @@ func (u *UI) publicPassword(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	s, ok := u.Shares.Link(r.PathValue("token"))
-	if !ok || s.Hash == "" || auth.CrossSite(r) {
+	if !ok || s.Hash == "" {
 		http.NotFound(w, r)
 		return
 	}

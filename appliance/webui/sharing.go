@@ -50,15 +50,11 @@ func rights(s shares.Share) string {
 	return "read"
 }
 
-func (u *UI) sharesPage(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.session(w, r)
-	if !ok {
-		return
-	}
+func (u *UI) sharesPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	u.showShares(w, r, sess, http.StatusOK, "", "", "")
 }
 
-func (u *UI) showShares(w http.ResponseWriter, r *http.Request, sess *auth.Session, code int, flash, problem, newLink string) {
+func (u *UI) showShares(w http.ResponseWriter, r *http.Request, sess auth.Caller, code int, flash, problem, newLink string) {
 	p := u.base(sess, "Sharing", "shares")
 	p.Flash, p.Problem = flash, problem
 	d := sharesData{NewLink: newLink}
@@ -120,11 +116,7 @@ func (u *UI) showShares(w http.ResponseWriter, r *http.Request, sess *auth.Sessi
 }
 
 // sharesPost makes, revokes or leaves a share.
-func (u *UI) sharesPost(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.change(w, r)
-	if !ok {
-		return
-	}
+func (u *UI) sharesPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	if u.Shares == nil {
 		http.NotFound(w, r)
 		return

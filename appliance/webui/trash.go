@@ -27,15 +27,11 @@ type trashData struct {
 
 // trashPage lists what was deleted and the files' earlier versions, newest
 // first; ?path=P shows only P's versions.
-func (u *UI) trashPage(w http.ResponseWriter, r *http.Request) {
-	sess, ok := u.session(w, r)
-	if !ok {
-		return
-	}
+func (u *UI) trashPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	u.showTrash(w, r, sess, http.StatusOK, "", "")
 }
 
-func (u *UI) showTrash(w http.ResponseWriter, r *http.Request, sess *auth.Session, code int, flash, problem string) {
+func (u *UI) showTrash(w http.ResponseWriter, r *http.Request, sess auth.Caller, code int, flash, problem string) {
 	p := u.base(sess, "Trash", "trash")
 	p.Flash, p.Problem = flash, problem
 	tree, ok := u.tree(w, sess)
@@ -79,8 +75,8 @@ func keepFor(d time.Duration) string {
 }
 
 // trashPost restores or deletes an item, or empties the trash.
-func (u *UI) trashPost(w http.ResponseWriter, r *http.Request) {
-	sess, tree, ok := u.sessionTree(w, r, true)
+func (u *UI) trashPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := u.tree(w, sess)
 	if !ok {
 		return
 	}
@@ -121,8 +117,8 @@ func (u *UI) trashPost(w http.ResponseWriter, r *http.Request) {
 }
 
 // trashItem downloads a trashed file, to look at before restoring it.
-func (u *UI) trashItem(w http.ResponseWriter, r *http.Request) {
-	_, tree, ok := u.sessionTree(w, r, false)
+func (u *UI) trashItem(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	tree, ok := u.tree(w, who)
 	if !ok {
 		return
 	}

@@ -37,9 +37,9 @@ const (
 	enrolFor     = 10 * time.Minute
 )
 
-// enrolments are the secrets being enrolled, by session (its CSRF token),
-// kept here rather than sent back by the page: a page cannot choose its
-// own.
+// enrolments are the secrets being enrolled, by user and session (its
+// CSRF token; "" over Basic), kept here rather than sent back by the
+// page: a page cannot choose its own.
 type enrolments struct {
 	mu sync.Mutex
 	m  map[string]enrolment
@@ -50,28 +50,30 @@ type enrolment struct {
 	until        time.Time
 }
 
-func (e *enrolments) put(sess *auth.Session, secret string) {
+func enrolKey(c auth.Caller) string { return c.User + "\x00" + c.CSRF() }
+
+func (e *enrolments) put(sess auth.Caller, secret string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.m == nil || len(e.m) > 1000 {
 		e.m = map[string]enrolment{}
 	}
-	e.m[sess.CSRF] = enrolment{sess.User, secret, time.Now().Add(enrolFor)}
+	e.m[enrolKey(sess)] = enrolment{sess.User, secret, time.Now().Add(enrolFor)}
 }
 
-func (e *enrolments) get(sess *auth.Session) (string, bool) {
+func (e *enrolments) get(sess auth.Caller) (string, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, ok := e.m[sess.CSRF]
+	v, ok := e.m[enrolKey(sess)]
 	if !ok || v.user != sess.User || time.Now().After(v.until) {
 		return "", false
 	}
 	return v.secret, true
 }
 
-func (e *enrolments) drop(sess *auth.Session) {
+func (e *enrolments) drop(sess auth.Caller) {
 	e.mu.Lock()
-	delete(e.m, sess.CSRF)
+	delete(e.m, enrolKey(sess))
 	e.mu.Unlock()
 }
 
@@ -158,7 +160,7 @@ func (u *UI) codePost(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	c, err := r.Cookie(codeCookie)
-	if err != nil || auth.CrossSite(r) || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
+	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
 		u.loginForm(w, http.StatusForbidden, localNext(r.PostFormValue("next")), "", "The form had expired or came from another page: log in again.")
 		return
 	}
@@ -203,7 +205,7 @@ type twoFactorData struct {
 }
 
 // twoFactorPost handles the account page's two-factor actions.
-func (u *UI) twoFactorPost(r *http.Request, sess *auth.Session, action string) (int, string, string, accountData) {
+func (u *UI) twoFactorPost(r *http.Request, sess auth.Caller, action string) (int, string, string, accountData) {
 	user := sess.User
 	switch action {
 	case "totp-new":
@@ -230,7 +232,7 @@ func (u *UI) twoFactorPost(r *http.Request, sess *auth.Session, action string) (
 			return code, "", problem, d
 		}
 		// A session left open is not enough to tie the account to a phone.
-		if u.Door.AccountPassword(guard.Host(r.RemoteAddr), "web", user, r.PostFormValue("current")) != auth.OK {
+		if u.Door.Password(guard.Host(r.RemoteAddr), auth.Retyped, user, r.PostFormValue("current")) != auth.OK {
 			return again(http.StatusForbidden, "Two-factor login not turned on: the password is not right.")
 		}
 		codes, err := u.Users.EnableTOTP(user, secret, r.PostFormValue("code"))
@@ -244,7 +246,7 @@ func (u *UI) twoFactorPost(r *http.Request, sess *auth.Session, action string) (
 			accountData{TwoFactor: twoFactorData{Recovery: codes}}
 	case "totp-off":
 		addr := guard.Host(r.RemoteAddr)
-		if u.Door.AccountPassword(addr, "web", user, r.PostFormValue("current")) != auth.OK || u.Door.Code(addr, user, r.PostFormValue("code")) != auth.OK {
+		if u.Door.Password(addr, auth.Retyped, user, r.PostFormValue("current")) != auth.OK || u.Door.Code(addr, user, r.PostFormValue("code")) != auth.OK {
 			return http.StatusForbidden, "", "Two-factor login is still on: the password or the code was not right.", accountData{}
 		}
 		if err := u.Users.DisableTOTP(user); err != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/report"
@@ -55,7 +56,7 @@ func FolderURL(p string) string {
 // Door is the login door as the pages ask it (package auth): the login
 // form's and the account page's password check, and the sessions.
 type Door interface {
-	AccountPassword(addr, proto, user, pw string) auth.Result
+	Password(addr string, way auth.Way, user, pw string) auth.Result
 	Code(addr, user, code string) auth.Result
 	TwoFactor(user string) bool
 	LinkPassword(addr, token, hash, pw string) auth.Result
@@ -170,10 +171,13 @@ func (u *UI) init() {
 // good and a new binary's is fetched at once.
 func (u *UI) assetURL(name string) string { return "/ui/" + name + "?v=" + u.static[name].tag }
 
-// Routes adds the pages to mux.
-func (u *UI) Routes(mux *http.ServeMux) {
+// Routes adds the pages, each with the access it asks: the assets, the
+// login form and the public links anyone's; the pages a session's; what
+// changes the account (its password, app passwords, two-factor login,
+// the apps it lets in) the account's; the admin page the admin's.
+func (u *UI) Routes(rs *front.Routes) {
 	u.init()
-	mux.HandleFunc("GET /ui/{name}", func(w http.ResponseWriter, r *http.Request) {
+	rs.Public("GET /ui/{name}", func(w http.ResponseWriter, r *http.Request) {
 		f, ok := u.static[r.PathValue("name")]
 		if !ok {
 			http.NotFound(w, r)
@@ -185,34 +189,34 @@ func (u *UI) Routes(mux *http.ServeMux) {
 		}
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
 	})
-	mux.HandleFunc("GET "+LoginPage, u.loginPage)
-	mux.HandleFunc("POST "+LoginPage, u.loginPost)
-	mux.HandleFunc("POST "+LoginPage+"/code", u.codePost)
-	mux.HandleFunc("POST /logout", u.logout)
-	mux.HandleFunc("GET /files", func(w http.ResponseWriter, r *http.Request) {
+	rs.Handle(auth.Optional, "GET "+LoginPage, u.loginPage)
+	rs.Public("POST "+LoginPage, u.loginPost)
+	rs.Public("POST "+LoginPage+"/code", u.codePost)
+	rs.Handle(auth.Page, "POST /logout", u.logout)
+	rs.Public("GET /files", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, FilesPrefix+"/", http.StatusMovedPermanently)
 	})
-	mux.HandleFunc("GET /files/{path...}", u.files)
-	mux.HandleFunc("HEAD /files/{path...}", u.files)
-	mux.HandleFunc("GET /trash/{$}", u.trashPage)
-	mux.HandleFunc("POST /trash/{$}", u.trashPost)
-	mux.HandleFunc("GET /trash/item/{id}", u.trashItem)
-	mux.HandleFunc("GET /connect", u.connectPage)
-	mux.HandleFunc("POST /connect", u.connectPost)
-	mux.HandleFunc("GET /account", u.accountPage)
-	mux.HandleFunc("POST /account", u.accountPost)
-	mux.HandleFunc("GET /admin/{$}", u.adminPage)
-	mux.HandleFunc("POST /admin/{$}", u.adminPost)
-	mux.HandleFunc("GET /admin/bench.json", u.benchStatus)
-	mux.HandleFunc("GET /thumb/{path...}", u.thumb)
-	mux.HandleFunc("GET /photos", u.photos)
-	mux.HandleFunc("GET /search", u.search)
-	mux.HandleFunc("GET /index.php/f/{id}", u.byID)
-	mux.HandleFunc("POST /notices", u.dismiss)
-	u.publicRoutes(mux)
-	mux.HandleFunc("GET /shares", u.sharesPage)
-	mux.HandleFunc("POST /shares", u.sharesPost)
-	u.flowRoutes(mux)
+	rs.Handle(auth.Page, "GET /files/{path...}", u.files)
+	rs.Handle(auth.Page, "HEAD /files/{path...}", u.files)
+	rs.Handle(auth.Page, "GET /trash/{$}", u.trashPage)
+	rs.Handle(auth.Page, "POST /trash/{$}", u.trashPost)
+	rs.Handle(auth.Page, "GET /trash/item/{id}", u.trashItem)
+	rs.Handle(auth.Page, "GET /connect", u.connectPage)
+	rs.Handle(auth.Account, "POST /connect", u.connectPost)
+	rs.Handle(auth.Account, "GET /account", u.accountPage)
+	rs.Handle(auth.Account, "POST /account", u.accountPost)
+	rs.Handle(auth.Admin, "GET /admin/{$}", u.adminPage)
+	rs.Handle(auth.Admin, "POST /admin/{$}", u.adminPost)
+	rs.Handle(auth.Admin, "GET /admin/bench.json", u.benchStatus)
+	rs.Handle(auth.Page, "GET /thumb/{path...}", u.thumb)
+	rs.Handle(auth.Page, "GET /photos", u.photos)
+	rs.Handle(auth.Page, "GET /search", u.search)
+	rs.Handle(auth.Page, "GET /index.php/f/{id}", u.byID)
+	rs.Handle(auth.Page, "POST /notices", u.dismiss)
+	u.publicRoutes(rs)
+	rs.Handle(auth.Page, "GET /shares", u.sharesPage)
+	rs.Handle(auth.Page, "POST /shares", u.sharesPost)
+	u.flowRoutes(rs)
 }
 
 // page is what every template gets.
@@ -259,57 +263,8 @@ func (u *UI) render(w http.ResponseWriter, code int, name string, p page) {
 	w.Write(b.Bytes())
 }
 
-// session returns the logged-in user's session, or sends the browser to
-// the login page (a script's request gets 401) and returns false.
-func (u *UI) session(w http.ResponseWriter, r *http.Request) (*auth.Session, bool) {
-	if r.TLS == nil {
-		http.Error(w, "the pages are served over HTTPS only", http.StatusForbidden)
-		return nil, false
-	}
-	sess, ok := u.Door.Sessions().Get(r)
-	if !ok {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			http.Redirect(w, r, LoginPage+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-		} else {
-			http.Error(w, "log in first", http.StatusUnauthorized)
-		}
-		return nil, false
-	}
-	return sess, true
-}
-
-// change is session for a request that changes something: it must come
-// from the box's own page, with the session's CSRF token.
-func (u *UI) change(w http.ResponseWriter, r *http.Request) (*auth.Session, bool) {
-	sess, ok := u.session(w, r)
-	if !ok {
-		return nil, false
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if !sess.Allows(r) {
-		http.Error(w, "refused: the request did not come from this box's page (no valid CSRF token)", http.StatusForbidden)
-		return nil, false
-	}
-	return sess, true
-}
-
-// sessionTree is session (or change, for a request that changes
-// something) and the session user's files, opened; the caller closes them.
-func (u *UI) sessionTree(w http.ResponseWriter, r *http.Request, changing bool) (*auth.Session, *store.Tree, bool) {
-	get := u.session
-	if changing {
-		get = u.change
-	}
-	sess, ok := get(w, r)
-	if !ok {
-		return nil, nil, false
-	}
-	tree, ok := u.tree(w, sess)
-	return sess, tree, ok
-}
-
 // tree opens the session user's files with their quota, or answers 500.
-func (u *UI) tree(w http.ResponseWriter, sess *auth.Session) (*store.Tree, bool) {
+func (u *UI) tree(w http.ResponseWriter, sess auth.Caller) (*store.Tree, bool) {
 	tree, err := u.Store.Tree(sess.User)
 	if err != nil {
 		u.Log.Error("web: cannot open the files", "user", sess.User, "err", err)
@@ -320,8 +275,8 @@ func (u *UI) tree(w http.ResponseWriter, sess *auth.Session) (*store.Tree, bool)
 	return tree, true
 }
 
-func (u *UI) base(sess *auth.Session, title, nav string) page {
-	p := page{Title: title, User: sess.User, Admin: sess.User == users.Admin, CSRF: sess.CSRF, Nav: nav}
+func (u *UI) base(sess auth.Caller, title, nav string) page {
+	p := page{Title: title, User: sess.User, Admin: sess.User == users.Admin, CSRF: sess.CSRF(), Nav: nav}
 	if u.Notices != nil {
 		p.Notices, _ = u.Notices.List(sess.User)
 	}

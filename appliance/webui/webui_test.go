@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bonesync/bonesync/appliance/front"
 	"html"
 	"io"
 	"log/slog"
@@ -73,7 +74,7 @@ func newSite(t *testing.T) *site {
 	log := slog.New(slog.DiscardHandler)
 	door := auth.New(db, log)
 	door.LoginPage = LoginPage
-	dav := &filesdav.Handler{Store: files, Quotas: db, Door: door, Locks: locks.New(), Log: log, FolderPage: FolderURL}
+	dav := &filesdav.Handler{Store: files, Quotas: db, Locks: locks.New(), Log: log, FolderPage: FolderURL}
 	s := &site{t: t, now: time.Now()}
 	book, err := shares.Open(t.TempDir(), files, db, log)
 	if err != nil {
@@ -91,7 +92,7 @@ func newSite(t *testing.T) *site {
 		Previews: &preview.Maker{Store: files, Log: log}, Notices: board, Shares: book, Audit: rec,
 		Accounts: &accounts.Service{Users: db, Parts: map[string]accounts.Part{"shares": book, "notices": board}}}
 	door.Sessions().Now = func() time.Time { return s.now }
-	mux := http.NewServeMux()
+	mux := front.NewRoutes(door)
 	dav.Routes(mux)
 	s.ui.Routes(mux)
 	s.srv = httptest.NewTLSServer(mux)
@@ -246,8 +247,8 @@ func TestCSRF(t *testing.T) {
 	if code := put("X-CSRF-Token", "wrong"); code != http.StatusUnauthorized {
 		t.Errorf("a WebDAV PUT with a wrong CSRF token: %d, want 401", code)
 	}
-	if code := put("X-CSRF-Token", tok, "Origin", "https://evil.example"); code != http.StatusUnauthorized {
-		t.Errorf("a WebDAV PUT from another origin: %d, want 401", code)
+	if code := put("X-CSRF-Token", tok, "Origin", "https://evil.example"); code != http.StatusForbidden {
+		t.Errorf("a WebDAV PUT from another origin: %d, want 403", code)
 	}
 	if code := put("X-CSRF-Token", tok); code != http.StatusCreated {
 		t.Errorf("a WebDAV PUT from the page: %d, want 201", code)
@@ -390,7 +391,7 @@ func TestAppPasswordForWebDAVUntilRevoked(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("password change with an app password as the current one: %s, want 403", resp.Status)
 	}
-	if ok, _ := s.ui.Users.CheckPassword("ann", "ann-password", false); !ok {
+	if ok, _ := s.ui.Users.CheckPassword("ann", "ann-password", false, users.Client); !ok {
 		t.Error("the account password changed")
 	}
 	apps, _ := s.ui.Users.AppPasswords("ann")
@@ -446,7 +447,7 @@ func TestNextcloudLoginFlow(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &creds); err != nil || r.StatusCode != 200 || creds.LoginName != "ann" || creds.Server != s.srv.URL {
 		t.Fatalf("poll after the grant: %s %s", r.Status, body)
 	}
-	if ok, _ := s.ui.Users.CheckPassword("ann", creds.AppPassword, false); !ok {
+	if ok, _ := s.ui.Users.CheckPassword("ann", creds.AppPassword, false, users.Client); !ok {
 		t.Error("the flow's app password does not log ann in")
 	}
 	if apps, _ := s.ui.Users.AppPasswords("ann"); len(apps) != 1 || !strings.HasPrefix(apps[0].Label, "The Nextcloud desktop app (") {
@@ -1096,7 +1097,7 @@ func TestConnectPage(t *testing.T) {
 	if rclone == nil || !strings.Contains(html.UnescapeString(rclone[1]), "pass="+m[1]+" ") || strings.Contains(desktop[1], m[1]) {
 		t.Errorf("the password is not in rclone's steps alone:\n%s\n%s", rclone, desktop)
 	}
-	if ok, _ := s.ui.Users.CheckPassword("ann", m[1], false); !ok {
+	if ok, _ := s.ui.Users.CheckPassword("ann", m[1], false, users.Client); !ok {
 		t.Error("the app password shown does not log in")
 	}
 	if resp, _ := s.do("POST", "/connect", cookie, url.Values{"csrf": {csrf}, "client": {"evil"}}); resp.StatusCode != 400 {

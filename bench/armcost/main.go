@@ -125,8 +125,8 @@ func newDAV(dir, authorized string) (*dav, error) {
 	}
 	log := sysd.NewLogger(os.Stderr)
 	door := auth.New(db, log)
-	h := &files.Handler{Store: fs, Quotas: db, Door: door, Locks: locks.New(), Log: log}
-	p := &preview.Handler{Maker: &preview.Maker{Store: fs, Log: log}, Door: door, Log: log}
+	h := &files.Handler{Store: fs, Quotas: db, Locks: locks.New(), Log: log}
+	p := &preview.Handler{Maker: &preview.Maker{Store: fs, Log: log}, Log: log}
 	return &dav{Handler: h, previews: p, db: db, door: door}, nil
 }
 
@@ -196,12 +196,14 @@ func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.
 		}
 	}
 	var mounts []front.Mount
+	var door front.Door // nil without -dav: the CA alone, public
 	if d != nil {
 		mounts = append(mounts, d.Handler, d.previews)
+		door = d.door
 	}
 	var open atomic.Int64 // HTTPS and SFTP connections, from accept to close
 	srv := &http.Server{
-		Handler:           front.HTTPS(content{ca}, "80", nil, mounts...),
+		Handler:           front.HTTPS(content{ca}, "80", nil, door, mounts...),
 		ReadHeaderTimeout: 20 * time.Second,
 	}
 	hl := front.HandshakeListener(ctx, counted{tlsLn, &open}, cfg, front.Handshakes{Slots: guard.NewLimiter(4, 10*time.Second), Timeout: 60 * time.Second})
@@ -213,7 +215,7 @@ func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.
 			return err
 		}
 		log := sysd.NewLogger(os.Stderr)
-		ss := &sftpd.Server{Door: d.door, Quotas: d.db, Store: d.Store, Locks: d.Locks,
+		ss := &sftpd.Server{Quotas: d.db, Store: d.Store, Locks: d.Locks,
 			Handshakes:  guard.NewLimiter(4, 10*time.Second),
 			Admission:   guard.NewAdmission("sftp", guard.Limits{PerAddress: 16, Waiting: 8}, log),
 			HostKeys:    func() []crypto.Signer { return []crypto.Signer{hostKey} },
