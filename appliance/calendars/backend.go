@@ -80,15 +80,11 @@ func parse(p string) (target, bool) {
 
 func (t target) collPath() string { return HomePath(t.kind, t.user) + t.coll + "/" }
 
-type userKey struct{}
-
-func userOf(ctx context.Context) string { u, _ := ctx.Value(userKey{}).(string); return u }
-
 // resolve parses p and checks it is the logged-in user's: another user's
 // collections are not found.
-func (s *Store) resolve(ctx context.Context, p string) (target, error) {
+func (s *Store) resolve(user, p string) (target, error) {
 	t, ok := parse(p)
-	if !ok || t.user != userOf(ctx) {
+	if !ok || t.user != user {
 		return t, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
 	}
 	return s.kept(t), nil
@@ -121,20 +117,25 @@ func httpError(k Kind, err error) error {
 
 // kindBackend is what go-webdav's caldav and carddav backends do alike,
 // for one kind: they differ in their types and their validation only.
+// One is made for each request, with the logged-in user and the request's
+// conditions (go-webdav hands a backend the context alone, and passes on
+// the conditions for a PUT only): nothing rides in the context.
 type kindBackend struct {
 	s    *Store
 	kind Kind
+	user string
+	cond Conditions
 }
 
 // collections are the user's own collections and those shared with them.
 func (b kindBackend) collections(ctx context.Context) ([]Collection, error) {
-	cs, err := b.s.Collections(b.kind, userOf(ctx))
-	return append(cs, b.s.shared(userOf(ctx), b.kind)...), err
+	cs, err := b.s.Collections(b.kind, b.user)
+	return append(cs, b.s.shared(b.user, b.kind)...), err
 }
 
 // collection is the collection at p, as the user sees it.
 func (b kindBackend) collection(ctx context.Context, p string) (*Collection, error) {
-	t, err := b.s.resolve(ctx, p)
+	t, err := b.s.resolve(b.user, p)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +149,7 @@ func (b kindBackend) collection(ctx context.Context, p string) (*Collection, err
 
 // create makes c at p, in the user's home (where says so otherwise).
 func (b kindBackend) create(ctx context.Context, p string, c Collection, where string) error {
-	t, err := b.s.resolve(ctx, p)
+	t, err := b.s.resolve(b.user, p)
 	if err != nil || t.coll == "" || t.name != "" {
 		return webdav.NewHTTPError(http.StatusForbidden, errors.New(where))
 	}
@@ -157,7 +158,7 @@ func (b kindBackend) create(ctx context.Context, p string, c Collection, where s
 }
 
 func (b kindBackend) object(ctx context.Context, p string) (target, *Object, error) {
-	t, err := b.s.resolve(ctx, p)
+	t, err := b.s.resolve(b.user, p)
 	if err != nil {
 		return t, nil, err
 	}
@@ -166,7 +167,7 @@ func (b kindBackend) object(ctx context.Context, p string) (target, *Object, err
 }
 
 func (b kindBackend) objects(ctx context.Context, p string) (target, []Object, error) {
-	t, err := b.s.resolve(ctx, p)
+	t, err := b.s.resolve(b.user, p)
 	if err != nil {
 		return t, nil, err
 	}
@@ -177,7 +178,7 @@ func (b kindBackend) objects(ctx context.Context, p string) (target, []Object, e
 // put stores what encode gives (the object's UID and its bytes, or the
 // precondition it fails) at p.
 func (b kindBackend) put(ctx context.Context, p string, encode func(t target) (uid string, data []byte, err error)) (*Object, error) {
-	t, err := b.s.resolve(ctx, p)
+	t, err := b.s.resolve(b.user, p)
 	if err != nil || t.name == "" {
 		return nil, webdav.NewHTTPError(http.StatusNotFound, errors.New("not found"))
 	}
@@ -188,14 +189,14 @@ func (b kindBackend) put(ctx context.Context, p string, encode func(t target) (u
 	if err != nil {
 		return nil, err
 	}
-	o, _, err := b.s.Put(b.kind, t.owner, t.ocoll, t.name, uid, data, conditionsOf(ctx))
+	o, _, err := b.s.Put(b.kind, t.owner, t.ocoll, t.name, uid, data, b.cond)
 	return o, httpError(b.kind, err)
 }
 
 // remove deletes what is at p: an object, a collection, or the user's
 // place in a share (they leave it).
 func (b kindBackend) remove(ctx context.Context, p string) error {
-	t, err := b.s.resolve(ctx, p)
+	t, err := b.s.resolve(b.user, p)
 	if err != nil {
 		return err
 	}
@@ -203,11 +204,11 @@ func (b kindBackend) remove(ctx context.Context, p string) error {
 	case t.name == "" && t.shareID != "":
 		return b.s.Sharing.Leave(t.user, t.shareID)
 	case t.name == "":
-		return httpError(b.kind, b.s.DeleteCollectionIf(b.kind, t.owner, t.ocoll, conditionsOf(ctx)))
+		return httpError(b.kind, b.s.DeleteCollectionIf(b.kind, t.owner, t.ocoll, b.cond))
 	case t.readOnly:
 		return errReadOnly
 	}
-	return httpError(b.kind, b.s.Delete(b.kind, t.owner, t.ocoll, t.name, conditionsOf(ctx)))
+	return httpError(b.kind, b.s.Delete(b.kind, t.owner, t.ocoll, t.name, b.cond))
 }
 
 // each converts objs by conv, leaving out those it cannot read.
@@ -227,16 +228,16 @@ type calBackend struct {
 	log *slog.Logger
 }
 
-func newCalBackend(s *Store, log *slog.Logger) calBackend {
-	return calBackend{kindBackend{s, Calendars}, log}
+func newCalBackend(s *Store, log *slog.Logger, user string, cond Conditions) calBackend {
+	return calBackend{kindBackend{s, Calendars, user, cond}, log}
 }
 
 func (b calBackend) CurrentUserPrincipal(ctx context.Context) (string, error) {
-	return PrincipalPath(userOf(ctx)), nil
+	return PrincipalPath(b.user), nil
 }
 
 func (b calBackend) CalendarHomeSetPath(ctx context.Context) (string, error) {
-	return HomePath(Calendars, userOf(ctx)), nil
+	return HomePath(Calendars, b.user), nil
 }
 
 func (b calBackend) calendar(c Collection) caldav.Calendar {
@@ -335,14 +336,16 @@ func (b calBackend) DeleteCalendarObject(ctx context.Context, p string) error {
 // cardBackend is the store as go-webdav's carddav.Backend.
 type cardBackend struct{ kindBackend }
 
-func newCardBackend(s *Store) cardBackend { return cardBackend{kindBackend{s, AddressBooks}} }
+func newCardBackend(s *Store, user string, cond Conditions) cardBackend {
+	return cardBackend{kindBackend{s, AddressBooks, user, cond}}
+}
 
 func (b cardBackend) CurrentUserPrincipal(ctx context.Context) (string, error) {
-	return PrincipalPath(userOf(ctx)), nil
+	return PrincipalPath(b.user), nil
 }
 
 func (b cardBackend) AddressBookHomeSetPath(ctx context.Context) (string, error) {
-	return HomePath(AddressBooks, userOf(ctx)), nil
+	return HomePath(AddressBooks, b.user), nil
 }
 
 func (b cardBackend) book(c Collection) carddav.AddressBook {
@@ -457,15 +460,6 @@ func validCard(c vcard.Card) error {
 		return errors.New("a vCard must have an FN")
 	}
 	return nil
-}
-
-type condKey struct{}
-
-// conditionsOf is the request's If-Match and If-None-Match, read once by
-// Handler (go-webdav passes them on for PUT only, not for DELETE).
-func conditionsOf(ctx context.Context) Conditions {
-	c, _ := ctx.Value(condKey{}).(Conditions)
-	return c
 }
 
 // matchCard is RFC 6352 10.5's filter on one vCard.

@@ -2,7 +2,6 @@ package calendars
 
 import (
 	"bytes"
-	"context"
 	"encoding/xml"
 	"fmt"
 	"github.com/bonesync/bonesync/appliance/auth"
@@ -54,9 +53,6 @@ const (
 // serve answers a CalDAV or CardDAV request of the user.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 	user := who.User
-	ctx := context.WithValue(r.Context(), userKey{}, user)
-	ctx = context.WithValue(ctx, condKey{}, precond.Of(r.Header))
-	r = r.WithContext(ctx)
 	p := r.URL.Path
 	switch {
 	case strings.HasPrefix(p, "/.well-known/"):
@@ -145,15 +141,19 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, who auth.Caller)
 		}
 		defer release()
 	}
-	h.delegate(w, r, t.kind)
+	h.delegate(w, r, t)
 }
 
-func (h *Handler) delegate(w http.ResponseWriter, r *http.Request, k Kind) {
-	if k == Calendars {
-		(&caldav.Handler{Backend: newCalBackend(h.Store, h.Log), Prefix: strings.TrimSuffix(davRoot, "/")}).ServeHTTP(w, r)
+// delegate hands the request for t to go-webdav, with a backend made for
+// it: the user (t's, which serve held to the logged-in one) and the
+// request's conditions travel in the backend, not in the context.
+func (h *Handler) delegate(w http.ResponseWriter, r *http.Request, t target) {
+	user, cond := t.user, precond.Of(r.Header)
+	if t.kind == Calendars {
+		(&caldav.Handler{Backend: newCalBackend(h.Store, h.Log, user, cond), Prefix: strings.TrimSuffix(davRoot, "/")}).ServeHTTP(w, r)
 		return
 	}
-	(&carddav.Handler{Backend: newCardBackend(h.Store), Prefix: strings.TrimSuffix(addressDir, "/users/")}).ServeHTTP(w, r)
+	(&carddav.Handler{Backend: newCardBackend(h.Store, user, cond), Prefix: strings.TrimSuffix(addressDir, "/users/")}).ServeHTTP(w, r)
 }
 
 // checkPut validates an object before go-webdav sees it, so that a bad one

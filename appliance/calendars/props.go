@@ -172,7 +172,7 @@ func (h *Handler) propfindCollection(w http.ResponseWriter, r *http.Request, t t
 		r2 := r.Clone(r.Context())
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		rec := httptest.NewRecorder()
-		h.delegate(rec, r2, t.kind)
+		h.delegate(rec, r2, t)
 		if rec.Code != http.StatusMultiStatus {
 			http.Error(w, "PROPFIND of the members failed", rec.Code)
 			return

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"html"
 	"log/slog"
@@ -13,50 +12,28 @@ import (
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
-	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/provision"
-	"github.com/bonesync/bonesync/appliance/sysd"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
-// runWithoutFiles serves while the files are away (the data disk is
-// unplugged, Options.FilesGone says why): the CA downloads and the
-// redirects as always; every other HTTPS request gets 503 with the reason
-// (a page for a browser, a line for a client), and an SFTP login gets the
-// reason on stderr; nothing is written anywhere. The card's copy of the
-// files, if any is left, is never served in their place. PID 1 starts the
-// full server again when the disk is back.
-func runWithoutFiles(ctx context.Context, o Options, p provision.Options, box *provision.Box, lns *listen.Listeners, log *slog.Logger) error {
+// openWithoutFiles builds the services a server needs while the files
+// are away (the data disk is unplugged, Options.FilesGone says why): the
+// accounts and the login door, for the CA downloads, the redirects and
+// SFTP's answer; nothing that reads or writes the files. parts then runs
+// what of the one list does not need them: every other HTTPS request
+// gets 503 with the reason (a page for a browser, a line for a client),
+// an SFTP login gets the reason on stderr, nothing is written anywhere,
+// and the card's copy of the files, if any is left, is never served in
+// their place. PID 1 starts the full server again when the disk is back.
+func openWithoutFiles(o Options, p provision.Options, box *provision.Box, log *slog.Logger) (*services, error) {
 	s := &services{o: o, log: log, prov: p, cfg: p.Config, box: newCurrent(box, p.URLs),
 		handshakes: guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second)}
 	var err error
 	if s.accounts, err = users.Open(p.State); err != nil {
-		return err
+		return nil, err
 	}
 	s.door = auth.New(s.accounts, log)
-	sftp, err := s.sftp()
-	if err != nil {
-		return err
-	}
-	sftp.Unavailable = "bonesync: " + o.FilesGone
-	away := filesAway{why: o.FilesGone}
-	web := s.front(lns, front.HTTPS(s.box, fmt.Sprint(listen.PortOf(lns.HTTP)), nil, s.door, away), front.HTTP(s.box, fmt.Sprint(listen.PortOf(lns.HTTPS)), s.door))
-	parts := []part{
-		{"https", web.Run, true},
-		{"sftp", func(ctx context.Context) error { return sftp.Serve(ctx, lns.SSH) }, true},
-		{"refresh", func(ctx context.Context) error { s.watcher().Run(ctx); return nil }, false},
-		{"clock", s.keepClock, false},
-		{"watchdog", s.watchdog(lns.HTTP.Addr()), false},
-	}
-	log.Info("serving HTTPS, HTTP and SFTP", "https", lns.HTTPS.Addr(), "http", lns.HTTP.Addr(), "sftp", lns.SSH.Addr())
-	log.Warn("serving no files", "why", o.FilesGone)
-	sysd.Ready(lns.Addrs())
-	sysd.Status("no files: " + o.FilesGone)
-	defer s.close()
-	if _, err := runParts(ctx, parts, stopGrace, log); err != nil {
-		return fmt.Errorf("server stopped: %w", err)
-	}
-	return nil
+	return s, nil
 }
 
 // filesAway answers every path the CA downloads do not with 503 and why.

@@ -36,35 +36,60 @@ type part struct {
 	// serves is set for a part that changes the users' files: the stop
 	// is clean only if each such part ends in time.
 	serves bool
+	// files is set for a job that works on the files (or on what is kept
+	// beside them): it does not run while they are away.
+	files bool
 }
 
-// parts are the protocols on their listeners and the background jobs.
+// parts are the protocols on their listeners and the background jobs:
+// one list for the server with its files and without them (the data disk
+// unplugged, Options.FilesGone), when the front answers every protocol's
+// route with why (filesAway), SFTP says why at login and the jobs on the
+// files do not run.
 func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 	sftp, err := s.sftp()
 	if err != nil {
 		return nil, err
 	}
-	web := s.web(lns)
-	return []part{
-		{"https", web.Run, true},
-		{"sftp", func(ctx context.Context) error { return sftp.Serve(ctx, lns.SSH) }, true},
+	away := s.o.FilesGone != ""
+	if away {
+		sftp.Unavailable = "bonesync: " + s.o.FilesGone
+	}
+	all := []part{
+		{"https", s.web(lns).Run, true, false},
+		{"sftp", func(ctx context.Context) error { return sftp.Serve(ctx, lns.SSH) }, true, false},
 		{"trash", func(ctx context.Context) error {
 			s.files.PurgeTrashEvery(ctx, purgeTrashEvery, s.trashPurged)
 			return nil
-		}, false},
-		{"previews", func(ctx context.Context) error { s.previews.SweepEvery(ctx, sweepPreviewsEvery); return nil }, false},
-		{"notices", s.noticeWatch().Run, false},
-		{"hourly", s.keepHourly, false},
-		{"refresh", func(ctx context.Context) error { s.watcher().Run(ctx); return nil }, false},
-		{"clock", s.keepClock, false},
-		{"first-login", s.tidyFirstLogin, false},
-		{"watchdog", s.watchdog(lns.HTTP.Addr()), false},
-		{"copies", s.copies, false},
-	}, nil
+		}, false, true},
+		{"previews", func(ctx context.Context) error { s.previews.SweepEvery(ctx, sweepPreviewsEvery); return nil }, false, true},
+		{"notices", func(ctx context.Context) error { return s.noticeWatch().Run(ctx) }, false, true},
+		{"hourly", s.keepHourly, false, true},
+		{"refresh", func(ctx context.Context) error { s.watcher().Run(ctx); return nil }, false, false},
+		{"clock", s.keepClock, false, false},
+		{"first-login", s.tidyFirstLogin, false, true},
+		{"watchdog", s.watchdog(lns.HTTP.Addr()), false, false},
+		{"copies", s.copies, false, true},
+	}
+	if !away {
+		return all, nil
+	}
+	var parts []part
+	for _, p := range all {
+		if !p.files {
+			parts = append(parts, p)
+		}
+	}
+	return parts, nil
 }
 
-// web is the HTTPS and plain-HTTP front with every protocol mounted.
+// web is the HTTPS and plain-HTTP front with every protocol mounted, or
+// while the files are away the CA downloads and filesAway.
 func (s *services) web(lns *listen.Listeners) *front.Server {
+	if s.o.FilesGone != "" {
+		return s.front(lns, front.HTTPS(s.box, strconv.Itoa(listen.PortOf(lns.HTTP)), nil, s.door, filesAway{why: s.o.FilesGone}),
+			front.HTTP(s.box, strconv.Itoa(listen.PortOf(lns.HTTPS)), s.door))
+	}
 	dav, mounts := s.mounts(listen.PortOf(lns.SSH), listen.PortOf(lns.HTTP))
 	return s.front(lns, front.HTTPS(s.box, strconv.Itoa(listen.PortOf(lns.HTTP)), s.memory, s.door, mounts...), front.HTTP(s.box, strconv.Itoa(listen.PortOf(lns.HTTPS)), s.door, dav))
 }

@@ -61,10 +61,12 @@ func Run(ctx context.Context, o Options) error {
 	}
 	saveClock(p.Clock, log)
 	budget.LimitRuntime()
+	var s *services
 	if o.FilesGone != "" {
-		return runWithoutFiles(ctx, o, p, box, lns, log)
+		s, err = openWithoutFiles(o, p, box, log)
+	} else {
+		s, err = open(o, p, box, lns, log, &recent)
 	}
-	s, err := open(o, p, box, lns, log, &recent)
 	if err != nil {
 		return err
 	}
@@ -76,6 +78,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	log.Info("serving HTTPS, HTTP and SFTP", "https", lns.HTTPS.Addr(), "http", lns.HTTP.Addr(), "sftp", lns.SSH.Addr())
 	sysd.Ready(lns.Addrs())
-	sysd.Status(fmt.Sprintf("serving with %s (HTTPS) and %s (SFTP)", box.Choice.TLS.Key, box.Choice.SSH.Key))
+	if o.FilesGone != "" {
+		log.Warn("serving no files", "why", o.FilesGone)
+		sysd.Status("no files: " + o.FilesGone)
+	} else {
+		sysd.Status(fmt.Sprintf("serving with %s (HTTPS) and %s (SFTP)", box.Choice.TLS.Key, box.Choice.SSH.Key))
+	}
 	return s.stop(runParts(ctx, parts, stopGrace, log))
 }

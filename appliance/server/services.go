@@ -235,11 +235,13 @@ func (s *services) firstLogin() error {
 // its folder tags, and the store's next start renews its folder ETags),
 // and the clock floor is saved.
 func (s *services) stop(clean bool, err error) error {
-	if clean {
+	switch {
+	case s.files == nil: // served without them
+	case clean:
 		if cerr := s.files.Close(); cerr != nil {
 			s.log.Error("files: close the store", "err", cerr)
 		}
-	} else {
+	default:
 		s.log.Warn("files: stopped with transfers still running; sync clients will check their folders again after the next start")
 	}
 	if err != nil {
