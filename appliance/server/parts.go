@@ -77,16 +77,30 @@ func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount
 		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares,
 		Capabilities: merge(notices.Capabilities, shares.Capabilities)}
 	sys := s.system()
-	return dav, []front.Mount{
+	ms := []front.Mount{
 		dav,
 		&preview.Handler{Maker: s.previews, Log: s.log},
 		&notices.Handler{Board: s.notices, Log: s.log},
 		&shares.API{Book: s.shares, Store: s.files, Users: s.accounts, Log: s.log},
 		&calendars.Handler{Store: s.pim, Emails: s.accounts, Log: s.log},
-		&webui.UI{Door: s.door, Users: s.accounts, Store: s.files, Log: s.log, System: sys,
-			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Previews: s.previews, Notices: s.notices,
-			Shares: s.shares, Accounts: s.acct, Collections: s.collectionNames, Calendars: s.pim, Audit: s.audit, SFTPPort: sshPort},
-		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: plainPort, Log: s.log, Audit: s.audit},
+	}
+	ms = append(ms, s.rooms(sys, sshPort)...)
+	return dav, append(ms, &admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: plainPort, Log: s.log, Audit: s.audit})
+}
+
+// rooms are the web pages, a handler per group of pages, each given the
+// parts its pages use.
+func (s *services) rooms(sys *admin.System, sshPort int) []front.Mount {
+	ui := &webui.Common{Log: s.log, Notices: s.notices, Audit: s.audit}
+	return []front.Mount{ui,
+		&webui.Login{Common: ui, Door: s.door, Apps: s.accounts, OnBoard: sys.Board != ""},
+		&webui.Files{Common: ui, Store: s.files, Users: s.accounts, Thumbs: true},
+		&webui.Photos{Common: ui, Store: s.files, Users: s.accounts, Previews: s.previews},
+		&webui.Sharing{Common: ui, Store: s.files, Users: s.accounts, Shares: s.shares, Collections: s.collectionNames},
+		&webui.Account{Common: ui, Door: s.door, Users: s.accounts, Report: s.box.Report, SFTPPort: sshPort},
+		&webui.Public{Common: ui, Door: s.door, Shares: s.shares, Store: s.files, Previews: s.previews},
+		&webui.Admin{Common: ui, Sessions: s.door.Sessions(), Users: s.accounts, Store: s.files, System: sys,
+			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Accounts: s.acct, Calendars: s.pim},
 	}
 }
 

@@ -28,14 +28,14 @@ type loginData struct {
 
 // firstPassword says where admin's first password is: on the board, its
 // console and the card; elsewhere, where the server was started.
-func (u *UI) firstPassword() string {
-	if u.System != nil && u.System.Board != "" {
+func (u *Login) firstPassword() string {
+	if u.OnBoard {
 		return "The first password is on the serial console and in FIRST-LOGIN.txt on the card's boot partition."
 	}
 	return "The first password was printed where the server was started: its terminal (make run), or the journal (journalctl -u bonesync) for the service."
 }
 
-func (u *UI) loginPage(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+func (u *Login) loginPage(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 	if r.TLS == nil {
 		http.Error(w, "log in over HTTPS", http.StatusForbidden)
 		return
@@ -50,13 +50,13 @@ func (u *UI) loginPage(w http.ResponseWriter, r *http.Request, who auth.Caller) 
 
 // loginForm shows the form with a fresh token in a cookie and a field:
 // a login posted from another site's page has neither (login CSRF).
-func (u *UI) loginForm(w http.ResponseWriter, code int, next, name, problem string) {
+func (u *Login) loginForm(w http.ResponseWriter, code int, next, name, problem string) {
 	tok := auth.RandomToken()
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: "/", Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	u.render(w, code, "login", page{Title: "Log in", Problem: problem, Data: loginData{Next: next, Username: name, Token: tok, FirstPassword: u.firstPassword()}})
 }
 
-func (u *UI) loginPost(w http.ResponseWriter, r *http.Request) {
+func (u *Login) loginPost(w http.ResponseWriter, r *http.Request) {
 	if r.TLS == nil {
 		http.Error(w, "log in over HTTPS", http.StatusForbidden)
 		return
@@ -88,7 +88,7 @@ func (u *UI) loginPost(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-func (u *UI) logout(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
+func (u *Login) logout(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
 	u.Door.Sessions().End(w, r)
 	http.Redirect(w, r, LoginPage, http.StatusSeeOther)
 }
@@ -102,11 +102,11 @@ type accountData struct {
 	TwoFactor twoFactorData
 }
 
-func (u *UI) accountPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Account) accountPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	u.showAccount(w, sess, http.StatusOK, "", "", accountData{})
 }
 
-func (u *UI) showAccount(w http.ResponseWriter, sess auth.Caller, code int, flash, problem string, d accountData) {
+func (u *Account) showAccount(w http.ResponseWriter, sess auth.Caller, code int, flash, problem string, d accountData) {
 	p := u.base(sess, "Account", "account")
 	p.Flash, p.Problem = flash, problem
 	apps, err := u.Users.AppPasswords(sess.User)
@@ -120,7 +120,7 @@ func (u *UI) showAccount(w http.ResponseWriter, sess auth.Caller, code int, flas
 	u.render(w, code, "account", p)
 }
 
-func (u *UI) accountPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Account) accountPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	switch action := r.PostFormValue("action"); action {
 	case "totp-new", "totp-enable", "totp-off":
 		code, flash, problem, d := u.twoFactorPost(r, sess, action)

@@ -69,17 +69,17 @@ type adminData struct {
 }
 
 // audited records an admin action in the audit log.
-func (u *UI) audited(r *http.Request, user, what string) {
+func (u *Common) audited(r *http.Request, user, what string) {
 	if err := u.Audit.Record(audit.Event{Kind: audit.Admin, User: user, Addr: guard.Host(r.RemoteAddr), Proto: "web", What: what}); err != nil {
 		u.Log.Warn("admin action not recorded in the audit log", "what", what, "err", err)
 	}
 }
 
-func (u *UI) adminPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Admin) adminPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	u.showAdmin(w, sess, http.StatusOK, "", "", adminData{})
 }
 
-func (u *UI) showAdmin(w http.ResponseWriter, sess auth.Caller, code int, flash, problem string, d adminData) {
+func (u *Admin) showAdmin(w http.ResponseWriter, sess auth.Caller, code int, flash, problem string, d adminData) {
 	p := u.base(sess, "Admin", "admin")
 	p.Flash, p.Problem = flash, problem
 	list, err := u.Users.List()
@@ -154,7 +154,7 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess auth.Caller, code int, flash,
 }
 
 // departed lists the data of names that have no account.
-func (u *UI) departed(accounts []users.Info) []departed {
+func (u *Admin) departed(accounts []users.Info) []departed {
 	names, _ := u.Store.Owners()
 	if u.Calendars != nil {
 		names = append(names, u.Calendars.Owners()...)
@@ -177,7 +177,7 @@ func (u *UI) departed(accounts []users.Info) []departed {
 	return out
 }
 
-func (u *UI) adminPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Admin) adminPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	name := strings.TrimSpace(r.PostFormValue("user"))
 	fail := func(code int, msg string) { u.showAdmin(w, sess, code, "", msg, adminData{}) }
 	switch r.PostFormValue("action") {
@@ -205,7 +205,7 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request, sess auth.Caller)
 			return
 		}
 		if name == sess.User {
-			u.Door.Sessions().Renew(r, name)
+			u.Sessions.Renew(r, name)
 		}
 		u.Log.Info("web: admin reset a password", "user", name)
 		u.audited(r, sess.User, "reset the password of "+name)
@@ -314,7 +314,7 @@ func (b *benchRun) start(measure func(context.Context, io.Writer) error, log *sl
 }
 
 // benchStatus is the progress the admin page polls while measuring.
-func (u *UI) benchStatus(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
+func (u *Admin) benchStatus(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
 	u.bench.mu.Lock()
 	st := struct {
 		Running bool     `json:"running"`
@@ -329,7 +329,7 @@ func (u *UI) benchStatus(w http.ResponseWriter, r *http.Request, _ auth.Caller) 
 
 // copyNow starts a copy off the box; the first one's password is shown
 // this once.
-func (u *UI) copyNow(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
+func (u *Admin) copyNow(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
 	if u.System == nil || u.System.CopyStart == nil {
 		fail(http.StatusNotImplemented, "No copy target is set: copy_target in the config (docs/copies.md).")
 		return
@@ -346,7 +346,7 @@ func (u *UI) copyNow(w http.ResponseWriter, r *http.Request, sess auth.Caller, f
 }
 
 // departedPost hands a deleted user's files over, or removes all they left.
-func (u *UI) departedPost(w http.ResponseWriter, r *http.Request, sess auth.Caller, name string, fail func(int, string)) {
+func (u *Admin) departedPost(w http.ResponseWriter, r *http.Request, sess auth.Caller, name string, fail func(int, string)) {
 	switch r.PostFormValue("action") {
 	case "hand-over":
 		to := strings.TrimSpace(r.PostFormValue("to"))
@@ -382,7 +382,7 @@ func (u *UI) departedPost(w http.ResponseWriter, r *http.Request, sess auth.Call
 }
 
 // copySettings takes the copies' settings from the form.
-func (u *UI) copySettings(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
+func (u *Admin) copySettings(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
 	if u.System == nil || u.System.CopySet == nil {
 		fail(http.StatusNotImplemented, "The copy settings are not set here.")
 		return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -48,8 +49,8 @@ type filesData struct {
 
 // files serves /files/PATH: a folder's page, a file's download (with
 // Range), its preview, or a folder as a zip (?zip).
-func (u *UI) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	tree, ok := u.tree(w, sess)
+func (u *Files) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, sess)
 	if !ok {
 		return
 	}
@@ -74,7 +75,7 @@ func (u *UI) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 			return
 		}
 		if q.Has("zip") {
-			u.zipFolder(w, r, tree, name)
+			zipFolder(w, r, u.Log, tree, name)
 			return
 		}
 		u.listing(w, r, sess, tree, name)
@@ -90,7 +91,7 @@ func (u *UI) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	}
 }
 
-func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string) {
+func (u *Files) listing(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string) {
 	dir, err := tree.OpenDir(name)
 	if err != nil {
 		files.WriteStoreError(w, err)
@@ -125,7 +126,7 @@ func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess auth.Caller, t
 			}
 		} else {
 			e.Preview = previewKind(n) != ""
-			if u.Previews != nil && filetype.Previewable(n) {
+			if u.Thumbs && filetype.Previewable(n) {
 				e.Thumb = ThumbURL(path.Join(name, n), 128, false)
 			}
 		}
@@ -200,7 +201,7 @@ func previewKind(name string) string {
 // download sends a file, with Range and conditional requests, as an
 // attachment or (raw) inline for a preview. Either way it is data, never a
 // page of the box's: it runs in a sandbox without scripts.
-func (u *UI) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string, in store.Info, raw bool) {
+func (u *Files) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string, in store.Info, raw bool) {
 	f, err := tree.Open(name)
 	if err != nil {
 		files.WriteStoreError(w, err)
@@ -242,12 +243,12 @@ type previewData struct {
 // previewText is how much of a text file its preview shows.
 const previewText = 256 << 10
 
-func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string, in store.Info) {
+func (u *Files) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string, in store.Info) {
 	base := path.Base(name)
 	esc := url.PathEscape(base)
 	esc = "./" + esc // a path on the box, whatever the name (https:x, javascript:x)
 	d := previewData{Name: base, Raw: esc + "?raw", Download: esc, Folder: "./", Kind: previewKind(base), Size: in.Size(), Modified: in.ModTime()}
-	if u.Previews != nil && filetype.Previewable(base) {
+	if u.Thumbs && filetype.Previewable(base) {
 		d.Shown = ThumbURL(name, 1024, true) // upright, and a fraction of a photo's bytes
 	}
 	if d.Kind == "text" {
@@ -280,7 +281,7 @@ func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller, t
 // Files are stored, not compressed: the board's one core would be the
 // bottleneck, and photos and videos do not shrink. archive/zip writes
 // Zip64 records where a file or the archive passes 4 GiB.
-func (u *UI) zipFolder(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string) {
+func zipFolder(w http.ResponseWriter, r *http.Request, log *slog.Logger, tree *store.Tree, name string) {
 	base := path.Base(name)
 	if name == "/" || base == "/" || base == "." {
 		base = "files"
@@ -293,14 +294,14 @@ func (u *UI) zipFolder(w http.ResponseWriter, r *http.Request, tree *store.Tree,
 		return // the archive is made as it is sent: a HEAD reads no file
 	}
 	zw := zip.NewWriter(w)
-	err := u.zipAdd(zw, tree, name, base)
+	err := zipAdd(zw, tree, name, base)
 	if err == nil {
 		err = zw.Close()
 	}
 	if err != nil {
 		// The status is sent: all that can be done is to cut the
 		// archive short, which every unzip reports as damaged.
-		u.Log.Warn("web: zip cut short", "path", name, "err", err)
+		log.Warn("web: zip cut short", "path", name, "err", err)
 		if c, ok := w.(interface{ Abort() }); ok {
 			c.Abort()
 		}
@@ -308,7 +309,7 @@ func (u *UI) zipFolder(w http.ResponseWriter, r *http.Request, tree *store.Tree,
 	}
 }
 
-func (u *UI) zipAdd(zw *zip.Writer, tree *store.Tree, dir, prefix string) error {
+func zipAdd(zw *zip.Writer, tree *store.Tree, dir, prefix string) error {
 	entries, err := tree.ReadDir(dir)
 	if err != nil {
 		return err
@@ -323,7 +324,7 @@ func (u *UI) zipAdd(zw *zip.Writer, tree *store.Tree, dir, prefix string) error 
 		zname := prefix + "/" + e.Name()
 		switch {
 		case e.IsDir():
-			if err := u.zipAdd(zw, tree, p, zname); err != nil {
+			if err := zipAdd(zw, tree, p, zname); err != nil {
 				return err
 			}
 		case e.Mode().IsRegular():

@@ -38,8 +38,8 @@ func ThumbURL(p string, side int, fit bool) string {
 
 // thumb serves /thumb/PATH: the file's preview (package preview), for the
 // session's user.
-func (u *UI) thumb(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	tree, ok := u.tree(w, sess)
+func (u *Photos) thumb(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, sess)
 	if !ok {
 		return
 	}
@@ -96,8 +96,8 @@ type photosData struct {
 
 // photos serves /photos: every picture in the user's files, newest taken
 // first (the EXIF date, or the file's own), a month at a heading.
-func (u *UI) photos(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	tree, ok := u.tree(w, sess)
+func (u *Photos) photos(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, sess)
 	if !ok {
 		return
 	}
@@ -173,8 +173,8 @@ const searchLimit = 200
 
 // search serves /search?q=TERM: the files and folders whose names hold
 // the term, newest first.
-func (u *UI) search(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	tree, ok := u.tree(w, sess)
+func (u *Files) search(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, sess)
 	if !ok {
 		return
 	}
@@ -207,8 +207,8 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 }
 
 // byID serves /index.php/f/ID: the folder, or the file's page.
-func (u *UI) byID(w http.ResponseWriter, r *http.Request, who auth.Caller) {
-	tree, ok := u.tree(w, who)
+func (u *Files) byID(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, who)
 	if !ok {
 		return
 	}
@@ -231,7 +231,7 @@ func (u *UI) byID(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 }
 
 // dismiss takes a notice (id, or all) off the user's pages, and goes back.
-func (u *UI) dismiss(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Common) dismiss(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	if u.Notices != nil {
 		id, _ := strconv.Atoi(r.FormValue("id"))
 		if _, err := u.Notices.Dismiss(sess.User, id); err != nil {

@@ -147,13 +147,13 @@ func (p *pendings) done(tok string) {
 }
 
 // askCode shows the login form's second step.
-func (u *UI) askCode(w http.ResponseWriter, code int, tok, next, user, problem string) {
+func (u *Login) askCode(w http.ResponseWriter, code int, tok, next, user, problem string) {
 	http.SetCookie(w, &http.Cookie{Name: codeCookie, Value: tok, Path: "/", MaxAge: int(codeFor.Seconds()), Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	u.render(w, code, "login", page{Title: "Log in", Problem: problem, Data: loginData{Next: next, Username: user, Token: tok, Code: true}})
 }
 
 // codePost is the second step's form: the code, or a recovery code.
-func (u *UI) codePost(w http.ResponseWriter, r *http.Request) {
+func (u *Login) codePost(w http.ResponseWriter, r *http.Request) {
 	if r.TLS == nil {
 		http.Error(w, "log in over HTTPS", http.StatusForbidden)
 		return
@@ -205,7 +205,7 @@ type twoFactorData struct {
 }
 
 // twoFactorPost handles the account page's two-factor actions.
-func (u *UI) twoFactorPost(r *http.Request, sess auth.Caller, action string) (int, string, string, accountData) {
+func (u *Account) twoFactorPost(r *http.Request, sess auth.Caller, action string) (int, string, string, accountData) {
 	user := sess.User
 	switch action {
 	case "totp-new":
