@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/calendars"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
 	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/preview"
@@ -25,6 +27,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/sftpd"
 	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/sysd"
+	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/bonesync/bonesync/appliance/webui"
 )
 
@@ -76,7 +79,7 @@ func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount
 	dav := &files.Handler{Store: s.files, Quotas: quotas{s.accounts, s.pim}, Favorites: s.favs, Locks: s.locks, Memory: s.memory, Log: s.log,
 		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares,
 		Capabilities: merge(notices.Capabilities, shares.Capabilities)}
-	sys := s.system()
+	sys := system{s, time.Now()}
 	ms := []front.Mount{
 		dav,
 		&preview.Handler{Maker: s.previews, Log: s.log},
@@ -90,10 +93,10 @@ func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount
 
 // rooms are the web pages, a handler per group of pages, each given the
 // parts its pages use.
-func (s *services) rooms(sys *admin.System, sshPort int) []front.Mount {
+func (s *services) rooms(sys admin.System, sshPort int) []front.Mount {
 	ui := &webui.Common{Log: s.log, Notices: s.notices, Audit: s.audit}
 	return []front.Mount{ui,
-		&webui.Login{Common: ui, Door: s.door, Apps: s.accounts, OnBoard: sys.Board != ""},
+		&webui.Login{Common: ui, Door: s.door, Apps: s.accounts, OnBoard: sys.Board() != ""},
 		&webui.Files{Common: ui, Store: s.files, Users: s.accounts, Thumbs: true},
 		&webui.Photos{Common: ui, Store: s.files, Users: s.accounts, Previews: s.previews},
 		&webui.Sharing{Common: ui, Store: s.files, Users: s.accounts, Shares: s.shares, Collections: s.collectionNames},
@@ -143,23 +146,31 @@ func (s *services) sftp() (*sftpd.Server, error) {
 	return srv, nil
 }
 
-// system is the running version and the card's slots, for /status.json,
-// updates and the admin page.
-func (s *services) system() *admin.System {
-	sys := &admin.System{Version: s.o.Version, Board: s.o.Board, Card: s.card, Started: time.Now(), Disks: s.health.ReadAll, Memory: s.memory,
-		Copy:      func() (copies.Status, bool) { return copies.ReadStatus(copies.Dir(s.o.State)) },
-		CopyPlan:  s.copyPlanLine,
-		CopyForm:  s.copyForm,
-		CopySet:   s.copySet,
-		CopyStart: s.copyStart,
-		DataDisk: func() (datadisk.Record, bool) {
-			r, ok, _ := datadisk.ReadRecord(s.o.State)
-			return r, ok
-		}}
-	if onBoardWithPID1(s.o) {
-		sys.Reboot = func(why string) { sysd.RequestReboot(why) }
-	}
-	return sys
+// system is the box as its admin sees and sets it (admin.System): the
+// running version, the card's slots, the copies, the disks and the memory,
+// for /status.json, updates and the admin page.
+type system struct {
+	s       *services
+	started time.Time
+}
+
+func (y system) Version() string                           { return y.s.o.Version }
+func (y system) Board() string                             { return y.s.o.Board }
+func (y system) Started() time.Time                        { return y.started }
+func (y system) Card() *update.Card                        { return y.s.card }
+func (y system) CanReboot() bool                           { return onBoardWithPID1(y.s.o) }
+func (y system) Reboot(why string)                         { sysd.RequestReboot(why) }
+func (y system) Copy() (copies.Status, bool)               { return copies.ReadStatus(copies.Dir(y.s.o.State)) }
+func (y system) CopyPlan() string                          { return y.s.copyPlanLine() }
+func (y system) CopyForm() admin.CopyForm                  { return y.s.copyForm() }
+func (y system) CopySet(f admin.CopyForm, pw string) error { return y.s.copySet(f, pw) }
+func (y system) CopyStart() (string, error)                { return y.s.copyStart() }
+func (y system) Disks() []health.Report                    { return y.s.health.ReadAll() }
+func (y system) Memory() *budget.Budget                    { return y.s.memory }
+
+func (y system) DataDisk() (datadisk.Record, bool) {
+	r, ok, _ := datadisk.ReadRecord(y.s.o.State)
+	return r, ok
 }
 
 // measure is the admin page's "measure again": `bonesync bench`, as at the

@@ -103,43 +103,8 @@ func (u *Admin) showAdmin(w http.ResponseWriter, sess auth.Caller, code int, fla
 	}
 	d.CanMeasure = u.Measure != nil
 	d.Measuring = u.bench.running()
-	if u.System != nil && u.System.Disks != nil {
-		for _, r := range u.System.Disks() {
-			days := slices.Clone(r.Days)
-			slices.Reverse(days)
-			d.Disks = append(d.Disks, diskHealth{Line: r.String(), Problem: r.Problem(), Days: days[:min(len(days), 14)]})
-		}
-	}
-	if u.System != nil && u.System.Memory != nil {
-		m := u.System.Memory.Status()
-		d.Memory = &m
-	}
-	if u.System != nil && u.System.DataDisk != nil {
-		if r, ok := u.System.DataDisk(); ok {
-			d.DataDisk = r.String()
-		}
-	}
 	if u.System != nil {
-		d.OnBoard = u.System.Board != ""
-		if u.System.CopyPlan != nil {
-			d.CopyPlan = u.System.CopyPlan()
-		}
-		if u.System.CopyForm != nil {
-			f := u.System.CopyForm()
-			d.CopyForm = &f
-		}
-		if u.System.Copy != nil {
-			if st, ok := u.System.Copy(); ok {
-				d.CopyStatus, d.CopyRunning = st.String(), st.Running != nil && !st.Stale()
-			}
-		}
-	}
-	if u.System != nil {
-		d.Version = u.System.Version
-		if u.System.Card != nil {
-			d.Updates = true
-			d.Slot = u.System.Card.Running.Slot
-		}
+		u.systemData(&d)
 	}
 	if u.Recent != nil {
 		d.Log = u.Recent()
@@ -151,6 +116,35 @@ func (u *Admin) showAdmin(w http.ResponseWriter, sess auth.Caller, code int, fla
 	}
 	p.Data = d
 	u.render(w, code, "admin", p)
+}
+
+// systemData is the box's part of the admin page (package admin).
+func (u *Admin) systemData(d *adminData) {
+	sys := u.System
+	for _, r := range sys.Disks() {
+		days := slices.Clone(r.Days)
+		slices.Reverse(days)
+		d.Disks = append(d.Disks, diskHealth{Line: r.String(), Problem: r.Problem(), Days: days[:min(len(days), 14)]})
+	}
+	if mem := sys.Memory(); mem != nil {
+		m := mem.Status()
+		d.Memory = &m
+	}
+	if r, ok := sys.DataDisk(); ok {
+		d.DataDisk = r.String()
+	}
+	d.OnBoard = sys.Board() != ""
+	d.CopyPlan = sys.CopyPlan()
+	f := sys.CopyForm()
+	d.CopyForm = &f
+	if st, ok := sys.Copy(); ok {
+		d.CopyStatus, d.CopyRunning = st.String(), st.Running != nil && !st.Stale()
+	}
+	d.Version = sys.Version()
+	if card := sys.Card(); card != nil {
+		d.Updates = true
+		d.Slot = card.Running.Slot
+	}
 }
 
 // departed lists the data of names that have no account.
@@ -330,7 +324,7 @@ func (u *Admin) benchStatus(w http.ResponseWriter, r *http.Request, _ auth.Calle
 // copyNow starts a copy off the box; the first one's password is shown
 // this once.
 func (u *Admin) copyNow(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
-	if u.System == nil || u.System.CopyStart == nil {
+	if u.System == nil {
 		fail(http.StatusNotImplemented, "No copy target is set: copy_target in the config (docs/copies.md).")
 		return
 	}
@@ -383,7 +377,7 @@ func (u *Admin) departedPost(w http.ResponseWriter, r *http.Request, sess auth.C
 
 // copySettings takes the copies' settings from the form.
 func (u *Admin) copySettings(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
-	if u.System == nil || u.System.CopySet == nil {
+	if u.System == nil {
 		fail(http.StatusNotImplemented, "The copy settings are not set here.")
 		return
 	}

@@ -312,8 +312,9 @@ type Admin struct {
 	}
 	Users AdminUsers
 	Store AdminStore
-	// System is the version, the card's slots and the box's settings.
-	System *admin.System
+	// System is the box as its admin sees and sets it; nil: the page
+	// shows the users alone.
+	System admin.System
 	// Report is the benchmark report as it is now.
 	Report func() *report.Report
 	// Recent returns the log's last lines, oldest first.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/accounts"
 	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/admin/admintest"
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
@@ -697,15 +698,15 @@ func TestAdminPageCopies(t *testing.T) {
 	s := newSite(t)
 	var status *copies.Status
 	started := 0
-	s.admin.System = &admin.System{
-		CopyPlan: func() string { return "to sftp://nas/backup, daily at 03:30" },
-		Copy: func() (copies.Status, bool) {
+	s.admin.System = &admintest.System{
+		Plan: "to sftp://nas/backup, daily at 03:30",
+		LastCopy: func() (copies.Status, bool) {
 			if status == nil {
 				return copies.Status{}, false
 			}
 			return *status, true
 		},
-		CopyStart: func() (string, error) {
+		StartCopy: func() (string, error) {
 			started++
 			status = &copies.Status{Running: &copies.Progress{Started: time.Now(), At: time.Now(), Files: 3}}
 			if started == 1 {
@@ -737,12 +738,11 @@ func TestAdminPageCopies(t *testing.T) {
 // the warning first.
 func TestAdminPageShowsTheDisksHealth(t *testing.T) {
 	s := newSite(t)
-	s.admin.System = &admin.System{Disks: func() []health.Report {
-		return []health.Report{{Disk: "mmcblk0", Identity: health.Identity{Name: "SL16G"}, Written: 3 << 20,
-			Since: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Sampled: time.Now(),
-			Days:     []health.Day{{Date: "2026-11-30", Written: 1 << 20}, {Date: "2026-12-01", Written: 2 << 20}},
-			IOErrors: 1, LastIOError: "I/O error, dev mmcblk0, sector 99"}}
-	}}
+	s.admin.System = &admintest.System{Reports: []health.Report{{Disk: "mmcblk0", Identity: health.Identity{Name: "SL16G"}, Written: 3 << 20,
+		Since: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Sampled: time.Now(),
+		Days:     []health.Day{{Date: "2026-11-30", Written: 1 << 20}, {Date: "2026-12-01", Written: 2 << 20}},
+		IOErrors: 1, LastIOError: "I/O error, dev mmcblk0, sector 99"}},
+	}
 	cookie, _ := s.login(users.Admin, users.Admin+"-password")
 	resp, page := s.do("GET", "/admin/", cookie, nil)
 	if resp.StatusCode != 200 {
@@ -767,7 +767,7 @@ func TestAdminPageShowsTheMemory(t *testing.T) {
 	release, _ := mem.Take(context.Background(), "preview", 3<<20)
 	release()
 	mem.Take(context.Background(), "zip", budget.Admission+1)
-	s.admin.System = &admin.System{Memory: mem}
+	s.admin.System = &admintest.System{Budget: mem}
 	cookie, _ := s.login(users.Admin, users.Admin+"-password")
 	_, page := s.do("GET", "/admin/", cookie, nil)
 	for _, want := range []string{
@@ -787,7 +787,7 @@ func TestAdminPageShowsTheDataDisk(t *testing.T) {
 	s := newSite(t)
 	var rec datadisk.Record
 	adopted := false
-	s.admin.System = &admin.System{Board: "beaglebone-black", DataDisk: func() (datadisk.Record, bool) { return rec, adopted }}
+	s.admin.System = &admintest.System{BoardName: "beaglebone-black", Data: func() (datadisk.Record, bool) { return rec, adopted }}
 	cookie, _ := s.login(users.Admin, users.Admin+"-password")
 	page := func() string {
 		resp, page := s.do("GET", "/admin/", cookie, nil)
@@ -869,11 +869,9 @@ func TestAdminPageCopySettings(t *testing.T) {
 	s := newSite(t)
 	var got admin.CopyForm
 	var gotPass string
-	s.admin.System = &admin.System{
-		CopyForm: func() admin.CopyForm {
-			return admin.CopyForm{Target: "sftp://me@nas/b", HasPassword: true, At: "03:30", Keep: "7", BwLimit: "0"}
-		},
-		CopySet: func(f admin.CopyForm, pw string) error {
+	s.admin.System = &admintest.System{
+		Form: admin.CopyForm{Target: "sftp://me@nas/b", HasPassword: true, At: "03:30", Keep: "7", BwLimit: "0"},
+		SetCopy: func(f admin.CopyForm, pw string) error {
 			if f.At == "99:99" {
 				return errors.New(`copy_at: "99:99" is not HH:MM`)
 			}
