@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -353,4 +354,80 @@ func zipFile(zw *zip.Writer, tree *store.Tree, p, zname string, fi fs.FileInfo) 
 	}
 	_, err = io.Copy(out, f)
 	return err
+}
+
+// hit is one search result.
+type hit struct {
+	Name, Folder, Href, FolderHref string
+	Dir                            bool
+	Size                           int64
+	Modified                       time.Time
+}
+
+type searchData struct {
+	Query string
+	Hits  []hit
+	More  bool
+}
+
+// searchLimit is how many results the search page shows.
+const searchLimit = 200
+
+// search serves /search?q=TERM: the files and folders whose names hold
+// the term, newest first.
+func (u *Files) search(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, sess)
+	if !ok {
+		return
+	}
+	defer tree.Close()
+	d := searchData{Query: strings.TrimSpace(r.FormValue("q"))}
+	pg := u.base(sess, "Search", "files")
+	if d.Query != "" {
+		paths, infos, err := files.FindByName(tree, "/", d.Query, searchLimit+1)
+		if err != nil {
+			pg.Problem = "The search failed: " + err.Error()
+		}
+		d.More = len(paths) > searchLimit
+		for i, p := range paths[:min(len(paths), searchLimit)] {
+			h := hit{Name: path.Base(p), Folder: path.Dir(p), Dir: infos[i].IsDir(), Size: infos[i].Size(), Modified: infos[i].ModTime(),
+				FolderHref: FolderURL(path.Dir(p))}
+			if h.Dir {
+				h.Href, h.Size = FolderURL(p), infos[i].TreeSize
+			} else {
+				h.Href = (&url.URL{Path: FilesPrefix + p}).EscapedPath()
+				if previewKind(p) != "" {
+					h.Href += "?view"
+				}
+			}
+			d.Hits = append(d.Hits, h)
+		}
+		pg.Title = "Search: " + d.Query
+	}
+	pg.Data = d
+	u.render(w, http.StatusOK, "search", pg)
+}
+
+// byID serves /index.php/f/ID: the folder, or the file's page.
+func (u *Files) byID(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, who)
+	if !ok {
+		return
+	}
+	defer tree.Close()
+	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
+	var p string
+	var in store.Info
+	if err == nil {
+		p, in, err = tree.Find(id)
+	}
+	if err != nil {
+		http.Redirect(w, r, FilesPrefix+"/", http.StatusSeeOther)
+		return
+	}
+	if in.IsDir() {
+		http.Redirect(w, r, FolderURL(p), http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, (&url.URL{Path: FilesPrefix + p}).EscapedPath()+"?view", http.StatusSeeOther)
 }

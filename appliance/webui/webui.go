@@ -7,7 +7,8 @@
 // (package files) with the session standing for Basic credentials (the
 // login door, package auth, takes either), so the pages and the sync
 // clients share one implementation of every change: the same store,
-// names, quotas, checksums and locks.
+// names, quotas, checksums and locks. The pages are served by rooms, a
+// handler per group of pages holding only what its pages use (rooms.go).
 package webui
 
 import (
@@ -21,6 +22,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -173,4 +175,21 @@ func humanSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// dismiss takes a notice (id, or all) off the user's pages, and goes back.
+func (u *Common) dismiss(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	if u.Notices != nil {
+		id, _ := strconv.Atoi(r.FormValue("id"))
+		if _, err := u.Notices.Dismiss(sess.User, id); err != nil {
+			u.Log.Warn("web: cannot dismiss a notice", "user", sess.User, "err", err)
+		}
+	}
+	// Back to the page it was on (the change check made sure the
+	// request came from this box's page).
+	back := FilesPrefix + "/"
+	if ref, err := url.Parse(r.Referer()); err == nil && strings.HasPrefix(ref.Path, "/") && !strings.HasPrefix(ref.Path, "//") {
+		back = (&url.URL{Path: ref.Path, RawQuery: ref.RawQuery}).String()
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
 }
