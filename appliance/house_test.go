@@ -161,7 +161,6 @@ var protocols = []string{"files", "calendars", "sftpd", "webui", "admin", "previ
 // with the work that removes it: the test fails on any other, and on one
 // of these once it is gone (so the list only shrinks).
 var knownImports = map[string]string{
-	"webui -> files":   "the Files and Public rooms answer the store's refusals as WebDAV does (files.StoreStatus) and search names as its SEARCH does (files.FindByName): a leaf or an interface the server fills (issue 38 item 8)",
 	"webui -> admin":   "the Admin room shows admin.System, the interface admin owns and the server implements once (issue 38 item 2): a leaf holding System and CopyForm would end it",
 	"webui -> preview": "the Photos and Public rooms' Previews interface speaks preview.Source and preview.Preview (issue 38 item 8)",
 	"webui -> shares":  "the Sharing and Public rooms' interfaces speak shares.Share and shares.Request (issue 38 item 8)",

@@ -81,17 +81,17 @@ func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount
 		&shares.API{Book: s.shares, Store: s.files, Users: s.accounts, Log: s.log},
 		&calendars.Handler{Store: s.pim, Emails: s.accounts, Log: s.log},
 	}
-	ms = append(ms, s.rooms(sys, sshPort)...)
+	ms = append(ms, s.rooms(sys, dav, sshPort)...)
 	return dav, append(ms, &admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: plainPort, Log: s.log, Audit: s.audit})
 }
 
 // rooms are the web pages, a handler per group of pages, each given the
 // parts its pages use.
-func (s *services) rooms(sys admin.System, sshPort int) []front.Mount {
+func (s *services) rooms(sys admin.System, dav *files.Handler, sshPort int) []front.Mount {
 	ui := &webui.Common{Log: s.log, Notices: s.notices, Audit: s.audit}
 	return []front.Mount{ui,
 		&webui.Login{Common: ui, Door: s.door, Apps: s.accounts, OnBoard: sys.Board() != ""},
-		&webui.Files{Common: ui, Store: s.files, Users: s.accounts, Thumbs: true},
+		&webui.Files{Common: ui, Store: s.files, Users: s.accounts, Search: dav, DAV: files.Prefix, Thumbs: true},
 		&webui.Photos{Common: ui, Store: s.files, Users: s.accounts, Previews: s.previews},
 		&webui.Sharing{Common: ui, Store: s.files, Users: s.accounts, Shares: s.shares, Collections: s.collectionNames},
 		&webui.Account{Common: ui, Door: s.door, Users: s.accounts, Report: s.box.Report, SFTPPort: sshPort},

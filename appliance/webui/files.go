@@ -17,8 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/filetype"
+	"github.com/bonesync/bonesync/appliance/refusal"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -66,7 +66,7 @@ func (u *Files) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) 
 			u.render(w, http.StatusNotFound, "message", p)
 			return
 		}
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	q := r.URL.Query()
@@ -95,17 +95,17 @@ func (u *Files) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) 
 func (u *Files) listing(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string) {
 	dir, err := tree.OpenDir(name)
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	defer dir.Close()
 	names, err := dir.Readdirnames(-1)
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	d := filesData{Path: strings.TrimSuffix(name, "/") + "/", Trash: u.Store.TrashKeep() > 0}
-	d.DAV = (&url.URL{Path: files.Prefix + d.Path}).EscapedPath()
+	d.DAV = (&url.URL{Path: u.DAV + d.Path}).EscapedPath()
 	for _, n := range names {
 		if store.IsInternal(n) {
 			continue
@@ -205,7 +205,7 @@ func previewKind(name string) string {
 func (u *Files) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string, in store.Info, raw bool) {
 	f, err := tree.Open(name)
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	defer f.Close()
@@ -255,7 +255,7 @@ func (u *Files) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller
 	if d.Kind == "text" {
 		f, err := tree.Open(name)
 		if err != nil {
-			files.WriteStoreError(w, err)
+			refusal.Write(w, err)
 			return
 		}
 		b, _ := io.ReadAll(io.LimitReader(f, previewText+1))
@@ -384,7 +384,7 @@ func (u *Files) search(w http.ResponseWriter, r *http.Request, sess auth.Caller)
 	d := searchData{Query: strings.TrimSpace(r.FormValue("q"))}
 	pg := u.base(sess, "Search", "files")
 	if d.Query != "" {
-		paths, infos, err := files.FindByName(tree, "/", d.Query, searchLimit+1)
+		paths, infos, err := u.Search.FindByName(tree, "/", d.Query, searchLimit+1)
 		if err != nil {
 			pg.Problem = "The search failed: " + err.Error()
 		}

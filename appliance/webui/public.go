@@ -28,10 +28,10 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
-	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/preview"
+	"github.com/bonesync/bonesync/appliance/refusal"
 	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -293,7 +293,7 @@ func (u *Public) publicDownload(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := tree.Open(p)
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	defer f.Close()
@@ -391,7 +391,7 @@ func (u *Public) publicUpload(w http.ResponseWriter, r *http.Request) {
 			err = writeAll(tree, name, part)
 		}
 		if err != nil {
-			code, msg := files.StoreStatus(err)
+			code, msg := refusal.Status(err)
 			http.Error(w, fmt.Sprintf("%s: %s", part.FileName(), msg), code)
 			return
 		}

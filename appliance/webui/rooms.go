@@ -121,12 +121,22 @@ type FileStore interface {
 	TrashKeep() time.Duration
 }
 
+// NameSearch finds files and folders by name, as WebDAV's SEARCH does
+// (package files).
+type NameSearch interface {
+	FindByName(tree *store.Tree, under, term string, limit int) ([]string, []store.Info, error)
+}
+
 // Files is the file manager, the trash and version history, search and
 // the links by file id.
 type Files struct {
 	*Common
-	Store FileStore
-	Users Quotas
+	Store  FileStore
+	Users  Quotas
+	Search NameSearch
+	// DAV is where WebDAV serves the files, which the pages change
+	// through (files.Prefix).
+	DAV string
 	// Thumbs: previews are made, the listing shows thumbnails.
 	Thumbs bool
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/refusal"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -129,13 +129,13 @@ func (u *Files) trashItem(w http.ResponseWriter, r *http.Request, who auth.Calle
 		return
 	}
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	name := path.Base(r.URL.Query().Get("name"))
@@ -150,7 +150,7 @@ func (u *Files) trashItem(w http.ResponseWriter, r *http.Request, who auth.Calle
 }
 
 func status(err error) int {
-	code, _ := files.StoreStatus(err)
+	code, _ := refusal.Status(err)
 	return code
 }
 

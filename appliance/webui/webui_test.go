@@ -105,7 +105,7 @@ func newSite(t *testing.T) *site {
 	mux := front.NewRoutes(door)
 	dav.Routes(mux)
 	for _, m := range []front.Mount{s.common, s.loginRoom, s.account, s.admin,
-		&Files{Common: s.common, Store: files, Users: db, Thumbs: true},
+		&Files{Common: s.common, Store: files, Users: db, Search: dav, DAV: filesdav.Prefix, Thumbs: true},
 		&Photos{Common: s.common, Store: files, Users: db, Previews: pv},
 		&Sharing{Common: s.common, Store: files, Users: db, Shares: book},
 		&Public{Common: s.common, Door: door, Shares: book, Store: files, Previews: pv}} {
