@@ -16,7 +16,6 @@ import (
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
-	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -66,13 +65,6 @@ type adminData struct {
 	NewUser      string          // a user just made or reset, with
 	NewPass      string          // the password made for it, shown this once
 	Audit        []audit.Event   // the newest of the audit log
-}
-
-// audited records an admin action in the audit log.
-func (u *Common) audited(r *http.Request, user, what string) {
-	if err := u.Audit.Record(audit.Event{Kind: audit.Admin, User: user, Addr: guard.Host(r.RemoteAddr), Proto: "web", What: what}); err != nil {
-		u.Log.Warn("admin action not recorded in the audit log", "what", what, "err", err)
-	}
 }
 
 func (u *Admin) adminPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {

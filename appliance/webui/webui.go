@@ -26,7 +26,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -192,4 +194,12 @@ func (u *Common) dismiss(w http.ResponseWriter, r *http.Request, sess auth.Calle
 		back = (&url.URL{Path: ref.Path, RawQuery: ref.RawQuery}).String()
 	}
 	http.Redirect(w, r, back, http.StatusSeeOther)
+}
+
+// audited records an action taken on the pages in the audit log: the
+// admin's, and an account turning its two-factor login on or off.
+func (u *Common) audited(r *http.Request, user, what string) {
+	if err := u.Audit.Record(audit.Event{Kind: audit.Admin, User: user, Addr: guard.Host(r.RemoteAddr), Proto: "web", What: what}); err != nil {
+		u.Log.Warn("admin action not recorded in the audit log", "what", what, "err", err)
+	}
 }
