@@ -28,37 +28,46 @@ import (
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
-// System is what /status.json reports and /admin/update changes: the
-// running version and, on a card, its system slots.
-type System struct {
-	Version string
-	Board   string       // board.json's name; "" off the board
-	Card    *update.Card // nil when not booted from a card's slots
-	Started time.Time
-	// Reboot asks PID 1 to reboot into the armed update; nil where no
+// System is the box as its admin sees and sets it: what /status.json
+// reports, what /admin/update changes and what the admin page (package
+// webui) shows and sets. It is implemented once, by the server; a new
+// setting is a method here and its line in the admin page's template.
+type System interface {
+	// Version is the running version.
+	Version() string
+	// Board is board.json's name; "" off the board.
+	Board() string
+	// Started is when the server started.
+	Started() time.Time
+	// Card is the card's system slots; nil when not booted from them.
+	Card() *update.Card
+	// CanReboot says whether Reboot does anything: false where no
 	// bonesync PID 1 is there to ask.
-	Reboot func(why string)
-	// Copy is the last copy off the box (package copies); nil or !ok:
-	// none made.
-	Copy func() (copies.Status, bool)
-	// CopyPlan is the copies' settings in force in a line; "": no target.
-	CopyPlan func() string
-	// CopyForm and CopySet are the copy settings as the admin page edits
-	// them; CopySet checks, keeps and applies them (an empty password
-	// keeps the one set).
-	CopyForm func() CopyForm
-	CopySet  func(f CopyForm, password string) error
+	CanReboot() bool
+	// Reboot asks PID 1 to reboot into the armed update.
+	Reboot(why string)
+	// Copy is the last copy off the box (package copies); !ok: none
+	// made.
+	Copy() (copies.Status, bool)
+	// CopyPlan is the copies' settings in force in a line; "": no
+	// target.
+	CopyPlan() string
+	// CopyForm and CopySet are the copy settings as the admin page
+	// edits them; CopySet checks, keeps and applies them (an empty
+	// password keeps the one set).
+	CopyForm() CopyForm
+	CopySet(f CopyForm, password string) error
 	// CopyStart starts a copy now, in the background; the first makes
 	// the encryption password and returns it, to be shown once.
-	CopyStart func() (password string, err error)
+	CopyStart() (password string, err error)
 	// Disks are the health reports of the disks under the data (package
 	// health), as last sampled; nil: none kept.
-	Disks func() []health.Report
+	Disks() []health.Report
 	// DataDisk is the USB disk the files were moved to, or are being
 	// moved to (package datadisk); !ok: they are on the card.
-	DataDisk func() (datadisk.Record, bool)
+	DataDisk() (datadisk.Record, bool)
 	// Memory is the box's memory budget (package budget); nil: none.
-	Memory *budget.Budget
+	Memory() *budget.Budget
 }
 
 // CopyForm is the copy settings as the admin page's form has them.
@@ -79,7 +88,7 @@ type Door interface {
 // Handler serves the routes.
 type Handler struct {
 	Door   Door
-	System *System
+	System System
 	// Report is the benchmark report as it is now.
 	Report func() *report.Report
 	// PlainPort is the port the plain-HTTP listener got: the status page
@@ -158,29 +167,25 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request, who auth.Caller
 		Disks   []disk           `json:"disks,omitempty"`
 		Data    *datadisk.Record `json:"data_disk,omitempty"`
 		Memory  *budget.Status   `json:"memory,omitempty"`
-	}{Version: sys.Version, Board: sys.Board, Uptime: int64(time.Since(sys.Started).Seconds())}
+	}{Version: sys.Version(), Board: sys.Board(), Uptime: int64(time.Since(sys.Started()).Seconds())}
 	// The copy's target and the kernel's lines are the admin's to see.
-	if sys.Copy != nil && user == users.Admin {
+	if user == users.Admin {
 		if c, ok := sys.Copy(); ok {
 			st.Copy = &c
 		}
-	}
-	if sys.Disks != nil && user == users.Admin {
 		for _, r := range sys.Disks() {
 			st.Disks = append(st.Disks, disk{r, r.Problem()})
 		}
-	}
-	if sys.DataDisk != nil && user == users.Admin {
 		if r, ok := sys.DataDisk(); ok {
 			st.Data = &r
 		}
+		if mem := sys.Memory(); mem != nil {
+			m := mem.Status()
+			st.Memory = &m
+		}
 	}
-	if sys.Memory != nil && user == users.Admin {
-		m := sys.Memory.Status()
-		st.Memory = &m
-	}
-	if sys.Card != nil {
-		s, err := sys.Card.Status()
+	if card := sys.Card(); card != nil {
+		s, err := card.Status()
 		st.System = &s
 		if err != nil {
 			st.Problem = err.Error()
@@ -213,31 +218,32 @@ type disk struct {
 func (h *Handler) update(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 	user := who.User
 	sys := h.System
-	if sys.Card == nil {
+	card := sys.Card()
+	if card == nil {
 		http.Error(w, update.ErrNotCard.Error(), http.StatusNotImplemented)
 		return
 	}
 	progress := &logLines{log: h.Log}
-	m, err := sys.Card.Apply(http.MaxBytesReader(w, r.Body, maxBundle), sys.Board, progress)
+	m, err := card.Apply(http.MaxBytesReader(w, r.Body, maxBundle), sys.Board(), progress)
 	if err != nil {
 		h.refused(w, r, err)
 		return
 	}
 	h.Log.Info("update armed", "version", m.Version, "user", user, "addr", r.RemoteAddr)
 	if err := h.Audit.Record(audit.Event{Kind: audit.Update, User: user, Addr: guard.Host(r.RemoteAddr), Proto: "https",
-		What: fmt.Sprintf("version %s armed (from %s)", m.Version, sys.Version)}); err != nil {
+		What: fmt.Sprintf("version %s armed (from %s)", m.Version, sys.Version())}); err != nil {
 		h.Log.Warn("update not recorded in the audit log", "err", err)
 	}
 	when := "the box reboots now into"
-	if sys.Reboot == nil {
+	if !sys.CanReboot() {
 		when = "reboot the box (the console's reboot) to try"
 	}
 	fmt.Fprintf(w, "%s%s version %s, on trial: it becomes the default once it serves, else the box comes back to version %s by itself\n",
-		progress.all.String(), when, m.Version, sys.Version)
+		progress.all.String(), when, m.Version, sys.Version())
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
-	if sys.Reboot != nil {
+	if sys.CanReboot() {
 		sys.Reboot("update to version " + m.Version)
 	}
 }
@@ -262,7 +268,7 @@ func (h *Handler) refused(w http.ResponseWriter, r *http.Request, err error) {
 		after = "the other slot holds no bootable system until an update succeeds"
 	}
 	h.Log.Error("update refused", "addr", r.RemoteAddr, "err", err)
-	http.Error(w, fmt.Sprintf("update refused: %v\n%s; slot %s, running now, still boots\n", err, after, h.System.Card.Running.Slot), code)
+	http.Error(w, fmt.Sprintf("update refused: %v\n%s; slot %s, running now, still boots\n", err, after, h.System.Card().Running.Slot), code)
 }
 
 // maxBundle is more than a whole slot: a larger body is not a bundle.

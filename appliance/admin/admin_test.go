@@ -1,9 +1,11 @@
-package admin
+package admin_test
 
 import (
 	"bytes"
 	"crypto/tls"
 	"encoding/json"
+	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/admin/admintest"
 	"github.com/bonesync/bonesync/appliance/front"
 	"log/slog"
 	"net/http/httptest"
@@ -25,14 +27,14 @@ import (
 
 // newHandler is the admin routes with the users u and admin, a report as
 // a board measures it, and sys.
-func newHandler(t *testing.T, sys *System) (*Handler, *report.Report) {
+func newHandler(t *testing.T, sys admin.System) (*admin.Handler, *report.Report) {
 	t.Helper()
 	h, rep, _ := newHandlerDB(t, sys)
 	return h, rep
 }
 
 // newHandlerDB is newHandler with the user database it made.
-func newHandlerDB(t *testing.T, sys *System) (*Handler, *report.Report, *users.DB) {
+func newHandlerDB(t *testing.T, sys admin.System) (*admin.Handler, *report.Report, *users.DB) {
 	t.Helper()
 	st, err := state.Open(t.TempDir())
 	if err != nil {
@@ -72,10 +74,10 @@ func newHandlerDB(t *testing.T, sys *System) (*Handler, *report.Report, *users.D
 		DurationS:     100,
 	}
 	log := slog.New(slog.DiscardHandler)
-	return &Handler{Door: auth.New(db, log), System: sys, Report: func() *report.Report { return rep }, Log: log}, rep, db
+	return &admin.Handler{Door: auth.New(db, log), System: sys, Report: func() *report.Report { return rep }, Log: log}, rep, db
 }
 
-func serve(h *Handler, method, path, user, pw, body string, hdr ...string) *httptest.ResponseRecorder {
+func serve(h *admin.Handler, method, path, user, pw, body string, hdr ...string) *httptest.ResponseRecorder {
 	mux := front.NewRoutes(h.Door.(*auth.Door))
 	h.Routes(mux)
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
@@ -95,7 +97,7 @@ func serve(h *Handler, method, path, user, pw, body string, hdr ...string) *http
 // the admin's, and off a card it says so instead of pretending.
 func TestSystemRoutes(t *testing.T) {
 	rebooted := ""
-	h, _ := newHandler(t, &System{Version: "9.8.7", Started: time.Now(), Reboot: func(why string) { rebooted = why }})
+	h, _ := newHandler(t, &admintest.System{Ver: "9.8.7", StartedAt: time.Now(), RebootTo: func(why string) { rebooted = why }})
 	if w := serve(h, "GET", "/status.json", "", "", ""); w.Code != 401 {
 		t.Errorf("GET /status.json without a login = %d", w.Code)
 	}
@@ -128,7 +130,7 @@ func TestSystemRoutes(t *testing.T) {
 // files, not the firmware: /admin/update asks for the account's password
 // (it let an app password through before).
 func TestUpdateRefusesAppPasswords(t *testing.T) {
-	h, _, db := newHandlerDB(t, &System{Version: "9.8.7", Started: time.Now()})
+	h, _, db := newHandlerDB(t, &admintest.System{Ver: "9.8.7", StartedAt: time.Now()})
 	app, _, err := db.NewAppPassword(users.Admin, "phone")
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +149,7 @@ func TestUpdateRefusesAppPasswords(t *testing.T) {
 // The status page and /report.json show the benchmark, not the software
 // versions, to anyone; a logged-in user gets the full report.
 func TestReportHidesVersions(t *testing.T) {
-	h, rep := newHandler(t, &System{})
+	h, rep := newHandler(t, &admintest.System{})
 	w := serve(h, "GET", "/", "", "", "")
 	if ct := w.Header().Get("Content-Type"); w.Code != 200 || ct != "text/html; charset=utf-8" {
 		t.Errorf("GET / = %d %q", w.Code, ct)
@@ -185,7 +187,7 @@ func TestReportHidesVersions(t *testing.T) {
 // The status page names the welcome page (the CA and the steps) where the
 // plain-HTTP listener is, at the name the browser used.
 func TestPageNamesThePlainPort(t *testing.T) {
-	h, _ := newHandler(t, &System{})
+	h, _ := newHandler(t, &admintest.System{})
 	for port, want := range map[int]string{8080: "http://bonesync.local:8080/", 80: "http://bonesync.local/"} {
 		h.PlainPort = port
 		mux := front.NewRoutes(h.Door.(*auth.Door))
@@ -201,7 +203,7 @@ func TestPageNamesThePlainPort(t *testing.T) {
 
 // The report is read per request: a new one shows at once.
 func TestReportReadPerRequest(t *testing.T) {
-	h, rep := newHandler(t, &System{})
+	h, rep := newHandler(t, &admintest.System{})
 	for _, fp := range []string{"AA:BB", "CC:DD"} {
 		rep.CAFingerprint = fp
 		w := serve(h, "GET", "/report.json", "", "", "")
@@ -222,7 +224,7 @@ func TestStatusHasTheDisksHealth(t *testing.T) {
 		{Disk: "mmcblk0", Written: 5 << 20, Days: []health.Day{{Date: "2026-12-01", Written: 5 << 20}}},
 		{Disk: "sda", IOErrors: 2, LastIOError: "I/O error, dev sda, sector 8"},
 	}
-	h, _ := newHandler(t, &System{Started: time.Now(), Disks: func() []health.Report { return disks }})
+	h, _ := newHandler(t, &admintest.System{StartedAt: time.Now(), Reports: disks})
 	if w := serve(h, "GET", "/status.json", "u", "password", ""); strings.Contains(w.Body.String(), "disks") {
 		t.Errorf("a user who is not admin sees the disks: %s", w.Body)
 	}
@@ -247,7 +249,7 @@ func TestStatusHasTheDisksHealth(t *testing.T) {
 // From the web, an update needs the session and the password typed within
 // the last 5 minutes: a browser left logged in is not enough (it was).
 func TestUpdateFromTheWebNeedsThePasswordAgain(t *testing.T) {
-	h, _ := newHandler(t, &System{Version: "9.8.7", Started: time.Now()})
+	h, _ := newHandler(t, &admintest.System{Ver: "9.8.7", StartedAt: time.Now()})
 	door := h.Door.(*auth.Door)
 	now := time.Now()
 	door.Sessions().Now = func() time.Time { return now }
@@ -297,7 +299,7 @@ func TestUpdateFromTheWebNeedsThePasswordAgain(t *testing.T) {
 // An account with two-factor login applies updates from the admin page
 // only: its password over Basic (curl -T) lacks the code.
 func TestUpdateWithTwoFactorNeedsThePage(t *testing.T) {
-	h, _, db := newHandlerDB(t, &System{Version: "9.8.7", Started: time.Now()})
+	h, _, db := newHandlerDB(t, &admintest.System{Ver: "9.8.7", StartedAt: time.Now()})
 	key, _ := db.NewTOTP(users.Admin)
 	code, _ := totp.GenerateCode(key.Secret(), time.Now())
 	if _, err := db.EnableTOTP(users.Admin, key.Secret(), code); err != nil {

@@ -167,7 +167,7 @@ func (c *chunks) fits() bool {
 		tree.Close()
 	}
 	if err != nil {
-		WriteStoreError(c.w, err)
+		writeStoreError(c.w, err)
 		return false
 	}
 	return true
@@ -184,7 +184,7 @@ func (c *chunks) propfind() {
 	}
 	fi, err := c.root.Stat(c.name)
 	if err != nil {
-		WriteStoreError(c.w, err)
+		writeStoreError(c.w, err)
 		return
 	}
 	href := ncUploads + c.user + "/"
@@ -226,7 +226,7 @@ func (c *chunks) delete() {
 		return
 	}
 	if _, err := c.root.Stat(c.name); err != nil {
-		WriteStoreError(c.w, err)
+		writeStoreError(c.w, err)
 		return
 	}
 	if err := c.root.RemoveAll(c.name); err != nil {
@@ -244,7 +244,7 @@ func (c *chunks) refused(err error) {
 		log = c.h.Log.Warn
 	}
 	log("upload part failed", "method", c.r.Method, "user", c.user, "path", c.r.URL.Path, "err", err)
-	WriteStoreError(c.w, err)
+	writeStoreError(c.w, err)
 }
 
 // assemble answers the MOVE of uploads/USER/ID/.file: the parts of ID

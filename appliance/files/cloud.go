@@ -131,8 +131,9 @@ func iconOf(dir bool) string {
 
 // FindByName finds the files and folders below under whose names hold
 // term (without regard to case), newest first, at most limit of them:
-// the unified search's, and the web pages' search.
-func FindByName(tree *store.Tree, under, term string, limit int) ([]string, []store.Info, error) {
+// the unified search's, and the web pages' search (a method, so the pages
+// ask the handler the server gives them rather than this package).
+func (*Handler) FindByName(tree *store.Tree, under, term string, limit int) ([]string, []store.Info, error) {
 	q := &request{h: &Handler{}, tree: tree, name: under}
 	all, _, err := q.find(nameSearch(term, limit), 0)
 	paths := make([]string, len(all))

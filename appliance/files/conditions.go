@@ -18,7 +18,7 @@ func (q *request) preconditions() bool {
 	}
 	in, err := q.tree.Info(q.name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		WriteStoreError(q.w, err)
+		writeStoreError(q.w, err)
 		return false
 	}
 	var mtime time.Time

@@ -54,7 +54,7 @@ func (q *request) copyMove(dst string) {
 	}
 	sfi, err := q.tree.Stat(src)
 	if err != nil {
-		WriteStoreError(w, err)
+		writeStoreError(w, err)
 		return
 	}
 	if pfi, err := q.tree.Stat(path.Dir(dst)); err != nil || !pfi.IsDir() {

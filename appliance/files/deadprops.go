@@ -87,7 +87,7 @@ func fdProps(f *os.File) (map[xml.Name]deadProp, error) {
 // Nextcloud and rclone use it).
 func (q *request) proppatch() {
 	if _, err := q.tree.Stat(q.name); err != nil {
-		WriteStoreError(q.w, err)
+		writeStoreError(q.w, err)
 		return
 	}
 	patches, err := davxml.ReadProppatch(q.r.Body)
@@ -97,7 +97,7 @@ func (q *request) proppatch() {
 	}
 	f, err := q.tree.Open(q.name)
 	if err != nil {
-		WriteStoreError(q.w, err)
+		writeStoreError(q.w, err)
 		return
 	}
 	defer f.Close()

@@ -147,7 +147,7 @@ func (q *request) lock() {
 		}
 		if err != nil {
 			q.h.Locks.Unlock(space, at, l.Token)
-			WriteStoreError(w, err)
+			writeStoreError(w, err)
 			return
 		}
 		status = http.StatusCreated

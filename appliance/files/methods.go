@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/filetype"
+	"github.com/bonesync/bonesync/appliance/refusal"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -24,13 +25,13 @@ import (
 func (q *request) get() {
 	f, err := q.tree.Open(q.name)
 	if err != nil {
-		WriteStoreError(q.w, err)
+		writeStoreError(q.w, err)
 		return
 	}
 	defer f.Close()
 	in, err := q.tree.Describe(f) // the very file whose bytes are sent
 	if err != nil {
-		WriteStoreError(q.w, err)
+		writeStoreError(q.w, err)
 		return
 	}
 	if in.IsDir() {
@@ -93,13 +94,13 @@ func (q *request) put() {
 			grow -= old.Size()
 		}
 		if err := q.tree.Fits(grow); err != nil {
-			WriteStoreError(w, err) // before a byte is sent (Expect: 100-continue)
+			writeStoreError(w, err) // before a byte is sent (Expect: 100-continue)
 			return
 		}
 	}
 	u, err := q.tree.Create(q.name, false)
 	if err != nil {
-		WriteStoreError(w, err)
+		writeStoreError(w, err)
 		return
 	}
 	u.SetModTime(up.mtime)
@@ -142,7 +143,7 @@ func written(w http.ResponseWriter, in store.Info, up *putInfo, replaced bool) {
 // delete answers DELETE: a file, or a folder and all it holds.
 func (q *request) delete() {
 	if _, err := q.tree.Stat(q.name); err != nil {
-		WriteStoreError(q.w, err)
+		writeStoreError(q.w, err)
 		return
 	}
 	if err := q.tree.RemoveAll(q.name); err != nil {
@@ -189,10 +190,10 @@ func (q *request) parentExists() bool {
 // refused answers a change the store refused, and logs why when it is not
 // one a client is told about (a quota, a full disk, a name...).
 func (q *request) refused(method string, err error) {
-	if code, _ := StoreStatus(err); code == http.StatusForbidden && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, errIncomplete) {
+	if code, _ := storeStatus(err); code == http.StatusForbidden && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, errIncomplete) {
 		q.h.Log.Error("change refused", "method", method, "user", q.user, "path", q.name, "err", err)
 	}
-	WriteStoreError(q.w, err)
+	writeStoreError(q.w, err)
 }
 
 func quote(etag string) string { return `"` + etag + `"` }
@@ -309,29 +310,19 @@ func parseOCChecksum(v string) (store.Checksum, error) {
 	return store.Checksum{Algo: algo, Sum: b}, nil
 }
 
-// StoreStatus is the HTTP status and the words a change the store refused
-// is answered with: 507 for a full disk or quota, 400 for a bad name, a
-// checksum or a body that did not arrive whole, 404, 409, and 403 for the
-// rest.
-func StoreStatus(err error) (int, string) {
-	switch {
-	case errors.Is(err, store.ErrNoSpace):
-		return http.StatusInsufficientStorage, "the box's disk is full"
-	case errors.Is(err, store.ErrQuota):
-		return http.StatusInsufficientStorage, err.Error()
-	case errors.Is(err, store.ErrChecksum), errors.Is(err, store.ErrBadName), errors.Is(err, errIncomplete):
+// storeStatus is the HTTP status and the words a change the store refused
+// is answered with (package refusal), and 400 for a body that did not
+// arrive whole.
+func storeStatus(err error) (int, string) {
+	if errors.Is(err, errIncomplete) {
 		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, fs.ErrNotExist):
-		return http.StatusNotFound, "not found"
-	case errors.Is(err, fs.ErrExist):
-		return http.StatusConflict, "exists"
 	}
-	return http.StatusForbidden, "refused"
+	return refusal.Status(err)
 }
 
-// WriteStoreError answers a request whose change the store refused (see
-// StoreStatus).
-func WriteStoreError(w http.ResponseWriter, err error) {
-	code, msg := StoreStatus(err)
+// writeStoreError answers a request whose change the store refused (see
+// storeStatus).
+func writeStoreError(w http.ResponseWriter, err error) {
+	code, msg := storeStatus(err)
 	http.Error(w, msg, code)
 }

@@ -58,7 +58,7 @@ func (q *request) propfind() {
 	}
 	top, err := q.tree.Info(q.name)
 	if err != nil {
-		WriteStoreError(q.w, err)
+		writeStoreError(q.w, err)
 		return
 	}
 	pw := &propWriter{q: q, m: davxml.NewWriter(q.w), req: req, wantDead: wantsDead(req)}

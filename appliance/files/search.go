@@ -99,7 +99,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request, who auth.Caller
 	defer release()
 	all, total, err := q.find(s, offset)
 	if err != nil {
-		code, msg := StoreStatus(err)
+		code, msg := storeStatus(err)
 		if errors.Is(err, errBadCondition) {
 			code, msg = http.StatusBadRequest, err.Error()
 		}

@@ -174,7 +174,7 @@ func (q *history) versions() {
 		}
 		holder, err := q.tree.HistoryOf(fp, need)
 		if err != nil {
-			WriteStoreError(q.w, err)
+			writeStoreError(q.w, err)
 			return
 		}
 		owned := *q
@@ -408,7 +408,7 @@ func (q *history) fileVersions(id string) (string, []store.TrashItem, bool) {
 		vs, err = q.tree.Versions(p)
 	}
 	if err != nil {
-		code, msg := StoreStatus(err)
+		code, msg := storeStatus(err)
 		http.Error(q.w, msg, code)
 		return "", nil, false
 	}
@@ -482,7 +482,7 @@ func (q *history) download(it store.TrashItem) {
 // forget deletes an item from the trash for good.
 func (q *history) forget(it store.TrashItem) {
 	if err := q.tree.DeleteTrash(it.ID); err != nil {
-		WriteStoreError(q.w, err)
+		writeStoreError(q.w, err)
 		return
 	}
 	q.h.Log.Info("deleted from the trash", "user", q.user, "path", it.Path, "kind", it.Kind)
@@ -493,7 +493,7 @@ func (q *history) forget(it store.TrashItem) {
 func (q *history) emptyTrash() {
 	if err := q.tree.EmptyTrash(store.KindDeleted); err != nil {
 		q.h.Log.Error("cannot empty the trash", "user", q.user, "err", err)
-		WriteStoreError(q.w, err)
+		writeStoreError(q.w, err)
 		return
 	}
 	q.h.Log.Info("emptied the trash", "user", q.user)
@@ -506,7 +506,7 @@ func (q *history) restore(it store.TrashItem) {
 	to, displaced, err := q.tree.Restore(it.ID)
 	if err != nil {
 		q.h.Log.Warn("cannot restore", "user", q.user, "path", it.Path, "err", err)
-		WriteStoreError(q.w, err)
+		writeStoreError(q.w, err)
 		return
 	}
 	q.h.Log.Info("restored", "user", q.user, "path", it.Path, "to", to, "kind", it.Kind, "displaced", displaced)

@@ -13,8 +13,6 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/calendars"
-	"github.com/bonesync/bonesync/appliance/copies"
-	"github.com/bonesync/bonesync/appliance/datadisk"
 	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
@@ -24,7 +22,6 @@ import (
 	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/sftpd"
 	"github.com/bonesync/bonesync/appliance/shares"
-	"github.com/bonesync/bonesync/appliance/sysd"
 	"github.com/bonesync/bonesync/appliance/webui"
 )
 
@@ -101,17 +98,31 @@ func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount
 	dav := &files.Handler{Store: s.files, Quotas: quotas{s.accounts, s.pim}, Favorites: s.favs, Locks: s.locks, Memory: s.memory, Log: s.log,
 		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares,
 		Capabilities: merge(notices.Capabilities, shares.Capabilities)}
-	sys := s.system()
-	return dav, []front.Mount{
+	sys := system{s, time.Now()}
+	ms := []front.Mount{
 		dav,
 		&preview.Handler{Maker: s.previews, Log: s.log},
 		&notices.Handler{Board: s.notices, Log: s.log},
 		&shares.API{Book: s.shares, Store: s.files, Users: s.accounts, Log: s.log},
 		&calendars.Handler{Store: s.pim, Emails: s.accounts, Log: s.log},
-		&webui.UI{Door: s.door, Users: s.accounts, Store: s.files, Log: s.log, System: sys,
-			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Previews: s.previews, Notices: s.notices,
-			Shares: s.shares, Accounts: s.acct, Collections: s.collectionNames, Calendars: s.pim, Audit: s.audit, SFTPPort: sshPort},
-		&admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: plainPort, Log: s.log, Audit: s.audit},
+	}
+	ms = append(ms, s.rooms(sys, dav, sshPort)...)
+	return dav, append(ms, &admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: plainPort, Log: s.log, Audit: s.audit})
+}
+
+// rooms are the web pages, a handler per group of pages, each given the
+// parts its pages use.
+func (s *services) rooms(sys admin.System, dav *files.Handler, sshPort int) []front.Mount {
+	ui := &webui.Common{Log: s.log, Notices: s.notices, Audit: s.audit}
+	return []front.Mount{ui,
+		&webui.Login{Common: ui, Door: s.door, Apps: s.accounts, OnBoard: sys.Board() != ""},
+		&webui.Files{Common: ui, Store: s.files, Users: s.accounts, Search: dav, DAV: files.Prefix, Thumbs: true},
+		&webui.Photos{Common: ui, Store: s.files, Users: s.accounts, Previews: s.previews},
+		&webui.Sharing{Common: ui, Store: s.files, Users: s.accounts, Shares: s.shares, Collections: s.collectionNames},
+		&webui.Account{Common: ui, Door: s.door, Users: s.accounts, Report: s.box.Report, SFTPPort: sshPort},
+		&webui.Public{Common: ui, Door: s.door, Shares: s.shares, Store: s.files, Previews: s.previews},
+		&webui.Admin{Common: ui, Sessions: s.door.Sessions(), Users: s.accounts, Store: s.files, System: sys,
+			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Accounts: s.acct, Calendars: s.pim},
 	}
 }
 
@@ -152,25 +163,6 @@ func (s *services) sftp() (*sftpd.Server, error) {
 		return nil, fmt.Errorf("SFTP: %w", err)
 	}
 	return srv, nil
-}
-
-// system is the running version and the card's slots, for /status.json,
-// updates and the admin page.
-func (s *services) system() *admin.System {
-	sys := &admin.System{Version: s.o.Version, Board: s.o.Board, Card: s.card, Started: time.Now(), Disks: s.health.ReadAll, Memory: s.memory,
-		Copy:      func() (copies.Status, bool) { return copies.ReadStatus(copies.Dir(s.o.State)) },
-		CopyPlan:  s.copyPlanLine,
-		CopyForm:  s.copyForm,
-		CopySet:   s.copySet,
-		CopyStart: s.copyStart,
-		DataDisk: func() (datadisk.Record, bool) {
-			r, ok, _ := datadisk.ReadRecord(s.o.State)
-			return r, ok
-		}}
-	if onBoardWithPID1(s.o) {
-		sys.Reboot = func(why string) { sysd.RequestReboot(why) }
-	}
-	return sys
 }
 
 // measure is the admin page's "measure again": `bonesync bench`, as at the

@@ -16,7 +16,6 @@ import (
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
-	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -68,18 +67,11 @@ type adminData struct {
 	Audit        []audit.Event   // the newest of the audit log
 }
 
-// audited records an admin action in the audit log.
-func (u *UI) audited(r *http.Request, user, what string) {
-	if err := u.Audit.Record(audit.Event{Kind: audit.Admin, User: user, Addr: guard.Host(r.RemoteAddr), Proto: "web", What: what}); err != nil {
-		u.Log.Warn("admin action not recorded in the audit log", "what", what, "err", err)
-	}
-}
-
-func (u *UI) adminPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Admin) adminPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	u.showAdmin(w, sess, http.StatusOK, "", "", adminData{})
 }
 
-func (u *UI) showAdmin(w http.ResponseWriter, sess auth.Caller, code int, flash, problem string, d adminData) {
+func (u *Admin) showAdmin(w http.ResponseWriter, sess auth.Caller, code int, flash, problem string, d adminData) {
 	p := u.base(sess, "Admin", "admin")
 	p.Flash, p.Problem = flash, problem
 	list, err := u.Users.List()
@@ -103,43 +95,8 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess auth.Caller, code int, flash,
 	}
 	d.CanMeasure = u.Measure != nil
 	d.Measuring = u.bench.running()
-	if u.System != nil && u.System.Disks != nil {
-		for _, r := range u.System.Disks() {
-			days := slices.Clone(r.Days)
-			slices.Reverse(days)
-			d.Disks = append(d.Disks, diskHealth{Line: r.String(), Problem: r.Problem(), Days: days[:min(len(days), 14)]})
-		}
-	}
-	if u.System != nil && u.System.Memory != nil {
-		m := u.System.Memory.Status()
-		d.Memory = &m
-	}
-	if u.System != nil && u.System.DataDisk != nil {
-		if r, ok := u.System.DataDisk(); ok {
-			d.DataDisk = r.String()
-		}
-	}
 	if u.System != nil {
-		d.OnBoard = u.System.Board != ""
-		if u.System.CopyPlan != nil {
-			d.CopyPlan = u.System.CopyPlan()
-		}
-		if u.System.CopyForm != nil {
-			f := u.System.CopyForm()
-			d.CopyForm = &f
-		}
-		if u.System.Copy != nil {
-			if st, ok := u.System.Copy(); ok {
-				d.CopyStatus, d.CopyRunning = st.String(), st.Running != nil && !st.Stale()
-			}
-		}
-	}
-	if u.System != nil {
-		d.Version = u.System.Version
-		if u.System.Card != nil {
-			d.Updates = true
-			d.Slot = u.System.Card.Running.Slot
-		}
+		u.systemData(&d)
 	}
 	if u.Recent != nil {
 		d.Log = u.Recent()
@@ -153,8 +110,37 @@ func (u *UI) showAdmin(w http.ResponseWriter, sess auth.Caller, code int, flash,
 	u.render(w, code, "admin", p)
 }
 
+// systemData is the box's part of the admin page (package admin).
+func (u *Admin) systemData(d *adminData) {
+	sys := u.System
+	for _, r := range sys.Disks() {
+		days := slices.Clone(r.Days)
+		slices.Reverse(days)
+		d.Disks = append(d.Disks, diskHealth{Line: r.String(), Problem: r.Problem(), Days: days[:min(len(days), 14)]})
+	}
+	if mem := sys.Memory(); mem != nil {
+		m := mem.Status()
+		d.Memory = &m
+	}
+	if r, ok := sys.DataDisk(); ok {
+		d.DataDisk = r.String()
+	}
+	d.OnBoard = sys.Board() != ""
+	d.CopyPlan = sys.CopyPlan()
+	f := sys.CopyForm()
+	d.CopyForm = &f
+	if st, ok := sys.Copy(); ok {
+		d.CopyStatus, d.CopyRunning = st.String(), st.Running != nil && !st.Stale()
+	}
+	d.Version = sys.Version()
+	if card := sys.Card(); card != nil {
+		d.Updates = true
+		d.Slot = card.Running.Slot
+	}
+}
+
 // departed lists the data of names that have no account.
-func (u *UI) departed(accounts []users.Info) []departed {
+func (u *Admin) departed(accounts []users.Info) []departed {
 	names, _ := u.Store.Owners()
 	if u.Calendars != nil {
 		names = append(names, u.Calendars.Owners()...)
@@ -177,7 +163,7 @@ func (u *UI) departed(accounts []users.Info) []departed {
 	return out
 }
 
-func (u *UI) adminPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Admin) adminPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	name := strings.TrimSpace(r.PostFormValue("user"))
 	fail := func(code int, msg string) { u.showAdmin(w, sess, code, "", msg, adminData{}) }
 	switch r.PostFormValue("action") {
@@ -205,7 +191,7 @@ func (u *UI) adminPost(w http.ResponseWriter, r *http.Request, sess auth.Caller)
 			return
 		}
 		if name == sess.User {
-			u.Door.Sessions().Renew(r, name)
+			u.Sessions.Renew(r, name)
 		}
 		u.Log.Info("web: admin reset a password", "user", name)
 		u.audited(r, sess.User, "reset the password of "+name)
@@ -314,7 +300,7 @@ func (b *benchRun) start(measure func(context.Context, io.Writer) error, log *sl
 }
 
 // benchStatus is the progress the admin page polls while measuring.
-func (u *UI) benchStatus(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
+func (u *Admin) benchStatus(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
 	u.bench.mu.Lock()
 	st := struct {
 		Running bool     `json:"running"`
@@ -329,8 +315,8 @@ func (u *UI) benchStatus(w http.ResponseWriter, r *http.Request, _ auth.Caller) 
 
 // copyNow starts a copy off the box; the first one's password is shown
 // this once.
-func (u *UI) copyNow(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
-	if u.System == nil || u.System.CopyStart == nil {
+func (u *Admin) copyNow(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
+	if u.System == nil {
 		fail(http.StatusNotImplemented, "No copy target is set: copy_target in the config (docs/copies.md).")
 		return
 	}
@@ -346,7 +332,7 @@ func (u *UI) copyNow(w http.ResponseWriter, r *http.Request, sess auth.Caller, f
 }
 
 // departedPost hands a deleted user's files over, or removes all they left.
-func (u *UI) departedPost(w http.ResponseWriter, r *http.Request, sess auth.Caller, name string, fail func(int, string)) {
+func (u *Admin) departedPost(w http.ResponseWriter, r *http.Request, sess auth.Caller, name string, fail func(int, string)) {
 	switch r.PostFormValue("action") {
 	case "hand-over":
 		to := strings.TrimSpace(r.PostFormValue("to"))
@@ -382,8 +368,8 @@ func (u *UI) departedPost(w http.ResponseWriter, r *http.Request, sess auth.Call
 }
 
 // copySettings takes the copies' settings from the form.
-func (u *UI) copySettings(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
-	if u.System == nil || u.System.CopySet == nil {
+func (u *Admin) copySettings(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
+	if u.System == nil {
 		fail(http.StatusNotImplemented, "The copy settings are not set here.")
 		return
 	}

@@ -65,11 +65,11 @@ var connectClients = map[string]string{
 	"desktop": "Nextcloud desktop",
 }
 
-func (u *UI) connectPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Account) connectPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	u.showConnect(w, r, sess, http.StatusOK, "", "", "")
 }
 
-func (u *UI) connectPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Account) connectPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	client := r.PostFormValue("client")
 	label, known := connectClients[client]
 	if !known {
@@ -84,7 +84,7 @@ func (u *UI) connectPost(w http.ResponseWriter, r *http.Request, sess auth.Calle
 	u.showConnect(w, r, sess, http.StatusOK, pw, "", client)
 }
 
-func (u *UI) showConnect(w http.ResponseWriter, r *http.Request, sess auth.Caller, code int, password, problem, client string) {
+func (u *Account) showConnect(w http.ResponseWriter, r *http.Request, sess auth.Caller, code int, password, problem, client string) {
 	p := u.base(sess, "Connect a device", "connect")
 	p.Problem = problem
 	host, _, ok := front.RequestHost(r)

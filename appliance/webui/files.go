@@ -5,18 +5,20 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/filetype"
+	"github.com/bonesync/bonesync/appliance/refusal"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -48,8 +50,8 @@ type filesData struct {
 
 // files serves /files/PATH: a folder's page, a file's download (with
 // Range), its preview, or a folder as a zip (?zip).
-func (u *UI) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	tree, ok := u.tree(w, sess)
+func (u *Files) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, sess)
 	if !ok {
 		return
 	}
@@ -64,7 +66,7 @@ func (u *UI) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 			u.render(w, http.StatusNotFound, "message", p)
 			return
 		}
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	q := r.URL.Query()
@@ -74,7 +76,7 @@ func (u *UI) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 			return
 		}
 		if q.Has("zip") {
-			u.zipFolder(w, r, tree, name)
+			zipFolder(w, r, u.Log, tree, name)
 			return
 		}
 		u.listing(w, r, sess, tree, name)
@@ -90,20 +92,20 @@ func (u *UI) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	}
 }
 
-func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string) {
+func (u *Files) listing(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string) {
 	dir, err := tree.OpenDir(name)
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	defer dir.Close()
 	names, err := dir.Readdirnames(-1)
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	d := filesData{Path: strings.TrimSuffix(name, "/") + "/", Trash: u.Store.TrashKeep() > 0}
-	d.DAV = (&url.URL{Path: files.Prefix + d.Path}).EscapedPath()
+	d.DAV = (&url.URL{Path: u.DAV + d.Path}).EscapedPath()
 	for _, n := range names {
 		if store.IsInternal(n) {
 			continue
@@ -125,7 +127,7 @@ func (u *UI) listing(w http.ResponseWriter, r *http.Request, sess auth.Caller, t
 			}
 		} else {
 			e.Preview = previewKind(n) != ""
-			if u.Previews != nil && filetype.Previewable(n) {
+			if u.Thumbs && filetype.Previewable(n) {
 				e.Thumb = ThumbURL(path.Join(name, n), 128, false)
 			}
 		}
@@ -200,10 +202,10 @@ func previewKind(name string) string {
 // download sends a file, with Range and conditional requests, as an
 // attachment or (raw) inline for a preview. Either way it is data, never a
 // page of the box's: it runs in a sandbox without scripts.
-func (u *UI) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string, in store.Info, raw bool) {
+func (u *Files) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string, in store.Info, raw bool) {
 	f, err := tree.Open(name)
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	defer f.Close()
@@ -242,18 +244,18 @@ type previewData struct {
 // previewText is how much of a text file its preview shows.
 const previewText = 256 << 10
 
-func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string, in store.Info) {
+func (u *Files) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string, in store.Info) {
 	base := path.Base(name)
 	esc := url.PathEscape(base)
 	esc = "./" + esc // a path on the box, whatever the name (https:x, javascript:x)
 	d := previewData{Name: base, Raw: esc + "?raw", Download: esc, Folder: "./", Kind: previewKind(base), Size: in.Size(), Modified: in.ModTime()}
-	if u.Previews != nil && filetype.Previewable(base) {
+	if u.Thumbs && filetype.Previewable(base) {
 		d.Shown = ThumbURL(name, 1024, true) // upright, and a fraction of a photo's bytes
 	}
 	if d.Kind == "text" {
 		f, err := tree.Open(name)
 		if err != nil {
-			files.WriteStoreError(w, err)
+			refusal.Write(w, err)
 			return
 		}
 		b, _ := io.ReadAll(io.LimitReader(f, previewText+1))
@@ -280,7 +282,7 @@ func (u *UI) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller, t
 // Files are stored, not compressed: the board's one core would be the
 // bottleneck, and photos and videos do not shrink. archive/zip writes
 // Zip64 records where a file or the archive passes 4 GiB.
-func (u *UI) zipFolder(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string) {
+func zipFolder(w http.ResponseWriter, r *http.Request, log *slog.Logger, tree *store.Tree, name string) {
 	base := path.Base(name)
 	if name == "/" || base == "/" || base == "." {
 		base = "files"
@@ -293,14 +295,14 @@ func (u *UI) zipFolder(w http.ResponseWriter, r *http.Request, tree *store.Tree,
 		return // the archive is made as it is sent: a HEAD reads no file
 	}
 	zw := zip.NewWriter(w)
-	err := u.zipAdd(zw, tree, name, base)
+	err := zipAdd(zw, tree, name, base)
 	if err == nil {
 		err = zw.Close()
 	}
 	if err != nil {
 		// The status is sent: all that can be done is to cut the
 		// archive short, which every unzip reports as damaged.
-		u.Log.Warn("web: zip cut short", "path", name, "err", err)
+		log.Warn("web: zip cut short", "path", name, "err", err)
 		if c, ok := w.(interface{ Abort() }); ok {
 			c.Abort()
 		}
@@ -308,7 +310,7 @@ func (u *UI) zipFolder(w http.ResponseWriter, r *http.Request, tree *store.Tree,
 	}
 }
 
-func (u *UI) zipAdd(zw *zip.Writer, tree *store.Tree, dir, prefix string) error {
+func zipAdd(zw *zip.Writer, tree *store.Tree, dir, prefix string) error {
 	entries, err := tree.ReadDir(dir)
 	if err != nil {
 		return err
@@ -323,7 +325,7 @@ func (u *UI) zipAdd(zw *zip.Writer, tree *store.Tree, dir, prefix string) error 
 		zname := prefix + "/" + e.Name()
 		switch {
 		case e.IsDir():
-			if err := u.zipAdd(zw, tree, p, zname); err != nil {
+			if err := zipAdd(zw, tree, p, zname); err != nil {
 				return err
 			}
 		case e.Mode().IsRegular():
@@ -352,4 +354,80 @@ func zipFile(zw *zip.Writer, tree *store.Tree, p, zname string, fi fs.FileInfo) 
 	}
 	_, err = io.Copy(out, f)
 	return err
+}
+
+// hit is one search result.
+type hit struct {
+	Name, Folder, Href, FolderHref string
+	Dir                            bool
+	Size                           int64
+	Modified                       time.Time
+}
+
+type searchData struct {
+	Query string
+	Hits  []hit
+	More  bool
+}
+
+// searchLimit is how many results the search page shows.
+const searchLimit = 200
+
+// search serves /search?q=TERM: the files and folders whose names hold
+// the term, newest first.
+func (u *Files) search(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, sess)
+	if !ok {
+		return
+	}
+	defer tree.Close()
+	d := searchData{Query: strings.TrimSpace(r.FormValue("q"))}
+	pg := u.base(sess, "Search", "files")
+	if d.Query != "" {
+		paths, infos, err := u.Search.FindByName(tree, "/", d.Query, searchLimit+1)
+		if err != nil {
+			pg.Problem = "The search failed: " + err.Error()
+		}
+		d.More = len(paths) > searchLimit
+		for i, p := range paths[:min(len(paths), searchLimit)] {
+			h := hit{Name: path.Base(p), Folder: path.Dir(p), Dir: infos[i].IsDir(), Size: infos[i].Size(), Modified: infos[i].ModTime(),
+				FolderHref: FolderURL(path.Dir(p))}
+			if h.Dir {
+				h.Href, h.Size = FolderURL(p), infos[i].TreeSize
+			} else {
+				h.Href = (&url.URL{Path: FilesPrefix + p}).EscapedPath()
+				if previewKind(p) != "" {
+					h.Href += "?view"
+				}
+			}
+			d.Hits = append(d.Hits, h)
+		}
+		pg.Title = "Search: " + d.Query
+	}
+	pg.Data = d
+	u.render(w, http.StatusOK, "search", pg)
+}
+
+// byID serves /index.php/f/ID: the folder, or the file's page.
+func (u *Files) byID(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, who)
+	if !ok {
+		return
+	}
+	defer tree.Close()
+	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
+	var p string
+	var in store.Info
+	if err == nil {
+		p, in, err = tree.Find(id)
+	}
+	if err != nil {
+		http.Redirect(w, r, FilesPrefix+"/", http.StatusSeeOther)
+		return
+	}
+	if in.IsDir() {
+		http.Redirect(w, r, FolderURL(p), http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, (&url.URL{Path: FilesPrefix + p}).EscapedPath()+"?view", http.StatusSeeOther)
 }

@@ -98,7 +98,7 @@ func (f *loginFlows) dropOldestWaiting(source string) bool {
 	return true
 }
 
-func (u *UI) flowRoutes(rs *front.Routes) {
+func (u *Login) flowRoutes(rs *front.Routes) {
 	rs.Public("POST "+flowStart, u.flowStart)
 	rs.Public("POST "+flowStart+"/poll", u.flowPoll)
 	rs.Handle(auth.Page, "GET "+flowStart+"/flow/{id}", u.flowPage)
@@ -108,7 +108,7 @@ func (u *UI) flowRoutes(rs *front.Routes) {
 
 // flowStart begins a flow: anyone may, as with Nextcloud; nothing is
 // granted until the owner logs in and says so.
-func (u *UI) flowStart(w http.ResponseWriter, r *http.Request) {
+func (u *Login) flowStart(w http.ResponseWriter, r *http.Request) {
 	if r.TLS == nil {
 		http.Error(w, "over HTTPS only", http.StatusForbidden)
 		return
@@ -138,7 +138,7 @@ func (u *UI) flowStart(w http.ResponseWriter, r *http.Request) {
 
 // flowPoll answers 404 until the flow is granted, then the credentials,
 // once.
-func (u *UI) flowPoll(w http.ResponseWriter, r *http.Request) {
+func (u *Login) flowPoll(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
 	tok := r.PostFormValue("token")
 	if r.TLS == nil || tok == "" {
@@ -175,7 +175,7 @@ type flowData struct {
 
 // pending is the flow the login link names; if it has gone, the owner is
 // told so and ok is false.
-func (u *UI) pending(w http.ResponseWriter, r *http.Request, sess auth.Caller) (*flow, page, bool) {
+func (u *Login) pending(w http.ResponseWriter, r *http.Request, sess auth.Caller) (*flow, page, bool) {
 	u.flows.mu.Lock()
 	u.flows.sweep(time.Now())
 	f, ok := u.flows.m[r.PathValue("id")]
@@ -189,14 +189,14 @@ func (u *UI) pending(w http.ResponseWriter, r *http.Request, sess auth.Caller) (
 }
 
 // flowPage asks the logged-in owner to grant the app access.
-func (u *UI) flowPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Login) flowPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	if f, p, ok := u.pending(w, r, sess); ok {
 		p.Data = flowData{Client: f.client, From: f.addr}
 		u.render(w, http.StatusOK, "flow", p)
 	}
 }
 
-func (u *UI) flowGrant(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Login) flowGrant(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	f, p, ok := u.pending(w, r, sess)
 	if !ok {
 		return
@@ -214,7 +214,7 @@ func (u *UI) flowGrant(w http.ResponseWriter, r *http.Request, sess auth.Caller)
 		u.render(w, http.StatusConflict, "message", p)
 		return
 	}
-	pw, _, err := u.Users.NewAppPassword(sess.User, appLabel(f.client))
+	pw, _, err := u.Apps.NewAppPassword(sess.User, appLabel(f.client))
 	if err != nil {
 		u.flows.mu.Lock()
 		f.user = ""
@@ -264,21 +264,21 @@ func appKind(ua string) string {
 // view hands to the app.
 const flowV1 = "/index.php/login/flow"
 
-func (u *UI) flowV1Routes(rs *front.Routes) {
+func (u *Login) flowV1Routes(rs *front.Routes) {
 	rs.Handle(auth.Page, "GET "+flowV1, u.flowV1Page)
 	rs.Handle(auth.Account, "POST "+flowV1, u.flowV1Grant)
 }
 
-func (u *UI) flowV1Page(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Login) flowV1Page(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	p := u.base(sess, "Connect an app", "")
 	p.Data = flowData{Client: appKind(r.UserAgent()), From: guard.Host(r.RemoteAddr)}
 	p.FormsTo = "nc:"
 	u.render(w, http.StatusOK, "flow", p)
 }
 
-func (u *UI) flowV1Grant(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Login) flowV1Grant(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	client := appKind(r.UserAgent())
-	pw, _, err := u.Users.NewAppPassword(sess.User, appLabel(client))
+	pw, _, err := u.Apps.NewAppPassword(sess.User, appLabel(client))
 	if err != nil {
 		p := u.base(sess, "Connect an app", "")
 		p.Problem = "No app password was made: " + err.Error()

@@ -12,7 +12,7 @@ import (
 // would show only on the box), and a page is parsed again once the
 // collector has taken it.
 func TestPagesParse(t *testing.T) {
-	u := &UI{}
+	u := &Common{}
 	u.init()
 	names, _ := fs.Glob(assets, "assets/page-*.html")
 	if len(names) < 10 {

@@ -13,11 +13,9 @@ import (
 	"path"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/budget"
-	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -38,8 +36,8 @@ func ThumbURL(p string, side int, fit bool) string {
 
 // thumb serves /thumb/PATH: the file's preview (package preview), for the
 // session's user.
-func (u *UI) thumb(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	tree, ok := u.tree(w, sess)
+func (u *Photos) thumb(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, sess)
 	if !ok {
 		return
 	}
@@ -96,8 +94,8 @@ type photosData struct {
 
 // photos serves /photos: every picture in the user's files, newest taken
 // first (the EXIF date, or the file's own), a month at a heading.
-func (u *UI) photos(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	tree, ok := u.tree(w, sess)
+func (u *Photos) photos(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, sess)
 	if !ok {
 		return
 	}
@@ -152,97 +150,4 @@ func (u *UI) photos(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	pg := u.base(sess, "Photos", "photos")
 	pg.Data = d
 	u.render(w, http.StatusOK, "photos", pg)
-}
-
-// hit is one search result.
-type hit struct {
-	Name, Folder, Href, FolderHref string
-	Dir                            bool
-	Size                           int64
-	Modified                       time.Time
-}
-
-type searchData struct {
-	Query string
-	Hits  []hit
-	More  bool
-}
-
-// searchLimit is how many results the search page shows.
-const searchLimit = 200
-
-// search serves /search?q=TERM: the files and folders whose names hold
-// the term, newest first.
-func (u *UI) search(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	tree, ok := u.tree(w, sess)
-	if !ok {
-		return
-	}
-	defer tree.Close()
-	d := searchData{Query: strings.TrimSpace(r.FormValue("q"))}
-	pg := u.base(sess, "Search", "files")
-	if d.Query != "" {
-		paths, infos, err := files.FindByName(tree, "/", d.Query, searchLimit+1)
-		if err != nil {
-			pg.Problem = "The search failed: " + err.Error()
-		}
-		d.More = len(paths) > searchLimit
-		for i, p := range paths[:min(len(paths), searchLimit)] {
-			h := hit{Name: path.Base(p), Folder: path.Dir(p), Dir: infos[i].IsDir(), Size: infos[i].Size(), Modified: infos[i].ModTime(),
-				FolderHref: FolderURL(path.Dir(p))}
-			if h.Dir {
-				h.Href, h.Size = FolderURL(p), infos[i].TreeSize
-			} else {
-				h.Href = (&url.URL{Path: FilesPrefix + p}).EscapedPath()
-				if previewKind(p) != "" {
-					h.Href += "?view"
-				}
-			}
-			d.Hits = append(d.Hits, h)
-		}
-		pg.Title = "Search: " + d.Query
-	}
-	pg.Data = d
-	u.render(w, http.StatusOK, "search", pg)
-}
-
-// byID serves /index.php/f/ID: the folder, or the file's page.
-func (u *UI) byID(w http.ResponseWriter, r *http.Request, who auth.Caller) {
-	tree, ok := u.tree(w, who)
-	if !ok {
-		return
-	}
-	defer tree.Close()
-	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
-	var p string
-	var in store.Info
-	if err == nil {
-		p, in, err = tree.Find(id)
-	}
-	if err != nil {
-		http.Redirect(w, r, FilesPrefix+"/", http.StatusSeeOther)
-		return
-	}
-	if in.IsDir() {
-		http.Redirect(w, r, FolderURL(p), http.StatusSeeOther)
-		return
-	}
-	http.Redirect(w, r, (&url.URL{Path: FilesPrefix + p}).EscapedPath()+"?view", http.StatusSeeOther)
-}
-
-// dismiss takes a notice (id, or all) off the user's pages, and goes back.
-func (u *UI) dismiss(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	if u.Notices != nil {
-		id, _ := strconv.Atoi(r.FormValue("id"))
-		if _, err := u.Notices.Dismiss(sess.User, id); err != nil {
-			u.Log.Warn("web: cannot dismiss a notice", "user", sess.User, "err", err)
-		}
-	}
-	// Back to the page it was on (the change check made sure the
-	// request came from this box's page).
-	back := FilesPrefix + "/"
-	if ref, err := url.Parse(r.Referer()); err == nil && strings.HasPrefix(ref.Path, "/") && !strings.HasPrefix(ref.Path, "//") {
-		back = (&url.URL{Path: ref.Path, RawQuery: ref.RawQuery}).String()
-	}
-	http.Redirect(w, r, back, http.StatusSeeOther)
 }

@@ -27,7 +27,7 @@ func jpegBytes(c color.RGBA) []byte {
 
 func (s *site) putFile(user, p string, body []byte, mtime time.Time) {
 	s.t.Helper()
-	tree, err := s.ui.Store.Tree(user)
+	tree, err := s.store.Tree(user)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestPhotosSearchThumbs(t *testing.T) {
 	}
 
 	// Nextcloud's link to a file by id.
-	tree, _ := s.ui.Store.Tree("ann")
+	tree, _ := s.store.Tree("ann")
 	in, _ := tree.Info("garden.jpg")
 	tree.Close()
 	resp, _ = s.do("GET", fmt.Sprintf("/index.php/f/%d", in.FileID), cookie, nil)
@@ -94,7 +94,7 @@ func TestPhotosSearchThumbs(t *testing.T) {
 	}
 
 	// A notice shows on the pages until dismissed.
-	s.ui.Notices.Post("ann", "quota", "", "Your files take 93% of your quota", "", "/account")
+	s.common.Notices.Post("ann", "quota", "", "Your files take 93% of your quota", "", "/account")
 	_, page = s.do("GET", "/files/", cookie, nil)
 	id := regexp.MustCompile(`name="id" value="(\d+)"`).FindStringSubmatch(page)
 	if id == nil || !strings.Contains(page, "Your files take 93% of your quota") {
@@ -108,7 +108,7 @@ func TestPhotosSearchThumbs(t *testing.T) {
 		t.Error("the dismissed notice is still shown")
 	}
 	// Without the page's token, nothing is dismissed.
-	s.ui.Notices.Post("ann", "disk", "", "Disk nearly full", "", "")
+	s.common.Notices.Post("ann", "disk", "", "Disk nearly full", "", "")
 	if resp, _ := s.do("POST", "/notices", cookie, url.Values{"id": {"2"}}); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("dismiss without a token = %s", resp.Status)
 	}

@@ -28,10 +28,10 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
-	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/preview"
+	"github.com/bonesync/bonesync/appliance/refusal"
 	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -116,7 +116,7 @@ type publicRow struct {
 	Modified                    time.Time
 }
 
-func (u *UI) publicRoutes(rs *front.Routes) {
+func (u *Public) publicRoutes(rs *front.Routes) {
 	for _, base := range []string{"/index.php/s/{token}", "/s/{token}"} {
 		rs.Link("GET "+base, u.publicPage)
 		rs.Link("POST "+base, u.publicPassword)
@@ -129,7 +129,7 @@ func (u *UI) publicRoutes(rs *front.Routes) {
 // link is the live link r names and its tree, if the browser may use it;
 // otherwise it answers (404 for no such link, the password form) and
 // returns false. The caller closes the tree.
-func (u *UI) link(w http.ResponseWriter, r *http.Request) (shares.Share, *store.Tree, string, bool) {
+func (u *Public) link(w http.ResponseWriter, r *http.Request) (shares.Share, *store.Tree, string, bool) {
 	if u.Shares == nil || r.TLS == nil {
 		http.NotFound(w, r)
 		return shares.Share{}, nil, "", false
@@ -160,18 +160,18 @@ func (u *UI) link(w http.ResponseWriter, r *http.Request) (shares.Share, *store.
 	return s, tree, visit, true
 }
 
-func (u *UI) setLinkCookie(w http.ResponseWriter, s shares.Share, visit string) {
+func (u *Public) setLinkCookie(w http.ResponseWriter, s shares.Share, visit string) {
 	http.SetCookie(w, &http.Cookie{Name: linkCookie(s.Token), Value: visit, Path: "/", MaxAge: int(linkFor / time.Second),
 		Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 }
 
-func (u *UI) passwordForm(w http.ResponseWriter, code int, s shares.Share, problem string) {
+func (u *Public) passwordForm(w http.ResponseWriter, code int, s shares.Share, problem string) {
 	u.render(w, code, "public", page{Title: "Protected", Problem: problem,
 		Data: publicData{Token: s.Token, Base: shares.LinkPath(s.Token), Locked: true}})
 }
 
 // publicPassword takes a link's password.
-func (u *UI) publicPassword(w http.ResponseWriter, r *http.Request) {
+func (u *Public) publicPassword(w http.ResponseWriter, r *http.Request) {
 	if u.Shares == nil || r.TLS == nil {
 		http.NotFound(w, r)
 		return
@@ -199,7 +199,7 @@ func (u *UI) publicPassword(w http.ResponseWriter, r *http.Request) {
 // top).
 func inShare(r *http.Request) string { return path.Clean("/" + r.FormValue("path")) }
 
-func (u *UI) publicPage(w http.ResponseWriter, r *http.Request) {
+func (u *Public) publicPage(w http.ResponseWriter, r *http.Request) {
 	s, tree, visit, ok := u.link(w, r)
 	if !ok {
 		return
@@ -267,7 +267,7 @@ func (u *UI) publicPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // publicDownload sends a file of the share, or a folder of it as a zip.
-func (u *UI) publicDownload(w http.ResponseWriter, r *http.Request) {
+func (u *Public) publicDownload(w http.ResponseWriter, r *http.Request) {
 	s, tree, _, ok := u.link(w, r)
 	if !ok {
 		return
@@ -288,12 +288,12 @@ func (u *UI) publicDownload(w http.ResponseWriter, r *http.Request) {
 		name = path.Base(p)
 	}
 	if in.IsDir() {
-		u.zipFolder(w, r, tree, p)
+		zipFolder(w, r, u.Log, tree, p)
 		return
 	}
 	f, err := tree.Open(p)
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	defer f.Close()
@@ -306,7 +306,7 @@ func (u *UI) publicDownload(w http.ResponseWriter, r *http.Request) {
 }
 
 // publicPreview sends a picture's preview.
-func (u *UI) publicPreview(w http.ResponseWriter, r *http.Request) {
+func (u *Public) publicPreview(w http.ResponseWriter, r *http.Request) {
 	s, tree, _, ok := u.link(w, r)
 	if !ok {
 		return
@@ -341,7 +341,7 @@ func (u *UI) publicPreview(w http.ResponseWriter, r *http.Request) {
 // publicUpload takes files into the share (?path= a folder of it), each
 // under a name not yet taken there: "a.jpg", else "a (2).jpg"... The
 // form's visit token must be the browser's.
-func (u *UI) publicUpload(w http.ResponseWriter, r *http.Request) {
+func (u *Public) publicUpload(w http.ResponseWriter, r *http.Request) {
 	s, tree, visit, ok := u.link(w, r)
 	if !ok {
 		return
@@ -391,7 +391,7 @@ func (u *UI) publicUpload(w http.ResponseWriter, r *http.Request) {
 			err = writeAll(tree, name, part)
 		}
 		if err != nil {
-			code, msg := files.StoreStatus(err)
+			code, msg := refusal.Status(err)
 			http.Error(w, fmt.Sprintf("%s: %s", part.FileName(), msg), code)
 			return
 		}

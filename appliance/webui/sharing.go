@@ -50,11 +50,11 @@ func rights(s shares.Share) string {
 	return "read"
 }
 
-func (u *UI) sharesPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Sharing) sharesPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	u.showShares(w, r, sess, http.StatusOK, "", "", "")
 }
 
-func (u *UI) showShares(w http.ResponseWriter, r *http.Request, sess auth.Caller, code int, flash, problem, newLink string) {
+func (u *Sharing) showShares(w http.ResponseWriter, r *http.Request, sess auth.Caller, code int, flash, problem, newLink string) {
 	p := u.base(sess, "Sharing", "shares")
 	p.Flash, p.Problem = flash, problem
 	d := sharesData{NewLink: newLink}
@@ -66,7 +66,7 @@ func (u *UI) showShares(w http.ResponseWriter, r *http.Request, sess auth.Caller
 	}
 	if q := r.FormValue("path"); q != "" {
 		d.Path = path.Clean("/" + q)
-		if tree, ok := u.tree(w, sess); ok {
+		if tree, ok := openTree(w, u.Log, u.Store, u.Users, sess); ok {
 			in, err := tree.Info(d.Path)
 			tree.Close()
 			if err != nil {
@@ -116,7 +116,7 @@ func (u *UI) showShares(w http.ResponseWriter, r *http.Request, sess auth.Caller
 }
 
 // sharesPost makes, revokes or leaves a share.
-func (u *UI) sharesPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Sharing) sharesPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	if u.Shares == nil {
 		http.NotFound(w, r)
 		return

@@ -14,7 +14,7 @@ import (
 
 func TestShareWithUserPage(t *testing.T) {
 	s := newSite(t)
-	tree, _ := s.ui.Store.Tree("ann")
+	tree, _ := s.store.Tree("ann")
 	tree.Mkdir("Trip")
 	tree.Close()
 	s.putFile("ann", "Trip/a.txt", []byte("from ann"), time.Now())
@@ -35,7 +35,7 @@ func TestShareWithUserPage(t *testing.T) {
 	if _, body := s.do("GET", "/files/Trip/a.txt", bob, nil); body != "from ann" {
 		t.Errorf("bob downloads %q", body)
 	}
-	bt, _ := s.ui.Store.Tree("bob")
+	bt, _ := s.store.Tree("bob")
 	if _, err := bt.Create("Trip/b.txt", false); err == nil {
 		t.Error("bob wrote in a read-only share")
 	}
@@ -51,7 +51,7 @@ func TestShareWithUserPage(t *testing.T) {
 
 func TestPublicLinkPages(t *testing.T) {
 	s := newSite(t)
-	tree, _ := s.ui.Store.Tree("ann")
+	tree, _ := s.store.Tree("ann")
 	tree.Mkdir("Party")
 	tree.Close()
 	s.putFile("ann", "Party/cake.jpg", jpegBytes(color.RGBA{200, 100, 50, 255}), time.Now())
@@ -100,7 +100,7 @@ func TestPublicLinkPages(t *testing.T) {
 
 func TestDropLink(t *testing.T) {
 	s := newSite(t)
-	tree, _ := s.ui.Store.Tree("ann")
+	tree, _ := s.store.Tree("ann")
 	tree.Mkdir("Inbox")
 	tree.Close()
 	s.putFile("ann", "Inbox/earlier.txt", []byte("earlier"), time.Now())
@@ -137,7 +137,7 @@ func TestDropLink(t *testing.T) {
 		t.Errorf("an upload without the page's token = %s", resp.Status)
 	}
 	// Nothing replaced: the guest's file came beside.
-	at, _ := s.ui.Store.Tree("ann")
+	at, _ := s.store.Tree("ann")
 	defer at.Close()
 	for name, want := range map[string]string{"Inbox/earlier.txt": "earlier", "Inbox/earlier (2).txt": "from a guest"} {
 		f, err := at.Open(name)

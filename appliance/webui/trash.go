@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/refusal"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -27,14 +27,14 @@ type trashData struct {
 
 // trashPage lists what was deleted and the files' earlier versions, newest
 // first; ?path=P shows only P's versions.
-func (u *UI) trashPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+func (u *Files) trashPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
 	u.showTrash(w, r, sess, http.StatusOK, "", "")
 }
 
-func (u *UI) showTrash(w http.ResponseWriter, r *http.Request, sess auth.Caller, code int, flash, problem string) {
+func (u *Files) showTrash(w http.ResponseWriter, r *http.Request, sess auth.Caller, code int, flash, problem string) {
 	p := u.base(sess, "Trash", "trash")
 	p.Flash, p.Problem = flash, problem
-	tree, ok := u.tree(w, sess)
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, sess)
 	if !ok {
 		return
 	}
@@ -75,8 +75,8 @@ func keepFor(d time.Duration) string {
 }
 
 // trashPost restores or deletes an item, or empties the trash.
-func (u *UI) trashPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	tree, ok := u.tree(w, sess)
+func (u *Files) trashPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, sess)
 	if !ok {
 		return
 	}
@@ -117,8 +117,8 @@ func (u *UI) trashPost(w http.ResponseWriter, r *http.Request, sess auth.Caller)
 }
 
 // trashItem downloads a trashed file, to look at before restoring it.
-func (u *UI) trashItem(w http.ResponseWriter, r *http.Request, who auth.Caller) {
-	tree, ok := u.tree(w, who)
+func (u *Files) trashItem(w http.ResponseWriter, r *http.Request, who auth.Caller) {
+	tree, ok := openTree(w, u.Log, u.Store, u.Users, who)
 	if !ok {
 		return
 	}
@@ -129,13 +129,13 @@ func (u *UI) trashItem(w http.ResponseWriter, r *http.Request, who auth.Caller) 
 		return
 	}
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		files.WriteStoreError(w, err)
+		refusal.Write(w, err)
 		return
 	}
 	name := path.Base(r.URL.Query().Get("name"))
@@ -150,7 +150,7 @@ func (u *UI) trashItem(w http.ResponseWriter, r *http.Request, who auth.Caller) 
 }
 
 func status(err error) int {
-	code, _ := files.StoreStatus(err)
+	code, _ := refusal.Status(err)
 	return code
 }
 

@@ -1,12 +1,10 @@
 package webui
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,11 +19,6 @@ import (
 // login form takes the password, then asks for the code on a second step;
 // the account page enrols a phone with a QR code and shows the recovery
 // codes once.
-
-// codeCookie names the login whose password was right, while its code is
-// asked (the form carries the same value: a post from another site's page
-// has neither).
-const codeCookie = "__Host-bonesync-code"
 
 // A login waits for its code at most codeFor, and takes at most codeTries
 // wrong codes (the bans count them too).
@@ -77,121 +70,6 @@ func (e *enrolments) drop(sess auth.Caller) {
 	e.mu.Unlock()
 }
 
-// pendings are the logins waiting for their code.
-type pendings struct {
-	mu sync.Mutex
-	m  map[string]*pendingLogin
-}
-
-type pendingLogin struct {
-	user, next string
-	until      time.Time
-	tries      int
-}
-
-func (p *pendings) add(user, next string) string {
-	tok := auth.RandomToken()
-	now := time.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.m == nil {
-		p.m = map[string]*pendingLogin{}
-	}
-	// The expired go; then the user's own oldest beyond codesPerUser; and
-	// a table still full (64 users with two-factor login at once, each
-	// with a right password) drops its oldest: it refuses nobody.
-	var mine []string
-	oldest := ""
-	for k, v := range p.m {
-		switch {
-		case now.After(v.until):
-			delete(p.m, k)
-		case v.user == user:
-			mine = append(mine, k)
-		}
-	}
-	slices.SortFunc(mine, func(a, b string) int { return p.m[a].until.Compare(p.m[b].until) })
-	for len(mine) >= codesPerUser {
-		delete(p.m, mine[0])
-		mine = mine[1:]
-	}
-	if len(p.m) >= maxPendings {
-		for k, v := range p.m {
-			if oldest == "" || v.until.Before(p.m[oldest].until) {
-				oldest = k
-			}
-		}
-		delete(p.m, oldest)
-	}
-	p.m[tok] = &pendingLogin{user: user, next: next, until: now.Add(codeFor)}
-	return tok
-}
-
-// get is the login waiting under tok, counting a try.
-func (p *pendings) get(tok string) (pendingLogin, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	v, ok := p.m[tok]
-	if !ok || time.Now().After(v.until) || v.tries >= codeTries {
-		delete(p.m, tok)
-		return pendingLogin{}, false
-	}
-	v.tries++
-	return *v, true
-}
-
-func (p *pendings) done(tok string) {
-	p.mu.Lock()
-	delete(p.m, tok)
-	p.mu.Unlock()
-}
-
-// askCode shows the login form's second step.
-func (u *UI) askCode(w http.ResponseWriter, code int, tok, next, user, problem string) {
-	http.SetCookie(w, &http.Cookie{Name: codeCookie, Value: tok, Path: "/", MaxAge: int(codeFor.Seconds()), Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	u.render(w, code, "login", page{Title: "Log in", Problem: problem, Data: loginData{Next: next, Username: user, Token: tok, Code: true}})
-}
-
-// codePost is the second step's form: the code, or a recovery code.
-func (u *UI) codePost(w http.ResponseWriter, r *http.Request) {
-	if r.TLS == nil {
-		http.Error(w, "log in over HTTPS", http.StatusForbidden)
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	c, err := r.Cookie(codeCookie)
-	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
-		u.loginForm(w, http.StatusForbidden, localNext(r.PostFormValue("next")), "", "The form had expired or came from another page: log in again.")
-		return
-	}
-	p, ok := u.codes.get(c.Value)
-	if !ok {
-		u.loginForm(w, http.StatusForbidden, localNext(r.PostFormValue("next")), "", "The login took too long or had too many wrong codes: log in again.")
-		return
-	}
-	addr := guard.Host(r.RemoteAddr)
-	switch res := u.Door.Code(addr, p.user, r.PostFormValue("code")); res {
-	case auth.OK:
-	case auth.Wrong:
-		u.askCode(w, http.StatusUnauthorized, c.Value, p.next, p.user, "That code is not right: type the newest one the app shows, or a recovery code.")
-		return
-	default:
-		u.codes.done(c.Value)
-		if res.Status() == http.StatusTooManyRequests {
-			auth.SetRetryAfter(w, u.Door.RetryAfter(addr, p.user))
-		}
-		u.loginForm(w, res.Status(), p.next, p.user, res.Message())
-		return
-	}
-	u.codes.done(c.Value)
-	for _, name := range []string{codeCookie, loginCookie} {
-		http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	}
-	u.Door.Sessions().Start(w, p.user)
-	u.Log.Info("web: logged in with a code", "user", p.user, "addr", r.RemoteAddr)
-	http.Redirect(w, r, p.next, http.StatusSeeOther)
-}
-
 // twoFactorData is the account page's two-factor section.
 type twoFactorData struct {
 	On           bool
@@ -205,7 +83,7 @@ type twoFactorData struct {
 }
 
 // twoFactorPost handles the account page's two-factor actions.
-func (u *UI) twoFactorPost(r *http.Request, sess auth.Caller, action string) (int, string, string, accountData) {
+func (u *Account) twoFactorPost(r *http.Request, sess auth.Caller, action string) (int, string, string, accountData) {
 	user := sess.User
 	switch action {
 	case "totp-new":

@@ -23,6 +23,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/accounts"
 	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/admin/admintest"
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
@@ -43,11 +44,16 @@ import (
 // site is the pages and WebDAV, wired as the server wires them, on a TLS
 // test server, with the users admin, ann and bob.
 type site struct {
-	t   *testing.T
-	ui  *UI
-	srv *httptest.Server
-	c   *http.Client
-	now time.Time
+	t         *testing.T
+	common    *Common
+	loginRoom *Login
+	account   *Account
+	admin     *Admin
+	store     *store.Store
+	users     *users.DB
+	srv       *httptest.Server
+	c         *http.Client
+	now       time.Time
 }
 
 func newSite(t *testing.T) *site {
@@ -88,13 +94,23 @@ func newSite(t *testing.T) *site {
 	door.Audit(rec)
 	book.Audit = rec
 	board := notices.Open(t.TempDir(), log)
-	s.ui = &UI{Door: door, Users: db, Store: files, Log: log,
-		Previews: &preview.Maker{Store: files, Log: log}, Notices: board, Shares: book, Audit: rec,
+	s.store, s.users = files, db
+	s.common = &Common{Log: log, Notices: board, Audit: rec}
+	pv := &preview.Maker{Store: files, Log: log}
+	s.loginRoom = &Login{Common: s.common, Door: door, Apps: db}
+	s.account = &Account{Common: s.common, Door: door, Users: db}
+	s.admin = &Admin{Common: s.common, Sessions: door.Sessions(), Users: db, Store: files,
 		Accounts: &accounts.Service{Users: db, Parts: map[string]accounts.Part{"shares": book, "notices": board}}}
 	door.Sessions().Now = func() time.Time { return s.now }
 	mux := front.NewRoutes(door)
 	dav.Routes(mux)
-	s.ui.Routes(mux)
+	for _, m := range []front.Mount{s.common, s.loginRoom, s.account, s.admin,
+		&Files{Common: s.common, Store: files, Users: db, Search: dav, DAV: filesdav.Prefix, Thumbs: true},
+		&Photos{Common: s.common, Store: files, Users: db, Previews: pv},
+		&Sharing{Common: s.common, Store: files, Users: db, Shares: book},
+		&Public{Common: s.common, Door: door, Shares: book, Store: files, Previews: pv}} {
+		m.Routes(mux)
+	}
 	s.srv = httptest.NewTLSServer(mux)
 	t.Cleanup(s.srv.Close)
 	s.c = s.srv.Client()
@@ -265,7 +281,7 @@ func TestCSRF(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a logout without the token: %s, want 403", resp.Status)
 	}
-	if apps, _ := s.ui.Users.AppPasswords("ann"); len(apps) != 0 {
+	if apps, _ := s.users.AppPasswords("ann"); len(apps) != 0 {
 		t.Errorf("a refused request made app passwords: %v", apps)
 	}
 	resp, _ = s.do("POST", "/account", cookie, url.Values{"action": {"app-new"}, "label": {"phone"}, "csrf": {tok}}, "Origin", s.srv.URL)
@@ -317,7 +333,7 @@ func TestSessionEnds(t *testing.T) {
 	}
 
 	cookie, _ = s.login("ann", "ann-password")
-	s.ui.Users.SetPassword("ann", "another-password")
+	s.users.SetPassword("ann", "another-password")
 	if open(cookie) {
 		t.Error("a session outlived a password change")
 	}
@@ -391,10 +407,10 @@ func TestAppPasswordForWebDAVUntilRevoked(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("password change with an app password as the current one: %s, want 403", resp.Status)
 	}
-	if ok, _ := s.ui.Users.CheckPassword("ann", "ann-password", false, users.Client); !ok {
+	if ok, _ := s.users.CheckPassword("ann", "ann-password", false, users.Client); !ok {
 		t.Error("the account password changed")
 	}
-	apps, _ := s.ui.Users.AppPasswords("ann")
+	apps, _ := s.users.AppPasswords("ann")
 	s.do("POST", "/account", cookie, url.Values{"action": {"app-revoke"}, "id": {apps[0].ID}, "csrf": {tok}})
 	if code := propfind(); code != http.StatusUnauthorized {
 		t.Errorf("PROPFIND with a revoked app password: %d, want 401", code)
@@ -439,7 +455,7 @@ func TestNextcloudLoginFlow(t *testing.T) {
 	if r, _ := s.do("POST", loginPath, cookie, url.Values{"csrf": {tok}}); r.StatusCode != http.StatusConflict {
 		t.Errorf("a second grant: %s, want 409", r.Status)
 	}
-	if apps, _ := s.ui.Users.AppPasswords("ann"); len(apps) != 1 {
+	if apps, _ := s.users.AppPasswords("ann"); len(apps) != 1 {
 		t.Errorf("%d app passwords after two grants, want 1", len(apps))
 	}
 	r, body := poll()
@@ -447,10 +463,10 @@ func TestNextcloudLoginFlow(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &creds); err != nil || r.StatusCode != 200 || creds.LoginName != "ann" || creds.Server != s.srv.URL {
 		t.Fatalf("poll after the grant: %s %s", r.Status, body)
 	}
-	if ok, _ := s.ui.Users.CheckPassword("ann", creds.AppPassword, false, users.Client); !ok {
+	if ok, _ := s.users.CheckPassword("ann", creds.AppPassword, false, users.Client); !ok {
 		t.Error("the flow's app password does not log ann in")
 	}
-	if apps, _ := s.ui.Users.AppPasswords("ann"); len(apps) != 1 || !strings.HasPrefix(apps[0].Label, "The Nextcloud desktop app (") {
+	if apps, _ := s.users.AppPasswords("ann"); len(apps) != 1 || !strings.HasPrefix(apps[0].Label, "The Nextcloud desktop app (") {
 		t.Errorf("app passwords %+v, want one labelled after the app", apps)
 	}
 	if r, _ := poll(); r.StatusCode != http.StatusNotFound {
@@ -620,7 +636,7 @@ func TestLoginFlowFloodDoesNotLockOut(t *testing.T) {
 			t.Fatalf("flow %d: %s", i, r.Status)
 		}
 	}
-	if n := len(s.ui.flows.m); n != maxFlowsPerSource {
+	if n := len(s.loginRoom.flows.m); n != maxFlowsPerSource {
 		t.Errorf("%d flows kept from one address, want %d", n, maxFlowsPerSource)
 	}
 }
@@ -682,15 +698,15 @@ func TestAdminPageCopies(t *testing.T) {
 	s := newSite(t)
 	var status *copies.Status
 	started := 0
-	s.ui.System = &admin.System{
-		CopyPlan: func() string { return "to sftp://nas/backup, daily at 03:30" },
-		Copy: func() (copies.Status, bool) {
+	s.admin.System = &admintest.System{
+		Plan: "to sftp://nas/backup, daily at 03:30",
+		LastCopy: func() (copies.Status, bool) {
 			if status == nil {
 				return copies.Status{}, false
 			}
 			return *status, true
 		},
-		CopyStart: func() (string, error) {
+		StartCopy: func() (string, error) {
 			started++
 			status = &copies.Status{Running: &copies.Progress{Started: time.Now(), At: time.Now(), Files: 3}}
 			if started == 1 {
@@ -722,12 +738,11 @@ func TestAdminPageCopies(t *testing.T) {
 // the warning first.
 func TestAdminPageShowsTheDisksHealth(t *testing.T) {
 	s := newSite(t)
-	s.ui.System = &admin.System{Disks: func() []health.Report {
-		return []health.Report{{Disk: "mmcblk0", Identity: health.Identity{Name: "SL16G"}, Written: 3 << 20,
-			Since: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Sampled: time.Now(),
-			Days:     []health.Day{{Date: "2026-11-30", Written: 1 << 20}, {Date: "2026-12-01", Written: 2 << 20}},
-			IOErrors: 1, LastIOError: "I/O error, dev mmcblk0, sector 99"}}
-	}}
+	s.admin.System = &admintest.System{Reports: []health.Report{{Disk: "mmcblk0", Identity: health.Identity{Name: "SL16G"}, Written: 3 << 20,
+		Since: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Sampled: time.Now(),
+		Days:     []health.Day{{Date: "2026-11-30", Written: 1 << 20}, {Date: "2026-12-01", Written: 2 << 20}},
+		IOErrors: 1, LastIOError: "I/O error, dev mmcblk0, sector 99"}},
+	}
 	cookie, _ := s.login(users.Admin, users.Admin+"-password")
 	resp, page := s.do("GET", "/admin/", cookie, nil)
 	if resp.StatusCode != 200 {
@@ -752,7 +767,7 @@ func TestAdminPageShowsTheMemory(t *testing.T) {
 	release, _ := mem.Take(context.Background(), "preview", 3<<20)
 	release()
 	mem.Take(context.Background(), "zip", budget.Admission+1)
-	s.ui.System = &admin.System{Memory: mem}
+	s.admin.System = &admintest.System{Budget: mem}
 	cookie, _ := s.login(users.Admin, users.Admin+"-password")
 	_, page := s.do("GET", "/admin/", cookie, nil)
 	for _, want := range []string{
@@ -772,7 +787,7 @@ func TestAdminPageShowsTheDataDisk(t *testing.T) {
 	s := newSite(t)
 	var rec datadisk.Record
 	adopted := false
-	s.ui.System = &admin.System{Board: "beaglebone-black", DataDisk: func() (datadisk.Record, bool) { return rec, adopted }}
+	s.admin.System = &admintest.System{BoardName: "beaglebone-black", Data: func() (datadisk.Record, bool) { return rec, adopted }}
 	cookie, _ := s.login(users.Admin, users.Admin+"-password")
 	page := func() string {
 		resp, page := s.do("GET", "/admin/", cookie, nil)
@@ -800,7 +815,7 @@ func TestAdminPageShowsTheDataDisk(t *testing.T) {
 // removed on the admin's word.
 func TestAdminHandsOverADeletedUsersFiles(t *testing.T) {
 	s := newSite(t)
-	ann, _ := s.ui.Store.Tree("ann")
+	ann, _ := s.store.Tree("ann")
 	when := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 	for _, content := range []string{"old", "newer"} { // the first is kept as a version
 		up, _ := ann.Create("diary.txt", false)
@@ -831,7 +846,7 @@ func TestAdminHandsOverADeletedUsersFiles(t *testing.T) {
 	if code, page := post(url.Values{"action": {"hand-over"}, "user": {"ann"}, "to": {"bob"}}); code != 200 || !strings.Contains(page, `now bob&#39;s, in the folder &#34;Files of ann&#34;`) {
 		t.Fatalf("hand-over = %d %s", code, page)
 	}
-	bob, _ := s.ui.Store.Tree("bob")
+	bob, _ := s.store.Tree("bob")
 	defer bob.Close()
 	fi, err := bob.Stat("Files of ann/diary.txt")
 	if err != nil || fi.Size() != 5 || !fi.ModTime().Equal(when) {
@@ -843,7 +858,7 @@ func TestAdminHandsOverADeletedUsersFiles(t *testing.T) {
 	if code, page := post(url.Values{"action": {"remove-data"}, "user": {"ann"}}); code != 200 || strings.Contains(page, `data-departed="ann"`) {
 		t.Fatalf("remove ann's data = %d; still listed: %v", code, strings.Contains(page, `data-departed="ann"`))
 	}
-	if owners, _ := s.ui.Store.Owners(); slices.Contains(owners, "ann") {
+	if owners, _ := s.store.Owners(); slices.Contains(owners, "ann") {
 		t.Fatalf("ann's data is still in the store: %v", owners)
 	}
 }
@@ -854,11 +869,9 @@ func TestAdminPageCopySettings(t *testing.T) {
 	s := newSite(t)
 	var got admin.CopyForm
 	var gotPass string
-	s.ui.System = &admin.System{
-		CopyForm: func() admin.CopyForm {
-			return admin.CopyForm{Target: "sftp://me@nas/b", HasPassword: true, At: "03:30", Keep: "7", BwLimit: "0"}
-		},
-		CopySet: func(f admin.CopyForm, pw string) error {
+	s.admin.System = &admintest.System{
+		Form: admin.CopyForm{Target: "sftp://me@nas/b", HasPassword: true, At: "03:30", Keep: "7", BwLimit: "0"},
+		SetCopy: func(f admin.CopyForm, pw string) error {
 			if f.At == "99:99" {
 				return errors.New(`copy_at: "99:99" is not HH:MM`)
 			}
@@ -928,7 +941,7 @@ func TestFileLinksStayOnTheBoxAndZipNamesAreClean(t *testing.T) {
 // does not.
 func TestAuditLogOnTheAdminPage(t *testing.T) {
 	s := newSite(t)
-	tree, _ := s.ui.Store.Tree("ann")
+	tree, _ := s.store.Tree("ann")
 	tree.Mkdir("Trip")
 	tree.Close()
 	resp, page := s.do("GET", "/login", "", nil)
@@ -946,7 +959,7 @@ func TestAuditLogOnTheAdminPage(t *testing.T) {
 	if resp, page := s.do("POST", "/admin/", admin, url.Values{"csrf": {acsrf}, "action": {"add"}, "user": {"carol"}, "password": {"carol password 1"}}); resp.StatusCode != 200 {
 		t.Fatalf("add a user: %s\n%s", resp.Status, page)
 	}
-	s.ui.Audit.Flush() // failed logins are noted from the bans, written a moment later
+	s.common.Audit.Flush() // failed logins are noted from the bans, written a moment later
 	_, page = s.do("GET", "/admin/", admin, nil)
 	i := strings.Index(page, `id="audit"`)
 	if i < 0 {
@@ -1065,7 +1078,7 @@ func TestLoginHintFitsWhereItRuns(t *testing.T) {
 	if _, page := s.do("GET", "/login", "", nil); !strings.Contains(page, "printed where the server was started") || strings.Contains(page, "serial console") {
 		t.Errorf("on a PC the login page says:\n%s", page)
 	}
-	s.ui.System = &admin.System{Board: "beaglebone-black"}
+	s.loginRoom.OnBoard = true
 	if _, page := s.do("GET", "/login", "", nil); !strings.Contains(page, "serial console and in FIRST-LOGIN.txt") {
 		t.Errorf("on the board the login page says:\n%s", page)
 	}
@@ -1076,7 +1089,7 @@ func TestLoginHintFitsWhereItRuns(t *testing.T) {
 // for one client and fills it into that client's steps (and no other's).
 func TestConnectPage(t *testing.T) {
 	s := newSite(t)
-	s.ui.SFTPPort = 2222
+	s.account.SFTPPort = 2222
 	cookie, csrf := s.login("ann", "ann-password")
 	host := strings.TrimPrefix(s.srv.URL, "https://")
 	_, page := s.do("GET", "/connect", cookie, nil)
@@ -1097,7 +1110,7 @@ func TestConnectPage(t *testing.T) {
 	if rclone == nil || !strings.Contains(html.UnescapeString(rclone[1]), "pass="+m[1]+" ") || strings.Contains(desktop[1], m[1]) {
 		t.Errorf("the password is not in rclone's steps alone:\n%s\n%s", rclone, desktop)
 	}
-	if ok, _ := s.ui.Users.CheckPassword("ann", m[1], false, users.Client); !ok {
+	if ok, _ := s.users.CheckPassword("ann", m[1], false, users.Client); !ok {
 		t.Error("the app password shown does not log in")
 	}
 	if resp, _ := s.do("POST", "/connect", cookie, url.Values{"csrf": {csrf}, "client": {"evil"}}); resp.StatusCode != 400 {

@@ -1,0 +1,46 @@
+package server
+
+import (
+	"time"
+
+	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/budget"
+	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/datadisk"
+	"github.com/bonesync/bonesync/appliance/health"
+	"github.com/bonesync/bonesync/appliance/sysd"
+	"github.com/bonesync/bonesync/appliance/update"
+)
+
+// system is the box as its admin sees and sets it (admin.System): the
+// running version, the card's slots, the copies, the disks and the memory,
+// for /status.json, updates and the admin page.
+type system struct {
+	s       *services
+	started time.Time
+}
+
+func (y system) Version() string                           { return y.s.o.Version }
+func (y system) Board() string                             { return y.s.o.Board }
+func (y system) Started() time.Time                        { return y.started }
+func (y system) Card() *update.Card                        { return y.s.card }
+func (y system) CanReboot() bool                           { return onBoardWithPID1(y.s.o) }
+func (y system) Copy() (copies.Status, bool)               { return copies.ReadStatus(copies.Dir(y.s.o.State)) }
+func (y system) CopyPlan() string                          { return y.s.copyPlanLine() }
+func (y system) CopyForm() admin.CopyForm                  { return y.s.copyForm() }
+func (y system) CopySet(f admin.CopyForm, pw string) error { return y.s.copySet(f, pw) }
+func (y system) CopyStart() (string, error)                { return y.s.copyStart() }
+func (y system) Disks() []health.Report                    { return y.s.health.ReadAll() }
+func (y system) Memory() *budget.Budget                    { return y.s.memory }
+
+// Reboot asks PID 1 to reboot, where there is a bonesync PID 1 to ask.
+func (y system) Reboot(why string) {
+	if y.CanReboot() {
+		sysd.RequestReboot(why)
+	}
+}
+
+func (y system) DataDisk() (datadisk.Record, bool) {
+	r, ok, _ := datadisk.ReadRecord(y.s.o.State)
+	return r, ok
+}
