@@ -184,6 +184,7 @@ var patches = []patch{
 	}},
 	{root: "GOROOT", file: bigmod + "nat_mont.go", src: bigmodSrc + "nat_mont.go"},
 	{root: "GOROOT", file: bigmod + "nat_mont_noasm.go", src: bigmodSrc + "nat_mont_noasm.go"},
+	{root: "GOROOT", file: bigmod + "nat_mont_asm.go", src: bigmodSrc + "nat_mont_asm.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_arm.go", src: bigmodSrc + "nat_arm32_arm.go"},
 	{root: "GOROOT", file: bigmod + "nat_arm32_arm.s", src: bigmodSrc + "nat_arm32_arm.s"},
 	{root: "GOROOT", file: bigmod + "nat_mont_test.go", src: bigmodSrc + "nat_mont_test.go", test: true},
