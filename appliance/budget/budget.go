@@ -155,9 +155,7 @@ func (b *Budget) TryTake(kind string, n int64) (release func(), ok bool) {
 	if n > b.total || !b.sem.TryAcquire(n) {
 		return nil, false
 	}
-	b.count(kind, n)
-	var once sync.Once
-	return func() { once.Do(func() { b.give(kind, n) }) }, true
+	return b.grant(kind, n), true
 }
 
 func (b *Budget) take(ctx context.Context, kind string, n int64, bounded bool) (release func(), err error) {
@@ -186,9 +184,14 @@ func (b *Budget) take(ctx context.Context, kind string, n int64, bounded bool) (
 			return nil, b.refuse(kind, n, context.Cause(ctx))
 		}
 	}
+	return b.grant(kind, n), nil
+}
+
+// grant counts a grant of n acquired and returns its release (once).
+func (b *Budget) grant(kind string, n int64) (release func()) {
 	b.count(kind, n)
 	var once sync.Once
-	return func() { once.Do(func() { b.give(kind, n) }) }, nil
+	return func() { once.Do(func() { b.give(kind, n) }) }
 }
 
 // refuse counts a refusal.

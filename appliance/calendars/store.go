@@ -443,13 +443,11 @@ type Conditions = precond.Conditions
 
 // holds says whether cond holds for cur (nil: no such object).
 func holds(cond Conditions, cur *Object) error {
-	if cur == nil {
-		if !cond.Hold(false, "", time.Time{}) {
-			return ErrPrecondition
-		}
-		return nil
+	ok := cond.Hold(false, "", time.Time{})
+	if cur != nil {
+		ok = cond.Hold(true, cur.ETag, cur.ModTime)
 	}
-	if !cond.Hold(true, cur.ETag, cur.ModTime) {
+	if !ok {
 		return ErrPrecondition
 	}
 	return nil
