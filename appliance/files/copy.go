@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"path"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -165,8 +162,8 @@ func (q *request) copy(src, dst string, depth, level int) error {
 
 // copyFolderProps gives the new folder dst the dead properties of the
 // open folder f.
-func (q *request) copyFolderProps(f *os.File, dst string) error {
-	b, err := readXattr(func(buf []byte) (int, error) { return unix.Fgetxattr(int(f.Fd()), propsAttr, buf) })
+func (q *request) copyFolderProps(f store.File, dst string) error {
+	b, err := store.Props(f)
 	if err != nil || len(b) == 0 {
 		return err
 	}
@@ -175,15 +172,15 @@ func (q *request) copyFolderProps(f *os.File, dst string) error {
 		return err
 	}
 	defer d.Close()
-	if err := unix.Fsetxattr(int(d.Fd()), propsAttr, b, 0); err != nil && !errors.Is(err, unix.ENOTSUP) {
-		return store.NoSpace(err)
+	if err := store.SetProps(d, b); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return err
 	}
 	return nil
 }
 
 // copyFile copies the open file f (fi) to dst with its date and dead
 // properties; the copy is committed only if every byte was copied.
-func (q *request) copyFile(f *os.File, fi fs.FileInfo, dst string) error {
+func (q *request) copyFile(f store.File, fi fs.FileInfo, dst string) error {
 	u, err := q.tree.Create(dst, false)
 	if err != nil {
 		return err
@@ -200,13 +197,13 @@ func (q *request) copyFile(f *os.File, fi fs.FileInfo, dst string) error {
 }
 
 // copyDeadProps gives the upload u the dead properties of the file f.
-func copyDeadProps(f *os.File, u *store.Upload) error {
-	b, err := readXattr(func(buf []byte) (int, error) { return unix.Fgetxattr(int(f.Fd()), propsAttr, buf) })
+func copyDeadProps(f store.File, u *store.Upload) error {
+	b, err := store.Props(f)
 	if err != nil || len(b) == 0 {
 		return err
 	}
-	if err := unix.Fsetxattr(u.Fd(), propsAttr, b, 0); err != nil && !errors.Is(err, unix.ENOTSUP) {
-		return store.NoSpace(err)
+	if err := u.SetProps(b); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return err
 	}
 	return nil
 }

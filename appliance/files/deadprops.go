@@ -7,21 +7,15 @@ package files
 import (
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/bonesync/bonesync/appliance/store"
-	"golang.org/x/sys/unix"
 )
-
-// propsAttr is the extended attribute holding a file's dead properties.
-const propsAttr = "user.bonesync.davprops"
 
 // storedProp is one dead property as the attribute holds it (JSON).
 type storedProp struct {
@@ -36,32 +30,9 @@ type deadProp struct {
 	Inner string // XML that declares every namespace it uses
 }
 
-// readXattr reads an attribute through get (getxattr on a descriptor or a
-// path), asking with a small buffer first: most files have no dead
-// properties, and a PROPFIND asks for every file. nil, nil when there is
-// none, or the file system keeps none.
-func readXattr(get func(buf []byte) (int, error)) ([]byte, error) {
-	var small [512]byte
-	buf := small[:]
-	n, err := get(buf)
-	if errors.Is(err, unix.ERANGE) {
-		if n, err = get(nil); err == nil {
-			buf = make([]byte, n)
-			n, err = get(buf)
-		}
-	}
-	if errors.Is(err, unix.ENODATA) || errors.Is(err, unix.ENOTSUP) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte(nil), buf[:n]...), nil
-}
-
-// deadProps reads the dead properties through get (see readXattr).
-func deadProps(get func(buf []byte) (int, error)) (map[xml.Name]deadProp, error) {
-	b, err := readXattr(get)
+// deadProps decodes the dead properties the store keeps with a file
+// (store.Props).
+func deadProps(b []byte, err error) (map[xml.Name]deadProp, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -77,10 +48,7 @@ func deadProps(get func(buf []byte) (int, error)) (map[xml.Name]deadProp, error)
 }
 
 // fdProps reads the dead properties of an open file.
-func fdProps(f *os.File) (map[xml.Name]deadProp, error) {
-	fd := int(f.Fd())
-	return deadProps(func(buf []byte) (int, error) { return unix.Fgetxattr(fd, propsAttr, buf) })
-}
+func fdProps(f store.File) (map[xml.Name]deadProp, error) { return deadProps(store.Props(f)) }
 
 // proppatch answers PROPPATCH: the properties set or removed, all or none,
 // but {DAV:}lastmodified, which sets the file's date (as ownCloud,
@@ -114,7 +82,7 @@ func (q *request) proppatch() {
 // patch applies patches to the file f. A property that cannot be set (a
 // live one, the ownCloud and Nextcloud ones, a date that is none) fails
 // them all: it is answered with its status, the others with 424.
-func (q *request) patch(f *os.File, patches []davxml.Patch) ([]davxml.Propstat, error) {
+func (q *request) patch(f store.File, patches []davxml.Patch) ([]davxml.Propstat, error) {
 	m, err := fdProps(f)
 	if err != nil {
 		return nil, err
@@ -172,7 +140,7 @@ func (q *request) patch(f *os.File, patches []davxml.Patch) ([]davxml.Propstat, 
 		all.Add(p.Name, "", "")
 	}
 	if changes { // (the star alone writes nothing on the file)
-		if err := storeProps(int(f.Fd()), m); err != nil {
+		if err := storeProps(f, m); err != nil {
 			// The file system cannot hold them (no extended attributes,
 			// or full): nothing is changed, the date neither.
 			return []davxml.Propstat{{Status: http.StatusInsufficientStorage, Props: &all}}, nil
@@ -210,14 +178,9 @@ func failedPatch(patches []davxml.Patch, bad xml.Name, code int, why string) []d
 
 // storeProps writes m as the file's dead properties (none: the attribute
 // goes).
-func storeProps(fd int, m map[xml.Name]deadProp) error {
+func storeProps(f store.File, m map[xml.Name]deadProp) error {
 	if len(m) == 0 {
-		// None to keep: a file system without extended attributes keeps
-		// none either.
-		if err := unix.Fremovexattr(fd, propsAttr); err != nil && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.ENOTSUP) {
-			return err
-		}
-		return nil
+		return store.SetProps(f, nil)
 	}
 	stored := make([]storedProp, 0, len(m))
 	for name, p := range m {
@@ -227,5 +190,5 @@ func storeProps(fd int, m map[xml.Name]deadProp) error {
 	if err != nil {
 		return fmt.Errorf("dead properties: %w", err)
 	}
-	return unix.Fsetxattr(fd, propsAttr, b, 0)
+	return store.SetProps(f, b)
 }

@@ -172,7 +172,7 @@ func (pw *propWriter) folder(p string, depth int) {
 		}
 		pw.entry(child, in, func() (map[xml.Name]deadProp, error) {
 			if ok {
-				return deadProps(func(buf []byte) (int, error) { return tree.XattrIn(dir, n, propsAttr, buf) })
+				return deadProps(store.PropsIn(dir, n))
 			}
 			f, err := tree.Open(child)
 			if err != nil {

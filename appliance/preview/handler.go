@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/front"
+	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"strconv"
 
 	"github.com/bonesync/bonesync/appliance/budget"
@@ -152,7 +152,7 @@ func (h *Handler) trashed(w http.ResponseWriter, r *http.Request, who auth.Calle
 	for _, it := range items {
 		if it.FileID == id && it.Kind == store.KindDeleted && !it.Dir {
 			q.deliver(Source{User: q.user, ID: id, Version: it.ETag,
-				Open: func() (*os.File, error) { return q.tree.OpenTrash(it.ID) }})
+				Open: func() (io.ReadSeekCloser, error) { return q.tree.OpenTrash(it.ID) }})
 			return
 		}
 	}
@@ -166,7 +166,7 @@ func (q *request) send(p string, in store.Info) {
 		return
 	}
 	q.deliver(Source{User: q.user, ID: in.FileID, Version: in.ETag,
-		Open: func() (*os.File, error) { return q.tree.Open(p) }})
+		Open: func() (io.ReadSeekCloser, error) { return q.tree.Open(p) }})
 }
 
 func (q *request) deliver(src Source) {

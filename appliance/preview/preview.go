@@ -26,6 +26,7 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -77,7 +78,7 @@ type Source struct {
 	User    string
 	ID      uint64
 	Version string
-	Open    func() (*os.File, error)
+	Open    func() (io.ReadSeekCloser, error)
 }
 
 // Get returns the preview of src for a request of w×h pixels (square: cut
@@ -129,7 +130,7 @@ func (m *Maker) Get(ctx context.Context, src Source, w, h int, square bool) (Pre
 // 404), not that making one failed.
 func NoPreview(err error) bool { return errors.Is(err, errNoPreview) }
 
-func (m *Maker) make(ctx context.Context, f *os.File, sp spec) (Preview, string, error) {
+func (m *Maker) make(ctx context.Context, f io.ReadSeeker, sp spec) (Preview, string, error) {
 	r := &rendering{f: f, spec: sp, draw: func(n int64) (func(), error) { return m.Memory.Take(ctx, "preview", n) }}
 	img, err := r.run()
 	if err != nil {

@@ -224,7 +224,7 @@ func TestTaken(t *testing.T) {
 	shot := b.put("shot.jpg", previewtest.WithExif(jpegOf(t, previewtest.Picture(64, 48), 80), 1, "2023:07:08 09:10:11", "", jpegOf(t, previewtest.Picture(16, 12), 50)))
 	plain := b.put("plain.jpg", jpegOf(t, previewtest.Picture(64, 48), 80))
 	src := func(p string, in store.Info) Source {
-		return Source{User: "u", ID: in.FileID, Version: in.ETag, Open: func() (*os.File, error) { return b.tree.Open(p) }}
+		return Source{User: "u", ID: in.FileID, Version: in.ETag, Open: func() (io.ReadSeekCloser, error) { return b.tree.Open(p) }}
 	}
 	pics := []Source{src("shot.jpg", shot), src("plain.jpg", plain)}
 	got := b.h.Maker.Taken("u", pics)
@@ -232,7 +232,7 @@ func TestTaken(t *testing.T) {
 		t.Errorf("Taken = %v", got)
 	}
 	// Kept: read again without opening the files.
-	pics[0].Open = func() (*os.File, error) { t.Error("opened again"); return nil, os.ErrNotExist }
+	pics[0].Open = func() (io.ReadSeekCloser, error) { t.Error("opened again"); return nil, os.ErrNotExist }
 	if again := b.h.Maker.Taken("u", pics); !again[0].Equal(got[0]) {
 		t.Errorf("kept date = %v", again[0])
 	}

@@ -58,7 +58,7 @@ func (t *Tree) Chmod(p string, perm fs.FileMode) error {
 // computed so is kept in the file's record for next time (if the file did
 // not change meanwhile).
 func (t *Tree) Sum(p, algo string) ([]byte, error) {
-	f, err := t.Open(p)
+	f, err := t.open(p)
 	if err != nil {
 		return nil, err
 	}

@@ -187,7 +187,7 @@ func (s *Store) info(f *os.File) (Info, error) {
 }
 
 // OpenDir opens a folder of the tree, to describe its entries with InfoIn.
-func (t *Tree) OpenDir(p string) (*os.File, error) {
+func (t *Tree) OpenDir(p string) (File, error) {
 	t, c, err := t.at(p, PermRead)
 	if err != nil {
 		return nil, err
@@ -214,28 +214,26 @@ var procFD = func() bool {
 // one fstatat and one getxattr, where Info opens and closes the file. ok is
 // false where Info must be used instead: for a symlink (Info follows it,
 // inside the tree), or without /proc.
-func (t *Tree) InfoIn(dir *os.File, base string) (in Info, ok bool, err error) {
+func (t *Tree) InfoIn(dir File, base string) (in Info, ok bool, err error) {
+	d, err := opened(dir)
+	if err != nil {
+		return Info{}, false, err
+	}
 	if !procFD || base == "" || base == "." || base == ".." || strings.ContainsRune(base, '/') {
 		return Info{}, false, nil
 	}
-	if m, ok := t.mountOf(base); ok && t.isTop(dir) {
+	if m, ok := t.mountOf(base); ok && t.isTop(d) {
 		in, err := t.mountInfo(m)
 		return in, true, err
 	}
 	var st unix.Stat_t
-	if err := unix.Fstatat(int(dir.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := unix.Fstatat(int(d.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return Info{}, true, &fs.PathError{Op: "stat", Path: base, Err: err}
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		return Info{}, false, nil
 	}
-	return t.s.describe(statInfo{name: base, st: st}, inDir{dir, base}), true, nil
-}
-
-// XattrIn reads attr of the entry base of dir (from OpenDir) without
-// opening it; the caller checked it is not a symlink (InfoIn).
-func (t *Tree) XattrIn(dir *os.File, base, attr string, buf []byte) (int, error) {
-	return inDir{dir, base}.get(attr, buf)
+	return t.s.describe(statInfo{name: base, st: st}, inDir{d, base}), true, nil
 }
 
 // describe is info's work on a file's attributes.
@@ -429,12 +427,22 @@ func (h *hasher) check(want Checksum) error {
 func (t *Tree) SetModTime(p string, mtime time.Time) error { return t.SetTimes(p, time.Time{}, mtime) }
 
 // Describe describes a file opened from the tree (Open).
-func (t *Tree) Describe(f *os.File) (Info, error) { return t.s.info(f) }
+func (t *Tree) Describe(f File) (Info, error) {
+	o, err := opened(f)
+	if err != nil {
+		return Info{}, err
+	}
+	return t.s.info(o)
+}
 
 // RecordedSHA1 is the SHA-1 the store recorded for the open file f, and
 // the size it is of; ok is false if f holds no record. A file changed
 // behind the store's back has a size that no longer matches.
-func RecordedSHA1(f *os.File) (sum [sha1.Size]byte, size int64, ok bool) {
-	m, ok := readMeta(fdXattrs(f.Fd()))
+func RecordedSHA1(f File) (sum [sha1.Size]byte, size int64, ok bool) {
+	o, err := opened(f)
+	if err != nil {
+		return sum, 0, false
+	}
+	m, ok := readMeta(fdXattrs(o.Fd()))
 	return m.SHA1, m.Size, ok
 }

@@ -111,10 +111,14 @@ func mostlyHoles(f *os.File, size int64) bool {
 // CopyFrom writes the first size bytes of src into the upload at the
 // same offsets, data only: src's holes stay holes. Each write is checked as
 // WriteAt's are (the quota, and the holes against the free space).
-func (u *Upload) CopyFrom(src *os.File, size int64) error {
+func (u *Upload) CopyFrom(f File, size int64) error {
+	src, err := opened(f)
+	if err != nil {
+		return err
+	}
 	buf := make([]byte, chunk)
 	ctx := u.top.context()
-	err := dataSegments(src, size, func(off, n int64) error {
+	err = dataSegments(src, size, func(off, n int64) error {
 		for done := int64(0); done < n; {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -13,7 +13,7 @@ import (
 // held is what a file of the tree keeps on the disk.
 func held(t *testing.T, tr *Tree, p string) int64 {
 	t.Helper()
-	f, err := tr.Open(p)
+	f, err := tr.open(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -322,7 +322,9 @@ func (t *Tree) Lstat(p string) (fs.FileInfo, error) {
 }
 
 // Open opens the named file or directory for reading.
-func (t *Tree) Open(p string) (*os.File, error) {
+func (t *Tree) Open(p string) (File, error) { return file(t.open(p)) }
+
+func (t *Tree) open(p string) (*os.File, error) {
 	t, c, err := t.at(p, PermRead)
 	if err != nil {
 		return nil, err
@@ -500,7 +502,7 @@ func (t *Tree) Rename(oldp, newp string) error {
 
 // ReadDir lists a directory, leaving out uploads in progress.
 func (t *Tree) ReadDir(p string) ([]fs.FileInfo, error) {
-	f, err := t.Open(p)
+	f, err := t.open(p)
 	if err != nil {
 		return nil, err
 	}

@@ -442,7 +442,7 @@ func itemSize(dir, id string) int64 {
 
 // OpenTrash opens a trashed file for reading (a download or a preview).
 // A folder, a symlink or an ID that is not one Trash lists is refused.
-func (t *Tree) OpenTrash(id string) (*os.File, error) {
+func (t *Tree) OpenTrash(id string) (File, error) {
 	if !validTrashID(id) {
 		return nil, badTrashID(id)
 	}

@@ -604,10 +604,6 @@ func (t *Tree) removeStaleUploads(dir string) {
 	})
 }
 
-// Fd is the temporary file's descriptor, for metadata that must move with
-// the file when it is put in place (WebDAV's properties, as xattrs).
-func (u *Upload) Fd() int { return int(u.f.Fd()) }
-
 // Truncate sets the upload's length, as a client's ftruncate would.
 func (u *Upload) Truncate(size int64) error {
 	u.mu.Lock()

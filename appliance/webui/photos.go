@@ -7,9 +7,9 @@ package webui
 
 import (
 	"github.com/bonesync/bonesync/appliance/auth"
+	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"sort"
 	"strconv"
@@ -57,7 +57,7 @@ func (u *Photos) thumb(w http.ResponseWriter, r *http.Request, sess auth.Caller)
 		return
 	}
 	p, err := u.Previews.Get(r.Context(), preview.Source{User: sess.User, ID: in.FileID, Version: in.ETag,
-		Open: func() (*os.File, error) { return tree.Open(name) }}, side, side, square)
+		Open: func() (io.ReadSeekCloser, error) { return tree.Open(name) }}, side, side, square)
 	if err != nil {
 		if budget.Answer(w, err, http.StatusInsufficientStorage) {
 			return
@@ -117,7 +117,7 @@ func (u *Photos) photos(w http.ResponseWriter, r *http.Request, sess auth.Caller
 		for i, pc := range pics {
 			pc := pc
 			srcs[i] = preview.Source{User: sess.User, ID: pc.in.FileID, Version: pc.in.ETag,
-				Open: func() (*os.File, error) { return tree.Open(pc.p) }}
+				Open: func() (io.ReadSeekCloser, error) { return tree.Open(pc.p) }}
 		}
 		when = u.Previews.Taken(sess.User, srcs)
 	}

@@ -18,7 +18,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"sort"
 	"strconv"
@@ -325,7 +324,7 @@ func (u *Public) publicPreview(w http.ResponseWriter, r *http.Request) {
 	side, _ := strconv.Atoi(r.FormValue("s"))
 	side = min(max(side, 32), 1024)
 	pv, err := u.Previews.Get(r.Context(), preview.Source{User: s.Owner, ID: in.FileID, Version: in.ETag,
-		Open: func() (*os.File, error) { return tree.Open(p) }}, side, side, r.FormValue("fit") == "")
+		Open: func() (io.ReadSeekCloser, error) { return tree.Open(p) }}, side, side, r.FormValue("fit") == "")
 	if budget.Answer(w, err, http.StatusInsufficientStorage) {
 		return
 	}
