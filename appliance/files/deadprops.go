@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -105,7 +106,7 @@ func (q *request) patch(f store.File, patches []davxml.Patch) ([]davxml.Propstat
 		// must let them be changed (favourites are the user's own).
 		if perm, err := q.tree.PermAt(q.name); err != nil {
 			return nil, err
-		} else if perm&store.PermUpdate == 0 {
+		} else if perm&rights.Update == 0 {
 			return nil, &fs.PathError{Op: "change (the share is read-only)", Path: q.name, Err: fs.ErrPermission}
 		}
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/bonesync/bonesync/appliance/locks"
-	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/rights"
 )
 
 // lockSpace is where the locks of the path p (the user's) are kept: with
@@ -101,7 +101,7 @@ func (q *request) lock() {
 	if statErr == nil {
 		// A lock is a claim to write: a read-only share's recipient
 		// holding the owner's files locked would lock the owner out.
-		if perm, err := q.tree.PermAt(name); err == nil && perm&store.PermUpdate == 0 {
+		if perm, err := q.tree.PermAt(name); err == nil && perm&rights.Update == 0 {
 			http.Error(w, "this share is read-only: its files cannot be locked", http.StatusForbidden)
 			return
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/bonesync/bonesync/appliance/filetype"
+	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -107,19 +108,19 @@ func (pw *propWriter) permissions(p string, dir bool) string {
 	if owner != pw.q.user {
 		b.WriteString("S")
 	}
-	if perm&store.PermShare != 0 && owner == pw.q.user {
+	if perm&rights.Share != 0 && owner == pw.q.user {
 		b.WriteString("R")
 	}
-	if perm&store.PermRead != 0 {
+	if perm&rights.Read != 0 {
 		b.WriteString("G")
 	}
-	if perm&store.PermDelete != 0 || mountTop { // a share's top is left, or renamed, by its recipient
+	if perm&rights.Delete != 0 || mountTop { // a share's top is left, or renamed, by its recipient
 		b.WriteString("DNV")
 	}
-	if !dir && perm&store.PermUpdate != 0 {
+	if !dir && perm&rights.Update != 0 {
 		b.WriteString("W")
 	}
-	if dir && perm&store.PermCreate != 0 {
+	if dir && perm&rights.Create != 0 {
 		b.WriteString("CK")
 	}
 	return b.String()

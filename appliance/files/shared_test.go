@@ -2,14 +2,14 @@ package files
 
 import (
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/rights"
+	"github.com/bonesync/bonesync/appliance/store"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/bonesync/bonesync/appliance/store"
 )
 
 // mounts are the shares user u receives, in memory.
@@ -34,7 +34,7 @@ func (m *mounts) Left(user, id string) error          { return nil }
 
 // sharedBox is the files protocol for u, who receives o's folder Docs
 // (a.txt, Sub/keep.txt) as Docs with the permissions perm.
-func sharedBox(t *testing.T, perm store.Perm) (*Handler, *store.Tree) {
+func sharedBox(t *testing.T, perm rights.Set) (*Handler, *store.Tree) {
 	t.Helper()
 	h := newDAV(t, 0)
 	h.Store.SetTrashPolicy(30*24*time.Hour, 0)
@@ -84,7 +84,7 @@ func ownerHas(t *testing.T, o *store.Tree, p, want string) {
 // A read-only share takes no property and no date; the user's own star
 // is theirs to set.
 func TestProppatchInReadOnlyShare(t *testing.T) {
-	h, o := sharedBox(t, store.PermRead)
+	h, o := sharedBox(t, rights.Read)
 	dead := `<d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:x"><d:set><d:prop><x:tag>written</x:tag></d:prop></d:set></d:propertyupdate>`
 	must(t, h, 403, davRequest("PROPPATCH", "/remote.php/dav/files/u/Docs/a.txt", dead))
 	must(t, h, 403, davRequest("PROPPATCH", "/remote.php/dav/files/u/Docs", dead))
@@ -108,13 +108,13 @@ func TestProppatchInReadOnlyShare(t *testing.T) {
 // A MOVE the share refuses leaves the destination; one it allows, across
 // the share's edge, is a copy and a delete.
 func TestMoveAcrossShare(t *testing.T) {
-	h, o := sharedBox(t, store.PermRead)
+	h, o := sharedBox(t, rights.Read)
 	must(t, h, 201, davRequest("MKCOL", "/remote.php/dav/files/u/Mine", ""))
 	must(t, h, 201, davRequest("PUT", "/remote.php/dav/files/u/Mine/m.txt", "mine"))
 	must(t, h, 403, davRequest("MOVE", "/remote.php/dav/files/u/Mine", "", "Destination", "https://box/remote.php/dav/files/u/Docs/Sub"))
 	ownerHas(t, o, "Docs/Sub/keep.txt", "keep")
 
-	h, o = sharedBox(t, store.PermAll)
+	h, o = sharedBox(t, rights.All)
 	must(t, h, 201, davRequest("MKCOL", "/remote.php/dav/files/u/Mine", ""))
 	must(t, h, 201, davRequest("PUT", "/remote.php/dav/files/u/Mine/m.txt", "mine"))
 	must(t, h, 204, davRequest("MOVE", "/remote.php/dav/files/u/Mine", "", "Destination", "https://box/remote.php/dav/files/u/Docs/Sub"))
@@ -129,7 +129,7 @@ func TestMoveAcrossShare(t *testing.T) {
 // A shared file's versions are its owner's: listed, read and restored
 // through the share (a read-write one).
 func TestVersionsOfSharedFile(t *testing.T) {
-	h, o := sharedBox(t, store.PermAll)
+	h, o := sharedBox(t, rights.All)
 	must(t, h, 204, davRequest("PUT", "/remote.php/dav/files/u/Docs/a.txt", "version two"))
 	in, err := o.Info("Docs/a.txt")
 	if err != nil {
@@ -150,7 +150,7 @@ func TestVersionsOfSharedFile(t *testing.T) {
 // lock against the recipient, the recipient's against the owner; the
 // recipient sees it at their own path.
 func TestLocksAcrossShare(t *testing.T) {
-	h, _ := sharedBox(t, store.PermAll)
+	h, _ := sharedBox(t, rights.All)
 	doors.Store(h, basicDoor{})
 	lockBody := `<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`
 	as := func(user string, r *http.Request) *http.Request {
@@ -192,8 +192,8 @@ func (basicDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (a
 // read-write one, can.
 func TestLockInReadOnlyShare(t *testing.T) {
 	lock := `<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`
-	h, _ := sharedBox(t, store.PermRead)
+	h, _ := sharedBox(t, rights.Read)
 	must(t, h, 403, davRequest("LOCK", "/remote.php/dav/files/u/Docs/a.txt", lock))
-	h, _ = sharedBox(t, store.PermAll)
+	h, _ = sharedBox(t, rights.All)
 	must(t, h, 200, davRequest("LOCK", "/remote.php/dav/files/u/Docs/a.txt", lock))
 }

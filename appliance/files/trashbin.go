@@ -18,7 +18,12 @@ package files
 import (
 	"errors"
 	"fmt"
+
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/filetype"
+	"github.com/bonesync/bonesync/appliance/rights"
+	"github.com/bonesync/bonesync/appliance/store"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -26,10 +31,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/bonesync/bonesync/appliance/davxml"
-	"github.com/bonesync/bonesync/appliance/filetype"
-	"github.com/bonesync/bonesync/appliance/store"
 )
 
 const (
@@ -168,9 +169,9 @@ func (q *history) versions() {
 		}
 		// A shared file's versions are its owner's: read, restored and
 		// deleted there, as the share allows.
-		need := store.PermRead
+		need := rights.Read
 		if m == http.MethodDelete || m == "MOVE" {
-			need = store.PermUpdate
+			need = rights.Update
 		}
 		holder, err := q.tree.HistoryOf(fp, need)
 		if err != nil {
@@ -250,7 +251,7 @@ func (q *history) collections(names ...string) {
 
 // listTrash lists trash/ (what was deleted) or restore/ (nothing).
 func (q *history) listTrash(trash bool) {
-	items, err := q.tree.Trash()
+	items, err := q.tree.Bin().Items()
 	if err != nil {
 		q.h.Log.Error("cannot read the trash", "user", q.user, "err", err)
 		http.Error(q.w, "cannot read your trash", http.StatusInternalServerError)
@@ -317,7 +318,7 @@ func (q *history) trashProps(it store.TrashItem, name, sub string, dir bool, siz
 // inTrashedFolder answers a request for something in a trashed folder:
 // listed and read, not restored or deleted alone (the folder is).
 func (q *history) inTrashedFolder(it store.TrashItem, sub string) {
-	root, err := q.tree.TrashRoot(it.ID)
+	root, err := q.tree.Bin().Root(it.ID)
 	if err != nil {
 		http.Error(q.w, "not found", http.StatusNotFound)
 		return
@@ -372,7 +373,7 @@ func (q *history) inTrashedFolder(it store.TrashItem, sub string) {
 
 // deleted is the deleted item a trash/ name names, or it answers 404.
 func (q *history) deleted(name string) (store.TrashItem, bool) {
-	items, err := q.tree.Trash()
+	items, err := q.tree.Bin().Items()
 	if err == nil {
 		if it, ok := findItem(items, trashID(name)); ok && it.Kind == store.KindDeleted && trashName(it) == name {
 			return it, true
@@ -405,7 +406,7 @@ func (q *history) fileVersions(id string) (string, []store.TrashItem, bool) {
 	}
 	var vs []store.TrashItem
 	if err == nil {
-		vs, err = q.tree.Versions(p)
+		vs, err = q.tree.Bin().Versions(p)
 	}
 	if err != nil {
 		code, msg := storeStatus(err)
@@ -462,7 +463,7 @@ func (q *history) destination() ([]string, bool) {
 
 // download answers a GET or HEAD of a trashed file or a version.
 func (q *history) download(it store.TrashItem) {
-	f, err := q.tree.OpenTrash(it.ID)
+	f, err := q.tree.Bin().Open(it.ID)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			http.Error(q.w, "no such item", http.StatusNotFound)
@@ -481,7 +482,7 @@ func (q *history) download(it store.TrashItem) {
 
 // forget deletes an item from the trash for good.
 func (q *history) forget(it store.TrashItem) {
-	if err := q.tree.DeleteTrash(it.ID); err != nil {
+	if err := q.tree.Bin().Delete(it.ID); err != nil {
 		writeStoreError(q.w, err)
 		return
 	}
@@ -491,7 +492,7 @@ func (q *history) forget(it store.TrashItem) {
 
 // emptyTrash deletes for good what was deleted (not the versions).
 func (q *history) emptyTrash() {
-	if err := q.tree.EmptyTrash(store.KindDeleted); err != nil {
+	if err := q.tree.Bin().Empty(store.KindDeleted); err != nil {
 		q.h.Log.Error("cannot empty the trash", "user", q.user, "err", err)
 		writeStoreError(q.w, err)
 		return
@@ -503,7 +504,7 @@ func (q *history) emptyTrash() {
 // restore puts an item back: a deleted one at its path (or beside it), a
 // version in place of its file.
 func (q *history) restore(it store.TrashItem) {
-	to, displaced, err := q.tree.Restore(it.ID)
+	to, displaced, err := q.tree.Bin().Restore(it.ID)
 	if err != nil {
 		q.h.Log.Warn("cannot restore", "user", q.user, "path", it.Path, "err", err)
 		writeStoreError(q.w, err)

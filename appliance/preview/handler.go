@@ -144,7 +144,7 @@ func (h *Handler) trashed(w http.ResponseWriter, r *http.Request, who auth.Calle
 		http.Error(w, "fileId must be a file's id", http.StatusBadRequest)
 		return
 	}
-	items, err := q.tree.Trash()
+	items, err := q.tree.Bin().Items()
 	if err != nil {
 		http.Error(w, "cannot read the trash", http.StatusInternalServerError)
 		return
@@ -152,7 +152,7 @@ func (h *Handler) trashed(w http.ResponseWriter, r *http.Request, who auth.Calle
 	for _, it := range items {
 		if it.FileID == id && it.Kind == store.KindDeleted && !it.Dir {
 			q.deliver(Source{User: q.user, ID: id, Version: it.ETag,
-				Open: func() (io.ReadSeekCloser, error) { return q.tree.OpenTrash(it.ID) }})
+				Open: func() (io.ReadSeekCloser, error) { return q.tree.Bin().Open(it.ID) }})
 			return
 		}
 	}

@@ -174,7 +174,7 @@ func TestPreviewOfTrashedAndSweep(t *testing.T) {
 	if n, err := b.h.Maker.Sweep(); err != nil || n != 0 {
 		t.Errorf("Sweep with the file in the trash removed %d, %v", n, err)
 	}
-	if err := b.tree.EmptyTrash(""); err != nil {
+	if err := b.tree.Bin().Empty(""); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := b.h.Maker.Sweep(); err != nil || n != 1 {
@@ -238,7 +238,7 @@ func TestTaken(t *testing.T) {
 	}
 	// Swept with what no file has.
 	b.tree.Remove("shot.jpg")
-	b.tree.EmptyTrash("")
+	b.tree.Bin().Empty("")
 	b.h.Maker.Sweep()
 	if idx := b.h.Maker.loadDates("u"); len(idx) != 1 {
 		t.Errorf("after the sweep the dates hold %v", idx)

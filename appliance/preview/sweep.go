@@ -84,7 +84,7 @@ func (m *Maker) liveVersions(user string) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	items, err := tree.Trash()
+	items, err := tree.Bin().Items()
 	if err != nil {
 		return nil, err
 	}

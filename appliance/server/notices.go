@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/notices"
+	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/shares"
 )
 
@@ -90,14 +91,14 @@ func (s *services) toldShare(sh shares.Share) {
 	if name == "" {
 		name = path.Base(sh.Path)
 	}
-	rights := "to read"
-	if sh.Perm&2 != 0 {
-		rights = "to read and change"
+	may := "to read"
+	if rights.Set(sh.Perm)&rights.Update != 0 {
+		may = "to read and change"
 	}
 	link := "/files/"
 	if sh.Item == shares.ItemCalendar || sh.Item == shares.ItemAddressBook {
 		link = ""
 	}
 	s.post(sh.With, "share", strconv.Itoa(sh.ID), fmt.Sprintf("%s shared %s %s with you", sh.Owner, what, name),
-		"You may use it "+rights+".", link)
+		"You may use it "+may+".", link)
 }

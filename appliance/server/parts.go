@@ -20,6 +20,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/provision"
+	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/sftpd"
 	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/webui"
@@ -246,7 +247,7 @@ func (c calendarShares) Granted(user string, k calendars.Kind) []calendars.Grant
 	}
 	var out []calendars.Grant
 	for _, s := range c.book.Collections(user, item) {
-		out = append(out, calendars.Grant{ID: strconv.Itoa(s.ID), Owner: s.Owner, Name: s.Path, Write: s.Perm&2 != 0})
+		out = append(out, calendars.Grant{ID: strconv.Itoa(s.ID), Owner: s.Owner, Name: s.Path, Write: rights.Set(s.Perm)&rights.Update != 0})
 	}
 	return out
 }

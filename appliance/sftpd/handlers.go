@@ -330,7 +330,7 @@ func (l lister) ListAt(out []os.FileInfo, off int64) (int, error) {
 
 // setstat honours a SETSTAT or FSETSTAT (sftp put -p, scp -p, touch and
 // chmod over sshfs, rclone's dates): times, permission bits within
-// store.SafePerm's mask (0777, the owner keeping read and write), and a
+// the store's mask (0777, the owner keeping read and write), and a
 // size within the quota and the free space, checked before anything
 // changes. Owners cannot be changed (SSH_FX_OP_UNSUPPORTED, never a silent
 // OK).
@@ -352,7 +352,7 @@ func (h *handler) setstat(r *sftp.Request) error {
 	if err != nil {
 		return err
 	}
-	perm := fs.FileMode(attrs.Mode) & fs.ModePerm // store.SafePerm keeps the owner's access
+	perm := fs.FileMode(attrs.Mode) & fs.ModePerm // the store keeps the owner's access
 	if flags.Size {
 		if cur.IsDir() {
 			return sftp.ErrSSHFxFailure

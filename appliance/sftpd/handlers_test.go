@@ -307,12 +307,12 @@ func TestTrashKeepsWhatSFTPReplaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	vs, err := tree.Versions("a.txt")
+	vs, err := tree.Bin().Versions("a.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range vs {
-		f, err := tree.OpenTrash(v.ID)
+		f, err := tree.Bin().Open(v.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,7 +341,7 @@ func TestTrashKeepsWhatSFTPReplaces(t *testing.T) {
 	}
 	late.Close()
 	f.Close()
-	items, err := tree.Trash()
+	items, err := tree.Bin().Items()
 	if err != nil {
 		t.Fatal(err)
 	}

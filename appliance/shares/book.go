@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/audit"
+	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 )
@@ -59,7 +60,7 @@ type Share struct {
 	Path    string    `json:"path"`               // "/a/b", as last seen; a collection's name
 	With    string    `json:"with,omitempty"`     // the recipient (TypeUser)
 	Mount   string    `json:"mount,omitempty"`    // the recipient's name for it
-	Perm    int       `json:"perm"`               // store.Perm's numbers
+	Perm    int       `json:"perm"`               // rights.Set's numbers
 	Token   string    `json:"token,omitempty"`    // a link's
 	Hash    string    `json:"password,omitempty"` // a link's password, Argon2id
 	Expires time.Time `json:"expires,omitzero"`
@@ -209,11 +210,11 @@ func (b *Book) Add(owner string, r Request) (Share, error) {
 		if r.Type != TypeUser {
 			return Share{}, errors.New("calendars and address books are shared with users, not by link")
 		}
-		if s.Perm == 0 || s.Perm&int(store.PermUpdate) != 0 {
-			s.Perm = int(store.PermRead | store.PermUpdate)
+		if s.Perm == 0 || s.Perm&int(rights.Update) != 0 {
+			s.Perm = int(rights.Read | rights.Update)
 		}
-		if r.Perm != 0 && r.Perm&int(store.PermUpdate) == 0 {
-			s.Perm = int(store.PermRead)
+		if r.Perm != 0 && r.Perm&int(rights.Update) == 0 {
+			s.Perm = int(rights.Read)
 		}
 	default:
 		if err := b.item(owner, r.Path, &s); err != nil {
@@ -230,7 +231,7 @@ func (b *Book) Add(owner string, r Request) (Share, error) {
 	case TypeLink:
 		s.Token = newToken()
 		if r.Upload && s.Item == ItemFolder && r.Perm == 0 {
-			s.Perm = int(store.PermRead | store.PermUpdate | store.PermCreate | store.PermDelete)
+			s.Perm = int(rights.Read | rights.Update | rights.Create | rights.Delete)
 		}
 		if r.Password != "" {
 			h, err := b.accounts.Hash(r.Password)
@@ -319,19 +320,19 @@ func (b *Book) item(owner, p string, s *Share) error {
 // no new files and no deletes inside; a user share always reads; a link
 // that cannot read is a drop (create only).
 func fit(item string, typ, perm int) int {
-	all := int(store.PermRead | store.PermUpdate | store.PermCreate | store.PermDelete)
+	all := int(rights.Read | rights.Update | rights.Create | rights.Delete)
 	if perm <= 0 {
-		perm = int(store.PermRead)
+		perm = int(rights.Read)
 	}
 	perm &= all
 	if item == ItemFile {
-		perm &= int(store.PermRead | store.PermUpdate)
+		perm &= int(rights.Read | rights.Update)
 	}
-	if typ == TypeUser || item == ItemFile || perm&int(store.PermCreate) == 0 {
-		perm |= int(store.PermRead)
+	if typ == TypeUser || item == ItemFile || perm&int(rights.Create) == 0 {
+		perm |= int(rights.Read)
 	}
-	if typ == TypeLink && perm&int(store.PermRead) == 0 {
-		perm = int(store.PermCreate) // a drop
+	if typ == TypeLink && perm&int(rights.Read) == 0 {
+		perm = int(rights.Create) // a drop
 	}
 	return perm
 }
@@ -532,7 +533,7 @@ func (b *Book) Collections(user, item string) []Share {
 // user receives, mounted at the top of their tree.
 
 func mountOf(s Share) store.Mount {
-	return store.Mount{ID: strconv.Itoa(s.ID), Name: s.Mount, Owner: s.Owner, FileID: s.FileID, Path: s.Path, Perm: store.Perm(s.Perm)}
+	return store.Mount{ID: strconv.Itoa(s.ID), Name: s.Mount, Owner: s.Owner, FileID: s.FileID, Path: s.Path, Perm: rights.Set(s.Perm)}
 }
 
 // Mounts are the files and folders user receives.

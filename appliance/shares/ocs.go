@@ -9,8 +9,14 @@ package shares
 import (
 	"encoding/json"
 	"errors"
+
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/front"
+	"github.com/bonesync/bonesync/appliance/ocs"
+	"github.com/bonesync/bonesync/appliance/rights"
+	"github.com/bonesync/bonesync/appliance/store"
+	"github.com/bonesync/bonesync/appliance/users"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -20,11 +26,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/bonesync/bonesync/appliance/filetype"
-	"github.com/bonesync/bonesync/appliance/ocs"
-	"github.com/bonesync/bonesync/appliance/store"
-	"github.com/bonesync/bonesync/appliance/users"
 )
 
 // Directory lists the users one may share with.
@@ -301,9 +302,9 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 		c.Perm = &n
 	}
 	if v.Has("publicUpload") && s.Type == TypeLink && s.Item == ItemFolder {
-		n := int(store.PermRead)
+		n := int(rights.Read)
 		if v.Get("publicUpload") == "true" {
-			n = int(store.PermRead | store.PermUpdate | store.PermCreate | store.PermDelete)
+			n = int(rights.Read | rights.Update | rights.Create | rights.Delete)
 		}
 		c.Perm = &n
 	}

@@ -10,14 +10,16 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bonesync/bonesync/appliance/rights"
 )
 
-// SafePerm is the permission bits the store keeps for perm on a file (dir
+// safePerm is the permission bits the store keeps for perm on a file (dir
 // false) or a folder: 0777 only (no setuid, setgid or sticky), and the
 // owner always reads and writes (and searches a folder), since the server,
 // the files' owner, must read and replace them. A read-only file copied
 // with its mode (sftp put -p of a 0444 file) is kept 0644.
-func SafePerm(perm fs.FileMode, dir bool) fs.FileMode {
+func safePerm(perm fs.FileMode, dir bool) fs.FileMode {
 	owner := fs.FileMode(0o600)
 	if dir {
 		owner = 0o700
@@ -28,7 +30,7 @@ func SafePerm(perm fs.FileMode, dir bool) fs.FileMode {
 // SetTimes sets a file's or folder's access and modification times (a zero
 // atime leaves it), as SFTP's SETSTAT asks.
 func (t *Tree) SetTimes(p string, atime, mtime time.Time) error {
-	t, c, err := t.at(p, PermUpdate)
+	t, c, err := t.at(p, rights.Update)
 	if err != nil {
 		return err
 	}
@@ -39,9 +41,9 @@ func (t *Tree) SetTimes(p string, atime, mtime time.Time) error {
 	return t.syncDir(parent(c))
 }
 
-// Chmod sets permission bits, as SafePerm keeps them.
+// Chmod sets permission bits, as safePerm keeps them.
 func (t *Tree) Chmod(p string, perm fs.FileMode) error {
-	t, c, err := t.at(p, PermUpdate)
+	t, c, err := t.at(p, rights.Update)
 	if err != nil {
 		return err
 	}
@@ -49,7 +51,7 @@ func (t *Tree) Chmod(p string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	return t.root.Chmod(c, SafePerm(perm, fi.IsDir()))
+	return t.root.Chmod(c, safePerm(perm, fi.IsDir()))
 }
 
 // Sum is a file's digest by algorithm ("md5", "sha1" or "sha256"): the

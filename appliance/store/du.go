@@ -1,9 +1,13 @@
 package store
 
+import (
+	"github.com/bonesync/bonesync/appliance/rights"
+)
+
 // Size adds up the regular files at or below p: a folder's size as the
 // web pages show it.
 func (t *Tree) Size(p string) (int64, error) {
-	t, c, err := t.at(p, PermRead)
+	t, c, err := t.at(p, rights.Read)
 	if err != nil {
 		return 0, err
 	}

@@ -91,12 +91,12 @@ func TestVersionsFollowRename(t *testing.T) {
 	if err := tr.Rename("doc.txt", "renamed.txt"); err != nil {
 		t.Fatal(err)
 	}
-	vs, err := tr.Versions("renamed.txt")
+	vs, err := tr.Bin().Versions("renamed.txt")
 	if err != nil || len(vs) != 1 || readTrash(t, tr, vs[0].ID) != "one" {
 		t.Fatalf("Versions(renamed.txt) = %+v, %v; want the first content", vs, err)
 	}
 	// Restoring it puts it where the file is now, not at the old path.
-	to, displaced, err := tr.Restore(vs[0].ID)
+	to, displaced, err := tr.Bin().Restore(vs[0].ID)
 	if err != nil || to != "renamed.txt" || !displaced {
 		t.Fatalf("Restore = %q, %v, %v; want renamed.txt, displacing", to, displaced, err)
 	}

@@ -47,6 +47,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bonesync/bonesync/appliance/rights"
 )
 
 const (
@@ -161,7 +163,7 @@ func (t *Tree) Info(p string) (Info, error) {
 	if m, ok := t.MountAt(p); ok {
 		return t.mountInfo(m)
 	}
-	tt, c, err := t.at(p, PermRead)
+	tt, c, err := t.at(p, rights.Read)
 	if err != nil {
 		return Info{}, err
 	}
@@ -188,7 +190,7 @@ func (s *Store) info(f *os.File) (Info, error) {
 
 // OpenDir opens a folder of the tree, to describe its entries with InfoIn.
 func (t *Tree) OpenDir(p string) (File, error) {
-	t, c, err := t.at(p, PermRead)
+	t, c, err := t.at(p, rights.Read)
 	if err != nil {
 		return nil, err
 	}

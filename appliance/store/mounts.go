@@ -27,19 +27,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-)
 
-// Perm is what a share lets be done, as Nextcloud numbers it.
-type Perm int
-
-// The permissions, which add up.
-const (
-	PermRead   Perm = 1
-	PermUpdate Perm = 2
-	PermCreate Perm = 4
-	PermDelete Perm = 8
-	PermShare  Perm = 16
-	PermAll         = PermRead | PermUpdate | PermCreate | PermDelete | PermShare
+	"github.com/bonesync/bonesync/appliance/rights"
 )
 
 // Mount is a share as its recipient sees it: the file or folder FileID of
@@ -51,7 +40,7 @@ type Mount struct {
 	Owner  string
 	FileID uint64
 	Path   string
-	Perm   Perm
+	Perm   rights.Set
 }
 
 // Mounts are the shares the users receive (package shares). They are
@@ -68,9 +57,9 @@ type Mounts interface {
 	Left(user, id string) error
 }
 
-// ErrCrossMount is returned for a rename between a user's files and a
+// errCrossMount is returned for a rename between a user's files and a
 // share, or between two shares: a copy and a delete do it.
-var ErrCrossMount = errors.New("a rename cannot cross into or out of a share")
+var errCrossMount = errors.New("a rename cannot cross into or out of a share")
 
 // SetMounts gives the store the shares the users receive, and the users'
 // quotas (what a share's writes are charged to: its owner's). Call it
@@ -82,7 +71,7 @@ func (s *Store) SetMounts(m Mounts, quotas func(user string) int64) { s.mounts, 
 // as a tree of its own, with the permissions perm. For a folder, the tree
 // is the folder; for a file, it holds that one file as ".". The caller
 // closes it.
-func (s *Store) Shared(owner string, id uint64, p string, perm Perm) (*Tree, error) {
+func (s *Store) Shared(owner string, id uint64, p string, perm rights.Set) (*Tree, error) {
 	home, err := s.tree(owner, false)
 	if err != nil {
 		return nil, err
@@ -139,13 +128,13 @@ func (t *Tree) full(c string) string {
 
 // PermAt is what may be done at p: everything in one's own files, a
 // share's permissions in it.
-func (t *Tree) PermAt(p string) (Perm, error) {
+func (t *Tree) PermAt(p string) (rights.Set, error) {
 	tt, _, err := t.at(p, 0)
 	if err != nil {
 		return 0, err
 	}
 	if tt.perm == 0 {
-		return PermAll, nil
+		return rights.All, nil
 	}
 	return tt.perm, nil
 }
@@ -182,7 +171,7 @@ func (t *Tree) mountOf(name string) (Mount, bool) {
 // at resolves p: the tree that holds it (this one, or a share mounted at
 // the top) and its path there, after checking that need may be done
 // there.
-func (t *Tree) at(p string, need Perm) (*Tree, string, error) {
+func (t *Tree) at(p string, need rights.Set) (*Tree, string, error) {
 	c, err := t.clean(p)
 	if err != nil {
 		return nil, "", err
@@ -210,7 +199,7 @@ func (t *Tree) at(p string, need Perm) (*Tree, string, error) {
 }
 
 // allows says whether need may be done in this tree, at p.
-func (t *Tree) allows(need Perm, p string) error {
+func (t *Tree) allows(need rights.Set, p string) error {
 	if t.perm != 0 && t.perm&need != need {
 		return &fs.PathError{Op: permOp(need), Path: p, Err: fs.ErrPermission}
 	}
@@ -224,9 +213,9 @@ func (t *Tree) atWrite(p string) (*Tree, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	need := PermCreate
+	need := rights.Create
 	if _, err := tt.root.Lstat(c); err == nil {
-		need = PermUpdate
+		need = rights.Update
 	}
 	if err := tt.allows(need, p); err != nil {
 		return nil, "", err
@@ -234,13 +223,13 @@ func (t *Tree) atWrite(p string) (*Tree, string, error) {
 	return tt, c, nil
 }
 
-func permOp(need Perm) string {
+func permOp(need rights.Set) string {
 	switch need {
-	case PermUpdate:
+	case rights.Update:
 		return "change (the share is read-only)"
-	case PermCreate:
+	case rights.Create:
 		return "create (the share takes no new files)"
-	case PermDelete:
+	case rights.Delete:
 		return "delete (the share takes no deletes)"
 	}
 	return "read"
@@ -393,9 +382,9 @@ func (t *Tree) CheckTransfer(src, dst string, move bool) (rename bool, err error
 	if _, ok := t.MountAt(src); ok && move {
 		return true, nil // renaming the mount, the recipient's own name
 	}
-	need := PermRead
+	need := rights.Read
 	if move {
-		need = PermDelete
+		need = rights.Delete
 	}
 	from, o, err := t.at(src, need)
 	if err != nil {
@@ -408,15 +397,15 @@ func (t *Tree) CheckTransfer(src, dst string, move bool) (rename bool, err error
 	if _, ok := t.MountAt(dst); ok {
 		return false, &fs.PathError{Op: "replace", Path: dst, Err: fs.ErrPermission}
 	}
-	need = PermCreate
+	need = rights.Create
 	if dfi, err := to.root.Lstat(n); err == nil {
-		need = PermUpdate
+		need = rights.Update
 		sfi, err := from.root.Lstat(o)
 		if err != nil {
 			return false, err
 		}
 		if !(dfi.Mode().IsRegular() && sfi.Mode().IsRegular()) {
-			need = PermDelete | PermCreate // removed, then made again
+			need = rights.Delete | rights.Create // removed, then made again
 		}
 	}
 	if err := to.allows(need, dst); err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/rights"
 )
 
 // fakeMounts is a share table in memory.
@@ -67,7 +69,7 @@ func shareBox(t *testing.T) (*Store, *Tree, *fakeMounts) {
 	return s, bob, mounts
 }
 
-func (f *fakeMounts) give(t *testing.T, owner *Tree, p, to, name string, perm Perm) Mount {
+func (f *fakeMounts) give(t *testing.T, owner *Tree, p, to, name string, perm rights.Set) Mount {
 	t.Helper()
 	in, err := owner.Info(p)
 	if err != nil {
@@ -101,7 +103,7 @@ func readAll(t *testing.T, tr *Tree, p string) (string, error) {
 
 func TestReadOnlyShare(t *testing.T) {
 	s, bob, mounts := shareBox(t)
-	trip := mounts.give(t, bob, "Photos/Trip", "alice", "Trip", PermRead)
+	trip := mounts.give(t, bob, "Photos/Trip", "alice", "Trip", rights.Read)
 	// A symlink in the shared folder to the rest of bob's files.
 	os.Symlink("../../Private/secret", filepath.Join(s.Dir(), "bob", "Photos", "Trip", "link"))
 	alice := open(t, s, "alice")
@@ -159,7 +161,7 @@ func TestReadOnlyShare(t *testing.T) {
 
 func TestReadWriteShare(t *testing.T) {
 	s, bob, mounts := shareBox(t)
-	mounts.give(t, bob, "Photos/Trip", "alice", "Trip", PermAll)
+	mounts.give(t, bob, "Photos/Trip", "alice", "Trip", rights.All)
 	alice := open(t, s, "alice")
 	topBefore, photosBefore := info(t, alice, "/").ETag, info(t, bob, "Photos").ETag
 	bobUsed := used(t, bob)
@@ -200,14 +202,14 @@ func TestReadWriteShare(t *testing.T) {
 	if err := alice.Rename("Trip/x.txt", "Trip/y.txt"); err != nil {
 		t.Errorf("rename in the share: %v", err)
 	}
-	if err := alice.Rename("Trip/y.txt", "mine.txt"); !errors.Is(err, ErrCrossMount) {
+	if err := alice.Rename("Trip/y.txt", "mine.txt"); !errors.Is(err, errCrossMount) {
 		t.Errorf("rename out of the share: %v", err)
 	}
 }
 
 func TestMountRenameLeaveAndMoved(t *testing.T) {
 	s, bob, mounts := shareBox(t)
-	mounts.give(t, bob, "Photos/Trip", "alice", "Trip", PermRead)
+	mounts.give(t, bob, "Photos/Trip", "alice", "Trip", rights.Read)
 	alice := open(t, s, "alice")
 	if err := alice.Rename("Trip", "Bob's trip"); err != nil {
 		t.Fatal(err)
@@ -243,7 +245,7 @@ func TestMountRenameLeaveAndMoved(t *testing.T) {
 
 func TestSharedFileAndDrop(t *testing.T) {
 	s, bob, mounts := shareBox(t)
-	mounts.give(t, bob, "Private/secret", "alice", "secret", PermRead|PermUpdate)
+	mounts.give(t, bob, "Private/secret", "alice", "secret", rights.Read|rights.Update)
 	alice := open(t, s, "alice")
 	if got, err := readAll(t, alice, "secret"); err != nil || got != "SECRET" {
 		t.Errorf("a shared file: %q %v", got, err)
@@ -263,7 +265,7 @@ func TestSharedFileAndDrop(t *testing.T) {
 	}
 	// A file drop: new files only; nothing read, nothing replaced.
 	in := info(t, bob, "Photos")
-	drop, err := s.Shared("bob", in.FileID, "Photos", PermCreate)
+	drop, err := s.Shared("bob", in.FileID, "Photos", rights.Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +290,7 @@ func TestShareOfDeletedFolderOpensNothing(t *testing.T) {
 	s.SetTrashPolicy(0, 0) // deletes are for good: the inode is freed
 	mkdirs(t, bob, "Holiday")
 	put(t, bob, "Holiday/beach.jpg", "x", time.Time{})
-	m := mounts.give(t, bob, "Holiday", "alice", "Holiday", PermRead)
+	m := mounts.give(t, bob, "Holiday", "alice", "Holiday", rights.Read)
 	if err := bob.RemoveAll("Holiday"); err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +299,7 @@ func TestShareOfDeletedFolderOpensNothing(t *testing.T) {
 		mkdirs(t, bob, name)
 		put(t, bob, name+"/passwords.txt", "secret", time.Time{})
 	}
-	if sh, err := s.Shared("bob", m.FileID, m.Path, PermRead); err == nil {
+	if sh, err := s.Shared("bob", m.FileID, m.Path, rights.Read); err == nil {
 		ents, _ := sh.ReadDir("/")
 		sh.Close()
 		t.Fatalf("the share of a deleted folder opened something, with %d entries", len(ents))
@@ -317,7 +319,7 @@ func TestShareOfDeletedFolderOpensNothing(t *testing.T) {
 func TestOpenTreeFollowsTheSharedFile(t *testing.T) {
 	s, bob, mounts := shareBox(t)
 	put(t, bob, "Photos/report.txt", "shared content", time.Time{})
-	mounts.give(t, bob, "Photos/report.txt", "alice", "report.txt", PermRead)
+	mounts.give(t, bob, "Photos/report.txt", "alice", "report.txt", rights.Read)
 	alice := open(t, s, "alice")
 	if got, err := readAll(t, alice, "/report.txt"); err != nil || got != "shared content" {
 		t.Fatalf("read = %q, %v", got, err)
@@ -333,7 +335,7 @@ func TestOpenTreeFollowsTheSharedFile(t *testing.T) {
 	}
 	// A shared folder moved by its owner: the session's writes land in it
 	// where it is now.
-	mounts.give(t, bob, "Photos/Trip", "alice", "Trip", PermAll)
+	mounts.give(t, bob, "Photos/Trip", "alice", "Trip", rights.All)
 	if _, err := readAll(t, alice, "/Trip/a.jpg"); err != nil {
 		t.Fatal(err)
 	}
@@ -353,8 +355,8 @@ func TestOpenTreeFollowsTheSharedFile(t *testing.T) {
 // destination is touched; across a share's edge a move is no rename.
 func TestCheckTransfer(t *testing.T) {
 	s, bob, mounts := shareBox(t)
-	mounts.give(t, bob, "Photos", "alice", "Ro", PermRead)
-	mounts.give(t, bob, "Private", "alice", "Rw", PermRead|PermUpdate|PermCreate|PermDelete)
+	mounts.give(t, bob, "Photos", "alice", "Ro", rights.Read)
+	mounts.give(t, bob, "Private", "alice", "Rw", rights.Read|rights.Update|rights.Create|rights.Delete)
 	alice := open(t, s, "alice")
 	mkdirs(t, alice, "Mine", "Mine2")
 	for _, c := range []struct {

@@ -21,7 +21,8 @@ import (
 // replaces the file at its path, or where that file (its id) has moved,
 // which is kept as a version in turn (so a restore can be undone). Restoring counts against the quota like any
 // write (ErrQuota), and is synced and tagged like any change.
-func (t *Tree) Restore(id string) (to string, displaced bool, err error) {
+func (b Bin) Restore(id string) (to string, displaced bool, err error) {
+	t := b.t
 	if !validTrashID(id) {
 		return "", false, badTrashID(id)
 	}

@@ -48,7 +48,7 @@ func TestFolderSizesFollowChanges(t *testing.T) {
 	}
 	check("after a delete", map[string]int64{".": 5, "c": 0})
 	items := trashList(t, tr)
-	if _, _, err := tr.Restore(items[0].ID); err != nil {
+	if _, _, err := tr.Bin().Restore(items[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	check("after a restore", map[string]int64{".": 7, "c": 2, "c/b": 2})

@@ -22,6 +22,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/bonesync/bonesync/appliance/rights"
 )
 
 // Store is the directory holding one subdirectory per user, and .bonesync,
@@ -254,7 +256,7 @@ type Tree struct {
 	// it, the one file it holds (a shared file), and the owner's whole
 	// tree, for what is kept above it (folder tags and sizes, the usage).
 	prefix string
-	perm   Perm
+	perm   rights.Set
 	only   string
 	home   *Tree
 }
@@ -305,7 +307,7 @@ func (t *Tree) clean(p string) (string, error) { return Clean(p) }
 
 // Stat describes the named file, following symlinks that stay inside.
 func (t *Tree) Stat(p string) (fs.FileInfo, error) {
-	t, c, err := t.at(p, PermRead)
+	t, c, err := t.at(p, rights.Read)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +316,7 @@ func (t *Tree) Stat(p string) (fs.FileInfo, error) {
 
 // Lstat describes the named file without following a final symlink.
 func (t *Tree) Lstat(p string) (fs.FileInfo, error) {
-	t, c, err := t.at(p, PermRead)
+	t, c, err := t.at(p, rights.Read)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +327,7 @@ func (t *Tree) Lstat(p string) (fs.FileInfo, error) {
 func (t *Tree) Open(p string) (File, error) { return file(t.open(p)) }
 
 func (t *Tree) open(p string) (*os.File, error) {
-	t, c, err := t.at(p, PermRead)
+	t, c, err := t.at(p, rights.Read)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +336,7 @@ func (t *Tree) open(p string) (*os.File, error) {
 
 // Mkdir makes a directory.
 func (t *Tree) Mkdir(p string) error {
-	t, c, err := t.at(p, PermCreate)
+	t, c, err := t.at(p, rights.Create)
 	if err != nil {
 		return err
 	}
@@ -358,7 +360,7 @@ func (t *Tree) Remove(p string) error {
 	if m, ok := t.MountAt(p); ok {
 		return t.leave(m)
 	}
-	t, c, err := t.at(p, PermDelete)
+	t, c, err := t.at(p, rights.Delete)
 	if err != nil {
 		return err
 	}
@@ -406,7 +408,7 @@ func (t *Tree) RemoveAll(p string) error {
 	if m, ok := t.MountAt(p); ok {
 		return t.leave(m)
 	}
-	t, c, err := t.at(p, PermDelete)
+	t, c, err := t.at(p, rights.Delete)
 	if err != nil {
 		return err
 	}
@@ -438,7 +440,7 @@ func (t *Tree) Rename(oldp, newp string) error {
 		}
 		return t.renameMount(m, n)
 	}
-	from, o, err := t.at(oldp, PermDelete)
+	from, o, err := t.at(oldp, rights.Delete)
 	if err != nil {
 		return err
 	}
@@ -447,7 +449,7 @@ func (t *Tree) Rename(oldp, newp string) error {
 		return err
 	}
 	if from != to {
-		return &fs.PathError{Op: "rename", Path: oldp, Err: ErrCrossMount}
+		return &fs.PathError{Op: "rename", Path: oldp, Err: errCrossMount}
 	}
 	t = from
 	if o == "." || n == "." || t.only != "" {

@@ -41,6 +41,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/state"
 )
 
@@ -264,11 +265,20 @@ func (t *Tree) dropVersion(id string) {
 	t.s.removeItem(t.user, id)
 }
 
-// Trash lists the user's deleted files and folders and old versions,
+// Bin is a tree's trash: its deleted files and folders and its files'
+// old versions, which it lists, opens, restores and removes by the IDs
+// Items gives.
+type Bin struct{ t *Tree }
+
+// Bin is the tree's trash.
+func (t *Tree) Bin() Bin { return Bin{t} }
+
+// Items lists the user's deleted files and folders and old versions,
 // newest first. Records whose item is missing (a power cut before the
 // move) are dropped; an item without a record is listed, and recorded, as
 // deleted from recovered/ID.
-func (t *Tree) Trash() ([]TrashItem, error) {
+func (b Bin) Items() ([]TrashItem, error) {
+	t := b.t
 	l := t.s.trashLock(t.user)
 	l.Lock()
 	defer l.Unlock()
@@ -279,7 +289,7 @@ func (t *Tree) Trash() ([]TrashItem, error) {
 // need is allowed at p: this one for one's own files, the owner's whole
 // tree for a file in a share (Versions lists them). The caller uses it
 // only for the ids Versions gave, and does not close it.
-func (t *Tree) HistoryOf(p string, need Perm) (*Tree, error) {
+func (t *Tree) HistoryOf(p string, need rights.Set) (*Tree, error) {
 	tt, _, err := t.at(p, need)
 	if err != nil {
 		return nil, err
@@ -293,8 +303,9 @@ func (t *Tree) HistoryOf(p string, need Perm) (*Tree, error) {
 // Versions lists the old versions of the file at p, newest first: those
 // with its file id, which it keeps when renamed, and those made at its
 // path (a file another was renamed over, as editors and rsync save).
-func (t *Tree) Versions(p string) ([]TrashItem, error) {
-	t, c, err := t.at(p, PermRead) // a share's: the owner's versions
+func (b Bin) Versions(p string) ([]TrashItem, error) {
+	t := b.t
+	t, c, err := t.at(p, rights.Read) // a share's: the owner's versions
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +318,7 @@ func (t *Tree) Versions(p string) ([]TrashItem, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, err := t.Trash()
+	all, err := t.Bin().Items() // the owner's, for a share
 	if err != nil {
 		return nil, err
 	}
@@ -440,9 +451,10 @@ func itemSize(dir, id string) int64 {
 	return n
 }
 
-// OpenTrash opens a trashed file for reading (a download or a preview).
-// A folder, a symlink or an ID that is not one Trash lists is refused.
-func (t *Tree) OpenTrash(id string) (File, error) {
+// Open opens a trashed file for reading (a download or a preview).
+// A folder, a symlink or an ID that is not one Items lists is refused.
+func (b Bin) Open(id string) (File, error) {
+	t := b.t
 	if !validTrashID(id) {
 		return nil, badTrashID(id)
 	}
@@ -464,9 +476,10 @@ func (t *Tree) OpenTrash(id string) (File, error) {
 	return f, nil
 }
 
-// TrashRoot opens a trashed folder, to list and read what it holds; the
+// Root opens a trashed folder, to list and read what it holds; the
 // caller closes it. Nothing outside the item can be reached through it.
-func (t *Tree) TrashRoot(id string) (*os.Root, error) {
+func (b Bin) Root(id string) (*os.Root, error) {
+	t := b.t
 	if !validTrashID(id) {
 		return nil, badTrashID(id)
 	}
@@ -477,8 +490,9 @@ func (t *Tree) TrashRoot(id string) (*os.Root, error) {
 	return r, nil
 }
 
-// DeleteTrash removes an item from the trash for good.
-func (t *Tree) DeleteTrash(id string) error {
+// Delete removes an item from the trash for good.
+func (b Bin) Delete(id string) error {
+	t := b.t
 	if !validTrashID(id) {
 		return badTrashID(id)
 	}
@@ -498,9 +512,10 @@ func (t *Tree) DeleteTrash(id string) error {
 	return state.SyncDir(t.s.trashPath(t.user))
 }
 
-// EmptyTrash removes the items of the kind given (KindDeleted,
+// Empty removes the items of the kind given (KindDeleted,
 // KindVersion; "": all of them) from the user's trash for good.
-func (t *Tree) EmptyTrash(kind string) error {
+func (b Bin) Empty(kind string) error {
+	t := b.t
 	l := t.s.trashLock(t.user)
 	l.Lock()
 	defer l.Unlock()

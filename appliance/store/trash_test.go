@@ -35,7 +35,7 @@ func mkdirs(t *testing.T, tr *Tree, dirs ...string) {
 
 func trashList(t *testing.T, tr *Tree) []TrashItem {
 	t.Helper()
-	items, err := tr.Trash()
+	items, err := tr.Bin().Items()
 	if err != nil {
 		t.Fatalf("Trash() = %v", err)
 	}
@@ -44,7 +44,7 @@ func trashList(t *testing.T, tr *Tree) []TrashItem {
 
 func readTrash(t *testing.T, tr *Tree, id string) string {
 	t.Helper()
-	f, err := tr.OpenTrash(id)
+	f, err := tr.Bin().Open(id)
 	if err != nil {
 		t.Fatalf("OpenTrash(%s) = %v", id, err)
 	}
@@ -87,7 +87,7 @@ func TestDeleteGoesToTrashAndComesBack(t *testing.T) {
 	if got := readTrash(t, tr, it.ID); got != "keep me" {
 		t.Errorf("OpenTrash = %q, want the deleted content", got)
 	}
-	to, _, err := tr.Restore(it.ID)
+	to, _, err := tr.Bin().Restore(it.ID)
 	if err != nil || to != "sub/doc.txt" {
 		t.Fatalf("Restore = %q, %v; want sub/doc.txt", to, err)
 	}
@@ -124,10 +124,10 @@ func TestDeletedFolderComesBack(t *testing.T) {
 	if len(items) != 1 || !items[0].Dir || items[0].Size != 5 || items[0].Path != "a" {
 		t.Fatalf("Trash() = %+v, want folder a of 5 bytes", items)
 	}
-	if _, err := tr.OpenTrash(items[0].ID); err == nil {
+	if _, err := tr.Bin().Open(items[0].ID); err == nil {
 		t.Error("OpenTrash of a folder succeeded")
 	}
-	if to, _, err := tr.Restore(items[0].ID); err != nil || to != "a" {
+	if to, _, err := tr.Bin().Restore(items[0].ID); err != nil || to != "a" {
 		t.Fatalf("Restore = %q, %v", to, err)
 	}
 	if read(t, tr, "a/b/c.txt") != "ccc" || read(t, tr, "a/d.txt") != "dd" {
@@ -159,7 +159,7 @@ func TestRestoreRemakesFolders(t *testing.T) {
 	if err := tr.Remove("x"); err != nil {
 		t.Fatal(err)
 	}
-	if to, displaced, err := tr.Restore(id); err != nil || to != "x/y/f.txt" || displaced {
+	if to, displaced, err := tr.Bin().Restore(id); err != nil || to != "x/y/f.txt" || displaced {
 		t.Fatalf("Restore = %q, %v, %v; want x/y/f.txt, displacing nothing", to, displaced, err)
 	}
 	if got := read(t, tr, "x/y/f.txt"); got != "f" {
@@ -176,7 +176,7 @@ func TestRestoreOntoTakenPath(t *testing.T) {
 	put(t, tr, "f.txt", "three", time.Time{})
 	items := trashList(t, tr) // newest first
 	for i, want := range []string{"f (restored).txt", "f (restored 2).txt"} {
-		if to, _, err := tr.Restore(items[1-i].ID); err != nil || to != want {
+		if to, _, err := tr.Bin().Restore(items[1-i].ID); err != nil || to != want {
 			t.Fatalf("Restore = %q, %v; want %q", to, err, want)
 		}
 	}
@@ -214,7 +214,7 @@ func TestOverwriteKeepsVersion(t *testing.T) {
 	if got := used(t, tr); got != 5+2 { // hello.txt and v2
 		t.Errorf("usage = %d, want 7: versions count against no quota", got)
 	}
-	vs, err := tr.Versions("/doc.txt")
+	vs, err := tr.Bin().Versions("/doc.txt")
 	if err != nil || len(vs) != 1 {
 		t.Fatalf("Versions = %+v, %v; want one", vs, err)
 	}
@@ -224,7 +224,7 @@ func TestOverwriteKeepsVersion(t *testing.T) {
 	if got := readTrash(t, tr, vs[0].ID); got != "version one" {
 		t.Errorf("version content = %q", got)
 	}
-	if to, displaced, err := tr.Restore(vs[0].ID); err != nil || to != "doc.txt" || !displaced {
+	if to, displaced, err := tr.Bin().Restore(vs[0].ID); err != nil || to != "doc.txt" || !displaced {
 		t.Fatalf("Restore = %q, %v, %v; want doc.txt, displacing the file there", to, displaced, err)
 	}
 	in := info(t, tr, "doc.txt")
@@ -234,7 +234,7 @@ func TestOverwriteKeepsVersion(t *testing.T) {
 	if got := used(t, tr); got != 5+11 {
 		t.Errorf("usage after Restore = %d, want 16", got)
 	}
-	vs, _ = tr.Versions("doc.txt")
+	vs, _ = tr.Bin().Versions("doc.txt")
 	if len(vs) != 1 || readTrash(t, tr, vs[0].ID) != "v2" {
 		t.Errorf("after Restore, Versions = %+v; want the newer content kept as one", vs)
 	}
@@ -270,7 +270,7 @@ func TestRenameOverKeepsVersion(t *testing.T) {
 	if read(t, tr, "b.txt") != "A" {
 		t.Error("rename did not replace b.txt")
 	}
-	vs, _ := tr.Versions("b.txt")
+	vs, _ := tr.Bin().Versions("b.txt")
 	if len(vs) != 1 || readTrash(t, tr, vs[0].ID) != "B" {
 		t.Errorf("Versions(b.txt) = %+v, want the replaced B", vs)
 	}
@@ -278,7 +278,7 @@ func TestRenameOverKeepsVersion(t *testing.T) {
 	if err := tr.Rename("missing.txt", "b.txt"); err == nil {
 		t.Fatal("Rename of a missing file succeeded")
 	}
-	if vs, _ := tr.Versions("b.txt"); len(vs) != 1 {
+	if vs, _ := tr.Bin().Versions("b.txt"); len(vs) != 1 {
 		t.Errorf("a failed rename left a version: %+v", vs)
 	}
 }
@@ -317,12 +317,12 @@ func TestSymlinkInTrashIsNotFollowed(t *testing.T) {
 	if len(items) != 1 {
 		t.Fatalf("Trash() = %+v", items)
 	}
-	if f, err := tr.OpenTrash(items[0].ID); err == nil {
+	if f, err := tr.Bin().Open(items[0].ID); err == nil {
 		b, _ := io.ReadAll(f)
 		f.Close()
 		t.Errorf("OpenTrash followed a trashed symlink and read %q", b)
 	}
-	if _, _, err := tr.Restore(items[0].ID); err != nil {
+	if _, _, err := tr.Bin().Restore(items[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := tr.Lstat("abs-link"); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
@@ -444,7 +444,7 @@ func TestTrashAfterPowerCut(t *testing.T) {
 			t.Errorf("%s is still there: %v", gone, err)
 		}
 	}
-	if to, _, err := tr.Restore(stray); err != nil || to != "recovered/"+stray || read(t, tr, to) != "stray" {
+	if to, _, err := tr.Bin().Restore(stray); err != nil || to != "recovered/"+stray || read(t, tr, to) != "stray" {
 		t.Errorf("Restore of the adopted item = %q, %v", to, err)
 	}
 }
@@ -455,23 +455,23 @@ func TestBadTrashIDs(t *testing.T) {
 	tr.Remove("f.txt")
 	id := trashList(t, tr)[0].ID
 	for _, bad := range []string{"", "../x", "a/b", "..", id + recordSuffix, "../" + id, id[:16], strings.ToUpper(id), "../../alice/hello.txt"} {
-		if _, err := tr.OpenTrash(bad); !errors.Is(err, ErrBadName) {
+		if _, err := tr.Bin().Open(bad); !errors.Is(err, ErrBadName) {
 			t.Errorf("OpenTrash(%q) = %v, want ErrBadName", bad, err)
 		}
-		if _, _, err := tr.Restore(bad); !errors.Is(err, ErrBadName) {
+		if _, _, err := tr.Bin().Restore(bad); !errors.Is(err, ErrBadName) {
 			t.Errorf("Restore(%q) = %v, want ErrBadName", bad, err)
 		}
-		if err := tr.DeleteTrash(bad); !errors.Is(err, ErrBadName) {
+		if err := tr.Bin().Delete(bad); !errors.Is(err, ErrBadName) {
 			t.Errorf("DeleteTrash(%q) = %v, want ErrBadName", bad, err)
 		}
 	}
 	// Another user's item is not this user's.
 	bob, _ := tr.s.Tree("bob")
 	defer bob.Close()
-	if _, err := bob.OpenTrash(id); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := bob.Bin().Open(id); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("bob's OpenTrash of alice's item = %v", err)
 	}
-	if _, _, err := bob.Restore(id); !errors.Is(err, fs.ErrNotExist) {
+	if _, _, err := bob.Bin().Restore(id); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("bob's Restore of alice's item = %v", err)
 	}
 }
@@ -483,16 +483,16 @@ func TestDeleteAndEmptyTrash(t *testing.T) {
 		tr.Remove(p)
 	}
 	items := trashList(t, tr)
-	if err := tr.DeleteTrash(items[0].ID); err != nil {
+	if err := tr.Bin().Delete(items[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.DeleteTrash(items[0].ID); !errors.Is(err, fs.ErrNotExist) {
+	if err := tr.Bin().Delete(items[0].ID); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("DeleteTrash twice = %v, want ErrNotExist", err)
 	}
 	if got := trashList(t, tr); len(got) != 2 {
 		t.Errorf("after DeleteTrash, %d items, want 2", len(got))
 	}
-	if err := tr.EmptyTrash(""); err != nil {
+	if err := tr.Bin().Empty(""); err != nil {
 		t.Fatal(err)
 	}
 	if got := trashList(t, tr); len(got) != 0 {
@@ -506,7 +506,7 @@ func TestRestoreCountsAgainstQuota(t *testing.T) {
 	tr.Remove("big")
 	tr.SetQuota(50)
 	id := trashList(t, tr)[0].ID
-	if _, _, err := tr.Restore(id); !errors.Is(err, ErrQuota) {
+	if _, _, err := tr.Bin().Restore(id); !errors.Is(err, ErrQuota) {
 		t.Errorf("Restore over the quota = %v, want ErrQuota", err)
 	}
 	if len(trashList(t, tr)) != 1 {
@@ -549,7 +549,7 @@ func trashWhileDeleting(t *testing.T, purge bool) {
 		case <-done:
 			finished++
 		default:
-			tr.Trash()
+			tr.Bin().Items()
 			if purge {
 				if _, _, err := tr.s.purgeTrash(time.Now()); err != nil {
 					t.Error(err)
@@ -599,7 +599,7 @@ func TestRestoreVersionThatIsTheFile(t *testing.T) {
 	if err != nil || id == "" {
 		t.Fatalf("keepVersion = %q, %v", id, err)
 	}
-	if to, _, err := tr.Restore(id); err != nil || to != "doc.txt" {
+	if to, _, err := tr.Bin().Restore(id); err != nil || to != "doc.txt" {
 		t.Fatalf("Restore = %q, %v", to, err)
 	}
 	if got := read(t, tr, "doc.txt"); got != "same" {

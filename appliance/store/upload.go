@@ -128,7 +128,7 @@ func (u *Upload) MoveTo(p string) error {
 		return err
 	}
 	if t != u.t {
-		return &fs.PathError{Op: "rename", Path: p, Err: ErrCrossMount}
+		return &fs.PathError{Op: "rename", Path: p, Err: errCrossMount}
 	}
 	if c == "." || t.only != "" {
 		return fs.ErrExist
@@ -148,16 +148,6 @@ func (u *Upload) MoveTo(p string) error {
 	return nil
 }
 
-// Size is the end of what was written so far.
-func (u *Upload) Size() int64 {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.size
-}
-
-// Name is the final path, relative to the tree.
-func (u *Upload) Name() string { return u.name }
-
 // SetModTime gives the file the client's modification time instead of the
 // time of the upload.
 func (u *Upload) SetModTime(t time.Time) { u.mtime = t }
@@ -165,8 +155,8 @@ func (u *Upload) SetModTime(t time.Time) { u.mtime = t }
 // SetTimes gives the file the client's access and modification times.
 func (u *Upload) SetTimes(atime, mtime time.Time) { u.atime, u.mtime = atime, mtime }
 
-// SetPerm gives the file permission bits (as SafePerm keeps them) at commit.
-func (u *Upload) SetPerm(perm fs.FileMode) { u.perm = SafePerm(perm, false) }
+// SetPerm gives the file permission bits (as safePerm keeps them) at commit.
+func (u *Upload) SetPerm(perm fs.FileMode) { u.perm = safePerm(perm, false) }
 
 // Expect makes Commit refuse the upload unless its content has this digest.
 // Call it before writing.

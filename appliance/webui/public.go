@@ -12,7 +12,17 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/budget"
+	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/front"
+	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/preview"
+	"github.com/bonesync/bonesync/appliance/refusal"
+	"github.com/bonesync/bonesync/appliance/rights"
+	"github.com/bonesync/bonesync/appliance/shares"
+	"github.com/bonesync/bonesync/appliance/store"
 	"io"
 	"io/fs"
 	"mime"
@@ -24,15 +34,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/budget"
-	"github.com/bonesync/bonesync/appliance/filetype"
-	"github.com/bonesync/bonesync/appliance/guard"
-	"github.com/bonesync/bonesync/appliance/preview"
-	"github.com/bonesync/bonesync/appliance/refusal"
-	"github.com/bonesync/bonesync/appliance/shares"
-	"github.com/bonesync/bonesync/appliance/store"
 )
 
 // linkFor is how long a link's password, once given, holds in a browser.
@@ -147,7 +148,7 @@ func (u *Public) link(w http.ResponseWriter, r *http.Request) (shares.Share, *st
 		u.passwordForm(w, http.StatusUnauthorized, s, "")
 		return s, nil, "", false
 	}
-	tree, err := u.Store.Shared(s.Owner, s.FileID, s.Path, store.Perm(s.Perm))
+	tree, err := u.Store.Shared(s.Owner, s.FileID, s.Path, rights.Set(s.Perm))
 	if err != nil {
 		u.render(w, http.StatusNotFound, "message", page{Title: "Not found", Problem: "What this link shared is no longer there."})
 		return s, nil, "", false
@@ -204,9 +205,9 @@ func (u *Public) publicPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer tree.Close()
-	perm := store.Perm(s.Perm)
+	perm := rights.Set(s.Perm)
 	d := publicData{Token: s.Token, Base: shares.LinkPath(s.Token), Name: path.Base(s.Path), Dir: s.Item == shares.ItemFolder,
-		Read: perm&store.PermRead != 0, Upload: perm&store.PermCreate != 0, Hide: s.Hide, Visit: visit, Note: s.Note}
+		Read: perm&rights.Read != 0, Upload: perm&rights.Create != 0, Hide: s.Hide, Visit: visit, Note: s.Note}
 	d.Uploaded, _ = strconv.Atoi(r.FormValue("uploaded"))
 	p := page{Title: d.Name, Data: &d}
 	if !d.Read { // a drop: nothing to see
@@ -272,7 +273,7 @@ func (u *Public) publicDownload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer tree.Close()
-	if store.Perm(s.Perm)&store.PermRead == 0 {
+	if rights.Set(s.Perm)&rights.Read == 0 {
 		http.Error(w, "this link takes uploads only", http.StatusForbidden)
 		return
 	}
@@ -317,7 +318,7 @@ func (u *Public) publicPreview(w http.ResponseWriter, r *http.Request) {
 		name = p
 	}
 	in, err := tree.Info(p)
-	if err != nil || in.IsDir() || u.Previews == nil || !filetype.Previewable(name) || store.Perm(s.Perm)&store.PermRead == 0 {
+	if err != nil || in.IsDir() || u.Previews == nil || !filetype.Previewable(name) || rights.Set(s.Perm)&rights.Read == 0 {
 		http.NotFound(w, r)
 		return
 	}
@@ -346,7 +347,7 @@ func (u *Public) publicUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer tree.Close()
-	if store.Perm(s.Perm)&store.PermCreate == 0 || s.Item != shares.ItemFolder {
+	if rights.Set(s.Perm)&rights.Create == 0 || s.Item != shares.ItemFolder {
 		http.Error(w, "this link takes no uploads", http.StatusForbidden)
 		return
 	}
@@ -356,7 +357,7 @@ func (u *Public) publicUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dir := inShare(r)
-	if store.Perm(s.Perm)&store.PermRead == 0 {
+	if rights.Set(s.Perm)&rights.Read == 0 {
 		dir = "/" // a drop: its top only, so that no name inside can be probed
 	}
 	n := 0

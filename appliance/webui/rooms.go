@@ -16,6 +16,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/report"
+	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -268,7 +269,7 @@ type Links interface {
 
 // SharedTrees opens a share's tree (package store).
 type SharedTrees interface {
-	Shared(owner string, id uint64, p string, perm store.Perm) (*store.Tree, error)
+	Shared(owner string, id uint64, p string, perm rights.Set) (*store.Tree, error)
 }
 
 // Public is a public link's pages: its folder or file, its password

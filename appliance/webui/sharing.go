@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/shares"
-	"github.com/bonesync/bonesync/appliance/store"
 )
 
 type shareRow struct {
@@ -39,12 +39,12 @@ type sharesData struct {
 	AddrBooks []string
 }
 
-func rights(s shares.Share) string {
-	p := store.Perm(s.Perm)
+func rightsText(s shares.Share) string {
+	p := rights.Set(s.Perm)
 	switch {
-	case p&store.PermRead == 0:
+	case p&rights.Read == 0:
 		return "send only (a drop)"
-	case p&(store.PermUpdate|store.PermCreate|store.PermDelete) != 0:
+	case p&(rights.Update|rights.Create|rights.Delete) != 0:
 		return "read and change"
 	}
 	return "read"
@@ -78,7 +78,7 @@ func (u *Sharing) showShares(w http.ResponseWriter, r *http.Request, sess auth.C
 	}
 	now := time.Now()
 	for _, s := range u.Shares.By(sess.User) {
-		row := shareRow{ID: s.ID, What: s.Path, Item: s.Item, Rights: rights(s), Password: s.Hash != "",
+		row := shareRow{ID: s.ID, What: s.Path, Item: s.Item, Rights: rightsText(s), Password: s.Hash != "",
 			Expires: s.Expires, Expired: s.Expired(now)}
 		if !s.Expires.IsZero() {
 			row.Expires = s.Expires.Add(-time.Second) // its last day
@@ -99,7 +99,7 @@ func (u *Sharing) showShares(w http.ResponseWriter, r *http.Request, sess auth.C
 		if name == "" {
 			name = s.Path
 		}
-		d.With = append(d.With, shareRow{ID: s.ID, What: name, Item: s.Item, With: s.Owner, Rights: rights(s), Href: FolderURL("/")})
+		d.With = append(d.With, shareRow{ID: s.ID, What: name, Item: s.Item, With: s.Owner, Rights: rightsText(s), Href: FolderURL("/")})
 	}
 	if list, err := u.Users.List(); err == nil {
 		for _, a := range list {
@@ -137,11 +137,11 @@ func (u *Sharing) sharesPost(w http.ResponseWriter, r *http.Request, sess auth.C
 		}
 		switch r.PostFormValue("rights") {
 		case "change":
-			req.Perm = int(store.PermRead | store.PermUpdate | store.PermCreate | store.PermDelete)
+			req.Perm = int(rights.Read | rights.Update | rights.Create | rights.Delete)
 		case "drop":
-			req.Perm = int(store.PermCreate)
+			req.Perm = int(rights.Create)
 		default:
-			req.Perm = int(store.PermRead)
+			req.Perm = int(rights.Read)
 		}
 		req.Type = shares.TypeUser
 		if req.With == "*link" || r.PostFormValue("kind") == "link" {

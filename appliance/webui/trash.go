@@ -44,12 +44,12 @@ func (u *Files) showTrash(w http.ResponseWriter, r *http.Request, sess auth.Call
 	var err error
 	if d.Of != "" {
 		d.Of = "/" + strings.TrimPrefix(d.Of, "/")
-		items, err = tree.Versions(d.Of)
+		items, err = tree.Bin().Versions(d.Of)
 		d.Folder = (&url.URL{Path: FilesPrefix + path.Dir(d.Of)}).EscapedPath()
 		d.Folder = strings.TrimSuffix(d.Folder, "/") + "/"
 		p.Title = "Versions of " + path.Base(d.Of)
 	} else {
-		items, err = tree.Trash()
+		items, err = tree.Bin().Items()
 	}
 	if err != nil && p.Problem == "" {
 		p.Problem = "The trash cannot be read: " + err.Error()
@@ -87,7 +87,7 @@ func (u *Files) trashPost(w http.ResponseWriter, r *http.Request, sess auth.Call
 		// A version takes the place of the file there, which Restore
 		// keeps as a version in turn: the owner is told, so that newer
 		// work (perhaps just synced) is not thought lost.
-		to, displaced, err := tree.Restore(id)
+		to, displaced, err := tree.Bin().Restore(id)
 		if err != nil {
 			u.showTrash(w, r, sess, status(err), "", "Not restored: "+storeMessage(err))
 			return
@@ -100,13 +100,13 @@ func (u *Files) trashPost(w http.ResponseWriter, r *http.Request, sess auth.Call
 		}
 		u.showTrash(w, r, sess, http.StatusOK, msg, "")
 	case "delete":
-		if err := tree.DeleteTrash(id); err != nil {
+		if err := tree.Bin().Delete(id); err != nil {
 			u.showTrash(w, r, sess, status(err), "", "Not deleted: "+storeMessage(err))
 			return
 		}
 		u.showTrash(w, r, sess, http.StatusOK, "Deleted for good.", "")
 	case "empty":
-		if err := tree.EmptyTrash(""); err != nil {
+		if err := tree.Bin().Empty(""); err != nil {
 			u.showTrash(w, r, sess, http.StatusInternalServerError, "", "The trash was not emptied: "+err.Error())
 			return
 		}
@@ -123,7 +123,7 @@ func (u *Files) trashItem(w http.ResponseWriter, r *http.Request, who auth.Calle
 		return
 	}
 	defer tree.Close()
-	f, err := tree.OpenTrash(r.PathValue("id"))
+	f, err := tree.Bin().Open(r.PathValue("id"))
 	if errors.Is(err, syscall.EISDIR) {
 		http.Error(w, "a folder in the trash is restored, not downloaded", http.StatusBadRequest)
 		return
