@@ -318,3 +318,74 @@ func TestHouseFencesTheCopyEngine(t *testing.T) {
 		}
 	}
 }
+
+// storeOpeners are the packages that may hold the *store.Store itself:
+// the store, the composition root and the command that copies a store
+// (appliance's main). Every other part declares the interface it uses.
+var storeOpeners = []string{"store", "server", "."}
+
+// TestHouseStoreFace holds the store's face: no part but its openers
+// names *store.Store, and no exported name of the store takes or gives
+// an *os.File (a store.File reads; what the store keeps is the store's).
+func TestHouseStoreFace(t *testing.T) {
+	fset := token.NewFileSet()
+	holders := 0
+	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.Dir(p)
+		ast.Inspect(f, func(n ast.Node) bool {
+			star, ok := n.(*ast.StarExpr)
+			if !ok || !isSelector(star.X, "store", "Store") {
+				return true
+			}
+			holders++
+			if !slices.Contains(storeOpeners, pkg) {
+				t.Errorf("%s: %s names *store.Store: declare the interface it uses", fset.Position(n.Pos()), pkg)
+			}
+			return true
+		})
+		if pkg == "store" {
+			checkNoOSFile(t, fset, f)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if holders == 0 {
+		t.Fatal("the walk found no *store.Store at all")
+	}
+}
+
+// checkNoOSFile refuses an exported function or method of f whose
+// parameters or results name *os.File.
+func checkNoOSFile(t *testing.T, fset *token.FileSet, f *ast.File) {
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || !fn.Name.IsExported() || fn.Recv != nil && !exportedType(fn.Recv.List[0].Type) {
+			continue
+		}
+		ast.Inspect(fn.Type, func(n ast.Node) bool {
+			if star, ok := n.(*ast.StarExpr); ok && isSelector(star.X, "os", "File") {
+				t.Errorf("%s: store.%s passes an *os.File across the store's face: use store.File", fset.Position(n.Pos()), fn.Name.Name)
+			}
+			return true
+		})
+	}
+}
+
+// isSelector says whether e is pkg.name.
+func isSelector(e ast.Expr, pkg, name string) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != name {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == pkg
+}

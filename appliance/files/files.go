@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
 	"strings"
 
@@ -45,9 +46,17 @@ type Quotas interface {
 	Quota(user string) int64
 }
 
+// Files is the store as WebDAV uses it: each user's tree (whose whole
+// face a DAV server uses), and the folder of chunked uploads in progress.
+type Files interface {
+	Tree(user string) (*store.Tree, error)
+	Chunks(user string) (*os.Root, error)
+	ExpireChunks()
+}
+
 // Handler serves the files.
 type Handler struct {
-	Store  *store.Store
+	Store  Files
 	Quotas Quotas
 	// Favorites are the users' favourite files (oc:favorite); nil: none
 	// can be marked.

@@ -37,9 +37,9 @@ func (m *mounts) Left(user, id string) error          { return nil }
 func sharedBox(t *testing.T, perm rights.Set) (*Handler, *store.Tree) {
 	t.Helper()
 	h := newDAV(t, 0)
-	h.Store.SetTrashPolicy(30*24*time.Hour, 0)
+	h.Store.(*store.Store).SetTrashPolicy(30*24*time.Hour, 0)
 	var m mounts
-	h.Store.SetMounts(&m, func(string) int64 { return 0 })
+	h.Store.(*store.Store).SetMounts(&m, func(string) int64 { return 0 })
 	o, err := h.Store.Tree("o")
 	if err != nil {
 		t.Fatal(err)

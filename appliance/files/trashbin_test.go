@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/store"
 )
 
 // muxed answers r through the handler's routes, as the server mounts them.
@@ -41,7 +43,7 @@ const trashProps = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:nc="ht
 
 func TestTrashbinOverDAV(t *testing.T) {
 	h := newDAV(t, 0)
-	h.Store.SetTrashPolicy(30*24*time.Hour, 0)
+	h.Store.(*store.Store).SetTrashPolicy(30*24*time.Hour, 0)
 	must(t, h, 201, davRequest("PUT", "/remote.php/dav/files/u/files/note.txt", "remember me"))
 	must(t, h, 204, davRequest("DELETE", "/remote.php/dav/files/u/files/note.txt", ""))
 
@@ -91,7 +93,7 @@ const versionProps = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="
 
 func TestVersionsOverDAV(t *testing.T) {
 	h := newDAV(t, 0)
-	h.Store.SetTrashPolicy(30*24*time.Hour, 0)
+	h.Store.(*store.Store).SetTrashPolicy(30*24*time.Hour, 0)
 	file := "/remote.php/dav/files/u/files/doc.txt"
 	must(t, h, 201, davRequest("PUT", file, "first draft", "X-OC-Mtime", "1600000000"))
 	must(t, h, 204, davRequest("PUT", file, "second", "X-OC-Mtime", "1700000000"))
@@ -135,7 +137,7 @@ func TestVersionsOverDAV(t *testing.T) {
 
 func TestTrashedFolderIsListed(t *testing.T) {
 	h := newDAV(t, 0)
-	h.Store.SetTrashPolicy(30*24*time.Hour, 0)
+	h.Store.(*store.Store).SetTrashPolicy(30*24*time.Hour, 0)
 	must(t, h, 201, davRequest("MKCOL", "/remote.php/dav/files/u/trip", ""))
 	must(t, h, 201, davRequest("MKCOL", "/remote.php/dav/files/u/trip/day1", ""))
 	must(t, h, 201, davRequest("PUT", "/remote.php/dav/files/u/trip/day1/a.jpg", "jpeg bytes"))

@@ -43,7 +43,7 @@ type request struct {
 	w      http.ResponseWriter
 	r      *http.Request
 	user   string
-	tree   *store.Tree
+	tree   tree
 	x, y   int
 	square bool
 }

@@ -39,9 +39,27 @@ import (
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
+// Files is what previews need of the store: each user's files (Tree), who
+// has any (Owners), and a folder of the store's own to keep previews in.
+type Files interface {
+	Tree(user string) (*store.Tree, error)
+	Owners() ([]string, error)
+	OwnDir(name string) (string, error)
+}
+
+// tree is what a preview reads of a user's files.
+type tree interface {
+	Info(p string) (store.Info, error)
+	Find(id uint64) (string, store.Info, error)
+	Open(p string) (store.File, error)
+	Walk(p string, fn func(p string, in store.Info) error) error
+	Bin() store.Bin
+	Close() error
+}
+
 // Maker makes and keeps previews.
 type Maker struct {
-	Store *store.Store
+	Store Files
 	// Memory is the box's budget: each preview draws what its decode
 	// will take before it starts (memory.go); nil: unbounded.
 	Memory *budget.Budget

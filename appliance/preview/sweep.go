@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,9 +26,13 @@ func (m *Maker) Sweep() (removed int, err error) {
 	if err != nil {
 		return 0, err
 	}
+	owners, err := m.Store.Owners()
+	if err != nil {
+		return 0, err
+	}
 	var errs []error
 	for _, u := range users {
-		n, err := m.sweepUser(dir, u.Name())
+		n, err := m.sweepUser(dir, u.Name(), slices.Contains(owners, u.Name()))
 		removed += n
 		if err != nil {
 			errs = append(errs, fmt.Errorf("previews of %s: %w", u.Name(), err))
@@ -36,9 +41,11 @@ func (m *Maker) Sweep() (removed int, err error) {
 	return removed, errors.Join(errs...)
 }
 
-func (m *Maker) sweepUser(dir, user string) (int, error) {
+// sweepUser removes user's previews that no file of theirs has any more,
+// or all of them if they own nothing in the store (known is false).
+func (m *Maker) sweepUser(dir, user string, known bool) (int, error) {
 	own := filepath.Join(dir, user)
-	if _, err := os.Stat(filepath.Join(m.Store.Dir(), user)); errors.Is(err, fs.ErrNotExist) {
+	if !known {
 		n := count(own)
 		return n, os.RemoveAll(own) // the user is gone
 	}
@@ -69,6 +76,7 @@ func (m *Maker) sweepUser(dir, user string) (int, error) {
 // liveVersions names the contents of user's files and trash as previews
 // are named: ID-VERSION.
 func (m *Maker) liveVersions(user string) (map[string]bool, error) {
+	var tree tree
 	tree, err := m.Store.Tree(user)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ func init() {
 // Handlers serves one user's tree over SFTP. locked, if not nil, is asked
 // before every change: a path a WebDAV client has locked is not written,
 // renamed or removed (locks.Table.Check, with no token submitted).
-func Handlers(t *store.Tree, locked func(...locks.Change) error) sftp.Handlers {
+func Handlers(t Tree, locked func(...locks.Change) error) sftp.Handlers {
 	if locked == nil {
 		locked = func(...locks.Change) error { return nil }
 	}
@@ -35,8 +35,29 @@ func Handlers(t *store.Tree, locked func(...locks.Change) error) sftp.Handlers {
 	return sftp.Handlers{FileGet: h, FilePut: h, FileCmd: h, FileList: h}
 }
 
+// Tree is what SFTP does with a user's files (a *store.Tree): read,
+// write, rename and remove them, set their dates and modes, and answer
+// statvfs from the quota and the disk.
+type Tree interface {
+	Open(p string) (store.File, error)
+	Stat(p string) (fs.FileInfo, error)
+	Lstat(p string) (fs.FileInfo, error)
+	ReadDir(p string) ([]fs.FileInfo, error)
+	Create(p string, keep bool) (*store.Upload, error)
+	CreateKeeping(p string, n int64) (*store.Upload, error)
+	Mkdir(p string) error
+	Rename(oldp, newp string) error
+	Remove(p string) error
+	Chmod(p string, perm fs.FileMode) error
+	SetTimes(p string, atime, mtime time.Time) error
+	Free() (int64, error)
+	Fits(n int64) error
+	Quota() int64
+	Usage() (int64, error)
+}
+
 type handler struct {
-	t      *store.Tree
+	t      Tree
 	locked func(...locks.Change) error
 	mu     sync.Mutex
 	open   map[string]*upload // uploads this session has open, by path

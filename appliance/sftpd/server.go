@@ -43,11 +43,16 @@ type Quotas interface {
 	Quota(user string) int64
 }
 
+// Files is the store as SFTP uses it: each user's files.
+type Files interface {
+	Tree(user string) (*store.Tree, error)
+}
+
 // Server serves SFTP.
 type Server struct {
 	Door   Door
 	Quotas Quotas
-	Store  *store.Store
+	Store  Files
 	// Locks are WebDAV's: a locked path is not changed over SFTP either.
 	Locks *locks.Table
 	// Handshakes is the box's handshake limiter, shared with HTTPS: a

@@ -102,10 +102,18 @@ type Accounts interface {
 	Hash(password string) (string, error)
 }
 
+// Files is the store as the book uses it: the owners' trees, to find what
+// is shared and where a recipient's mount may go, and the recipients'
+// folders that stood for a share, to take away.
+type Files interface {
+	Tree(user string) (*store.Tree, error)
+	Unmounted(user, name string)
+}
+
 // Book is the box's shares.
 type Book struct {
 	file     string
-	store    *store.Store
+	store    Files
 	accounts Accounts
 	log      *slog.Logger
 	now      func() time.Time
@@ -129,7 +137,7 @@ type bookFile struct {
 }
 
 // Open reads the book kept in dir.
-func Open(dir string, st *store.Store, accounts Accounts, log *slog.Logger) (*Book, error) {
+func Open(dir string, st Files, accounts Accounts, log *slog.Logger) (*Book, error) {
 	b := &Book{file: filepath.Join(dir, "shares.json"), store: st, accounts: accounts, log: log, now: time.Now, next: 1}
 	data, err := os.ReadFile(b.file)
 	switch {

@@ -15,7 +15,6 @@ import (
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/ocs"
 	"github.com/bonesync/bonesync/appliance/rights"
-	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
 	"io"
 	"io/fs"
@@ -36,7 +35,7 @@ type Directory interface {
 // API serves the files_sharing API.
 type API struct {
 	Book  *Book
-	Store *store.Store
+	Store Files
 	Users Directory
 	Log   *slog.Logger
 }

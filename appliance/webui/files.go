@@ -92,7 +92,7 @@ func (u *Files) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) 
 	}
 }
 
-func (u *Files) listing(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string) {
+func (u *Files) listing(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree fileTree, name string) {
 	dir, err := tree.OpenDir(name)
 	if err != nil {
 		refusal.Write(w, err)
@@ -202,7 +202,7 @@ func previewKind(name string) string {
 // download sends a file, with Range and conditional requests, as an
 // attachment or (raw) inline for a preview. Either way it is data, never a
 // page of the box's: it runs in a sandbox without scripts.
-func (u *Files) download(w http.ResponseWriter, r *http.Request, tree *store.Tree, name string, in store.Info, raw bool) {
+func (u *Files) download(w http.ResponseWriter, r *http.Request, tree fileTree, name string, in store.Info, raw bool) {
 	f, err := tree.Open(name)
 	if err != nil {
 		refusal.Write(w, err)
@@ -244,7 +244,7 @@ type previewData struct {
 // previewText is how much of a text file its preview shows.
 const previewText = 256 << 10
 
-func (u *Files) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree *store.Tree, name string, in store.Info) {
+func (u *Files) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller, tree fileTree, name string, in store.Info) {
 	base := path.Base(name)
 	esc := url.PathEscape(base)
 	esc = "./" + esc // a path on the box, whatever the name (https:x, javascript:x)
@@ -282,7 +282,7 @@ func (u *Files) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller
 // Files are stored, not compressed: the board's one core would be the
 // bottleneck, and photos and videos do not shrink. archive/zip writes
 // Zip64 records where a file or the archive passes 4 GiB.
-func zipFolder(w http.ResponseWriter, r *http.Request, log *slog.Logger, tree *store.Tree, name string) {
+func zipFolder(w http.ResponseWriter, r *http.Request, log *slog.Logger, tree fileTree, name string) {
 	base := path.Base(name)
 	if name == "/" || base == "/" || base == "." {
 		base = "files"
@@ -310,7 +310,7 @@ func zipFolder(w http.ResponseWriter, r *http.Request, log *slog.Logger, tree *s
 	}
 }
 
-func zipAdd(zw *zip.Writer, tree *store.Tree, dir, prefix string) error {
+func zipAdd(zw *zip.Writer, tree fileTree, dir, prefix string) error {
 	entries, err := tree.ReadDir(dir)
 	if err != nil {
 		return err
@@ -337,7 +337,7 @@ func zipAdd(zw *zip.Writer, tree *store.Tree, dir, prefix string) error {
 	return nil
 }
 
-func zipFile(zw *zip.Writer, tree *store.Tree, p, zname string, fi fs.FileInfo) error {
+func zipFile(zw *zip.Writer, tree fileTree, p, zname string, fi fs.FileInfo) error {
 	f, err := tree.Open(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -403,7 +403,7 @@ func (u *Public) publicUpload(w http.ResponseWriter, r *http.Request) {
 
 // freeUploadName is name in dir, or "name (2).ext"... if that is taken
 // (seen without reading the folder: a drop cannot).
-func freeUploadName(tree *store.Tree, dir, name string) (string, error) {
+func freeUploadName(tree fileTree, dir, name string) (string, error) {
 	if name == "" || name == "." || name == ".." {
 		return "", fs.ErrInvalid
 	}
@@ -430,7 +430,7 @@ func freeUploadName(tree *store.Tree, dir, name string) (string, error) {
 	return "", fs.ErrExist
 }
 
-func writeAll(tree *store.Tree, name string, r io.Reader) error {
+func writeAll(tree fileTree, name string, r io.Reader) error {
 	up, err := tree.Create(name, false)
 	if err != nil {
 		return err

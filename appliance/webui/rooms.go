@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -109,6 +110,26 @@ func (u *Login) Routes(rs *front.Routes) {
 // Trees opens a user's files (package store).
 type Trees interface {
 	Tree(user string) (*store.Tree, error)
+}
+
+// fileTree is what the pages do with one user's files, or a link's (a
+// *store.Tree).
+type fileTree interface {
+	Info(p string) (store.Info, error)
+	Lstat(p string) (fs.FileInfo, error)
+	ReadDir(p string) ([]fs.FileInfo, error)
+	Open(p string) (store.File, error)
+	OpenDir(p string) (store.File, error)
+	InfoIn(dir store.File, base string) (in store.Info, ok bool, err error)
+	Find(id uint64) (string, store.Info, error)
+	Walk(p string, fn func(p string, in store.Info) error) error
+	Size(p string) (int64, error)
+	Create(p string, keep bool) (*store.Upload, error)
+	Mkdir(p string) error
+	Bin() store.Bin
+	Quota() int64
+	Usage() (int64, error)
+	Close() error
 }
 
 // Quotas are the users' quotas (package users).

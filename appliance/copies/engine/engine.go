@@ -71,10 +71,19 @@ type Result struct {
 	Err            error
 }
 
+// Files is the store as a copy reads and a restore writes it: its
+// folder (which rclone reads as it is), who owns files in it, and each
+// owner's files.
+type Files interface {
+	Dir() string
+	Owners() ([]string, error)
+	Tree(user string) (*store.Tree, error)
+}
+
 // Copier makes copies of a store.
 type Copier struct {
 	Settings copies.Settings
-	Store    *store.Store
+	Store    Files
 	// Users are whose files and calendars are copied; nil: everyone's
 	// the store and the calendars hold, with an account or not (a
 	// deleted user's files stay on the box until the admin decides, and

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"path"
 	"strings"
 
@@ -35,7 +36,7 @@ type Restored struct {
 // file (Restored.Calendars), for the caller to load. The copy's remotes
 // are opened as a run opens them, each key derived under a draw from mem
 // (nil: unbounded).
-func Restore(ctx context.Context, st copies.Settings, into *store.Store, mem *budget.Budget) (Restored, error) {
+func Restore(ctx context.Context, st copies.Settings, into Files, mem *budget.Budget) (Restored, error) {
 	res := Restored{Calendars: map[string][]byte{}}
 	root, err := configure(st)
 	if err != nil {
@@ -117,7 +118,7 @@ func readDigests(ctx context.Context, extra fs.Fs, name string) (map[string]stri
 }
 
 // restoreUser writes user's files from the copy into the store.
-func restoreUser(ctx context.Context, files fs.Fs, user string, into *store.Store, sums map[string]string, res *Restored) error {
+func restoreUser(ctx context.Context, files fs.Fs, user string, into Files, sums map[string]string, res *Restored) error {
 	tree, err := into.Tree(user)
 	if err != nil {
 		return err
@@ -154,13 +155,21 @@ func restoreUser(ctx context.Context, files fs.Fs, user string, into *store.Stor
 	})
 }
 
-func isExist(tree *store.Tree, p string) bool {
+// tree is what a restore does with a user's files.
+type tree interface {
+	Info(p string) (store.Info, error)
+	Stat(p string) (iofs.FileInfo, error)
+	Mkdir(p string) error
+	Create(p string, keep bool) (*store.Upload, error)
+}
+
+func isExist(tree tree, p string) bool {
 	fi, err := tree.Stat(p)
 	return err == nil && fi.IsDir()
 }
 
 // restoreFile writes one file through the store, dated as in the copy.
-func restoreFile(ctx context.Context, tree *store.Tree, p string, o fs.Object, res *Restored) error {
+func restoreFile(ctx context.Context, tree tree, p string, o fs.Object, res *Restored) error {
 	rc, err := o.Open(ctx)
 	if err != nil {
 		return err
