@@ -38,7 +38,7 @@ type armPhotos struct {
 }
 
 // countPreviews counts bin's previews under qemu-arm, then djpeg's.
-func countPreviews(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string) (armPhotos, error) {
+func countPreviews(ctx context.Context, o *options, plugin, bin, box string) (armPhotos, error) {
 	var res armPhotos
 	plain, thumbed, err := photoFiles()
 	if err != nil {
@@ -48,8 +48,7 @@ func countPreviews(ctx context.Context, o *options, plugin, bin, chainFile, keyF
 	if err != nil {
 		return res, err
 	}
-	log := filepath.Join(dir, "plugin.log")
-	a, err := startArmServer(ctx, plugin, bin, log, "-chain", chainFile, "-key", keyFile, "-dav", dir)
+	a, err := startArmServer(ctx, o, plugin, bin, box)
 	if err != nil {
 		return res, err
 	}
@@ -121,7 +120,7 @@ func countPreviews(ctx context.Context, o *options, plugin, bin, chainFile, keyF
 		return res, err
 	}
 	if marks[5] == 0 {
-		return res, fmt.Errorf("no marker counts in %s", log)
+		return res, fmt.Errorf("no marker counts in %s", a.log)
 	}
 	res.Conn = marks[2] / armPreviews / 1e6
 	res.Thumb = marks[3]/armPreviews/1e6 - res.Conn
