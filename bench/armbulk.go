@@ -110,7 +110,7 @@ var bulkBody = sync.OnceValue(func() []byte {
 	return b
 })
 
-// countGoBulk runs one build of bench/armcost with WebDAV under qemu-arm:
+// countGoBulk runs one build of bench/armcost under qemu-arm:
 // a PUT of the file (warm-up, and the login's Argon2 hash), then for each
 // suite a GET of the file and a GET of a tiny one between markers; the
 // difference is the download's own cost. It also returns the suite chosen

@@ -75,10 +75,11 @@ var armReference = map[string][2]float64{
 const armWarm = 3
 
 // armBlock counts ARM instructions per TLS 1.3 server handshake under
-// qemu-arm (cortex-a8 model) with the armcost plugin: bonesync's HTTPS stack
-// built GOARM=7, and Debian's armhf nginx with OpenSSL if the sysroot is
-// there. Each side serves the same throwaway chain for the same benchmark
-// key; the load is this program, natively, one connection at a time.
+// qemu-arm (cortex-a8 model) with the armcost plugin: `bonesync serve` in
+// the harness (bench/armcost, armharness.go) built GOARM=7, and Debian's
+// armhf nginx with OpenSSL if the sysroot is there. Each side serves the
+// box's chain for the same benchmark key; the load is this program,
+// natively, one connection at a time.
 func armBlock(ctx context.Context, o *options) armResult {
 	var res armResult
 	if o.armPart("size") {

@@ -1,8 +1,8 @@
 package main
 
 // The preview count: ARM instructions one preview of the 12-megapixel
-// photo costs the board's build (bench/armcost serves the same preview
-// endpoints as bonesync): the grid's with and without an EXIF thumbnail,
+// photo costs the board's build (bench/armcost, `bonesync serve` with
+// markers): the grid's with and without an EXIF thumbnail,
 // and the iOS app's 1024-pixel one, beside Debian's armhf djpeg
 // (libjpeg-turbo, with its NEON code) decoding the same photo at the same
 // scale.

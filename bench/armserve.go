@@ -282,8 +282,8 @@ func armServeHandshakes(ctx context.Context, o *options, plugin string, count *s
 		modes = append(modes, "resumed")
 	}
 	// nginx with the very chain and key the box serves (its own CA's
-	// chain, 2.1 KB, where the harness's throwaway chain is 1 KB): the
-	// Certificate message is hashed and encrypted on both sides alike.
+	// chain, 2.1 KB, as in the harness's breakdown): the Certificate
+	// message is hashed and encrypted on both sides alike.
 	var ngx map[string]float64
 	if _, err := os.Stat(filepath.Join(o.sysroot, "usr/sbin/nginx")); err == nil {
 		st := filepath.Join(dir, "state")

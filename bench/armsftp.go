@@ -165,7 +165,7 @@ func sftpFigures(steps []float64) map[string]float64 {
 	}
 }
 
-// countGoSFTP runs one build of bench/armcost with SFTP under qemu-arm and
+// countGoSFTP runs one build of bench/armcost under qemu-arm and
 // counts sftpSteps between markers it executes when no connection is open.
 // The client is this program (x/crypto/ssh and github.com/pkg/sftp).
 func countGoSFTP(ctx context.Context, o *options, plugin, bin, box string, key *sshClientKey) (map[string]float64, error) {
