@@ -114,56 +114,10 @@ func armBlock(ctx context.Context, o *options) armResult {
 		res.Notes = append(res.Notes, fmt.Sprintf("nginx under qemu-arm not measured: no armhf sysroot at %s (bench/armhf-sysroot.sh makes it); "+
 			"compare with the README nginx column, the armcost README's figures, not measured here", o.sysroot))
 	}
-	for _, k := range []struct {
-		key     string
-		resumed bool
-	}{{"ecdsa-p256", true}, {"rsa-2048", false}} {
-		if ctx.Err() != nil || !o.armPart("handshakes") {
-			break
-		}
-		box, err := armBox(ctx, o, k.key)
-		if err != nil {
+	if o.armPart("handshakes") {
+		if haveNginx, err = armHandshakes(ctx, o, &res, plugin, bin, binStd, haveNginx); err != nil {
 			res.Err = err.Error()
 			return res
-		}
-		chainFile, keyFile, ca, err := boxFiles(box)
-		if err != nil {
-			res.Err = err.Error()
-			return res
-		}
-		modes := []string{"full"}
-		if k.resumed {
-			modes = append(modes, "resumed")
-		}
-		o.logf("arm: %s, bonesync (Go, GOARM=7), %d handshakes per kind", k.key, o.armN)
-		goCounts, goDetail, err := countGo(ctx, o, plugin, bin, box, ca, k.resumed)
-		if err != nil {
-			res.Err = fmt.Sprintf("bonesync %s under qemu-arm: %v", k.key, err)
-			return res
-		}
-		o.logf("arm: %s, bonesync with Go's crypto as it is (no armcrypto overlay)", k.key)
-		stdCounts, _, err := countGo(ctx, o, plugin, binStd, box, ca, k.resumed)
-		if err != nil {
-			res.Err = fmt.Sprintf("bonesync (Go's crypto) %s under qemu-arm: %v", k.key, err)
-			return res
-		}
-		var ngxCounts map[string]float64
-		var ngxDetail string
-		if haveNginx {
-			o.logf("arm: %s, nginx/OpenSSL armhf", k.key)
-			ngxCounts, ngxDetail, err = countNginx(ctx, o, plugin, o.armN, chainFile, keyFile, ca, k.key, k.resumed)
-			if err != nil {
-				res.Notes = append(res.Notes, fmt.Sprintf("nginx %s under qemu-arm failed: %v", k.key, err))
-				haveNginx = false
-			} else {
-				res.Notes = append(res.Notes, fmt.Sprintf("nginx %s: two identical base runs differed by %.3f M instructions in all, "+
-					"%.2f%% of %d full handshakes", k.key, ngxCounts["spread"], 100*ngxCounts["spread"]/(ngxCounts["full"]*float64(o.armN)), o.armN))
-			}
-		}
-		for _, m := range modes {
-			ref := armReference[k.key+" "+m]
-			res.Rows = append(res.Rows, armRow{Key: k.key, Mode: m, Go: goCounts[m], GoStd: stdCounts[m], Nginx: ngxCounts[m],
-				RefGo: ref[0], RefNginx: ref[1], GoDetail: goDetail, NgxDetail: ngxDetail})
 		}
 	}
 	if ctx.Err() == nil && o.armPart("profiles") {
@@ -204,6 +158,62 @@ func armBlock(ctx context.Context, o *options) armResult {
 		}
 	}
 	return res
+}
+
+// armHandshakes counts the handshake rows: each key with both builds of
+// the harness and with nginx if haveNginx, all three serving the box's
+// chain. It returns whether nginx is still to be counted (not once it
+// failed).
+func armHandshakes(ctx context.Context, o *options, res *armResult, plugin, bin, binStd string, haveNginx bool) (bool, error) {
+	for _, k := range []struct {
+		key     string
+		resumed bool
+	}{{"ecdsa-p256", true}, {"rsa-2048", false}} {
+		if ctx.Err() != nil {
+			break
+		}
+		box, err := armBox(ctx, o, k.key)
+		if err != nil {
+			return haveNginx, err
+		}
+		chainFile, keyFile, ca, err := boxFiles(box)
+		if err != nil {
+			return haveNginx, err
+		}
+		modes := []string{"full"}
+		if k.resumed {
+			modes = append(modes, "resumed")
+		}
+		o.logf("arm: %s, bonesync (Go, GOARM=7), %d handshakes per kind", k.key, o.armN)
+		goCounts, goDetail, err := countGo(ctx, o, plugin, bin, box, ca, k.resumed)
+		if err != nil {
+			return haveNginx, fmt.Errorf("bonesync %s under qemu-arm: %v", k.key, err)
+		}
+		o.logf("arm: %s, bonesync with Go's crypto as it is (no armcrypto overlay)", k.key)
+		stdCounts, _, err := countGo(ctx, o, plugin, binStd, box, ca, k.resumed)
+		if err != nil {
+			return haveNginx, fmt.Errorf("bonesync (Go's crypto) %s under qemu-arm: %v", k.key, err)
+		}
+		var ngxCounts map[string]float64
+		var ngxDetail string
+		if haveNginx {
+			o.logf("arm: %s, nginx/OpenSSL armhf", k.key)
+			ngxCounts, ngxDetail, err = countNginx(ctx, o, plugin, o.armN, chainFile, keyFile, ca, k.key, k.resumed)
+			if err != nil {
+				res.Notes = append(res.Notes, fmt.Sprintf("nginx %s under qemu-arm failed: %v", k.key, err))
+				haveNginx = false
+			} else {
+				res.Notes = append(res.Notes, fmt.Sprintf("nginx %s: two identical base runs differed by %.3f M instructions in all, "+
+					"%.2f%% of %d full handshakes", k.key, ngxCounts["spread"], 100*ngxCounts["spread"]/(ngxCounts["full"]*float64(o.armN)), o.armN))
+			}
+		}
+		for _, m := range modes {
+			ref := armReference[k.key+" "+m]
+			res.Rows = append(res.Rows, armRow{Key: k.key, Mode: m, Go: goCounts[m], GoStd: stdCounts[m], Nginx: ngxCounts[m],
+				RefGo: ref[0], RefNginx: ref[1], GoDetail: goDetail, NgxDetail: ngxDetail})
+		}
+	}
+	return haveNginx, nil
 }
 
 // buildArmcost builds bench/armcost for GOARM=7, as the board's binary is
