@@ -110,18 +110,13 @@ var bulkBody = sync.OnceValue(func() []byte {
 	return b
 })
 
-// countGoBulk runs one build of bench/armcost with WebDAV under qemu-arm:
+// countGoBulk runs one build of bench/armcost under qemu-arm:
 // a PUT of the file (warm-up, and the login's Argon2 hash), then for each
 // suite a GET of the file and a GET of a tiny one between markers; the
 // difference is the download's own cost. It also returns the suite chosen
 // when curl offers its default list.
-func countGoBulk(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string) (map[string]float64, string, error) {
-	dir, err := os.MkdirTemp(o.work, "arm-bulk-")
-	if err != nil {
-		return nil, "", err
-	}
-	log := filepath.Join(dir, "plugin.log")
-	a, err := startArmServer(ctx, plugin, bin, log, "-chain", chainFile, "-key", keyFile, "-dav", dir)
+func countGoBulk(ctx context.Context, o *options, plugin, bin, box string) (map[string]float64, string, error) {
+	a, err := startArmServer(ctx, o, plugin, bin, box)
 	if err != nil {
 		return nil, "", err
 	}
@@ -162,7 +157,7 @@ func countGoBulk(ctx context.Context, o *options, plugin, bin, chainFile, keyFil
 	for _, k := range bulkKinds {
 		big, tiny := marks[label+1], marks[label+2]
 		if big == 0 || tiny == 0 {
-			return nil, "", fmt.Errorf("no marker counts in %s", log)
+			return nil, "", fmt.Errorf("no marker counts in %s", a.log)
 		}
 		counts[k.String()] = (big - tiny) / armBulkMiB / 1e6
 		label += 3

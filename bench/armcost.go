@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,10 +75,11 @@ var armReference = map[string][2]float64{
 const armWarm = 3
 
 // armBlock counts ARM instructions per TLS 1.3 server handshake under
-// qemu-arm (cortex-a8 model) with the armcost plugin: bonesync's HTTPS stack
-// built GOARM=7, and Debian's armhf nginx with OpenSSL if the sysroot is
-// there. Each side serves the same throwaway chain for the same benchmark
-// key; the load is this program, natively, one connection at a time.
+// qemu-arm (cortex-a8 model) with the armcost plugin: `bonesync serve` in
+// the harness (bench/armcost, armharness.go) built GOARM=7, and Debian's
+// armhf nginx with OpenSSL if the sysroot is there. Each side serves the
+// box's chain for the same benchmark key; the load is this program,
+// natively, one connection at a time.
 func armBlock(ctx context.Context, o *options) armResult {
 	var res armResult
 	if o.armPart("size") {
@@ -116,33 +114,85 @@ func armBlock(ctx context.Context, o *options) armResult {
 		res.Notes = append(res.Notes, fmt.Sprintf("nginx under qemu-arm not measured: no armhf sysroot at %s (bench/armhf-sysroot.sh makes it); "+
 			"compare with the README nginx column, the armcost README's figures, not measured here", o.sysroot))
 	}
+	if o.armPart("handshakes") {
+		if haveNginx, err = armHandshakes(ctx, o, &res, plugin, bin, binStd, haveNginx); err != nil {
+			res.Err = err.Error()
+			return res
+		}
+	}
+	if ctx.Err() == nil && o.armPart("profiles") {
+		if res.Profiles, err = armProfiles(ctx, o, bin); err != nil {
+			res.Notes = append(res.Notes, "profiles under qemu-arm failed: "+err.Error())
+		}
+	}
+	if ctx.Err() == nil && o.armPart("bulk") {
+		if err := armBulkBlock(ctx, o, &res, plugin, bin, binStd, haveNginx); err != nil {
+			res.Notes = append(res.Notes, "bulk downloads under qemu-arm failed: "+err.Error())
+		}
+	}
+	if ctx.Err() == nil && o.armPart("uploads") {
+		box, err := armBox(ctx, o, "ecdsa-p256")
+		if err == nil {
+			res.UploadHashed, res.UploadPlain, err = armUploads(ctx, o, plugin, bin, box)
+		}
+		if err != nil {
+			res.Notes = append(res.Notes, "uploads under qemu-arm failed: "+err.Error())
+		}
+	}
+	if ctx.Err() == nil && (o.armPart("serve") || o.armPart("serve-profiles")) {
+		err := ensureARMBinary(ctx, o)
+		if err == nil {
+			err = armServeBlock(ctx, o, plugin, &res)
+		}
+		if err != nil {
+			res.Notes = append(res.Notes, "the board's binary under qemu-arm failed: "+err.Error())
+		}
+	}
+	if ctx.Err() == nil && o.armPart("photos") {
+		box, err := armBox(ctx, o, "ecdsa-p256")
+		if err == nil {
+			res.Photos, err = countPreviews(ctx, o, plugin, bin, box)
+		}
+		if err != nil {
+			res.Notes = append(res.Notes, "previews under qemu-arm failed: "+err.Error())
+		}
+	}
+	return res
+}
+
+// armHandshakes counts the handshake rows: each key with both builds of
+// the harness and with nginx if haveNginx, all three serving the box's
+// chain. It returns whether nginx is still to be counted (not once it
+// failed).
+func armHandshakes(ctx context.Context, o *options, res *armResult, plugin, bin, binStd string, haveNginx bool) (bool, error) {
 	for _, k := range []struct {
 		key     string
 		resumed bool
 	}{{"ecdsa-p256", true}, {"rsa-2048", false}} {
-		if ctx.Err() != nil || !o.armPart("handshakes") {
+		if ctx.Err() != nil {
 			break
 		}
-		chainFile, keyFile, ca, err := armFiles(o, k.key)
+		box, err := armBox(ctx, o, k.key)
 		if err != nil {
-			res.Err = err.Error()
-			return res
+			return haveNginx, err
+		}
+		chainFile, keyFile, ca, err := boxFiles(box)
+		if err != nil {
+			return haveNginx, err
 		}
 		modes := []string{"full"}
 		if k.resumed {
 			modes = append(modes, "resumed")
 		}
 		o.logf("arm: %s, bonesync (Go, GOARM=7), %d handshakes per kind", k.key, o.armN)
-		goCounts, goDetail, err := countGo(ctx, o, plugin, bin, chainFile, keyFile, ca, k.resumed)
+		goCounts, goDetail, err := countGo(ctx, o, plugin, bin, box, ca, k.resumed)
 		if err != nil {
-			res.Err = fmt.Sprintf("bonesync %s under qemu-arm: %v", k.key, err)
-			return res
+			return haveNginx, fmt.Errorf("bonesync %s under qemu-arm: %v", k.key, err)
 		}
 		o.logf("arm: %s, bonesync with Go's crypto as it is (no armcrypto overlay)", k.key)
-		stdCounts, _, err := countGo(ctx, o, plugin, binStd, chainFile, keyFile, ca, k.resumed)
+		stdCounts, _, err := countGo(ctx, o, plugin, binStd, box, ca, k.resumed)
 		if err != nil {
-			res.Err = fmt.Sprintf("bonesync (Go's crypto) %s under qemu-arm: %v", k.key, err)
-			return res
+			return haveNginx, fmt.Errorf("bonesync (Go's crypto) %s under qemu-arm: %v", k.key, err)
 		}
 		var ngxCounts map[string]float64
 		var ngxDetail string
@@ -163,44 +213,7 @@ func armBlock(ctx context.Context, o *options) armResult {
 				RefGo: ref[0], RefNginx: ref[1], GoDetail: goDetail, NgxDetail: ngxDetail})
 		}
 	}
-	if ctx.Err() == nil && o.armPart("profiles") {
-		if res.Profiles, err = armProfiles(ctx, o, bin); err != nil {
-			res.Notes = append(res.Notes, "profiles under qemu-arm failed: "+err.Error())
-		}
-	}
-	if ctx.Err() == nil && o.armPart("bulk") {
-		if err := armBulkBlock(ctx, o, &res, plugin, bin, binStd, haveNginx); err != nil {
-			res.Notes = append(res.Notes, "bulk downloads under qemu-arm failed: "+err.Error())
-		}
-	}
-	if ctx.Err() == nil && o.armPart("uploads") {
-		chainFile, keyFile, _, err := armFiles(o, "ecdsa-p256")
-		if err == nil {
-			res.UploadHashed, res.UploadPlain, err = armUploads(ctx, o, plugin, bin, chainFile, keyFile)
-		}
-		if err != nil {
-			res.Notes = append(res.Notes, "uploads under qemu-arm failed: "+err.Error())
-		}
-	}
-	if ctx.Err() == nil && (o.armPart("serve") || o.armPart("serve-profiles")) {
-		err := ensureARMBinary(ctx, o)
-		if err == nil {
-			err = armServeBlock(ctx, o, plugin, &res)
-		}
-		if err != nil {
-			res.Notes = append(res.Notes, "the board's binary under qemu-arm failed: "+err.Error())
-		}
-	}
-	if ctx.Err() == nil && o.armPart("photos") {
-		chainFile, keyFile, _, err := armFiles(o, "ecdsa-p256")
-		if err == nil {
-			res.Photos, err = countPreviews(ctx, o, plugin, bin, chainFile, keyFile)
-		}
-		if err != nil {
-			res.Notes = append(res.Notes, "previews under qemu-arm failed: "+err.Error())
-		}
-	}
-	return res
+	return haveNginx, nil
 }
 
 // buildArmcost builds bench/armcost for GOARM=7, as the board's binary is
@@ -277,16 +290,20 @@ func buildArm(ctx context.Context, o *options, bin, pkg string, overlay, nohash 
 // armBulkBlock counts HTTPS downloads per MiB for both builds and nginx,
 // with each suite.
 func armBulkBlock(ctx context.Context, o *options, res *armResult, plugin, bin, binStd string, haveNginx bool) error {
-	chainFile, keyFile, ca, err := armFiles(o, "ecdsa-p256")
+	box, err := armBox(ctx, o, "ecdsa-p256")
+	if err != nil {
+		return err
+	}
+	chainFile, keyFile, ca, err := boxFiles(box)
 	if err != nil {
 		return err
 	}
 	o.logf("arm: HTTPS downloads, %d MiB per suite, both builds", armBulkMiB)
-	fast, chosen, err := countGoBulk(ctx, o, plugin, bin, chainFile, keyFile)
+	fast, chosen, err := countGoBulk(ctx, o, plugin, bin, box)
 	if err != nil {
 		return fmt.Errorf("bonesync: %w", err)
 	}
-	std, chosenStd, err := countGoBulk(ctx, o, plugin, binStd, chainFile, keyFile)
+	std, chosenStd, err := countGoBulk(ctx, o, plugin, binStd, box)
 	if err != nil {
 		return fmt.Errorf("bonesync (Go's crypto): %w", err)
 	}
@@ -307,7 +324,7 @@ func armBulkBlock(ctx context.Context, o *options, res *armResult, plugin, bin, 
 	}
 	res.ChosenGo, res.ChosenStd, res.ChosenNgx = chosen, chosenStd, chosenNgx
 	o.logf("arm: SFTP connections and put and get, %d MiB, chacha20-poly1305@openssh.com, both builds and sshd", armBulkMiB)
-	key, err := newSSHClientKey(o.work)
+	key, err := armClient(o)
 	if err != nil {
 		return err
 	}
@@ -315,7 +332,7 @@ func armBulkBlock(ctx context.Context, o *options, res *armResult, plugin, bin, 
 		bin  string
 		into *map[string]float64
 	}{{bin, &res.SFTP}, {binStd, &res.SFTPStd}} {
-		if *b.into, err = countGoSFTP(ctx, o, plugin, b.bin, chainFile, keyFile, key); err != nil {
+		if *b.into, err = countGoSFTP(ctx, o, plugin, b.bin, box, key); err != nil {
 			return fmt.Errorf("SFTP: %w", err)
 		}
 	}
@@ -323,27 +340,6 @@ func armBulkBlock(ctx context.Context, o *options, res *armResult, plugin, bin, 
 		res.Notes = append(res.Notes, "sshd under qemu-arm not counted: "+err.Error())
 	}
 	return nil
-}
-
-// armFiles writes the key and a throwaway chain for it.
-func armFiles(o *options, name string) (chainFile, keyFile string, ca []byte, err error) {
-	k, keyPEM, err := benchKey(name)
-	if err != nil {
-		return "", "", nil, err
-	}
-	chain, ca, err := throwawayChain(k)
-	if err != nil {
-		return "", "", nil, err
-	}
-	dir := filepath.Join(o.work, "arm-"+name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", nil, err
-	}
-	chainFile, keyFile = filepath.Join(dir, "chain.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(chainFile, chain, 0o644); err != nil {
-		return "", "", nil, err
-	}
-	return chainFile, keyFile, ca, os.WriteFile(keyFile, keyPEM, 0o600)
 }
 
 // armLoad is the client side of a count: armWarm full handshakes, mark(1),
@@ -392,105 +388,10 @@ func armLoad(addr string, file []byte, n int, full, resumed bool, mark func(int)
 	return detail, mark(3)
 }
 
-var markLine = regexp.MustCompile(`(?m)^mark (\d+) (\d+)$`)
-
-// armServer is bench/armcost (built GOARM=7) running under qemu-arm with
-// the armcost plugin, and the control connection that places its markers.
-type armServer struct {
-	cmd      *exec.Cmd
-	tlsAddr  string
-	sftpAddr string // with -sftp
-	ctl      net.Conn
-	ctlR     *bufio.Reader
-	log      string // the plugin's output
-}
-
-// startArmServer runs bin with args under qemu-arm on one core (as the
-// board has), its counts in log, and connects to its control port.
-func startArmServer(ctx context.Context, plugin, bin, log string, args ...string) (*armServer, error) {
-	return startArmServerEnv(ctx, plugin, bin, log, nil, args...)
-}
-
-// startArmServerEnv is startArmServer with env added to the server's
-// environment (the profiling plugin's PROF_OUT).
-func startArmServerEnv(ctx context.Context, plugin, bin, log string, env []string, args ...string) (*armServer, error) {
-	cmd := exec.CommandContext(ctx, "qemu-arm", append([]string{"-cpu", "cortex-a8", "-plugin", plugin, "-d", "plugin", "-D", log, bin}, args...)...)
-	cmd.Env = append(append(os.Environ(), "GOMAXPROCS=1"), env...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	a := &armServer{cmd: cmd, log: log}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		a.close()
-		return nil, fmt.Errorf("armcost did not start: %w", err)
-	}
-	var ctlAddr string
-	if _, err := fmt.Sscanf(line, "tls %s ctl %s", &a.tlsAddr, &ctlAddr); err != nil {
-		a.close()
-		return nil, fmt.Errorf("armcost said %q", line)
-	}
-	if f := strings.Fields(line); len(f) >= 6 && f[4] == "sftp" {
-		a.sftpAddr = f[5]
-	}
-	if a.ctl, err = net.Dial("tcp", ctlAddr); err != nil {
-		a.close()
-		return nil, err
-	}
-	a.ctlR = bufio.NewReader(a.ctl)
-	return a, nil
-}
-
-// say sends a control command ("mark N", "quit") and waits for its "ok".
-func (a *armServer) say(cmd string) error {
-	a.ctl.SetDeadline(time.Now().Add(10 * time.Minute))
-	if _, err := io.WriteString(a.ctl, cmd+"\n"); err != nil {
-		return err
-	}
-	if ans, err := a.ctlR.ReadString('\n'); err != nil || ans != "ok\n" {
-		return fmt.Errorf("armcost %q: %q %v", cmd, ans, err)
-	}
-	return nil
-}
-
-// marks quits the server and returns the instructions counted up to each
-// marker, by label.
-func (a *armServer) marks() (map[int]float64, error) {
-	if err := a.say("quit"); err != nil {
-		return nil, err
-	}
-	a.cmd.Wait()
-	b, err := os.ReadFile(a.log)
-	if err != nil {
-		return nil, err
-	}
-	marks := map[int]float64{}
-	for _, m := range markLine.FindAllStringSubmatch(string(b), -1) {
-		label, _ := strconv.Atoi(m[1])
-		n, _ := strconv.ParseFloat(m[2], 64)
-		marks[label] = n
-	}
-	return marks, nil
-}
-
-func (a *armServer) close() {
-	if a.ctl != nil {
-		a.ctl.Close()
-	}
-	a.cmd.Process.Kill()
-	a.cmd.Wait()
-}
-
 // countGo runs bench/armcost under qemu-arm and reads the plugin's counts
 // between the markers the server executes when it is quiescent.
-func countGo(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string, ca []byte, resumed bool) (map[string]float64, string, error) {
-	log := filepath.Join(o.work, "arm-go-"+filepath.Base(filepath.Dir(chainFile))+".log")
-	a, err := startArmServer(ctx, plugin, bin, log, "-chain", chainFile, "-key", keyFile)
+func countGo(ctx context.Context, o *options, plugin, bin, box string, ca []byte, resumed bool) (map[string]float64, string, error) {
+	a, err := startArmServer(ctx, o, plugin, bin, box)
 	if err != nil {
 		return nil, "", err
 	}
@@ -504,7 +405,7 @@ func countGo(ctx context.Context, o *options, plugin, bin, chainFile, keyFile st
 		return nil, "", err
 	}
 	if marks[2] == 0 || (resumed && marks[3] == 0) {
-		return nil, "", fmt.Errorf("no marker counts in %s", log)
+		return nil, "", fmt.Errorf("no marker counts in %s", a.log)
 	}
 	counts := map[string]float64{"full": marks[2] / float64(o.armN) / 1e6}
 	if resumed {

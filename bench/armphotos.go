@@ -1,8 +1,8 @@
 package main
 
 // The preview count: ARM instructions one preview of the 12-megapixel
-// photo costs the board's build (bench/armcost serves the same preview
-// endpoints as bonesync): the grid's with and without an EXIF thumbnail,
+// photo costs the board's build (bench/armcost, `bonesync serve` with
+// markers): the grid's with and without an EXIF thumbnail,
 // and the iOS app's 1024-pixel one, beside Debian's armhf djpeg
 // (libjpeg-turbo, with its NEON code) decoding the same photo at the same
 // scale.
@@ -38,7 +38,7 @@ type armPhotos struct {
 }
 
 // countPreviews counts bin's previews under qemu-arm, then djpeg's.
-func countPreviews(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string) (armPhotos, error) {
+func countPreviews(ctx context.Context, o *options, plugin, bin, box string) (armPhotos, error) {
 	var res armPhotos
 	plain, thumbed, err := photoFiles()
 	if err != nil {
@@ -48,8 +48,7 @@ func countPreviews(ctx context.Context, o *options, plugin, bin, chainFile, keyF
 	if err != nil {
 		return res, err
 	}
-	log := filepath.Join(dir, "plugin.log")
-	a, err := startArmServer(ctx, plugin, bin, log, "-chain", chainFile, "-key", keyFile, "-dav", dir)
+	a, err := startArmServer(ctx, o, plugin, bin, box)
 	if err != nil {
 		return res, err
 	}
@@ -121,7 +120,7 @@ func countPreviews(ctx context.Context, o *options, plugin, bin, chainFile, keyF
 		return res, err
 	}
 	if marks[5] == 0 {
-		return res, fmt.Errorf("no marker counts in %s", log)
+		return res, fmt.Errorf("no marker counts in %s", a.log)
 	}
 	res.Conn = marks[2] / armPreviews / 1e6
 	res.Thumb = marks[3]/armPreviews/1e6 - res.Conn

@@ -52,7 +52,11 @@ func armProfiles(ctx context.Context, o *options, bin string) ([]armProfile, err
 	if err != nil {
 		return nil, err
 	}
-	chainFile, keyFile, ca, err := armFiles(o, "ecdsa-p256")
+	box, err := armBox(ctx, o, "ecdsa-p256")
+	if err != nil {
+		return nil, err
+	}
+	_, _, ca, err := boxFiles(box)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +76,7 @@ func armProfiles(ctx context.Context, o *options, bin string) ([]armProfile, err
 			return err
 		}
 	}
-	key, err := newSSHClientKey(o.work)
+	key, err := armClient(o)
 	if err != nil {
 		return nil, err
 	}
@@ -88,20 +92,18 @@ func armProfiles(ctx context.Context, o *options, bin string) ([]armProfile, err
 	var res []armProfile
 	for _, k := range []struct {
 		what       string
-		dav        bool     // serve WebDAV (and SFTP) on a store in a folder of the run's
-		args       []string // more of armcost's flags
 		work, base func(a *armServer) error
 		units      float64
 	}{
-		{"TLS 1.3 full handshake, ECDSA P-256, and a GET", false, nil, handshakes(o.armN), handshakes(0), float64(o.armN)},
-		{"HTTPS download over HTTP/2, ChaCha20-Poly1305, per MiB", true, nil, download("big.bin"), download("tiny.bin"), armBulkMiB},
-		{"SFTP put with the store's SHA-1, chacha20-poly1305@openssh.com, per MiB", true, []string{"-sftp", "-authorized", key.authorized},
+		{"TLS 1.3 full handshake, ECDSA P-256, and a GET", handshakes(o.armN), handshakes(0), float64(o.armN)},
+		{"HTTPS download over HTTP/2, ChaCha20-Poly1305, per MiB", download("big.bin"), download("tiny.bin"), armBulkMiB},
+		{"SFTP put with the store's SHA-1, chacha20-poly1305@openssh.com, per MiB",
 			put("big.bin", bulkBody()), put("tiny.bin", []byte("tiny\n")), armBulkMiB},
 	} {
 		o.logf("arm: profile of %s", k.what)
 		var counts [2]map[string]float64
 		for i, work := range []func(a *armServer) error{k.work, k.base} {
-			if counts[i], err = profileRun(ctx, o, plugin, bin, syms, chainFile, keyFile, k.dav, k.args, work); err != nil {
+			if counts[i], err = profileRun(ctx, o, plugin, bin, syms, box, work); err != nil {
 				return nil, fmt.Errorf("profile of %s: %w", k.what, err)
 			}
 		}
@@ -112,17 +114,12 @@ func armProfiles(ctx context.Context, o *options, bin string) ([]armProfile, err
 
 // profileRun serves work under the profiling plugin and returns the
 // instructions by function.
-func profileRun(ctx context.Context, o *options, plugin, bin string, syms []sym, chainFile, keyFile string, dav bool, more []string, work func(a *armServer) error) (map[string]float64, error) {
+func profileRun(ctx context.Context, o *options, plugin, bin string, syms []sym, box string, work func(a *armServer) error) (map[string]float64, error) {
 	dir, err := os.MkdirTemp(o.work, "arm-prof-")
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"-chain", chainFile, "-key", keyFile}
-	if dav {
-		args = append(args, "-dav", dir)
-	}
-	args = append(args, more...)
-	a, err := startArmServerEnv(ctx, plugin, bin, filepath.Join(dir, "plugin.log"), []string{"PROF_OUT=" + filepath.Join(dir, "prof")}, args...)
+	a, err := startArmServerEnv(ctx, o, plugin, bin, box, []string{"PROF_OUT=" + filepath.Join(dir, "prof")})
 	if err != nil {
 		return nil, err
 	}

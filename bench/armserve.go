@@ -50,26 +50,9 @@ const armServeUser, armServePassword = "bench", "bench-password"
 // with the client's key, and the bulk files put through a native serve,
 // so that the store knows them as it knows any upload.
 func armServeState(ctx context.Context, o *options, key string, client *sshClientKey) (string, error) {
-	_, sshKey, err := benchKey("ed25519")
-	if err != nil {
-		return "", err
-	}
-	_, tlsKey, err := benchKey(key)
-	if err != nil {
-		return "", err
-	}
 	dir := filepath.Join(o.work, "arm-serve-"+key)
-	if err := prepareBonesync(ctx, o.bonesync, dir, key, tlsKey, sshKey); err != nil {
+	if err := prepareUserBox(ctx, o, dir, key, client); err != nil {
 		return "", err
-	}
-	st := filepath.Join(dir, "state")
-	add := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "add", armServeUser)
-	add.Stdin = strings.NewReader(armServePassword + "\n")
-	if out, err := add.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("user add: %v %s", err, out)
-	}
-	if out, err := exec.CommandContext(ctx, o.bonesync, "user", "-state", st, "key", "add", armServeUser, client.authorized).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("user key add: %v %s", err, out)
 	}
 	s, _, err := startBonesync(ctx, o.bonesync, dir)
 	if err != nil {
@@ -240,7 +223,7 @@ func (c *serveCounter) countPair(ctx context.Context, dir, name string, n float6
 // the rest of the ARM block made (nginx's handshakes and downloads,
 // sshd's SFTP).
 func armServeBlock(ctx context.Context, o *options, plugin string, res *armResult) error {
-	client, err := newSSHClientKey(o.work)
+	client, err := armClient(o)
 	if err != nil {
 		return err
 	}
@@ -299,8 +282,8 @@ func armServeHandshakes(ctx context.Context, o *options, plugin string, count *s
 		modes = append(modes, "resumed")
 	}
 	// nginx with the very chain and key the box serves (its own CA's
-	// chain, 2.1 KB, where the harness's throwaway chain is 1 KB): the
-	// Certificate message is hashed and encrypted on both sides alike.
+	// chain, 2.1 KB, as in the harness's breakdown): the Certificate
+	// message is hashed and encrypted on both sides alike.
 	var ngx map[string]float64
 	if _, err := os.Stat(filepath.Join(o.sysroot, "usr/sbin/nginx")); err == nil {
 		st := filepath.Join(dir, "state")

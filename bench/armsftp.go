@@ -165,17 +165,11 @@ func sftpFigures(steps []float64) map[string]float64 {
 	}
 }
 
-// countGoSFTP runs one build of bench/armcost with SFTP under qemu-arm and
+// countGoSFTP runs one build of bench/armcost under qemu-arm and
 // counts sftpSteps between markers it executes when no connection is open.
 // The client is this program (x/crypto/ssh and github.com/pkg/sftp).
-func countGoSFTP(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string, key *sshClientKey) (map[string]float64, error) {
-	dir, err := os.MkdirTemp(o.work, "arm-sftp-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir) // after the server has quit (a.close below)
-	log := filepath.Join(dir, "plugin.log")
-	a, err := startArmServer(ctx, plugin, bin, log, "-chain", chainFile, "-key", keyFile, "-dav", dir, "-sftp", "-authorized", key.authorized)
+func countGoSFTP(ctx context.Context, o *options, plugin, bin, box string, key *sshClientKey) (map[string]float64, error) {
+	a, err := startArmServer(ctx, o, plugin, bin, box)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +203,7 @@ func countGoSFTP(ctx context.Context, o *options, plugin, bin, chainFile, keyFil
 	for i := 1; i < len(steps); i++ {
 		// Marker i+1 ends step i.
 		if counts[i] = marks[i+1]; counts[i] == 0 {
-			return nil, fmt.Errorf("no count for marker %d in %s", i+1, log)
+			return nil, fmt.Errorf("no count for marker %d in %s", i+1, a.log)
 		}
 	}
 	return sftpFigures(counts), nil

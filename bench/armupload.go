@@ -1,10 +1,10 @@
 package main
 
-// The upload count: ARM instructions per MiB a WebDAV PUT costs bonesync's
-// HTTPS stack (TLS, HTTP, the store, the digests), built GOARM=7 as on the
-// board, against the same build without digests (bench/nohash.go). On x86
-// the digest is a large share of a cheap upload; on the board's core TLS is
-// dear and the share is what matters.
+// The upload count: ARM instructions per MiB a WebDAV PUT costs `bonesync
+// serve` (TLS, HTTP, the store, the digests; bench/armcost), built GOARM=7
+// as on the board, against the same build without digests
+// (bench/nohash.go). On x86 the digest is a large share of a cheap upload;
+// on the board's core TLS is dear and the share is what matters.
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -26,7 +25,7 @@ const (
 // armUploads counts both builds: bin, the board's (built for the
 // handshakes already), and the same built without digests; it returns
 // million instructions per MiB, with digests and without.
-func armUploads(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string) (hashed, plain float64, err error) {
+func armUploads(ctx context.Context, o *options, plugin, bin, box string) (hashed, plain float64, err error) {
 	nohash := filepath.Join(o.work, "armcost-nohash")
 	if err := buildArmcost(ctx, o, nohash, true, true); err != nil {
 		return 0, 0, err
@@ -36,7 +35,7 @@ func armUploads(ctx context.Context, o *options, plugin, bin, chainFile, keyFile
 		into      *float64
 	}{{"", bin, &hashed}, {"nohash", nohash, &plain}} {
 		o.logf("arm: uploads, %d × %d MiB, %s", armUploadPuts, armUploadMiB, map[bool]string{true: "with digests", false: "without digests"}[b.tags == ""])
-		if *b.into, err = countUploads(ctx, o, plugin, b.bin, chainFile, keyFile); err != nil {
+		if *b.into, err = countUploads(ctx, o, plugin, b.bin, box); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -46,13 +45,8 @@ func armUploads(ctx context.Context, o *options, plugin, bin, chainFile, keyFile
 // countUploads runs one build under qemu-arm with WebDAV on and counts the
 // instructions of the measured PUTs, after a warm-up PUT (which pays for
 // the login's Argon2 hash).
-func countUploads(ctx context.Context, o *options, plugin, bin, chainFile, keyFile string) (float64, error) {
-	dir, err := os.MkdirTemp(o.work, "arm-dav-")
-	if err != nil {
-		return 0, err
-	}
-	log := filepath.Join(dir, "plugin.log")
-	a, err := startArmServer(ctx, plugin, bin, log, "-chain", chainFile, "-key", keyFile, "-dav", dir)
+func countUploads(ctx context.Context, o *options, plugin, bin, box string) (float64, error) {
+	a, err := startArmServer(ctx, o, plugin, bin, box)
 	if err != nil {
 		return 0, err
 	}
@@ -98,7 +92,7 @@ func countUploads(ctx context.Context, o *options, plugin, bin, chainFile, keyFi
 		return 0, err
 	}
 	if marks[2] == 0 {
-		return 0, fmt.Errorf("no marker counts in %s", log)
+		return 0, fmt.Errorf("no marker counts in %s", a.log)
 	}
 	return marks[2] / (armUploadMiB * armUploadPuts) / 1e6, nil
 }

@@ -64,9 +64,10 @@ type options struct {
 	clients     int
 	warm, dur   time.Duration
 	armN        int
-	armServeN   int    // connections a product count makes (armserve.go)
-	bonesyncARM string // the board's binary
-	armOnly     string // one part of the ARM block, or "" for all
+	armServeN   int           // connections a product count makes (armserve.go)
+	bonesyncARM string        // the board's binary
+	armOnly     string        // one part of the ARM block, or "" for all
+	sshClient   *sshClientKey // the ARM block's SSH client key, once made (armClient)
 	https, ssh  bool
 	sync        bool
 	photos      bool

@@ -273,9 +273,9 @@ func (a *armResult) markdown(w io.Writer) {
 	fmt.Fprintln(w, "## ARM instructions per TLS 1.3 server connection (qemu-arm, cortex-a8 model, armcost plugin)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Million instructions per connection (handshake + a GET of the CA file), counted over the whole server process: "+
-		"bonesync's HTTPS stack (`front.TLSConfig`, `front.HandshakeListener`, `front.HTTPS`) in `bench/armcost`, built GOARM=7, between "+
+		"`bonesync serve` (package server's wiring, on a state directory with the benchmark keys) in `bench/armcost`, built GOARM=7, between "+
 		"markers it executes when no connection is open; Debian's armhf nginx (one process, `master_process off`) by difference of "+
-		"two whole runs. The client is this program, natively, one connection at a time. Same key and throwaway certificate chain on both sides. "+
+		"two whole runs. The client is this program, natively, one connection at a time. Same key and the box's own certificate chain on both sides. "+
 		"The README columns are the reference figures the armcost tool's README prints (the tool -armcost names), **not measured by this run**.")
 	fmt.Fprintln(w)
 	if a.Err != "" {

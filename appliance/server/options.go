@@ -5,6 +5,8 @@ import (
 	"io"
 	"os/exec"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/listen"
 )
 
 // Options are the server's command line.
@@ -17,6 +19,12 @@ type Options struct {
 	// Addrs are where the ports listen, by port name (listen.Ports);
 	// systemd's sockets, when it passes them, win.
 	Addrs map[string]string
+	// Listeners, when set, are the ports already open, served as they
+	// are and closed when Run returns; Addrs and systemd's sockets are
+	// not looked at. For a program that runs the server in its own
+	// process on sockets it made (bench/armcost counts the connections
+	// open on them).
+	Listeners *listen.Listeners
 	// Quick benchmarks on the small budget.
 	Quick bool
 	// Hostname replaces the config's (PID 1 passes the name it won).

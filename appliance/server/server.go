@@ -40,9 +40,11 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer release()
-	lns, err := listen.Open(o.Addrs)
-	if err != nil {
-		return err
+	lns := o.Listeners
+	if lns == nil {
+		if lns, err = listen.Open(o.Addrs); err != nil {
+			return err
+		}
 	}
 	defer lns.Close()
 	p, err := Provisioning(o, log)

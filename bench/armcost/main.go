@@ -1,47 +1,40 @@
-// Command armcost serves bonesync's own HTTPS stack (front.TLSConfig,
-// front.HandshakeListener, front.HTTPS) on loopback so that the armcost plugin
-// (../shared/tools/armcost) can count the ARM instructions the server side
-// spends per handshake. It is built GOARM=7 and run by `go run ./bench` under
-// qemu-arm; the load comes from the bench program, a separate native
-// process, so every instruction counted here is the server's.
+// Command armcost is `bonesync serve` (package server's Run: the product's
+// own wiring, every protocol and job on a real state directory) with one
+// thing added, a control connection that places markers, so that the
+// armcost plugin (../shared/tools/armcost) can count the ARM instructions
+// the server spends between them. It is built GOARM=7 and run by `go run
+// ./bench` under qemu-arm; the load comes from the bench program, a
+// separate native process, so every instruction counted here is the
+// server's.
 //
-//	armcost -chain CHAIN.pem -key KEY.pem [-dav DIR [-sftp [-authorized FILE]]]
+//	armcost serve -state DIR -config FILE [-files DIR] -https ADDR -http ADDR -ssh ADDR
 //
-// With -dav it also serves WebDAV (files.Handler) on a store in DIR with the user
-// "bench" (password "bench-password"), so uploads can be counted: the
-// bench's upload count compares this with the build without digests
-// (bench/nohash.go). The previews (preview.Handler) are served too, so
-// that making one can be counted.
+// The flags are those of `bonesync serve` that the bench passes; the state
+// directory is one the bench prepared with the native binary (keys, a
+// decision, the user bench). The harness opens the ports itself, counting
+// the connections open on them, and hands them to the server
+// (server.Options.Listeners); the server says it serves, and where, as it
+// does to PID 1 (sd_notify's READY=1 with its addresses).
 //
-// With -sftp it also serves SFTP (sftpd.Server, a throwaway ed25519 host
-// key) on the same store and user, and prints " sftp ADDR" after the
-// rest, so that SFTP transfers can be counted too. -authorized gives the
-// user "bench" the public keys in FILE (authorized_keys format), so the
-// login is counted with a key, as sshd's is.
-//
-// It prints "tls ADDR ctl ADDR" on stdout. On the control connection, a line
-// "mark N" waits until no connection is open (the server is quiescent),
-// executes the marker syscall 0x7ff0 with label N and answers "ok"; "quit"
-// exits. The plugin prints, for each marker, the instructions executed by the
-// whole process since the previous one, so the count between two markers is
-// all the work of the connections served between them: accept, handshake,
-// request, response, close, and the Go runtime's share (GC, scheduler).
+// It prints "ctl ADDR" on stdout, before the server starts. On the control
+// connection, a line "mark N" waits until no connection is open on the
+// server's ports (the server is quiescent), executes the marker syscall
+// 0x7ff0 with label N and answers "ok"; "quit" exits. The plugin prints,
+// for each marker, the instructions executed by the whole process since
+// the previous one, so the count between two markers is all the work of
+// the connections served between them: accept, handshake, request,
+// response, close, and the Go runtime's share (GC, scheduler), with
+// whatever of the server's own timers fell between them.
 package main
 
 import (
 	"bufio"
 	"context"
-	"crypto"
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,17 +44,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/files"
-	"github.com/bonesync/bonesync/appliance/front"
-	"github.com/bonesync/bonesync/appliance/guard"
-	"github.com/bonesync/bonesync/appliance/locks"
-	"github.com/bonesync/bonesync/appliance/preview"
-	"github.com/bonesync/bonesync/appliance/sftpd"
-	"github.com/bonesync/bonesync/appliance/state"
-	"github.com/bonesync/bonesync/appliance/store"
-	"github.com/bonesync/bonesync/appliance/sysd"
-	"github.com/bonesync/bonesync/appliance/users"
+	"github.com/bonesync/bonesync/appliance/listen"
+	"github.com/bonesync/bonesync/appliance/server"
 )
 
 // markSyscall is the syscall number the armcost plugin treats as a marker
@@ -69,65 +53,10 @@ import (
 const markSyscall = 0x7ff0
 
 func main() {
-	chain := flag.String("chain", "", "PEM file: the leaf certificate, then the CA")
-	key := flag.String("key", "", "PEM file: the leaf's private key (PKCS#8)")
-	davDir := flag.String("dav", "", "serve WebDAV on a store in this folder")
-	withSFTP := flag.Bool("sftp", false, "serve SFTP too (needs -dav)")
-	authorized := flag.String("authorized", "", "authorized_keys file: public keys of the user bench")
-	flag.Parse()
-	if err := run(*chain, *key, *davDir, *authorized, *withSFTP, os.Stdin, os.Stdout); err != nil {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "armcost: %v\n", err)
 		os.Exit(1)
 	}
-}
-
-// content is the CA front.HTTPS serves: here only /ca.crt is asked for.
-type content struct{ ca *x509.Certificate }
-
-func (c content) CACert() *x509.Certificate { return c.ca }
-
-// dav is the files protocol and what SFTP shares with it.
-type dav struct {
-	*files.Handler
-	previews *preview.Handler
-	db       *users.DB
-	door     *auth.Door
-}
-
-// newDAV is WebDAV on a store in dir, with the user bench and, if
-// authorized is set, the public keys in that file.
-func newDAV(dir, authorized string) (*dav, error) {
-	st, err := state.Open(filepath.Join(dir, "state"))
-	if err != nil {
-		return nil, err
-	}
-	db, err := users.Open(st)
-	if err != nil {
-		return nil, err
-	}
-	if !db.Exists("bench") {
-		if err := db.Add("bench", "bench-password"); err != nil {
-			return nil, err
-		}
-	}
-	if authorized != "" {
-		b, err := os.ReadFile(authorized)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := db.AddKeys("bench", b); err != nil {
-			return nil, fmt.Errorf("%s: %w", authorized, err)
-		}
-	}
-	fs, err := store.Open(filepath.Join(dir, "files"))
-	if err != nil {
-		return nil, err
-	}
-	log := sysd.NewLogger(os.Stderr)
-	door := auth.New(db, log)
-	h := &files.Handler{Store: fs, Quotas: db, Locks: locks.New(), Log: log}
-	p := &preview.Handler{Maker: &preview.Maker{Store: fs, Log: log}, Log: log}
-	return &dav{Handler: h, previews: p, db: db, door: door}, nil
 }
 
 // counted counts a listener's open connections into open, for the
@@ -157,84 +86,71 @@ func (c *countedConn) Close() error {
 	return c.Conn.Close()
 }
 
-func run(chainFile, keyFile, davDir, authorized string, withSFTP bool, stdin io.Reader, stdout io.Writer) error {
-	cert, err := tls.LoadX509KeyPair(chainFile, keyFile)
-	if err != nil {
-		return fmt.Errorf("load certificate: %w", err)
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "serve" {
+		return errors.New("usage: armcost serve -state DIR -config FILE [-files DIR] -https ADDR -http ADDR -ssh ADDR")
 	}
-	if len(cert.Certificate) < 2 {
-		return errors.New("the chain needs the leaf and the CA")
+	fs := flag.NewFlagSet("armcost serve", flag.ContinueOnError)
+	o := server.Options{Stdout: stdout, Stderr: stderr,
+		// No refresh within a run: the watcher's and the first-login
+		// tidy's looks would fall between markers.
+		Refresh: 24 * time.Hour}
+	fs.StringVar(&o.State, "state", "", "the state directory")
+	fs.StringVar(&o.Config, "config", "", "the config file")
+	fs.StringVar(&o.Files, "files", "", "the users' files (default: DIR/files of -state)")
+	addrs := map[string]*string{}
+	for _, p := range listen.Ports {
+		addrs[p.Name] = fs.String(p.Name, "127.0.0.1:0", p.Usage)
 	}
-	ca, err := x509.ParseCertificate(cert.Certificate[len(cert.Certificate)-1])
-	if err != nil {
-		return fmt.Errorf("the chain's CA: %w", err)
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
 	}
-
-	ctx := context.Background()
-	tlsLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if o.Files == "" {
+		o.Files = filepath.Join(o.State, "files")
+	}
+	var open atomic.Int64 // connections on the server's ports, from accept to close
+	var err error
+	if o.Listeners, err = listenCounted(addrs, &open); err != nil {
+		return err
+	}
+	ctl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	ctlLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
+	fmt.Fprintf(stdout, "ctl %s\n", ctl.Addr())
+	served := make(chan error, 1)
+	go func() { served <- server.Run(context.Background(), o) }()
+	controlled := make(chan error, 1)
+	go func() { controlled <- control(ctl, &open) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("the server stopped: %v", err)
+	case err := <-controlled:
+		return err // quit: the plugin has every marker's count
 	}
-	// The same configuration, handshake listener and handler as `bonesync
-	// serve` (package server), with post-quantum off as in the host
-	// comparison.
-	cfg := front.TLSConfig(func() []tls.Certificate { return []tls.Certificate{cert} }, func() bool { return false }, time.Now)
-	var d *dav
-	if authorized != "" && davDir == "" {
-		return errors.New("-authorized needs -dav")
-	}
-	if withSFTP && davDir == "" {
-		return errors.New("-sftp needs -dav")
-	}
-	if davDir != "" {
-		if d, err = newDAV(davDir, authorized); err != nil {
-			return err
-		}
-	}
-	var mounts []front.Mount
-	var door front.Door // nil without -dav: the CA alone, public
-	if d != nil {
-		mounts = append(mounts, d.Handler, d.previews)
-		door = d.door
-	}
-	var open atomic.Int64 // HTTPS and SFTP connections, from accept to close
-	srv := &http.Server{
-		Handler:           front.HTTPS(content{ca}, "80", nil, door, mounts...),
-		ReadHeaderTimeout: 20 * time.Second,
-	}
-	hl := front.HandshakeListener(ctx, counted{tlsLn, &open}, cfg, front.Handshakes{Slots: guard.NewLimiter(4, 10*time.Second), Timeout: 60 * time.Second})
-	go srv.Serve(hl)
-	sftpAddr := ""
-	if withSFTP {
-		_, hostKey, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
-			return err
-		}
-		log := sysd.NewLogger(os.Stderr)
-		ss := &sftpd.Server{Quotas: d.db, Store: d.Store, Locks: d.Locks,
-			Handshakes:  guard.NewLimiter(4, 10*time.Second),
-			Admission:   guard.NewAdmission("sftp", guard.Limits{PerAddress: 16, Waiting: 8}, log),
-			HostKeys:    func() []crypto.Signer { return []crypto.Signer{hostKey} },
-			PostQuantum: func() bool { return false },
-			Log:         log,
-		}
-		if err := ss.Check(); err != nil {
-			return err
-		}
-		sftpLn, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		go ss.Serve(ctx, counted{sftpLn, &open})
-		sftpAddr = " sftp " + sftpLn.Addr().String()
-	}
-	fmt.Fprintf(stdout, "tls %s ctl %s%s\n", tlsLn.Addr(), ctlLn.Addr(), sftpAddr)
+}
 
-	c, err := ctlLn.Accept()
+// listenCounted opens the server's ports at addrs (by port name), each
+// counting its connections into open.
+func listenCounted(addrs map[string]*string, open *atomic.Int64) (*listen.Listeners, error) {
+	lns := &listen.Listeners{}
+	for _, p := range []struct {
+		name string
+		into *net.Listener
+	}{{listen.HTTPS.Name, &lns.HTTPS}, {listen.HTTP.Name, &lns.HTTP}, {listen.SSH.Name, &lns.SSH}} {
+		ln, err := net.Listen("tcp", *addrs[p.name])
+		if err != nil {
+			lns.Close()
+			return nil, fmt.Errorf("%s: %w", p.name, err)
+		}
+		*p.into = counted{ln, open}
+	}
+	return lns, nil
+}
+
+// control serves the control connection: markers, then quit.
+func control(ln net.Listener, open *atomic.Int64) error {
+	c, err := ln.Accept()
 	if err != nil {
 		return err
 	}
