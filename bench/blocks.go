@@ -10,8 +10,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/measure"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/bonesync/bonesync/appliance/measure"
 )
 
 // pair is the same phase on both servers: the peer (nginx or sshd) and

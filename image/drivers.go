@@ -13,9 +13,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/u-root/u-root/pkg/dt"
+
 	"github.com/bonesync/bonesync/appliance/kmod"
 	"github.com/bonesync/bonesync/board"
-	"github.com/u-root/u-root/pkg/dt"
 )
 
 // Node is an enabled device-tree node: status absent, "okay" or "ok".

@@ -12,10 +12,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/bonesync/bonesync/appliance/kmod"
-
-	"github.com/bonesync/bonesync/board"
 	"github.com/u-root/u-root/pkg/dt"
+
+	"github.com/bonesync/bonesync/appliance/kmod"
+	"github.com/bonesync/bonesync/board"
 )
 
 // The pinned kernel package, read from scripts/boot-packages.lock and

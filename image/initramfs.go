@@ -12,9 +12,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/u-root/u-root/pkg/cpio"
+
 	"github.com/bonesync/bonesync/appliance/kmod"
 	"github.com/bonesync/bonesync/appliance/update"
-	"github.com/u-root/u-root/pkg/cpio"
 )
 
 // writeInitramfs writes the initramfs with u-root's cpio package: bonesync as

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/kmod"
 	"os"
 	"path/filepath"
 
+	"github.com/bonesync/bonesync/appliance/kmod"
 	"github.com/bonesync/bonesync/board"
 )
 

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/json"
-	"github.com/bonesync/bonesync/appliance/admin"
-	"github.com/bonesync/bonesync/appliance/admin/admintest"
-	"github.com/bonesync/bonesync/appliance/front"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -15,8 +12,11 @@ import (
 
 	"github.com/pquerna/otp/totp"
 
+	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/admin/admintest"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/choose"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/keys"
 	"github.com/bonesync/bonesync/appliance/measure"

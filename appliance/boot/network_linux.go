@@ -6,10 +6,9 @@ import (
 	"net"
 	"sync"
 
-	"github.com/bonesync/bonesync/appliance/listen"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/mdns"
 	"github.com/bonesync/bonesync/appliance/netup"
 	"github.com/bonesync/bonesync/appliance/pki"

@@ -10,10 +10,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/listen"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/sysd"
 )
 

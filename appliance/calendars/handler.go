@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/front"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,11 +12,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bonesync/bonesync/appliance/budget"
-	"github.com/bonesync/bonesync/appliance/davxml"
-	"github.com/bonesync/bonesync/appliance/precond"
 	"github.com/emersion/go-webdav/caldav"
 	"github.com/emersion/go-webdav/carddav"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/budget"
+	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/front"
+	"github.com/bonesync/bonesync/appliance/precond"
 )
 
 // Handler serves CalDAV and CardDAV for the logged-in user: discovery

@@ -3,7 +3,6 @@ package calendars
 import (
 	"context"
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/front"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/budget"
+	"github.com/bonesync/bonesync/appliance/front"
 )
 
 // handler is a Handler on a fresh store drawing from mem, driven in

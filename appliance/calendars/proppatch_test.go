@@ -1,11 +1,12 @@
 package calendars
 
 import (
-	"github.com/bonesync/bonesync/appliance/front"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/bonesync/bonesync/appliance/front"
 )
 
 type emails map[string]string

@@ -2,11 +2,12 @@ package calendars
 
 import (
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/front"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/bonesync/bonesync/appliance/front"
 )
 
 type fakeSharing struct {

@@ -37,11 +37,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/emersion/go-vcard"
+	"github.com/emersion/go-webdav/caldav"
+
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/precond"
 	"github.com/bonesync/bonesync/appliance/state"
-	"github.com/emersion/go-vcard"
-	"github.com/emersion/go-webdav/caldav"
 )
 
 // Kind is the kind of collection: a calendar or an address book.

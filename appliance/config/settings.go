@@ -1,18 +1,16 @@
 package config
 
 import (
+	"fmt"
 	"net"
 	"slices"
-
-	"github.com/bonesync/bonesync/appliance/copies"
-	"github.com/bonesync/bonesync/appliance/dnsname"
-
-	"fmt"
 	"strings"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/dnsname"
 	"github.com/bonesync/bonesync/appliance/keys"
 	"github.com/bonesync/bonesync/appliance/sftpd/policy"
 )

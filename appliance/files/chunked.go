@@ -13,7 +13,6 @@ package files
 import (
 	"errors"
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/auth"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -27,6 +26,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/store"

@@ -6,17 +6,17 @@ package files
 
 import (
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/front"
 	"net/http"
 	"net/url"
 	"path"
 	"strconv"
 	"strings"
 
+	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/avatar"
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/bonesync/bonesync/appliance/filetype"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/ocs"
 	"github.com/bonesync/bonesync/appliance/store"
 )

@@ -21,7 +21,6 @@
 package files
 
 import (
-	"github.com/bonesync/bonesync/appliance/auth"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -31,6 +30,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/favorites"
 	"github.com/bonesync/bonesync/appliance/front"

@@ -8,11 +8,11 @@ package files
 
 import (
 	"encoding/json"
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/front"
 	"net/http"
 	"strings"
 
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/ocs"
 	"github.com/bonesync/bonesync/appliance/users"
 )

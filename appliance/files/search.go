@@ -12,7 +12,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/auth"
 	"io/fs"
 	"net/http"
 	"path"
@@ -21,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/davxml"
 	"github.com/bonesync/bonesync/appliance/filetype"

@@ -1,15 +1,16 @@
 package files
 
 import (
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/rights"
-	"github.com/bonesync/bonesync/appliance/store"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/rights"
+	"github.com/bonesync/bonesync/appliance/store"
 )
 
 // mounts are the shares user u receives, in memory.

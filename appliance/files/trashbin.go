@@ -18,12 +18,6 @@ package files
 import (
 	"errors"
 	"fmt"
-
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/davxml"
-	"github.com/bonesync/bonesync/appliance/filetype"
-	"github.com/bonesync/bonesync/appliance/rights"
-	"github.com/bonesync/bonesync/appliance/store"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -31,6 +25,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/davxml"
+	"github.com/bonesync/bonesync/appliance/filetype"
+	"github.com/bonesync/bonesync/appliance/rights"
+	"github.com/bonesync/bonesync/appliance/store"
 )
 
 const (

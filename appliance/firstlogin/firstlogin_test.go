@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/crypto/argon2"
+
 	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/users"
-	"golang.org/x/crypto/argon2"
 )
 
 func setup(t *testing.T, conf string) (*Setup, string) {

@@ -18,9 +18,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bonesync/bonesync/appliance/dnsname"
-
 	hmdns "github.com/hashicorp/mdns"
+
+	"github.com/bonesync/bonesync/appliance/dnsname"
 )
 
 // Service is one thing to announce, e.g.

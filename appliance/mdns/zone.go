@@ -5,9 +5,10 @@ import (
 	"net"
 	"strings"
 
-	"github.com/bonesync/bonesync/appliance/dnsname"
 	hmdns "github.com/hashicorp/mdns"
 	"github.com/miekg/dns"
+
+	"github.com/bonesync/bonesync/appliance/dnsname"
 )
 
 // ttl is the time to live of the host's records, in seconds: the 120 s that

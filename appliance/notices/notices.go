@@ -14,8 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/front"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -27,6 +25,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/ocs"
 	"github.com/bonesync/bonesync/appliance/state"
 )

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/front"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -19,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/preview/previewtest"
 	"github.com/bonesync/bonesync/appliance/store"
 )

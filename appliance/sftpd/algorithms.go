@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/bonesync/bonesync/appliance/sftpd/policy"
-
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/cpu"
+
+	"github.com/bonesync/bonesync/appliance/sftpd/policy"
 )
 
 // Algorithms are the SSH algorithm lists the server offers, in preference

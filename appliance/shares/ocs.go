@@ -9,13 +9,6 @@ package shares
 import (
 	"encoding/json"
 	"errors"
-
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/filetype"
-	"github.com/bonesync/bonesync/appliance/front"
-	"github.com/bonesync/bonesync/appliance/ocs"
-	"github.com/bonesync/bonesync/appliance/rights"
-	"github.com/bonesync/bonesync/appliance/users"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -25,6 +18,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/filetype"
+	"github.com/bonesync/bonesync/appliance/front"
+	"github.com/bonesync/bonesync/appliance/ocs"
+	"github.com/bonesync/bonesync/appliance/rights"
+	"github.com/bonesync/bonesync/appliance/users"
 )
 
 // Directory lists the users one may share with.

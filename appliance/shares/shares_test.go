@@ -3,8 +3,6 @@ package shares
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/front"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"

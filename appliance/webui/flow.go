@@ -3,7 +3,6 @@ package webui
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"github.com/bonesync/bonesync/appliance/front"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
 )
 

@@ -6,7 +6,6 @@ package webui
 // id (/index.php/f/ID, which its apps and mails hand out).
 
 import (
-	"github.com/bonesync/bonesync/appliance/auth"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/preview"

@@ -12,17 +12,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-
-	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/budget"
-	"github.com/bonesync/bonesync/appliance/filetype"
-	"github.com/bonesync/bonesync/appliance/front"
-	"github.com/bonesync/bonesync/appliance/guard"
-	"github.com/bonesync/bonesync/appliance/preview"
-	"github.com/bonesync/bonesync/appliance/refusal"
-	"github.com/bonesync/bonesync/appliance/rights"
-	"github.com/bonesync/bonesync/appliance/shares"
-	"github.com/bonesync/bonesync/appliance/store"
 	"io"
 	"io/fs"
 	"mime"
@@ -34,6 +23,17 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/auth"
+	"github.com/bonesync/bonesync/appliance/budget"
+	"github.com/bonesync/bonesync/appliance/filetype"
+	"github.com/bonesync/bonesync/appliance/front"
+	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/preview"
+	"github.com/bonesync/bonesync/appliance/refusal"
+	"github.com/bonesync/bonesync/appliance/rights"
+	"github.com/bonesync/bonesync/appliance/shares"
+	"github.com/bonesync/bonesync/appliance/store"
 )
 
 // linkFor is how long a link's password, once given, holds in a browser.

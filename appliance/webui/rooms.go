@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pquerna/otp"
+
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
@@ -21,7 +23,6 @@ import (
 	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
-	"github.com/pquerna/otp"
 )
 
 // The pages are served by rooms, one handler type per group of pages, each

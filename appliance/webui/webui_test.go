@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bonesync/bonesync/appliance/front"
 	"html"
 	"io"
 	"log/slog"
@@ -21,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pquerna/otp/totp"
+
 	"github.com/bonesync/bonesync/appliance/accounts"
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/admin/admintest"
@@ -30,6 +31,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
 	filesdav "github.com/bonesync/bonesync/appliance/files"
+	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/locks"
 	"github.com/bonesync/bonesync/appliance/notices"
@@ -38,7 +40,6 @@ import (
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
-	"github.com/pquerna/otp/totp"
 )
 
 // site is the pages and WebDAV, wired as the server wires them, on a TLS

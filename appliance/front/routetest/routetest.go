@@ -7,14 +7,13 @@
 package routetest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
-
-	"crypto/tls"
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/front"
