@@ -22,6 +22,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/sftpd"
+	"github.com/bonesync/bonesync/appliance/shareapi"
 	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/webui"
 )
@@ -98,13 +99,13 @@ func (s *services) web(lns *listen.Listeners) *front.Server {
 func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount) {
 	dav := &files.Handler{Store: s.files, Quotas: quotas{s.accounts, s.pim}, Favorites: s.favs, Locks: s.locks, Memory: s.memory, Log: s.log,
 		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares,
-		Capabilities: merge(notices.Capabilities, shares.Capabilities)}
+		Capabilities: merge(notices.Capabilities, shareapi.Capabilities)}
 	sys := system{s, time.Now()}
 	ms := []front.Mount{
 		dav,
 		&preview.Handler{Maker: s.previews, Log: s.log},
 		&notices.Handler{Board: s.notices, Log: s.log},
-		&shares.API{Book: s.shares, Store: s.files, Users: s.accounts, Log: s.log},
+		&shareapi.API{Book: s.shares, Store: s.files, Users: s.accounts, Log: s.log},
 		&calendars.Handler{Store: s.pim, Emails: s.accounts, Log: s.log},
 	}
 	ms = append(ms, s.rooms(sys, dav, sshPort)...)

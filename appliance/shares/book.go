@@ -116,7 +116,9 @@ type Book struct {
 	store    Files
 	accounts Accounts
 	log      *slog.Logger
-	now      func() time.Time
+	// Now is the clock shares are made and expire by (time.Now unless
+	// set).
+	Now func() time.Time
 	// Told is called when a user is given a share (a notice for them),
 	// Ended when a share ends (the notice goes).
 	Told, Ended func(s Share)
@@ -138,7 +140,7 @@ type bookFile struct {
 
 // Open reads the book kept in dir.
 func Open(dir string, st Files, accounts Accounts, log *slog.Logger) (*Book, error) {
-	b := &Book{file: filepath.Join(dir, "shares.json"), store: st, accounts: accounts, log: log, now: time.Now, next: 1}
+	b := &Book{file: filepath.Join(dir, "shares.json"), store: st, accounts: accounts, log: log, Now: time.Now, next: 1}
 	data, err := os.ReadFile(b.file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -204,7 +206,7 @@ func (b *Book) Add(owner string, r Request) (Share, error) {
 	if err := state.Storable("expiry", r.Expires); err != nil {
 		return Share{}, err
 	}
-	s := Share{Type: r.Type, Owner: owner, Created: b.now().UTC(), Expires: r.Expires, Label: r.Label, Note: r.Note, Perm: r.Perm}
+	s := Share{Type: r.Type, Owner: owner, Created: b.Now().UTC(), Expires: r.Expires, Label: r.Label, Note: r.Note, Perm: r.Perm}
 	var ok bool
 	if s.OwnerSince, ok = b.accounts.Since(owner); !ok {
 		return Share{}, fmt.Errorf("no user %q", owner)
@@ -490,7 +492,7 @@ func (b *Book) By(owner string) []Share {
 
 // With is the shares user receives, live ones only.
 func (b *Book) With(user string) []Share {
-	now := b.now()
+	now := b.Now()
 	return b.filter(func(s Share) bool { return s.Type == TypeUser && s.With == user && b.live(s, now) })
 }
 
@@ -508,7 +510,7 @@ func (b *Book) filter(keep func(Share) bool) []Share {
 
 // Link is the live link with the token.
 func (b *Book) Link(token string) (Share, bool) {
-	now := b.now()
+	now := b.Now()
 	for _, s := range b.filter(func(s Share) bool { return s.Type == TypeLink && s.Token == token }) {
 		if b.live(s, now) {
 			return s, true
@@ -533,7 +535,7 @@ func (b *Book) Types(owner string) map[uint64][]int {
 // user, live ones.
 func (b *Book) Collections(user, item string) []Share {
 	return b.filter(func(s Share) bool {
-		return s.Type == TypeUser && s.With == user && s.Item == item && b.live(s, b.now())
+		return s.Type == TypeUser && s.With == user && s.Item == item && b.live(s, b.Now())
 	})
 }
 
@@ -557,7 +559,7 @@ func (b *Book) Mounts(user string) []store.Mount {
 
 // Mount is the share user receives under name.
 func (b *Book) Mount(user, name string) (store.Mount, bool) {
-	now := b.now()
+	now := b.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, s := range b.shares {
@@ -617,10 +619,13 @@ func (b *Book) endDead() error {
 // Expire ends the shares past their expiry (their recipients' empty
 // folders and notices go), and returns how many.
 func (b *Book) Expire() int {
-	now := b.now()
+	now := b.Now()
 	gone := b.filter(func(s Share) bool { return s.Expired(now) })
 	for _, s := range gone {
 		b.Remove(s.Owner, s.ID)
 	}
 	return len(gone)
 }
+
+// LinkPath is a link's page.
+func LinkPath(token string) string { return "/index.php/s/" + token }

@@ -1,4 +1,4 @@
-package shares
+package shareapi
 
 // The OCS files_sharing API, as the Nextcloud apps' and the desktop
 // client's share menus call it (/ocs/v2.php/apps/files_sharing/api/v1/):
@@ -24,6 +24,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/ocs"
 	"github.com/bonesync/bonesync/appliance/rights"
+	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -34,8 +35,8 @@ type Directory interface {
 
 // API serves the files_sharing API.
 type API struct {
-	Book  *Book
-	Store Files
+	Book  *shares.Book
+	Store shares.Files
 	Users Directory
 	Log   *slog.Logger
 }
@@ -75,7 +76,7 @@ func (a *API) Routes(rs *front.Routes) {
 
 // format is a share as the API says it, to user (its owner or its
 // recipient).
-func (a *API) format(r *http.Request, user string, s Share) map[string]any {
+func (a *API) format(r *http.Request, user string, s shares.Share) map[string]any {
 	out := map[string]any{
 		"id": strconv.Itoa(s.ID), "share_type": s.Type, "uid_owner": s.Owner, "displayname_owner": s.Owner,
 		"uid_file_owner": s.Owner, "displayname_file_owner": s.Owner,
@@ -96,20 +97,20 @@ func (a *API) format(r *http.Request, user string, s Share) map[string]any {
 	}
 	out["path"], out["file_target"] = p, "/"+path.Base(p)
 	switch s.Item {
-	case ItemFolder:
+	case shares.ItemFolder:
 		out["mimetype"] = "httpd/unix-directory"
-	case ItemFile:
+	case shares.ItemFile:
 		out["mimetype"] = filetype.Of(s.Path)
 		out["has_preview"] = filetype.Previewable(s.Path)
 	default:
 		out["mimetype"] = "text/" + s.Item
 	}
 	switch s.Type {
-	case TypeUser:
+	case shares.TypeUser:
 		out["share_with"], out["share_with_displayname"], out["share_with_displayname_unique"] = s.With, s.With, s.With
-	case TypeLink:
+	case shares.TypeLink:
 		out["token"] = s.Token
-		out["url"] = "https://" + r.Host + LinkPath(s.Token)
+		out["url"] = "https://" + r.Host + shares.LinkPath(s.Token)
 		out["share_with_displayname"] = "(Shared link)"
 		if s.Hash != "" {
 			out["password"], out["share_with"] = s.Hash, s.Hash
@@ -117,9 +118,6 @@ func (a *API) format(r *http.Request, user string, s Share) map[string]any {
 	}
 	return out
 }
-
-// LinkPath is a link's page.
-func LinkPath(token string) string { return "/index.php/s/" + token }
 
 func boolInt(b bool) int {
 	if b {
@@ -133,7 +131,7 @@ func boolInt(b bool) int {
 func (a *API) list(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 	user := who.User
 	q := r.URL.Query()
-	var all []Share
+	var all []shares.Share
 	switch {
 	case q.Get("shared_with_me") == "true":
 		all = a.Book.With(user)
@@ -161,14 +159,14 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 	}
 	out := make([]map[string]any, 0, len(all))
 	for _, s := range all {
-		if s.Item == ItemFile || s.Item == ItemFolder {
+		if s.Item == shares.ItemFile || s.Item == shares.ItemFolder {
 			out = append(out, a.format(r, user, s))
 		}
 	}
 	ocs.Write(w, r, out)
 }
 
-func (a *API) shareOf(w http.ResponseWriter, r *http.Request, user string) (Share, bool) {
+func (a *API) shareOf(w http.ResponseWriter, r *http.Request, user string) (shares.Share, bool) {
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err == nil {
 		if s, err := a.Book.Get(user, id); err == nil {
@@ -176,7 +174,7 @@ func (a *API) shareOf(w http.ResponseWriter, r *http.Request, user string) (Shar
 		}
 	}
 	ocs.Error(w, r, http.StatusNotFound, "Wrong share ID, share does not exist")
-	return Share{}, false
+	return shares.Share{}, false
 }
 
 func (a *API) get(w http.ResponseWriter, r *http.Request, who auth.Caller) {
@@ -243,7 +241,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 		ocs.Error(w, r, http.StatusBadRequest, "cannot read the request")
 		return
 	}
-	req := Request{Path: v.Get("path"), With: v.Get("shareWith"), Password: v.Get("password"), Note: v.Get("note"), Label: v.Get("label"),
+	req := shares.Request{Path: v.Get("path"), With: v.Get("shareWith"), Password: v.Get("password"), Note: v.Get("note"), Label: v.Get("label"),
 		Upload: v.Get("publicUpload") == "true"}
 	if req.Type, err = strconv.Atoi(v.Get("shareType")); err != nil {
 		ocs.Error(w, r, http.StatusBadRequest, "shareType is a number: 0 for a user, 3 for a link")
@@ -261,7 +259,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 	}
 	s, err := a.Book.Add(user, req)
 	switch {
-	case errors.Is(err, ErrNotKept):
+	case errors.Is(err, shares.ErrNotKept):
 		a.Log.Error("share not kept", "user", user, "err", err)
 		ocs.Error(w, r, http.StatusInternalServerError, err.Error())
 		return
@@ -291,7 +289,7 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 		ocs.Error(w, r, http.StatusBadRequest, "cannot read the request")
 		return
 	}
-	var c Change
+	var c shares.Change
 	if p := v.Get("permissions"); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil {
@@ -300,7 +298,7 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 		}
 		c.Perm = &n
 	}
-	if v.Has("publicUpload") && s.Type == TypeLink && s.Item == ItemFolder {
+	if v.Has("publicUpload") && s.Type == shares.TypeLink && s.Item == shares.ItemFolder {
 		n := int(rights.Read)
 		if v.Get("publicUpload") == "true" {
 			n = int(rights.Read | rights.Update | rights.Create | rights.Delete)
@@ -327,7 +325,7 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 	}
 	if s, err = a.Book.Update(user, s.ID, c); err != nil {
 		code := http.StatusBadRequest
-		if errors.Is(err, ErrNotKept) {
+		if errors.Is(err, shares.ErrNotKept) {
 			code = http.StatusInternalServerError
 			a.Log.Error("share change not kept", "user", user, "err", err)
 		}
@@ -365,7 +363,7 @@ func (a *API) sharees(w http.ResponseWriter, r *http.Request, who auth.Caller) {
 			continue
 		}
 		e := map[string]any{"label": u.Name, "icon": "icon-user", "shareWithDisplayNameUnique": u.Name,
-			"value": map[string]any{"shareType": TypeUser, "shareWith": u.Name}}
+			"value": map[string]any{"shareType": shares.TypeUser, "shareWith": u.Name}}
 		if strings.ToLower(u.Name) == term {
 			exact = append(exact, e)
 		} else {

@@ -1,4 +1,4 @@
-package shares
+package shareapi
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/front"
+	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -35,9 +36,10 @@ func (basicDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (a
 type box struct {
 	t     *testing.T
 	store *store.Store
-	book  *Book
+	book  *shares.Book
 	mux   *front.Routes
 	users *users.DB
+	books string // the book's folder
 }
 
 func newBox(t *testing.T) *box {
@@ -57,12 +59,13 @@ func newBox(t *testing.T) *box {
 	}
 	s.SetTrashPolicy(30*24*time.Hour, 0)
 	log := slog.New(slog.DiscardHandler)
-	book, err := Open(t.TempDir(), s, db, log)
+	books := t.TempDir()
+	book, err := shares.Open(books, s, db, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.SetMounts(book, db.Quota)
-	b := &box{t: t, store: s, book: book, mux: front.NewRoutes(basicDoor{}), users: db}
+	b := &box{t: t, store: s, book: book, mux: front.NewRoutes(basicDoor{}), users: db, books: books}
 	(&API{Book: book, Store: s, Users: db, Log: log}).Routes(b.mux)
 	bob, _ := s.Tree("bob")
 	defer bob.Close()
@@ -197,7 +200,7 @@ func TestLinkByAPI(t *testing.T) {
 		t.Errorf("the link as kept: %+v", s)
 	}
 	// Expired: gone.
-	b.book.now = func() time.Time { return time.Now().AddDate(0, 0, 3) }
+	b.book.Now = func() time.Time { return time.Now().AddDate(0, 0, 3) }
 	if _, ok := b.book.Link(tok); ok {
 		t.Error("an expired link still works")
 	}
@@ -271,7 +274,7 @@ func TestFarExpiryKeepsTheBook(t *testing.T) {
 	if code, body := b.do("bob", "POST", api, "path=%2FTrip&shareType=0&shareWith=alice"); code != 200 {
 		t.Fatalf("share = %d %s", code, body)
 	}
-	before, _ := os.ReadFile(b.book.file)
+	before, _ := os.ReadFile(filepath.Join(b.books, "shares.json"))
 	for _, req := range []struct{ method, target, body string }{
 		{"POST", api, "path=%2FTrip&shareType=3&expireDate=9999-12-31"},
 		{"POST", api, "path=%2FTrip&shareType=0&shareWith=carol&expireDate=9999-12-31"},
@@ -282,15 +285,15 @@ func TestFarExpiryKeepsTheBook(t *testing.T) {
 			t.Errorf("%s %s %s = %d %s, want 400 naming the expiry", req.method, req.target, req.body, code, body)
 		}
 	}
-	after, _ := os.ReadFile(b.book.file)
+	after, _ := os.ReadFile(filepath.Join(b.books, "shares.json"))
 	if !bytes.Equal(before, after) {
 		t.Errorf("the book on disk changed:\n%s\nwas\n%s", after, before)
 	}
-	again, err := Open(filepath.Dir(b.book.file), b.store, b.users, slog.New(slog.DiscardHandler))
+	again, err := shares.Open(b.books, b.store, b.users, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("the server cannot start on the book it wrote: %v", err)
 	}
-	if got := again.filter(func(Share) bool { return true }); len(got) != 1 || got[0].With != "alice" {
+	if got := again.By("bob"); len(got) != 1 || got[0].With != "alice" {
 		t.Errorf("shares after a restart: %+v, want alice's one", got)
 	}
 	// The last day that can be kept is taken.
@@ -302,14 +305,14 @@ func TestFarExpiryKeepsTheBook(t *testing.T) {
 // A book that cannot be written is a 500, and the share is not made.
 func TestUnwritableBookIs500(t *testing.T) {
 	b := newBox(t)
-	if err := os.RemoveAll(filepath.Dir(b.book.file)); err != nil { // even root cannot write there now
+	if err := os.RemoveAll(b.books); err != nil { // even root cannot write there now
 		t.Fatal(err)
 	}
 	code, body := b.do("bob", "POST", api, "path=%2FTrip&shareType=0&shareWith=alice")
 	if code != 500 {
 		t.Errorf("share with an unwritable book = %d %s, want 500", code, body)
 	}
-	if n := len(b.book.filter(func(Share) bool { return true })); n != 0 {
+	if n := len(b.book.By("bob")); n != 0 {
 		t.Errorf("%d shares kept in memory, want none", n)
 	}
 }
