@@ -161,7 +161,7 @@ func (d *Door) caller(a Access, w http.ResponseWriter, r *http.Request) (Caller,
 	user, pw, basic := r.BasicAuth()
 	switch {
 	case basic && rule.basic != 0:
-		if ways[rule.basic].twoFactor == refused && !ways[rule.basic].apps && d.TwoFactor(user) {
+		if ways[rule.basic].twoFactor == refused && !ways[rule.basic].apps && d.twoFactorOn(user) {
 			http.Error(w, "this account logs in with a code as well: use the web pages (or the console)", http.StatusForbidden)
 			return Caller{}, false
 		}
