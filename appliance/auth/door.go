@@ -85,6 +85,9 @@ type Door struct {
 	// for a page with neither credentials nor a session is sent; "" gives
 	// it a Basic challenge like any client.
 	LoginPage string
+	// HomePage is the web pages' first page, where the page of a refusal
+	// (Refusal) links back to.
+	HomePage string
 
 	accounts *users.DB
 	bans     *bans

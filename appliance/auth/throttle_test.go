@@ -137,7 +137,7 @@ func TestDelayedAnswer(t *testing.T) {
 	r.RemoteAddr = stranger(60) + ":4000"
 	r.SetBasicAuth("ann", "guess")
 	w := httptest.NewRecorder()
-	if _, ok := d.Check(User, w, r); ok {
+	if _, err := d.Check(User, w, r); err == nil {
 		t.Fatal("a delayed guess logged in")
 	}
 	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
+	"github.com/bonesync/bonesync/appliance/webui"
 )
 
 // walkBox is the server's services as the route walk needs them: the
@@ -58,7 +60,8 @@ func walkBox(t *testing.T) *services {
 		t.Fatal(err)
 	}
 	s.door = auth.New(s.accounts, s.log)
-	s.door.LoginPage = "/login"
+	s.door.LoginPage = webui.LoginPage
+	s.door.HomePage = webui.FilesPrefix + "/"
 	if s.files, err = store.Open(filepath.Join(dir, "files")); err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +159,47 @@ func TestEveryRouteDeclaresItsAccess(t *testing.T) {
 	t.Logf("%d routes: %s", len(rs.List()), strings.Join(counts, ", "))
 }
 
+// A user who is no admin, opening the admin's page in a browser, gets a
+// page that says why and links back to the files; a client that reads no
+// HTML (the sync clients, the pages' scripts) and a route that is no
+// page (the firmware's update) get the same 403 in plain text.
+func TestAdminRefusedAsAPage(t *testing.T) {
+	rs, _, s := walkSite(t)
+	ids := walkIdentities(s.door)
+	for _, tc := range []struct {
+		as           routetest.Identity
+		method, path string
+		accept       string
+		page         bool
+	}{
+		{ids[2], "GET", "/admin/", "text/html,application/xhtml+xml,*/*;q=0.8", true},
+		{ids[1], "GET", "/admin/", "text/html", true},
+		{ids[2], "POST", "/admin/", "text/html", true},
+		{ids[2], "GET", "/admin/", "*/*", false},
+		{ids[2], "GET", "/admin/bench.json", "", false},
+		{ids[2], "PUT", "/admin/update", "text/html", false},
+	} {
+		r := httptest.NewRequest(tc.method, "https://box.example"+tc.path, nil)
+		r.TLS = &tls.ConnectionState{}
+		tc.as.Prepare(r)
+		r.Header.Set("Accept", tc.accept)
+		w := httptest.NewRecorder()
+		rs.ServeHTTP(w, r)
+		body, typ := w.Body.String(), w.Header().Get("Content-Type")
+		what := fmt.Sprintf("%s %s as %s, Accept %q", tc.method, tc.path, tc.as.Name, tc.accept)
+		if w.Code != http.StatusForbidden || !strings.Contains(body, "Only the admin may do this.") {
+			t.Errorf("%s = %d %q, want 403 saying only the admin may", what, w.Code, body)
+			continue
+		}
+		if isPage := strings.HasPrefix(typ, "text/html"); isPage != tc.page {
+			t.Errorf("%s: Content-Type %q, want a page: %v", what, typ, tc.page)
+		}
+		if tc.page && !strings.Contains(body, `<a href="/files/">`) {
+			t.Errorf("%s: the page links nowhere back:\n%s", what, body)
+		}
+	}
+}
+
 // goldenDiff compares the routes with testdata/routes.txt: "" when the
 // same; UPDATE_ROUTES=1 writes the file.
 func goldenDiff(list []front.Route) string {
@@ -214,6 +258,6 @@ func TestTheRouteWalkFails(t *testing.T) {
 // openDoor lets everyone in as bob.
 type openDoor struct{}
 
-func (openDoor) Check(auth.Access, http.ResponseWriter, *http.Request) (auth.Caller, bool) {
-	return auth.Caller{User: "bob"}, true
+func (openDoor) Check(auth.Access, http.ResponseWriter, *http.Request) (auth.Caller, error) {
+	return auth.Caller{User: "bob"}, nil
 }

@@ -119,6 +119,7 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	s.door = auth.New(s.accounts, log)
 	s.door.DrawFrom(s.memory)
 	s.door.LoginPage = webui.LoginPage
+	s.door.HomePage = webui.FilesPrefix + "/"
 	// The owner's record of logins and changes: without it the box still
 	// serves (the log says why).
 	if s.audit, err = audit.Open(audit.Dir(o.State)); err != nil {

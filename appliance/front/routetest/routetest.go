@@ -37,10 +37,10 @@ type Recorder struct {
 }
 
 // Check asks the door and notes its answer.
-func (rec *Recorder) Check(a auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
-	c, ok := rec.Door.Check(a, w, r)
-	rec.asked, rec.passed = true, ok
-	return c, ok
+func (rec *Recorder) Check(a auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, error) {
+	c, err := rec.Door.Check(a, w, r)
+	rec.asked, rec.passed = true, err == nil
+	return c, err
 }
 
 // Identity is one way the walk sends each request.
