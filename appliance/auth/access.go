@@ -128,9 +128,10 @@ var Answered = errors.New("auth: the door answered the request")
 //   - Basic credentials, checked as the access's way says (ways), under
 //     the bans and the account's delay: 401 with a challenge when wrong,
 //     429 with Retry-After while the account waits, 503 when the box
-//     cannot check; on the account's and the box's routes a two-factor
-//     account is refused (403) before its password is checked, since a
-//     right one would count as a login;
+//     cannot check; a two-factor account's own password is answered as a
+//     wrong one (ways: it logs in on the web form alone, with its code),
+//     after the same hash and under the same delay, so that no answer
+//     tells which accounts have two-factor login;
 //   - without them, the web session, which must also carry its CSRF
 //     token on a request that may change something (any method but GET,
 //     HEAD, OPTIONS and PROPFIND);
@@ -181,10 +182,6 @@ func (d *Door) caller(a Access, w http.ResponseWriter, r *http.Request) (Caller,
 	user, pw, basic := r.BasicAuth()
 	switch {
 	case basic && rule.basic != 0:
-		if ways[rule.basic].twoFactor == refused && !ways[rule.basic].apps && d.twoFactorOn(user) {
-			http.Error(w, "this account logs in with a code as well: use the web pages (or the console)", http.StatusForbidden)
-			return Caller{}, false
-		}
 		res := d.Password(addr, rule.basic, user, pw)
 		if res != OK {
 			answer(w, res, d.RetryAfter(addr, user))

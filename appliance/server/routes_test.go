@@ -34,7 +34,7 @@ import (
 
 // walkBox is the server's services as the route walk needs them: the
 // real login door and every protocol's handler over a store in a temporary
-// folder. Users: bob (no admin), carol (two-factor login).
+// folder. Users: bob (no admin), carol (two-factor login), dave.
 func walkBox(t *testing.T) *services {
 	dir := t.TempDir()
 	st, err := state.Open(filepath.Join(dir, "state"))
@@ -46,7 +46,7 @@ func walkBox(t *testing.T) *services {
 	if s.accounts, err = users.Open(st); err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range []string{"bob", "carol"} {
+	for _, u := range []string{"bob", "carol", "dave"} {
 		if err := s.accounts.Add(u, u+"-password"); err != nil {
 			t.Fatal(err)
 		}
@@ -86,9 +86,11 @@ func (noCA) CACert() *x509.Certificate { return &x509.Certificate{Raw: []byte{0x
 
 // walkIdentities are who the walk sends each request as: no one, bob over
 // Basic and with a session (a user who owns none of what the routes
-// name, and no admin), and carol's own password over Basic (a two-factor
-// account's, which opens nothing alone). Each request comes from an
-// address of its own, so that carol's refusals ban no one else.
+// name, and no admin), dave over Basic with a wrong password, and
+// carol's own password over Basic (a two-factor account's, which opens
+// nothing alone, and is answered as dave's: no answer tells who has
+// two-factor login). Each request comes from an address of its own, so that carol's
+// refusals ban no one else.
 func walkIdentities(door *auth.Door) []routetest.Identity {
 	var n atomic.Int32
 	from := func(r *http.Request) {
@@ -123,7 +125,9 @@ func walkIdentities(door *auth.Door) []routetest.Identity {
 		{Name: "anonymous", Prepare: from, Passes: in(auth.Public, auth.Optional, auth.Link)},
 		{Name: "bob over Basic", Prepare: basic("bob", "bob-password"), Passes: in(auth.Public, auth.Optional, auth.Link, auth.User, auth.Account)},
 		{Name: "bob's session", Prepare: session("bob"), Passes: in(auth.Public, auth.Optional, auth.Link, auth.User, auth.Page, auth.Account)},
-		{Name: "carol's own password over Basic", Prepare: basic("carol", "carol-password"), Passes: in(auth.Public, auth.Link)},
+		{Name: "dave with a wrong password over Basic", Prepare: basic("dave", "not-daves"), Passes: in(auth.Public, auth.Link)},
+		{Name: "carol's own password over Basic", Prepare: basic("carol", "carol-password"), Passes: in(auth.Public, auth.Link),
+			Like: "dave with a wrong password over Basic"},
 	}
 }
 
