@@ -115,11 +115,11 @@ type Refusal struct {
 
 func (no *Refusal) Error() string { return no.Reason }
 
-// Answered is Check's error when the door answered the request itself.
-var Answered = errors.New("auth: the door answered the request")
+// ErrAnswered is Check's error when the door answered the request itself.
+var ErrAnswered = errors.New("auth: the door answered the request")
 
 // Check checks r as a route declared a does, and returns its caller, or
-// an error: a *Refusal for the front to write, or Answered when the door
+// an error: a *Refusal for the front to write, or ErrAnswered when the door
 // answered the request itself:
 //
 //   - over plain HTTP, 401 without a challenge: a password is never taken
@@ -152,11 +152,11 @@ func (d *Door) Check(a Access, w http.ResponseWriter, r *http.Request) (Caller, 
 	}
 	if r.TLS == nil {
 		http.Error(w, "this is served over HTTPS only", http.StatusUnauthorized)
-		return Caller{}, Answered
+		return Caller{}, ErrAnswered
 	}
 	c, ok := d.caller(a, w, r)
 	if !ok {
-		return Caller{}, Answered
+		return Caller{}, ErrAnswered
 	}
 	if rule.admin && c.User != users.Admin {
 		return Caller{}, &Refusal{Reason: "Only the admin may do this.", Page: rule.pages, Back: d.HomePage}

@@ -41,7 +41,7 @@ func (testDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (au
 	if !ok || p != "pw" {
 		w.Header().Set("WWW-Authenticate", `Basic realm="x"`)
 		http.Error(w, "login", http.StatusUnauthorized)
-		return auth.Caller{}, auth.Answered
+		return auth.Caller{}, auth.ErrAnswered
 	}
 	return auth.Caller{User: u}, nil
 }

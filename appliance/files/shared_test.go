@@ -185,7 +185,7 @@ type basicDoor struct{}
 func (basicDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, error) {
 	u, _, ok := r.BasicAuth()
 	if !ok {
-		return auth.Caller{}, auth.Answered
+		return auth.Caller{}, auth.ErrAnswered
 	}
 	return auth.Caller{User: u}, nil
 }

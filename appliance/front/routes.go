@@ -9,7 +9,7 @@ import (
 
 // Door is the login door as the front asks it (package auth): the check
 // of the access a route declared. It returns the caller, or an error: an
-// *auth.Refusal, which the front writes (refuse), or auth.Answered when
+// *auth.Refusal, which the front writes (refuse), or auth.ErrAnswered when
 // the door answered the request itself.
 type Door interface {
 	Check(a auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, error)

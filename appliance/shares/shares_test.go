@@ -27,7 +27,7 @@ func (basicDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (a
 	u, p, ok := r.BasicAuth()
 	if !ok || p != "pw" {
 		http.Error(w, "login", http.StatusUnauthorized)
-		return auth.Caller{}, auth.Answered
+		return auth.Caller{}, auth.ErrAnswered
 	}
 	return auth.Caller{User: u}, nil
 }
