@@ -2,7 +2,9 @@
 // admin makes from outside the pages: the public status page and its
 // report (GET /, /report.json), /status.json for any logged-in user (the
 // version, the system slots), and PUT /admin/update, the admin's way to
-// apply an update bundle with curl. The web pages' admin page is webui's.
+// apply an update bundle with curl. It also holds the box as its admin
+// sees and sets it (System) and the copy settings in force, as the admin
+// page sets them (CopyPlan). The web pages' admin page is webui's.
 package admin
 
 import (
@@ -31,7 +33,8 @@ import (
 // System is the box as its admin sees and sets it: what /status.json
 // reports, what /admin/update changes and what the admin page (package
 // webui) shows and sets. It is implemented once, by the server; a new
-// setting is a method here and its line in the admin page's template.
+// setting is a method here, an action of the admin page (webui's
+// adminActions) and its form in the page's template.
 type System interface {
 	// Version is the running version.
 	Version() string

@@ -297,7 +297,9 @@ func TestUpdateFromTheWebNeedsThePasswordAgain(t *testing.T) {
 }
 
 // An account with two-factor login applies updates from the admin page
-// only: its password over Basic (curl -T) lacks the code.
+// only: its password over Basic (curl -T) lacks the code, and is
+// answered as a wrong one (an answer of its own would tell who has
+// two-factor login).
 func TestUpdateWithTwoFactorNeedsThePage(t *testing.T) {
 	h, _, db := newHandlerDB(t, &admintest.System{Ver: "9.8.7", StartedAt: time.Now()})
 	key, _ := db.NewTOTP(users.Admin)
@@ -305,7 +307,10 @@ func TestUpdateWithTwoFactorNeedsThePage(t *testing.T) {
 	if _, err := db.EnableTOTP(users.Admin, key.Secret(), code); err != nil {
 		t.Fatal(err)
 	}
-	if w := serve(h, "PUT", "/admin/update", users.Admin, "adminpass", "x"); w.Code != 403 || !strings.Contains(w.Body.String(), "code") {
-		t.Errorf("an update with the password alone under two-factor login = %d %s", w.Code, w.Body)
+	wrong := serve(h, "PUT", "/admin/update", users.Admin, "not-the-password", "x")
+	w := serve(h, "PUT", "/admin/update", users.Admin, "adminpass", "x")
+	if w.Code != 401 || w.Code != wrong.Code || w.Body.String() != wrong.Body.String() || w.Header().Get("WWW-Authenticate") == "" {
+		t.Errorf("an update with the password alone under two-factor login = %d %s, with a wrong one %d %s; want both 401 and alike",
+			w.Code, w.Body, wrong.Code, wrong.Body)
 	}
 }

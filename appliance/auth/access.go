@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 
@@ -95,8 +96,31 @@ func (c Caller) CSRF() string {
 	return c.Session.CSRF
 }
 
-// Check checks r as a route declared a does, and returns its caller; when
-// the check fails it answers the request itself and returns false:
+// Refusal is the door's answer to a caller it found whom the route is
+// not for: another user on the admin's routes (Admin, Confirmed), or the
+// admin whose password was typed too long ago (Confirmed). The front
+// writes it (package front): 403 with Reason, as a page for a browser on
+// the pages' routes (Page), in plain text for any other client.
+type Refusal struct {
+	Reason string
+	// Page: the route is one of the web pages' (Access Page, Account,
+	// Admin).
+	Page bool
+	// Confirm: the password is to be typed again; the answer carries the
+	// header X-Bonesync-Confirm: password.
+	Confirm bool
+	// Back is where a page's refusal links back to (Door.HomePage).
+	Back string
+}
+
+func (no *Refusal) Error() string { return no.Reason }
+
+// ErrAnswered is Check's error when the door answered the request itself.
+var ErrAnswered = errors.New("auth: the door answered the request")
+
+// Check checks r as a route declared a does, and returns its caller, or
+// an error: a *Refusal for the front to write, or ErrAnswered when the door
+// answered the request itself:
 //
 //   - over plain HTTP, 401 without a challenge: a password is never taken
 //     in clear, nor invited;
@@ -104,46 +128,43 @@ func (c Caller) CSRF() string {
 //   - Basic credentials, checked as the access's way says (ways), under
 //     the bans and the account's delay: 401 with a challenge when wrong,
 //     429 with Retry-After while the account waits, 503 when the box
-//     cannot check; on the account's and the box's routes a two-factor
-//     account is refused (403) before its password is checked, since a
-//     right one would count as a login;
+//     cannot check; a two-factor account's own password is answered as a
+//     wrong one (ways: it logs in on the web form alone, with its code),
+//     after the same hash and under the same delay, so that no answer
+//     tells which accounts have two-factor login;
 //   - without them, the web session, which must also carry its CSRF
 //     token on a request that may change something (any method but GET,
 //     HEAD, OPTIONS and PROPFIND);
 //   - with neither, the login form or a challenge (Access says which);
-//   - 403 for a user the route is not for (Admin), and 403 with the
-//     header X-Bonesync-Confirm: password for a session whose password
-//     was typed too long ago (Confirmed).
-func (d *Door) Check(a Access, w http.ResponseWriter, r *http.Request) (Caller, bool) {
+//   - a Refusal for a user the route is not for (Admin), or for a session
+//     whose password was typed too long ago (Confirmed).
+func (d *Door) Check(a Access, w http.ResponseWriter, r *http.Request) (Caller, error) {
 	rule := access[a]
 	if !rule.check {
-		return Caller{}, true
+		return Caller{}, nil
 	}
 	_, _, basic := r.BasicAuth()
 	if rule.optional && !basic {
 		if sess, ok := d.sessions.get(r); ok && r.TLS != nil {
-			return Caller{User: sess.User, Session: sess}, true
+			return Caller{User: sess.User, Session: sess}, nil
 		}
-		return Caller{}, true
+		return Caller{}, nil
 	}
 	if r.TLS == nil {
 		http.Error(w, "this is served over HTTPS only", http.StatusUnauthorized)
-		return Caller{}, false
+		return Caller{}, ErrAnswered
 	}
 	c, ok := d.caller(a, w, r)
 	if !ok {
-		return Caller{}, false
+		return Caller{}, ErrAnswered
 	}
 	if rule.admin && c.User != users.Admin {
-		http.Error(w, "only admin may do this", http.StatusForbidden)
-		return Caller{}, false
+		return Caller{}, &Refusal{Reason: "Only the admin may do this.", Page: rule.pages, Back: d.HomePage}
 	}
 	if rule.fresh && c.Session != nil && !d.sessions.isConfirmed(c.Session) {
-		w.Header().Set("X-Bonesync-Confirm", "password")
-		http.Error(w, "type your password again: it is asked for again when the last time was more than 5 minutes ago", http.StatusForbidden)
-		return Caller{}, false
+		return Caller{}, &Refusal{Reason: "Type your password again: it is asked for again when the last time was more than 5 minutes ago.", Page: rule.pages, Confirm: true, Back: d.HomePage}
 	}
-	return c, true
+	return c, nil
 }
 
 // caller finds r's caller by Basic credentials or the session, as a
@@ -161,10 +182,6 @@ func (d *Door) caller(a Access, w http.ResponseWriter, r *http.Request) (Caller,
 	user, pw, basic := r.BasicAuth()
 	switch {
 	case basic && rule.basic != 0:
-		if ways[rule.basic].twoFactor == refused && !ways[rule.basic].apps && d.TwoFactor(user) {
-			http.Error(w, "this account logs in with a code as well: use the web pages (or the console)", http.StatusForbidden)
-			return Caller{}, false
-		}
 		res := d.Password(addr, rule.basic, user, pw)
 		if res != OK {
 			answer(w, res, d.RetryAfter(addr, user))

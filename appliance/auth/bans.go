@@ -39,15 +39,15 @@ type failure struct {
 type record struct {
 	failures    []failure
 	pending     int           // password checks under way or waiting
-	slots       chan struct{} // at most MaxConcurrent checks at once
+	slots       chan struct{} // at most maxConcurrent checks at once
 	bannedUntil time.Time
 	count       int // bans so far
 	last        time.Time
 }
 
-// MaxConcurrent is how many password checks one address may have running at
+// maxConcurrent is how many password checks one address may have running at
 // once; more wait their turn, and find the ban if the ones before earned it.
-const MaxConcurrent = 2
+const maxConcurrent = 2
 
 // newBans logs failures and bans to log (warnings).
 func newBans(now func() time.Time, log *slog.Logger) *bans {
@@ -100,7 +100,7 @@ func (b *bans) Begin(addr, proto, user string) (done func(outcome), allowed bool
 		b.addrs[addr] = r
 	}
 	if r.slots == nil {
-		r.slots = make(chan struct{}, MaxConcurrent)
+		r.slots = make(chan struct{}, maxConcurrent)
 	}
 	r.pending++
 	b.mu.Unlock()

@@ -81,8 +81,8 @@ func TestConcurrentGuessesCount(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if checked > MaxFailures+MaxConcurrent-1 {
-		t.Errorf("%d of 40 simultaneous guesses were checked, want at most %d", checked, MaxFailures+MaxConcurrent-1)
+	if checked > MaxFailures+maxConcurrent-1 {
+		t.Errorf("%d of 40 simultaneous guesses were checked, want at most %d", checked, MaxFailures+maxConcurrent-1)
 	}
 	if b, _ := g.Banned("10.0.0.7"); !b {
 		t.Error("not banned after a burst of failures")

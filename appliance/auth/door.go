@@ -43,6 +43,10 @@ const (
 	Banned         // too many failures from the address: try later
 	Fault          // the server could not check (its log says why)
 	Delayed        // too many wrong guesses at the account or link: try later
+	// NeedsCode: the password was right, but the account logs in with a
+	// code as well (the web login form, Form): half a login, not yet in.
+	// The form asks for the code (Door.Code); nothing else is let in.
+	NeedsCode
 )
 
 // Message is a result's words for a person at a login form.
@@ -60,13 +64,14 @@ func (res Result) Message() string {
 	return ""
 }
 
-// Status is a result's HTTP status: 401 when wrong, 429 when the address
-// is banned or the account or link delayed, 503 when the box cannot check.
+// Status is a result's HTTP status: 401 when wrong (or a code is still to
+// come), 429 when the address is banned or the account or link delayed,
+// 503 when the box cannot check.
 func (res Result) Status() int {
 	switch res {
 	case OK:
 		return http.StatusOK
-	case Wrong:
+	case Wrong, NeedsCode:
 		return http.StatusUnauthorized
 	case Banned, Delayed:
 		return http.StatusTooManyRequests
@@ -80,6 +85,9 @@ type Door struct {
 	// for a page with neither credentials nor a session is sent; "" gives
 	// it a Basic challenge like any client.
 	LoginPage string
+	// HomePage is the web pages' first page, where the page of a refusal
+	// (Refusal) links back to.
+	HomePage string
 
 	accounts *users.DB
 	bans     *bans
@@ -186,9 +194,10 @@ func (d *Door) Banned(addr string) (bool, time.Duration) { return d.bans.Banned(
 
 // Password checks user's password, tried from addr the way way says
 // (ways: whether an app password counts, and what a two-factor account's
-// own password comes to). While the account's delay runs, only a right
-// app password, or an address user logged in from, gets through: their
-// check costs no hash.
+// own password comes to: on the web form, Form, a right one is NeedsCode,
+// and the login waits for Code). While the account's delay runs, only a
+// right app password, or an address user logged in from, gets through:
+// their check costs no hash.
 func (d *Door) Password(addr string, way Way, user, pw string) Result {
 	g := d.account(addr, way, user)
 	rule := ways[way]
@@ -211,9 +220,9 @@ func (d *Door) Code(addr, user, code string) Result {
 	})
 }
 
-// TwoFactor says whether user logs in to the web pages with a code after
-// the password (and to clients with app passwords and keys only).
-func (d *Door) TwoFactor(user string) bool {
+// twoFactorOn says whether user logs in to the web pages with a code
+// after the password (and to clients with app passwords and keys only).
+func (d *Door) twoFactorOn(user string) bool {
 	on, _ := d.accounts.TOTP(user)
 	return on
 }
@@ -341,9 +350,9 @@ func (d *Door) check(g guess, verify func(suspect bool) (bool, error)) Result {
 	// it forgives no failure (else a thief of the password could guess
 	// codes for ever, a right password between every four wrong codes),
 	// and the address is not known until the code is right.
-	if ways[g.way].twoFactor == half && d.TwoFactor(g.user) {
+	if ways[g.way].twoFactor == half && d.twoFactorOn(g.user) {
 		done(halfLogin)
-		return OK
+		return NeedsCode
 	}
 	done(loggedIn)
 	if g.way != linkPassword {

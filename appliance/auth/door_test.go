@@ -78,7 +78,7 @@ func TestCodesCountTowardsTheBan(t *testing.T) {
 	}
 	const addr = "10.0.0.9"
 	for i := range MaxFailures {
-		if res := d.Password(addr, Form, "ann", "ann-password"); res != OK {
+		if res := d.Password(addr, Form, "ann", "ann-password"); res != NeedsCode {
 			t.Fatalf("the password, round %d: %v", i, res)
 		}
 		if d.Known(addr) {

@@ -13,10 +13,10 @@ const (
 	// FreeGuesses is how many wrong guesses at one target are taken
 	// without a delay (typos).
 	FreeGuesses = 5
-	// FirstDelay is the wait after the FreeGuesses-th wrong guess; it
-	// doubles with each further one, up to MaxDelay.
-	FirstDelay = time.Second
-	MaxDelay   = 30 * time.Minute
+	// firstDelay is the wait after the FreeGuesses-th wrong guess; it
+	// doubles with each further one, up to maxDelay.
+	firstDelay = time.Second
+	maxDelay   = 30 * time.Minute
 	// targetSlots bounds the table: every account and link under attack
 	// at once, at about 64 bytes each.
 	targetSlots = 1024
@@ -31,7 +31,7 @@ func accountTarget(name string) target { return sha256.Sum256([]byte("account\x0
 func linkTarget(token string) target   { return sha256.Sum256([]byte("link\x00" + token)) }
 
 // throttle counts wrong guesses per target in a table of fixed size: after
-// FreeGuesses, each further guess at the target must wait FirstDelay,
+// FreeGuesses, each further guess at the target must wait firstDelay,
 // doubled for each wrong one since, and a guess that comes sooner is
 // refused at once (no hash is run for it, no goroutine waits). Past
 // FreeGuesses one guess at a time is checked per target, so that guesses
@@ -70,9 +70,9 @@ func delayAfter(n int) time.Duration {
 	if n < FreeGuesses {
 		return 0
 	}
-	d := FirstDelay << min(n-FreeGuesses, 30)
-	if d > MaxDelay || d <= 0 {
-		return MaxDelay
+	d := firstDelay << min(n-FreeGuesses, 30)
+	if d > maxDelay || d <= 0 {
+		return maxDelay
 	}
 	return d
 }
@@ -87,13 +87,13 @@ func (th *throttle) begin(t target) (end func(wrong bool), wait time.Duration) {
 	now := th.now()
 	e := th.find(t, now)
 	if e == nil {
-		return nil, FirstDelay
+		return nil, firstDelay
 	}
 	if left := e.until - th.at(now); left > 0 {
 		return nil, left
 	}
 	if e.failures+e.pending >= FreeGuesses && e.pending > 0 {
-		return nil, FirstDelay
+		return nil, firstDelay
 	}
 	e.pending++
 	var once sync.Once

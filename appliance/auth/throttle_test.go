@@ -31,7 +31,7 @@ func clockedDoor(t *testing.T) (*Door, *users.DB, *time.Time) {
 func stranger(i int) string { return fmt.Sprintf("198.51.100.%d", i) }
 
 // The attack of the report: 20 addresses guessing a code each in turn.
-// Past FreeGuesses the account's next guess waits FirstDelay, doubled at
+// Past FreeGuesses the account's next guess waits firstDelay, doubled at
 // each wrong one, from whichever address; one sooner is refused.
 func TestCodesLimitedPerAccount(t *testing.T) {
 	d, db, now := clockedDoor(t)
@@ -70,11 +70,11 @@ func TestCodesLimitedPerAccount(t *testing.T) {
 			t.Errorf("after %d wrong, a guess after %v: %v, want Wrong", n, wait, res)
 		}
 	}
-	if got, want := delayAfter(FreeGuesses+3), 8*FirstDelay; got != want {
+	if got, want := delayAfter(FreeGuesses+3), 8*firstDelay; got != want {
 		t.Errorf("delayAfter(%d) = %v, want %v", FreeGuesses+3, got, want)
 	}
-	if got := delayAfter(FreeGuesses + 100); got != MaxDelay {
-		t.Errorf("delayAfter(%d) = %v, want %v", FreeGuesses+100, got, MaxDelay)
+	if got := delayAfter(FreeGuesses + 100); got != maxDelay {
+		t.Errorf("delayAfter(%d) = %v, want %v", FreeGuesses+100, got, maxDelay)
 	}
 }
 
@@ -137,7 +137,7 @@ func TestDelayedAnswer(t *testing.T) {
 	r.RemoteAddr = stranger(60) + ":4000"
 	r.SetBasicAuth("ann", "guess")
 	w := httptest.NewRecorder()
-	if _, ok := d.Check(User, w, r); ok {
+	if _, err := d.Check(User, w, r); err == nil {
 		t.Fatal("a delayed guess logged in")
 	}
 	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" {
@@ -158,8 +158,8 @@ func TestLinkPasswordsLimitedPerLink(t *testing.T) {
 	if res := d.LinkPassword(stranger(70), "tok", hash, "link-password"); res != Delayed {
 		t.Errorf("the link in its delay: %v, want Delayed", res)
 	}
-	if got := d.LinkRetryAfter(stranger(70), "tok"); got != FirstDelay {
-		t.Errorf("LinkRetryAfter = %v, want %v", got, FirstDelay)
+	if got := d.LinkRetryAfter(stranger(70), "tok"); got != firstDelay {
+		t.Errorf("LinkRetryAfter = %v, want %v", got, firstDelay)
 	}
 	if res := d.LinkPassword(stranger(70), "other", hash, "link-password"); res != OK {
 		t.Errorf("another link: %v, want OK", res)
@@ -210,7 +210,7 @@ func TestThrottleTableBounded(t *testing.T) {
 	for range FreeGuesses + 3 {
 		end, _ := th.begin(attacked)
 		if end == nil {
-			now = now.Add(MaxDelay)
+			now = now.Add(maxDelay)
 			end, _ = th.begin(attacked)
 		}
 		end(true)

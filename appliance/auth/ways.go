@@ -12,7 +12,8 @@ const (
 	// basicOwn is HTTP Basic on a route that changes the account or the
 	// box (Account, Admin, Confirmed): the account's own password only.
 	basicOwn
-	// Form is the web login form's password.
+	// Form is the web login form's password: a two-factor account's right
+	// one is NeedsCode, half a login.
 	Form
 	// formCode is the web login form's second step: a one-time code or a
 	// recovery code.

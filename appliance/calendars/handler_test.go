@@ -37,14 +37,14 @@ func server(t *testing.T) (*httptest.Server, *Store) {
 // testDoor lets in any user with the password "pw".
 type testDoor struct{}
 
-func (testDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
+func (testDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, error) {
 	u, p, ok := r.BasicAuth()
 	if !ok || p != "pw" {
 		w.Header().Set("WWW-Authenticate", `Basic realm="x"`)
 		http.Error(w, "login", http.StatusUnauthorized)
-		return auth.Caller{}, false
+		return auth.Caller{}, auth.ErrAnswered
 	}
-	return auth.Caller{User: u}, true
+	return auth.Caller{User: u}, nil
 }
 
 type client struct {

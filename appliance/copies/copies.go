@@ -129,6 +129,11 @@ func Next(now time.Time, at time.Duration) time.Time {
 	return next
 }
 
+// Clock is at, a time after midnight, as copy_at is written: HH:MM.
+func Clock(at time.Duration) string {
+	return fmt.Sprintf("%02d:%02d", int(at.Hours()), int(at.Minutes())%60)
+}
+
 // ErrRunning is a run asked for while another is going on (the server's
 // daily one, the admin page's, the console's): one at a time, box-wide.
 var ErrRunning = errors.New("a copy is already running")

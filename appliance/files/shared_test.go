@@ -183,9 +183,12 @@ func TestLocksAcrossShare(t *testing.T) {
 // basicDoor lets in whoever Basic auth names.
 type basicDoor struct{}
 
-func (basicDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
+func (basicDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, error) {
 	u, _, ok := r.BasicAuth()
-	return auth.Caller{User: u}, ok
+	if !ok {
+		return auth.Caller{}, auth.ErrAnswered
+	}
+	return auth.Caller{User: u}, nil
 }
 
 // A lock is a claim to write: the recipient of a read-only share cannot

@@ -8,9 +8,11 @@ import (
 )
 
 // Door is the login door as the front asks it (package auth): the check
-// of the access a route declared.
+// of the access a route declared. It returns the caller, or an error: an
+// *auth.Refusal, which the front writes (refuse), or auth.ErrAnswered when
+// the door answered the request itself.
 type Door interface {
-	Check(a auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, bool)
+	Check(a auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, error)
 }
 
 // Handler is a route's handler: it runs once the door has let the request
@@ -53,8 +55,9 @@ func (rs *Routes) Handle(a auth.Access, pattern string, h Handler) {
 	rs.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		c := auth.Caller{}
 		if door != nil {
-			var ok bool
-			if c, ok = door.Check(a, w, r); !ok {
+			var err error
+			if c, err = door.Check(a, w, r); err != nil {
+				refuse(w, r, err)
 				return
 			}
 		}

@@ -14,8 +14,8 @@ import (
 
 type door string
 
-func (d door) Check(auth.Access, http.ResponseWriter, *http.Request) (auth.Caller, bool) {
-	return auth.Caller{User: string(d)}, true
+func (d door) Check(auth.Access, http.ResponseWriter, *http.Request) (auth.Caller, error) {
+	return auth.Caller{User: string(d)}, nil
 }
 
 func TestPostDismissClear(t *testing.T) {

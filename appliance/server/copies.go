@@ -4,55 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/bonesync/bonesync/appliance/admin"
-	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/copies/engine"
-	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/users"
 )
-
-// copyPlan is the copy settings in force: the config file's copy_*, with
-// the admin page's over them (copies.SettingsFile in the state, read by
-// config.Overlay here and by bonesync copy run alike). The daily loop
-// waits on changed to take a new time or target at once.
-type copyPlan struct {
-	mu      sync.Mutex
-	cfg     config.Config // only its Copy* fields are used
-	changed chan struct{}
-}
-
-func (p *copyPlan) get() config.Config {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cfg
-}
-
-func (p *copyPlan) set(c config.Config) {
-	p.mu.Lock()
-	p.cfg = c
-	p.mu.Unlock()
-	select {
-	case p.changed <- struct{}{}:
-	default:
-	}
-}
-
-// newCopyPlan is the config's copy settings with the admin page's over
-// them.
-func newCopyPlan(cfg config.Config, stateDir string, log interface{ Warn(string, ...any) }) *copyPlan {
-	c, probs := config.Overlay(cfg, copies.SettingsFile(copies.Dir(stateDir)), "copy_")
-	for _, p := range probs {
-		log.Warn("copy settings problem", "at", fmt.Sprintf("%s:%d", p.File, p.Line), "problem", p.Msg)
-	}
-	return &copyPlan{cfg: c, changed: make(chan struct{}, 1)}
-}
 
 // copies runs the daily copy off the box at copy_at, when copy_target
 // names one and the first copy (bonesync copy run, or the admin page) has
@@ -60,7 +17,7 @@ func newCopyPlan(cfg config.Config, stateDir string, log interface{ Warn(string,
 func (s *services) copies(ctx context.Context) error {
 	s.copyCtx.Store(&ctx)
 	for {
-		cfg := s.copyPlan.get()
+		cfg := s.copyPlan.Config()
 		var due <-chan time.Time
 		if cfg.CopyTarget != "" {
 			due = time.After(time.Until(copies.Next(time.Now(), cfg.CopyAt)))
@@ -68,7 +25,7 @@ func (s *services) copies(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-s.copyPlan.changed:
+		case <-s.copyPlan.Changed():
 			continue // the admin page changed the time or the target
 		case <-due:
 		}
@@ -83,7 +40,7 @@ func (s *services) copies(ctx context.Context) error {
 
 // copier is the copy off the box as the settings and the state have it.
 func (s *services) copier() (*engine.Copier, error) {
-	st := s.copyPlan.get().Copies()
+	st := s.copyPlan.Config().Copies()
 	dir := copies.Dir(s.o.State)
 	if err := st.UseDir(dir); err != nil {
 		return nil, err
@@ -93,7 +50,7 @@ func (s *services) copier() (*engine.Copier, error) {
 
 // copied logs a run's result and tells the admin of a failure.
 func (s *services) copied(r engine.Result) {
-	cfg := s.copyPlan.get()
+	cfg := s.copyPlan.Config()
 	target := copies.Redacted(cfg.CopyTarget)
 	attrs := []any{"target", target, "files", r.Files, "bytes", r.Bytes,
 		"errors", r.Errors, "took", r.Ended.Sub(r.Started).Round(time.Second)}
@@ -105,7 +62,7 @@ func (s *services) copied(r engine.Result) {
 	case r.Err != nil:
 		s.log.Error("copy failed", append(attrs, "err", r.Err)...)
 		s.notices.Post(users.Admin, "copy", "", "The copy off the box failed",
-			fmt.Sprintf("The copy to %s failed: %v. The next runs at %s.", target, r.Err, hhmm(cfg.CopyAt)), "/admin/#copies")
+			fmt.Sprintf("The copy to %s failed: %v. The next runs at %s.", target, r.Err, copies.Clock(cfg.CopyAt)), "/admin/#copies")
 	default:
 		s.log.Info("copy made", attrs...)
 		s.notices.Clear(users.Admin, "copy", "")
@@ -115,7 +72,7 @@ func (s *services) copied(r engine.Result) {
 // copyStart is the admin page's "copy now": a run in the background; the
 // first one makes the encryption password, returned to be shown once.
 func (s *services) copyStart() (password string, err error) {
-	if s.copyPlan.get().CopyTarget == "" {
+	if s.copyPlan.Config().CopyTarget == "" {
 		return "", errors.New("no copy target is set")
 	}
 	ctx := s.copyCtx.Load()
@@ -157,72 +114,6 @@ func (s *services) firstCopier(dir string) (*engine.Copier, string, error) {
 	return c, password, nil
 }
 
-func hhmm(d time.Duration) string {
-	return fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60)
-}
-
-// copyPlanLine is the settings in force in a line, for the admin page;
-// "" when no target is set.
-func (s *services) copyPlanLine() string {
-	cfg := s.copyPlan.get()
-	if cfg.CopyTarget == "" {
-		return ""
-	}
-	bw := "no bandwidth limit"
-	if cfg.CopyBwLimit > 0 {
-		bw = fmt.Sprintf("at most %d KiB/s", cfg.CopyBwLimit)
-	}
-	return fmt.Sprintf("to %s, daily at %s, keeping what the last %d runs replaced or removed, %s",
-		copies.Redacted(cfg.CopyTarget), hhmm(cfg.CopyAt), cfg.CopyKeep, bw)
-}
-
-// copyForm is the settings as the admin page's form shows them.
-func (s *services) copyForm() admin.CopyForm {
-	cfg := s.copyPlan.get()
-	return admin.CopyForm{Target: cfg.CopyTarget, HasPassword: cfg.CopyTargetPassword != "", At: hhmm(cfg.CopyAt),
-		Keep: strconv.Itoa(cfg.CopyKeep), BwLimit: strconv.Itoa(cfg.CopyBwLimit)}
-}
-
-// copySet takes the admin page's settings: checked as the config file's
-// are, kept in the state (over the config file's), in force at once. An
-// empty password keeps the one set.
-func (s *services) copySet(f admin.CopyForm, password string) error {
-	cur := s.copyPlan.get()
-	if password == "" {
-		password = cur.CopyTargetPassword
-	}
-	var b strings.Builder
-	for _, kv := range [][2]string{{"copy_target", strings.TrimSpace(f.Target)}, {"copy_target_password", password},
-		{"copy_at", strings.TrimSpace(f.At)}, {"copy_keep", strings.TrimSpace(f.Keep)}, {"copy_bwlimit_kib", strings.TrimSpace(f.BwLimit)}} {
-		line, err := config.Line(kv[0], kv[1])
-		if err != nil {
-			return err
-		}
-		b.WriteString(line)
-	}
-	next, probs := config.Parse("the form", strings.NewReader(b.String()))
-	if len(probs) > 0 {
-		msgs := make([]string, len(probs))
-		for i, p := range probs {
-			msgs[i], _, _ = strings.Cut(p.Msg, "; using the default")
-		}
-		return errors.New(strings.Join(msgs, "; "))
-	}
-	dir := copies.Dir(s.o.State)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("the copies' folder: %w", err)
-	}
-	if err := state.WriteFile(copies.SettingsFile(dir), []byte(b.String()), 0o600); err != nil {
-		return fmt.Errorf("keep the copy settings: %w", err)
-	}
-	cur.CopyTarget, cur.CopyTargetPassword, cur.CopyAt = next.CopyTarget, next.CopyTargetPassword, next.CopyAt
-	cur.CopyKeep, cur.CopyBwLimit = next.CopyKeep, next.CopyBwLimit
-	s.copyPlan.set(cur)
-	s.log.Info("copy settings changed on the admin page", "target", copies.Redacted(cur.CopyTarget), "at", hhmm(cur.CopyAt),
-		"keep", cur.CopyKeep, "bwlimit_kib", cur.CopyBwLimit)
-	return nil
-}
-
 // copyStaleAfter is how long without a good copy makes a notice, whether
 // runs failed or none ran (the box was off at copy_at).
 const copyStaleAfter = 3 * 24 * time.Hour
@@ -230,7 +121,7 @@ const copyStaleAfter = 3 * 24 * time.Hour
 // checkCopyAge posts a notice for the admin when a copy target is set and
 // no copy has succeeded for copyStaleAfter.
 func (s *services) checkCopyAge() {
-	cfg := s.copyPlan.get()
+	cfg := s.copyPlan.Config()
 	if cfg.CopyTarget == "" {
 		return
 	}

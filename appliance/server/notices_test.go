@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/admin"
+	"github.com/bonesync/bonesync/appliance/config"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/state"
@@ -65,8 +67,9 @@ func TestCopyStaleNotice(t *testing.T) {
 	dir := t.TempDir()
 	log := slog.New(slog.DiscardHandler)
 	s := &services{log: log, notices: notices.Open(t.TempDir(), log), o: Options{State: dir}}
-	s.copyPlan = &copyPlan{changed: make(chan struct{}, 1)}
-	s.copyPlan.cfg.CopyTarget = "/media/usb/copy"
+	cfg := config.Default()
+	cfg.CopyTarget = "/media/usb/copy"
+	s.copyPlan = admin.NewCopyPlan(cfg, dir, log)
 	write := func(st copies.Status) {
 		b, _ := json.Marshal(st)
 		os.MkdirAll(copies.Dir(dir), 0o700)

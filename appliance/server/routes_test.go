@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"log/slog"
@@ -28,11 +29,12 @@ import (
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
+	"github.com/bonesync/bonesync/appliance/webui"
 )
 
 // walkBox is the server's services as the route walk needs them: the
 // real login door and every protocol's handler over a store in a temporary
-// folder. Users: bob (no admin), carol (two-factor login).
+// folder. Users: bob (no admin), carol (two-factor login), dave.
 func walkBox(t *testing.T) *services {
 	dir := t.TempDir()
 	st, err := state.Open(filepath.Join(dir, "state"))
@@ -44,7 +46,7 @@ func walkBox(t *testing.T) *services {
 	if s.accounts, err = users.Open(st); err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range []string{"bob", "carol"} {
+	for _, u := range []string{"bob", "carol", "dave"} {
 		if err := s.accounts.Add(u, u+"-password"); err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +60,8 @@ func walkBox(t *testing.T) *services {
 		t.Fatal(err)
 	}
 	s.door = auth.New(s.accounts, s.log)
-	s.door.LoginPage = "/login"
+	s.door.LoginPage = webui.LoginPage
+	s.door.HomePage = webui.FilesPrefix + "/"
 	if s.files, err = store.Open(filepath.Join(dir, "files")); err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +86,11 @@ func (noCA) CACert() *x509.Certificate { return &x509.Certificate{Raw: []byte{0x
 
 // walkIdentities are who the walk sends each request as: no one, bob over
 // Basic and with a session (a user who owns none of what the routes
-// name, and no admin), and carol's own password over Basic (a two-factor
-// account's, which opens nothing alone). Each request comes from an
-// address of its own, so that carol's refusals ban no one else.
+// name, and no admin), dave over Basic with a wrong password, and
+// carol's own password over Basic (a two-factor account's, which opens
+// nothing alone, and is answered as dave's: no answer tells who has
+// two-factor login). Each request comes from an address of its own, so that carol's
+// refusals ban no one else.
 func walkIdentities(door *auth.Door) []routetest.Identity {
 	var n atomic.Int32
 	from := func(r *http.Request) {
@@ -120,7 +125,9 @@ func walkIdentities(door *auth.Door) []routetest.Identity {
 		{Name: "anonymous", Prepare: from, Passes: in(auth.Public, auth.Optional, auth.Link)},
 		{Name: "bob over Basic", Prepare: basic("bob", "bob-password"), Passes: in(auth.Public, auth.Optional, auth.Link, auth.User, auth.Account)},
 		{Name: "bob's session", Prepare: session("bob"), Passes: in(auth.Public, auth.Optional, auth.Link, auth.User, auth.Page, auth.Account)},
-		{Name: "carol's own password over Basic", Prepare: basic("carol", "carol-password"), Passes: in(auth.Public, auth.Link)},
+		{Name: "dave with a wrong password over Basic", Prepare: basic("dave", "not-daves"), Passes: in(auth.Public, auth.Link)},
+		{Name: "carol's own password over Basic", Prepare: basic("carol", "carol-password"), Passes: in(auth.Public, auth.Link),
+			Like: "dave with a wrong password over Basic"},
 	}
 }
 
@@ -154,6 +161,47 @@ func TestEveryRouteDeclaresItsAccess(t *testing.T) {
 		counts = append(counts, fmt.Sprintf("%s %d", a, n[a]))
 	}
 	t.Logf("%d routes: %s", len(rs.List()), strings.Join(counts, ", "))
+}
+
+// A user who is no admin, opening the admin's page in a browser, gets a
+// page that says why and links back to the files; a client that reads no
+// HTML (the sync clients, the pages' scripts) and a route that is no
+// page (the firmware's update) get the same 403 in plain text.
+func TestAdminRefusedAsAPage(t *testing.T) {
+	rs, _, s := walkSite(t)
+	ids := walkIdentities(s.door)
+	for _, tc := range []struct {
+		as           routetest.Identity
+		method, path string
+		accept       string
+		page         bool
+	}{
+		{ids[2], "GET", "/admin/", "text/html,application/xhtml+xml,*/*;q=0.8", true},
+		{ids[1], "GET", "/admin/", "text/html", true},
+		{ids[2], "POST", "/admin/", "text/html", true},
+		{ids[2], "GET", "/admin/", "*/*", false},
+		{ids[2], "GET", "/admin/bench.json", "", false},
+		{ids[2], "PUT", "/admin/update", "text/html", false},
+	} {
+		r := httptest.NewRequest(tc.method, "https://box.example"+tc.path, nil)
+		r.TLS = &tls.ConnectionState{}
+		tc.as.Prepare(r)
+		r.Header.Set("Accept", tc.accept)
+		w := httptest.NewRecorder()
+		rs.ServeHTTP(w, r)
+		body, typ := w.Body.String(), w.Header().Get("Content-Type")
+		what := fmt.Sprintf("%s %s as %s, Accept %q", tc.method, tc.path, tc.as.Name, tc.accept)
+		if w.Code != http.StatusForbidden || !strings.Contains(body, "Only the admin may do this.") {
+			t.Errorf("%s = %d %q, want 403 saying only the admin may", what, w.Code, body)
+			continue
+		}
+		if isPage := strings.HasPrefix(typ, "text/html"); isPage != tc.page {
+			t.Errorf("%s: Content-Type %q, want a page: %v", what, typ, tc.page)
+		}
+		if tc.page && !strings.Contains(body, `<a href="/files/">`) {
+			t.Errorf("%s: the page links nowhere back:\n%s", what, body)
+		}
+	}
 }
 
 // goldenDiff compares the routes with testdata/routes.txt: "" when the
@@ -214,6 +262,6 @@ func TestTheRouteWalkFails(t *testing.T) {
 // openDoor lets everyone in as bob.
 type openDoor struct{}
 
-func (openDoor) Check(auth.Access, http.ResponseWriter, *http.Request) (auth.Caller, bool) {
-	return auth.Caller{User: "bob"}, true
+func (openDoor) Check(auth.Access, http.ResponseWriter, *http.Request) (auth.Caller, error) {
+	return auth.Caller{User: "bob"}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/accounts"
+	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
@@ -68,7 +69,7 @@ type services struct {
 	handshakes *guard.Limiter
 	card       *update.Card // nil off a card
 	first      *firstlogin.Setup
-	copyPlan   *copyPlan                       // the copy settings in force
+	copyPlan   *admin.CopyPlan                 // the copy settings in force
 	copyCtx    atomic.Pointer[context.Context] // the copies part's, once it runs: the admin page's runs end with it
 	health     *health.Log                     // the disks' writes and errors, sampled hourly
 }
@@ -110,7 +111,7 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	s := &services{o: o, log: log, recent: recent, prov: p, cfg: p.Config, box: newCurrent(box, p.URLs),
 		locks: locks.New(), handshakes: guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second),
 		health: &health.Log{Dir: health.Dir(o.State)}}
-	s.copyPlan = newCopyPlan(p.Config, o.State, log)
+	s.copyPlan = admin.NewCopyPlan(p.Config, o.State, log)
 	var err error
 	if s.accounts, err = users.Open(p.State); err != nil {
 		return nil, err
@@ -119,6 +120,7 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	s.door = auth.New(s.accounts, log)
 	s.door.DrawFrom(s.memory)
 	s.door.LoginPage = webui.LoginPage
+	s.door.HomePage = webui.FilesPrefix + "/"
 	// The owner's record of logins and changes: without it the box still
 	// serves (the log says why).
 	if s.audit, err = audit.Open(audit.Dir(o.State)); err != nil {

@@ -26,9 +26,9 @@ func (y system) Started() time.Time                        { return y.started }
 func (y system) Card() *update.Card                        { return y.s.card }
 func (y system) CanReboot() bool                           { return onBoardWithPID1(y.s.o) }
 func (y system) Copy() (copies.Status, bool)               { return copies.ReadStatus(copies.Dir(y.s.o.State)) }
-func (y system) CopyPlan() string                          { return y.s.copyPlanLine() }
-func (y system) CopyForm() admin.CopyForm                  { return y.s.copyForm() }
-func (y system) CopySet(f admin.CopyForm, pw string) error { return y.s.copySet(f, pw) }
+func (y system) CopyPlan() string                          { return y.s.copyPlan.Line() }
+func (y system) CopyForm() admin.CopyForm                  { return y.s.copyPlan.Form() }
+func (y system) CopySet(f admin.CopyForm, pw string) error { return y.s.copyPlan.Set(f, pw) }
 func (y system) CopyStart() (string, error)                { return y.s.copyStart() }
 func (y system) Disks() []health.Report                    { return y.s.health.ReadAll() }
 func (y system) Memory() *budget.Budget                    { return y.s.memory }

@@ -24,13 +24,13 @@ import (
 // basicDoor lets in any user of the test with the password "pw".
 type basicDoor struct{}
 
-func (basicDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
+func (basicDoor) Check(_ auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, error) {
 	u, p, ok := r.BasicAuth()
 	if !ok || p != "pw" {
 		http.Error(w, "login", http.StatusUnauthorized)
-		return auth.Caller{}, false
+		return auth.Caller{}, auth.ErrAnswered
 	}
-	return auth.Caller{User: u}, true
+	return auth.Caller{User: u}, nil
 }
 
 type box struct {

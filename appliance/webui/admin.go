@@ -3,12 +3,10 @@ package webui
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -163,90 +161,6 @@ func (u *Admin) departed(accounts []users.Info) []departed {
 	return out
 }
 
-func (u *Admin) adminPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	name := strings.TrimSpace(r.PostFormValue("user"))
-	fail := func(code int, msg string) { u.showAdmin(w, sess, code, "", msg, adminData{}) }
-	switch r.PostFormValue("action") {
-	case "add":
-		pw := r.PostFormValue("password")
-		made := pw == ""
-		if made {
-			pw = users.NewPassword()
-		}
-		if err := u.Users.Add(name, pw); err != nil {
-			fail(http.StatusBadRequest, "User not added: "+err.Error())
-			return
-		}
-		u.Log.Info("web: admin added a user", "user", name)
-		u.audited(r, sess.User, "added user "+name)
-		d := adminData{}
-		if made {
-			d.NewUser, d.NewPass = name, pw
-		}
-		u.showAdmin(w, sess, http.StatusOK, "User "+name+" added.", "", d)
-	case "reset":
-		pw := users.NewPassword()
-		if err := u.Users.SetPassword(name, pw); err != nil {
-			fail(http.StatusBadRequest, "Password not reset: "+err.Error())
-			return
-		}
-		if name == sess.User {
-			u.Sessions.Renew(r, name)
-		}
-		u.Log.Info("web: admin reset a password", "user", name)
-		u.audited(r, sess.User, "reset the password of "+name)
-		u.showAdmin(w, sess, http.StatusOK, "Password of "+name+" reset; their browsers are logged out.", "", adminData{NewUser: name, NewPass: pw})
-	case "quota":
-		mb, err := strconv.ParseInt(strings.TrimSpace(r.PostFormValue("quota_mb")), 10, 64)
-		if err != nil || mb < 0 || mb > 1<<40 {
-			fail(http.StatusBadRequest, "The quota is a whole number of MiB (0: no limit).")
-			return
-		}
-		if err := u.Users.SetQuota(name, mb<<20); err != nil {
-			fail(http.StatusBadRequest, "Quota not set: "+err.Error())
-			return
-		}
-		u.audited(r, sess.User, fmt.Sprintf("set the quota of %s to %d MiB", name, mb))
-		u.showAdmin(w, sess, http.StatusOK, "Quota of "+name+" set.", "", adminData{})
-	case "delete":
-		if name == users.Admin {
-			fail(http.StatusBadRequest, "The admin account cannot be deleted.")
-			return
-		}
-		if u.Accounts == nil {
-			fail(http.StatusNotImplemented, "This server deletes no accounts.")
-			return
-		}
-		if err := u.Accounts.Delete(name); err != nil {
-			fail(http.StatusBadRequest, "User not deleted: "+err.Error())
-			return
-		}
-		u.Log.Info("web: admin deleted a user (the files stay)", "user", name)
-		u.audited(r, sess.User, "deleted user "+name+", their shares, links and notices")
-		u.showAdmin(w, sess, http.StatusOK, "User "+name+" deleted, with their shares and links. Their files stay on the disk: hand them to another user or remove them below.", "", adminData{})
-	case "copy-now":
-		u.copyNow(w, r, sess, fail)
-	case "copy-settings":
-		u.copySettings(w, r, sess, fail)
-	case "hand-over", "remove-data":
-		u.departedPost(w, r, sess, name, fail)
-	case "measure":
-		if u.Measure == nil {
-			fail(http.StatusNotImplemented, "This server cannot measure again.")
-			return
-		}
-		if !u.bench.start(u.Measure, u.Log) {
-			fail(http.StatusConflict, "A measurement is already running.")
-			return
-		}
-		u.audited(r, sess.User, "started a new benchmark")
-		// Post/redirect/get: reloading the page must not measure again.
-		http.Redirect(w, r, "/admin/#bench", http.StatusSeeOther)
-	default:
-		http.Error(w, "unknown action", http.StatusBadRequest)
-	}
-}
-
 // benchRun is the one benchmark the admin page may have running, and the
 // progress lines it printed.
 type benchRun struct {
@@ -311,75 +225,4 @@ func (u *Admin) benchStatus(w http.ResponseWriter, r *http.Request, _ auth.Calle
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(st) // dropped: strings and a bool always encode; a client gone loses nothing
-}
-
-// copyNow starts a copy off the box; the first one's password is shown
-// this once.
-func (u *Admin) copyNow(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
-	if u.System == nil {
-		fail(http.StatusNotImplemented, "No copy target is set: copy_target in the config (docs/copies.md).")
-		return
-	}
-	pw, err := u.System.CopyStart()
-	d := adminData{CopyPassword: pw}
-	if err != nil {
-		u.showAdmin(w, sess, http.StatusConflict, "", "Copy not started: "+err.Error(), d)
-		return
-	}
-	u.Log.Info("web: admin started a copy off the box")
-	u.audited(r, sess.User, "started a copy off the box")
-	u.showAdmin(w, sess, http.StatusOK, "The copy off the box has started; its progress shows below.", "", d)
-}
-
-// departedPost hands a deleted user's files over, or removes all they left.
-func (u *Admin) departedPost(w http.ResponseWriter, r *http.Request, sess auth.Caller, name string, fail func(int, string)) {
-	switch r.PostFormValue("action") {
-	case "hand-over":
-		to := strings.TrimSpace(r.PostFormValue("to"))
-		if u.Users.Exists(name) || !u.Users.Exists(to) {
-			fail(http.StatusBadRequest, "Files are handed over from a deleted user to a user with an account.")
-			return
-		}
-		folder := "Files of " + name
-		if err := u.Store.HandOver(name, to, folder); err != nil {
-			fail(http.StatusConflict, "Files not handed over: "+err.Error())
-			return
-		}
-		u.Log.Info("web: admin handed a deleted user's files over", "from", name, "to", to, "folder", folder)
-		u.audited(r, sess.User, fmt.Sprintf("handed the files of deleted user %s to %s", name, to))
-		u.showAdmin(w, sess, http.StatusOK, fmt.Sprintf("The files of %s are now %s's, in the folder %q.", name, to, folder), "", adminData{})
-	case "remove-data":
-		if u.Users.Exists(name) {
-			fail(http.StatusBadRequest, name+" has an account: delete the user first.")
-			return
-		}
-		err := u.Store.RemoveOwner(name)
-		if err == nil && u.Calendars != nil {
-			err = u.Calendars.RemoveOwner(name)
-		}
-		if err != nil {
-			fail(http.StatusInternalServerError, "Not all removed: "+err.Error())
-			return
-		}
-		u.Log.Info("web: admin removed a deleted user's data", "user", name)
-		u.audited(r, sess.User, "removed the data of deleted user "+name)
-		u.showAdmin(w, sess, http.StatusOK, "The files, trash, versions, calendars and contacts of "+name+" are removed.", "", adminData{})
-	}
-}
-
-// copySettings takes the copies' settings from the form.
-func (u *Admin) copySettings(w http.ResponseWriter, r *http.Request, sess auth.Caller, fail func(int, string)) {
-	if u.System == nil {
-		fail(http.StatusNotImplemented, "The copy settings are not set here.")
-		return
-	}
-	f := admin.CopyForm{Target: r.PostFormValue("copy_target"), At: r.PostFormValue("copy_at"),
-		Keep: r.PostFormValue("copy_keep"), BwLimit: r.PostFormValue("copy_bwlimit_kib")}
-	if err := u.System.CopySet(f, r.PostFormValue("copy_target_password")); err != nil {
-		fail(http.StatusBadRequest, "Copy settings not changed: "+err.Error())
-		return
-	}
-	u.Log.Info("web: admin changed the copy settings")
-	u.audited(r, sess.User, "changed the copy settings")
-	u.showAdmin(w, sess, http.StatusOK, "Copy settings saved: they are in force now.", "", adminData{})
 }

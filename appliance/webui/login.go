@@ -74,16 +74,16 @@ func (u *Login) loginPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := guard.Host(r.RemoteAddr)
-	res := u.Door.Password(addr, auth.Form, name, r.PostFormValue("password"))
-	if res != auth.OK {
+	switch res := u.Door.Password(addr, auth.Form, name, r.PostFormValue("password")); res {
+	case auth.OK:
+	case auth.NeedsCode:
+		u.askCode(w, http.StatusOK, u.codes.add(name, next), next, name, "")
+		return
+	default:
 		if res.Status() == http.StatusTooManyRequests {
 			auth.SetRetryAfter(w, u.Door.RetryAfter(addr, name))
 		}
 		u.loginForm(w, res.Status(), next, name, res.Message())
-		return
-	}
-	if u.Door.TwoFactor(name) {
-		u.askCode(w, http.StatusOK, u.codes.add(name, next), next, name, "")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})

@@ -68,13 +68,21 @@ func (u *Common) Routes(rs *front.Routes) {
 	rs.Handle(auth.Page, "POST /notices", u.dismiss)
 }
 
-// Door is the login door as the login form asks it (package auth): the
-// password and code checks, and the sessions.
-type Door interface {
+// WaysIn are the ways in that the pages take themselves, the one way the
+// rooms reach the login door (package auth): the login form's password
+// (auth.Form: a two-factor account's right one is auth.NeedsCode) and
+// code, a password typed again on a logged-in page (auth.Retyped), a
+// public link's password, how long a refused one waits, and the sessions
+// a login starts, ends or renews. They are logins, not access checks:
+// who a request comes from is the front's to find, by the access its
+// route declared (auth.Door.Check), and no room asks it of the door.
+// Login, Account and Public hold it.
+type WaysIn interface {
 	Password(addr string, way auth.Way, user, pw string) auth.Result
 	Code(addr, user, code string) auth.Result
-	TwoFactor(user string) bool
+	LinkPassword(addr, token, hash, pw string) auth.Result
 	RetryAfter(addr, user string) time.Duration
+	LinkRetryAfter(addr, token string) time.Duration
 	Sessions() *auth.Sessions
 }
 
@@ -88,7 +96,7 @@ type AppPasswords interface {
 // login flows that let an app connect through a browser.
 type Login struct {
 	*Common
-	Door Door
+	Door WaysIn
 	Apps AppPasswords
 	// OnBoard: the box runs on its board, where the first password is on
 	// the console and the card.
@@ -244,20 +252,11 @@ type AccountUsers interface {
 	DisableTOTP(name string) error
 }
 
-// AccountDoor is the login door as the account's pages ask it: the
-// password and code typed again, and the sessions renewed.
-type AccountDoor interface {
-	Password(addr string, way auth.Way, user, pw string) auth.Result
-	Code(addr, user, code string) auth.Result
-	RetryAfter(addr, user string) time.Duration
-	Sessions() *auth.Sessions
-}
-
 // Account is the account's pages: password, e-mail, app passwords,
 // two-factor login, and connecting apps.
 type Account struct {
 	*Common
-	Door  AccountDoor
+	Door  WaysIn // the password and code typed again, the sessions renewed
 	Users AccountUsers
 	// Report is the benchmark report as it is now (the SSH host key's
 	// fingerprint).
@@ -278,12 +277,6 @@ func (u *Account) Routes(rs *front.Routes) {
 	rs.Handle(auth.Account, "POST /account", u.accountPost)
 }
 
-// LinkDoor is the login door as a link's password form asks it.
-type LinkDoor interface {
-	LinkPassword(addr, token, hash, pw string) auth.Result
-	LinkRetryAfter(addr, token string) time.Duration
-}
-
 // Links are the public links (package shares).
 type Links interface {
 	Link(token string) (shares.Share, bool)
@@ -298,8 +291,8 @@ type SharedTrees interface {
 // form, downloads, previews and uploads.
 type Public struct {
 	*Common
-	Door     LinkDoor
-	Shares   Links // nil: no links
+	Door     WaysIn // a link's password
+	Shares   Links  // nil: no links
 	Store    SharedTrees
 	Previews Previews // nil: none
 

@@ -36,10 +36,10 @@ type Recorder struct {
 }
 
 // Check asks the door and notes its answer.
-func (rec *Recorder) Check(a auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
-	c, ok := rec.Door.Check(a, w, r)
-	rec.asked, rec.passed = true, ok
-	return c, ok
+func (rec *Recorder) Check(a auth.Access, w http.ResponseWriter, r *http.Request) (auth.Caller, error) {
+	c, err := rec.Door.Check(a, w, r)
+	rec.asked, rec.passed = true, err == nil
+	return c, err
 }
 
 // Identity is one way the walk sends each request.
@@ -50,6 +50,12 @@ type Identity struct {
 	Prepare func(r *http.Request)
 	// Passes says which accesses let this identity through the door.
 	Passes func(a auth.Access) bool
+	// Like names an identity (one before it) whose answers this one's
+	// must equal, route by route, so that no answer tells the two apart
+	// (a two-factor account's own password, and another account's wrong
+	// one); "" none. 401 and 429 count as the same: an account's delay
+	// may begin between the two requests, whatever the password.
+	Like string
 }
 
 // Walk requests every route of site as each identity, and cross-site,
@@ -79,8 +85,13 @@ func walkOne(site Site, rec *Recorder, rt front.Route, method string, ids []Iden
 	if got, ok := site.Serving(req(ids[0])); !ok || got.Pattern != rt.Pattern {
 		problems = append(problems, fmt.Sprintf("%s %s: served by %q (declared: %v), not by its route %q", method, target, got.Pattern, ok, rt.Pattern))
 	}
+	codes := map[string]int{}
 	for _, id := range ids {
 		code := serve(site, rec, req(id))
+		codes[id.Name] = code
+		if like, ok := codes[id.Like]; ok && !sameAnswer(code, like) {
+			problems = append(problems, fmt.Sprintf("%s as %s: %d, but as %s: %d", rt.Pattern, id.Name, code, id.Like, like))
+		}
 		want := id.Passes(rt.Access)
 		switch {
 		case !rec.asked:
@@ -114,6 +125,13 @@ func serve(site Site, rec *Recorder, r *http.Request) (code int) {
 	}()
 	site.ServeHTTP(w, r)
 	return w.Code
+}
+
+// sameAnswer says whether two refusals' codes tell nothing apart: equal,
+// or a wrong password's 401 and an account's delay, 429.
+func sameAnswer(a, b int) bool {
+	wrong := func(c int) bool { return c == http.StatusUnauthorized || c == http.StatusTooManyRequests }
+	return a == b || wrong(a) && wrong(b)
 }
 
 func refusal(code int) bool {
