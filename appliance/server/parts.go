@@ -18,12 +18,13 @@ import (
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/listen"
 	"github.com/bonesync/bonesync/appliance/notices"
-	"github.com/bonesync/bonesync/appliance/preview"
+	"github.com/bonesync/bonesync/appliance/previewapi"
 	"github.com/bonesync/bonesync/appliance/provision"
 	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/sftpd"
 	"github.com/bonesync/bonesync/appliance/shareapi"
 	"github.com/bonesync/bonesync/appliance/shares"
+	"github.com/bonesync/bonesync/appliance/status"
 	"github.com/bonesync/bonesync/appliance/webui"
 )
 
@@ -103,13 +104,13 @@ func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount
 	sys := system{s, time.Now()}
 	ms := []front.Mount{
 		dav,
-		&preview.Handler{Maker: s.previews, Log: s.log},
+		&previewapi.Handler{Maker: s.previews, Log: s.log},
 		&notices.Handler{Board: s.notices, Log: s.log},
 		&shareapi.API{Book: s.shares, Store: s.files, Users: s.accounts, Log: s.log},
 		&calendars.Handler{Store: s.pim, Emails: s.accounts, Log: s.log},
 	}
 	ms = append(ms, s.rooms(sys, dav, sshPort)...)
-	return dav, append(ms, &admin.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: plainPort, Log: s.log, Audit: s.audit})
+	return dav, append(ms, &status.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: plainPort, Log: s.log, Audit: s.audit})
 }
 
 // rooms are the web pages, a handler per group of pages, each given the

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -51,28 +50,8 @@ func (u *Photos) thumb(w http.ResponseWriter, r *http.Request, sess auth.Caller)
 	side, _ := strconv.Atoi(r.FormValue("s"))
 	side = min(max(side, 32), 1024)
 	square := r.FormValue("fit") == ""
-	tag := `"` + in.ETag + "." + strconv.Itoa(side) + "." + strconv.FormatBool(square) + `"`
-	if r.Header.Get("If-None-Match") == tag {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	p, err := u.Previews.Get(r.Context(), preview.Source{User: sess.User, ID: in.FileID, Version: in.ETag,
+	u.Previews.Serve(w, r, preview.Source{User: sess.User, ID: in.FileID, Version: in.ETag,
 		Open: func() (io.ReadSeekCloser, error) { return tree.Open(name) }}, side, side, square)
-	if err != nil {
-		if budget.Answer(w, err, http.StatusInsufficientStorage) {
-			return
-		}
-		if !preview.NoPreview(err) {
-			u.Log.Warn("web: no thumbnail", "user", sess.User, "path", name, "err", err)
-		}
-		http.NotFound(w, r)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", p.Type)
-	h.Set("ETag", tag)
-	h.Set("Cache-Control", "private, max-age=86400")
-	w.Write(p.Data)
 }
 
 // photo is one thumbnail of the photos page.

@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
@@ -324,18 +323,8 @@ func (u *Public) publicPreview(w http.ResponseWriter, r *http.Request) {
 	}
 	side, _ := strconv.Atoi(r.FormValue("s"))
 	side = min(max(side, 32), 1024)
-	pv, err := u.Previews.Get(r.Context(), preview.Source{User: s.Owner, ID: in.FileID, Version: in.ETag,
+	u.Previews.Serve(w, r, preview.Source{User: s.Owner, ID: in.FileID, Version: in.ETag,
 		Open: func() (io.ReadSeekCloser, error) { return tree.Open(p) }}, side, side, r.FormValue("fit") == "")
-	if budget.Answer(w, err, http.StatusInsufficientStorage) {
-		return
-	}
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", pv.Type)
-	w.Header().Set("Cache-Control", "private, max-age=3600")
-	w.Write(pv.Data)
 }
 
 // publicUpload takes files into the share (?path= a folder of it), each

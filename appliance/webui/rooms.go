@@ -188,7 +188,7 @@ func (u *Files) Routes(rs *front.Routes) {
 
 // Previews make the thumbnails and the photos' dates (package preview).
 type Previews interface {
-	Get(ctx context.Context, src preview.Source, w, h int, square bool) (preview.Preview, error)
+	Serve(w http.ResponseWriter, r *http.Request, src preview.Source, width, height int, square bool)
 	Taken(user string, pics []preview.Source) []time.Time
 }
 

@@ -1,23 +1,34 @@
-package preview
+// Package previewapi answers the preview endpoints of the Nextcloud
+// protocol, as its apps and desktop client ask them, with the previews
+// package preview makes and keeps.
+package previewapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
 
 	"github.com/bonesync/bonesync/appliance/auth"
-	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/filetype"
 	"github.com/bonesync/bonesync/appliance/front"
+	"github.com/bonesync/bonesync/appliance/preview"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
+// tree is what a preview request reads of a user's files.
+type tree interface {
+	Info(p string) (store.Info, error)
+	Find(id uint64) (string, store.Info, error)
+	Open(p string) (store.File, error)
+	Bin() store.Bin
+	Close() error
+}
+
 // Handler answers the preview endpoints of the Nextcloud protocol.
 type Handler struct {
-	Maker *Maker
+	Maker *preview.Maker
 	Log   *slog.Logger
 }
 
@@ -151,7 +162,7 @@ func (h *Handler) trashed(w http.ResponseWriter, r *http.Request, who auth.Calle
 	}
 	for _, it := range items {
 		if it.FileID == id && it.Kind == store.KindDeleted && !it.Dir {
-			q.deliver(Source{User: q.user, ID: id, Version: it.ETag,
+			q.deliver(preview.Source{User: q.user, ID: id, Version: it.ETag,
 				Open: func() (io.ReadSeekCloser, error) { return q.tree.Bin().Open(it.ID) }})
 			return
 		}
@@ -165,36 +176,12 @@ func (q *request) send(p string, in store.Info) {
 		http.Error(q.w, "no preview for this kind of file", http.StatusNotFound)
 		return
 	}
-	q.deliver(Source{User: q.user, ID: in.FileID, Version: in.ETag,
+	q.deliver(preview.Source{User: q.user, ID: in.FileID, Version: in.ETag,
 		Open: func() (io.ReadSeekCloser, error) { return q.tree.Open(p) }})
 }
 
-func (q *request) deliver(src Source) {
-	tag := fmt.Sprintf(`"%s.%d.%t"`, src.Version, sizeFor(q.x, q.y), q.square)
-	if q.r.Header.Get("If-None-Match") == tag {
-		q.w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	p, err := q.h.Maker.Get(q.r.Context(), src, q.x, q.y, q.square)
-	switch {
-	case budget.Answer(q.w, err, http.StatusInsufficientStorage):
-		return
-	case NoPreview(err):
-		http.Error(q.w, "no preview for this file", http.StatusNotFound)
-		return
-	case err != nil:
-		q.h.Log.Warn("cannot make a preview", "user", src.User, "id", src.ID, "err", err)
-		http.Error(q.w, "cannot make the preview", http.StatusInternalServerError)
-		return
-	}
-	h := q.w.Header()
-	h.Set("Content-Type", p.Type)
-	h.Set("Content-Length", strconv.Itoa(len(p.Data)))
-	h.Set("ETag", tag)
-	h.Set("Cache-Control", "private, max-age=86400")
-	if q.r.Method != http.MethodHead {
-		q.w.Write(p.Data)
-	}
+func (q *request) deliver(src preview.Source) {
+	q.h.Maker.Serve(q.w, q.r, src, q.x, q.y, q.square)
 }
 
 func jsonError(w http.ResponseWriter, code int, msg string) {

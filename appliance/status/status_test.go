@@ -1,4 +1,4 @@
-package admin_test
+package status_test
 
 import (
 	"bytes"
@@ -22,19 +22,20 @@ import (
 	"github.com/bonesync/bonesync/appliance/measure"
 	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/state"
+	"github.com/bonesync/bonesync/appliance/status"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
 // newHandler is the admin routes with the users u and admin, a report as
 // a board measures it, and sys.
-func newHandler(t *testing.T, sys admin.System) (*admin.Handler, *report.Report) {
+func newHandler(t *testing.T, sys admin.System) (*status.Handler, *report.Report) {
 	t.Helper()
 	h, rep, _ := newHandlerDB(t, sys)
 	return h, rep
 }
 
 // newHandlerDB is newHandler with the user database it made.
-func newHandlerDB(t *testing.T, sys admin.System) (*admin.Handler, *report.Report, *users.DB) {
+func newHandlerDB(t *testing.T, sys admin.System) (*status.Handler, *report.Report, *users.DB) {
 	t.Helper()
 	st, err := state.Open(t.TempDir())
 	if err != nil {
@@ -74,10 +75,10 @@ func newHandlerDB(t *testing.T, sys admin.System) (*admin.Handler, *report.Repor
 		DurationS:     100,
 	}
 	log := slog.New(slog.DiscardHandler)
-	return &admin.Handler{Door: auth.New(db, log), System: sys, Report: func() *report.Report { return rep }, Log: log}, rep, db
+	return &status.Handler{Door: auth.New(db, log), System: sys, Report: func() *report.Report { return rep }, Log: log}, rep, db
 }
 
-func serve(h *admin.Handler, method, path, user, pw, body string, hdr ...string) *httptest.ResponseRecorder {
+func serve(h *status.Handler, method, path, user, pw, body string, hdr ...string) *httptest.ResponseRecorder {
 	mux := front.NewRoutes(h.Door.(*auth.Door))
 	h.Routes(mux)
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
