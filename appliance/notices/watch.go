@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -41,6 +42,9 @@ type Facts interface {
 	// FailedTrial names the card's slot whose update was tried and did
 	// not come up ("" when none, or off a card), and the slot running.
 	FailedTrial() (tried, running string, err error)
+	// Copy is the copies' target ("": none set) and the last run's status
+	// (package copies); !ok: no run has left one.
+	Copy() (target string, st copies.Status, ok bool)
 }
 
 // Watch posts and clears the notices of what lasts.
@@ -72,8 +76,12 @@ func (w *Watch) Run(ctx context.Context) error {
 	}
 }
 
-// Check posts, and clears, the notices of quotas, the disk's space and
-// updates.
+// CopyStaleAfter is how long without a good copy makes a notice, whether
+// runs failed or none ran (the box was off at copy_at).
+const CopyStaleAfter = 3 * 24 * time.Hour
+
+// Check posts, and clears, the notices of quotas, the disk's space,
+// updates and the copies' age.
 func (w *Watch) Check() {
 	uses, err := w.Facts.Uses()
 	if err != nil {
@@ -109,6 +117,31 @@ func (w *Watch) Check() {
 	default:
 		w.clear(users.Admin, "update", "")
 	}
+	w.checkCopy()
+}
+
+// checkCopy tells the admin when a copy target is set and no copy has
+// succeeded for CopyStaleAfter, counted from the first try when none
+// ever did; a run still going (not a stale one a cut left) holds it off.
+func (w *Watch) checkCopy() {
+	target, st, ok := w.Facts.Copy()
+	if target == "" {
+		return
+	}
+	since := st.LastSuccess
+	if since.IsZero() {
+		since = st.Started // none ever: from the first try
+	}
+	if since.IsZero() && st.Running != nil {
+		since = st.Running.Started // the first run, going on or cut short
+	}
+	if !ok || since.IsZero() || w.Now().Sub(since) < CopyStaleAfter || st.Running != nil && !st.Stale() {
+		w.clear(users.Admin, "copy-stale", "")
+		return
+	}
+	w.post(users.Admin, "copy-stale", "", "No copy off the box for 3 days",
+		fmt.Sprintf("The last copy to %s that succeeded was made %s. The admin page's copies section says why.",
+			copies.Redacted(target), since.Local().Format("2006-01-02 15:04")), "/admin/#copies")
 }
 
 // CheckDisks samples the health of the disks under Dirs (package health:

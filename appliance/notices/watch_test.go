@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -14,11 +15,16 @@ type facts struct {
 	uses        []Use
 	total, free int64
 	tried       string
+	target      string
+	copy        copies.Status
 }
 
 func (f *facts) Uses() ([]Use, error)                 { return f.uses, nil }
 func (f *facts) DiskSpace() (int64, int64, error)     { return f.total, f.free, nil }
 func (f *facts) FailedTrial() (string, string, error) { return f.tried, "a", nil }
+func (f *facts) Copy() (string, copies.Status, bool) {
+	return f.target, f.copy, !f.copy.Started.IsZero()
+}
 
 type failing struct{ facts }
 
@@ -69,5 +75,42 @@ func TestWatchRules(t *testing.T) {
 	(&Watch{Board: b, Facts: &failing{*f}, Now: time.Now, Log: log}).Check()
 	if count(users.Admin, "disk") != 1 {
 		t.Error("the disk's notice waited for the accounts")
+	}
+}
+
+// No good copy for 3 days, whether runs failed or none ran: the admin is
+// told, by the box's clock; a good copy since clears it; a run going on
+// holds it off, one a cut left stale does not.
+func TestCopyStaleNotice(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	b := Open(t.TempDir(), log)
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	old := now.Add(-4 * 24 * time.Hour)
+	f := &facts{target: "sftp://copy@nas/box", copy: copies.Status{Started: old, Ended: old, LastSuccess: old}}
+	w := &Watch{Board: b, Facts: f, Now: func() time.Time { return now }, Log: log}
+	told := func() bool {
+		all, _ := b.List(users.Admin)
+		return len(all) == 1 && strings.Contains(all[0].Subject, "3 days")
+	}
+	w.Check()
+	if !told() {
+		t.Fatal("4 days without a good copy: no notice")
+	}
+	f.copy = copies.Status{Started: now, Ended: now, LastSuccess: now}
+	w.Check()
+	if all, _ := b.List(users.Admin); len(all) != 0 {
+		t.Errorf("notices after a good copy = %+v", all)
+	}
+	// Never a good one: counted from the first try.
+	f.copy = copies.Status{Started: old, Ended: old}
+	w.Check()
+	if !told() {
+		t.Error("4 days of failed runs: no notice")
+	}
+	// No target: nothing said, nothing cleared by this rule either.
+	f.target = ""
+	w.Check()
+	if !told() {
+		t.Error("the notice went with the target unset")
 	}
 }

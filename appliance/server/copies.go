@@ -113,31 +113,3 @@ func (s *services) firstCopier(dir string) (*engine.Copier, string, error) {
 	}
 	return c, password, nil
 }
-
-// copyStaleAfter is how long without a good copy makes a notice, whether
-// runs failed or none ran (the box was off at copy_at).
-const copyStaleAfter = 3 * 24 * time.Hour
-
-// checkCopyAge posts a notice for the admin when a copy target is set and
-// no copy has succeeded for copyStaleAfter.
-func (s *services) checkCopyAge() {
-	cfg := s.copyPlan.Config()
-	if cfg.CopyTarget == "" {
-		return
-	}
-	st, ok := copies.ReadStatus(copies.Dir(s.o.State))
-	since := st.LastSuccess
-	if since.IsZero() {
-		since = st.Started // none ever: from the first try
-	}
-	if since.IsZero() && st.Running != nil {
-		since = st.Running.Started // the first run, going on or cut short
-	}
-	if !ok || since.IsZero() || time.Since(since) < copyStaleAfter || st.Running != nil && !st.Stale() {
-		s.notices.Clear(users.Admin, "copy-stale", "")
-		return
-	}
-	s.notices.Post(users.Admin, "copy-stale", "", "No copy off the box for 3 days",
-		fmt.Sprintf("The last copy to %s that succeeded was made %s. The admin page's copies section says why.",
-			copies.Redacted(cfg.CopyTarget), since.Local().Format("2006-01-02 15:04")), "/admin/#copies")
-}

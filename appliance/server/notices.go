@@ -1,12 +1,11 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"path"
 	"strconv"
-	"time"
 
+	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/notices"
 	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/shares"
@@ -53,28 +52,18 @@ func (f noticeFacts) FailedTrial() (tried, running string, err error) {
 	return st.Other, st.Slot, nil
 }
 
+func (f noticeFacts) Copy() (string, copies.Status, bool) {
+	if f.s.copyPlan == nil {
+		return "", copies.Status{}, false
+	}
+	st, ok := copies.ReadStatus(copies.Dir(f.s.o.State))
+	return f.s.copyPlan.Config().CopyTarget, st, ok
+}
+
 // noticeWatch is the notices of what lasts, on this server's facts.
 func (s *services) noticeWatch() *notices.Watch {
 	return &notices.Watch{Board: s.notices, Facts: noticeFacts{s}, Health: s.health,
 		Dirs: []string{s.o.State, s.o.Files}, Now: s.prov.Clock.Now, Log: s.log}
-}
-
-// keepHourly checks the copies' age and ends the shares past their
-// expiry, a minute after start and then hourly.
-func (s *services) keepHourly(ctx context.Context) error {
-	wait := time.Minute
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
-		}
-		wait = time.Hour
-		s.checkCopyAge()
-		if n := s.shares.Expire(); n > 0 {
-			s.log.Info("shares past their expiry ended", "count", n)
-		}
-	}
 }
 
 func (s *services) post(user, kind, key, subject, message, link string) {

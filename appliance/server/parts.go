@@ -64,7 +64,7 @@ func (s *services) parts(lns *listen.Listeners) ([]part, error) {
 		}, false, true},
 		{"previews", func(ctx context.Context) error { s.previews.SweepEvery(ctx, sweepPreviewsEvery); return nil }, false, true},
 		{"notices", func(ctx context.Context) error { return s.noticeWatch().Run(ctx) }, false, true},
-		{"hourly", s.keepHourly, false, true},
+		{"share-expiry", func(ctx context.Context) error { s.shares.ExpireEvery(ctx, time.Hour); return nil }, false, true},
 		{"refresh", func(ctx context.Context) error { s.watcher().Run(ctx); return nil }, false, false},
 		{"clock", s.keepClock, false, false},
 		{"first-login", s.tidyFirstLogin, false, true},

@@ -14,6 +14,7 @@
 package shares
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -625,6 +626,23 @@ func (b *Book) Expire() int {
 		b.Remove(s.Owner, s.ID)
 	}
 	return len(gone)
+}
+
+// ExpireEvery ends the shares past their expiry a minute after it is
+// called and then every interval, until ctx ends.
+func (b *Book) ExpireEvery(ctx context.Context, every time.Duration) {
+	wait := time.Minute
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = every
+		if n := b.Expire(); n > 0 {
+			b.log.Info("shares past their expiry ended", "count", n)
+		}
+	}
 }
 
 // LinkPath is a link's page.
