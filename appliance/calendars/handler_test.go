@@ -2,7 +2,6 @@ package calendars
 
 import (
 	"encoding/xml"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -276,12 +275,12 @@ func TestObjectsNeedRoom(t *testing.T) {
 	srv, s := server(t)
 	const budget = 1 << 20
 	var asked []int64
-	s.Room = func(user string, used, grow int64) error {
+	s.Room = func(user string, used, grow int64) (string, error) {
 		asked = append(asked, grow)
 		if used+grow > budget {
-			return fmt.Errorf("%w: over your quota", ErrNoRoom)
+			return "over your quota", nil
 		}
-		return nil
+		return "", nil
 	}
 	bob := client{t, srv, "bob"}
 	cal := "/remote.php/dav/calendars/bob/personal/"

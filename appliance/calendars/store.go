@@ -75,8 +75,8 @@ var (
 	ErrTooLarge     = errors.New("larger than the collection takes")
 	ErrTooMany      = errors.New("the collection is full")
 	ErrBadToken     = errors.New("not a sync token of this collection")
-	// ErrNoRoom is wrapped by Room's refusals: the owner's quota, which
-	// their files share, or the disk.
+	// ErrNoRoom wraps Room's refusals: the owner's quota, which their
+	// files share, or the disk.
 	ErrNoRoom = errors.New("no room")
 )
 
@@ -97,11 +97,11 @@ type Store struct {
 	// Sharing says what collections are shared with whom (package
 	// shares); nil: nothing is.
 	Sharing Sharing
-	// Room refuses (wrapping ErrNoRoom) grow more bytes of user's objects,
-	// given what their calendars and address books take (used): the quota
-	// they share with the user's files, and the disk's free space. nil:
-	// only Limits bound them.
-	Room func(user string, used, grow int64) error
+	// Room says why user's objects may not grow by grow more bytes, given
+	// what their calendars and address books take (used): the quota they
+	// share with the user's files, or the disk's free space ("": they
+	// may; accounts.Room). nil: only Limits bound them.
+	Room func(user string, used, grow int64) (why string, err error)
 	// Memory is the box's budget, from which every parse of an object and
 	// every answer that reads objects draws its estimate before it starts
 	// (memory.go); nil: unbounded (the command-line tools, tests).
@@ -862,7 +862,11 @@ func (s *Store) room(user, path string, size int64) error {
 	if err != nil {
 		return err
 	}
-	return s.Room(user, used, grow)
+	why, err := s.Room(user, used, grow)
+	if err == nil && why != "" {
+		err = fmt.Errorf("%w: %s", ErrNoRoom, why)
+	}
+	return err
 }
 
 // Used is Usage as Put counts it: from the disk at most once every

@@ -98,7 +98,7 @@ func (s *services) web(lns *listen.Listeners) *front.Server {
 // alone (they answer on the plain-HTTP port too), for the ports of SSH
 // and plain HTTP the pages name.
 func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount) {
-	dav := &files.Handler{Store: s.files, Quotas: quotas{s.accounts, s.pim}, Favorites: s.favs, Locks: s.locks, Memory: s.memory, Log: s.log,
+	dav := &files.Handler{Store: s.files, Quotas: s.room(), Favorites: s.favs, Locks: s.locks, Memory: s.memory, Log: s.log,
 		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares,
 		Capabilities: merge(notices.Capabilities, shareapi.Capabilities)}
 	sys := system{s, time.Now()}
@@ -153,7 +153,7 @@ func (s *services) front(lns *listen.Listeners, https, plain http.Handler) *fron
 func (s *services) sftp() (*sftpd.Server, error) {
 	cfg := s.cfg
 	srv := &sftpd.Server{
-		Door: s.door, Quotas: quotas{s.accounts, s.pim}, Store: s.files, Locks: s.locks, Handshakes: s.handshakes,
+		Door: s.door, Quotas: s.room(), Store: s.files, Locks: s.locks, Handshakes: s.handshakes,
 		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known).Bans(s.door.Banned),
 		SessionsPerConn: cfg.SSHSessionsPerConn, SessionsPerUser: cfg.SSHSessionsPerUser,
 		HostKeys:    s.box.hostKeys,

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,28 +28,28 @@ func TestOneQuotaForFilesAndCalendars(t *testing.T) {
 	pim, _ := calendars.Open(files.Dir())
 	s := &services{accounts: db, files: files, pim: pim}
 	tree, _ := files.Tree("ann")
-	w, _ := tree.Create("photo.jpg", false)
+	w, err := tree.Create("photo.jpg", false)
 	w.Write(make([]byte, 600<<10))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	tree.Close()
-	if err := s.calendarRoom("ann", 0, 300<<10); err != nil {
-		t.Errorf("300 KiB of events beside 600 KiB of files in 1 MiB: %v", err)
+	room := s.room() // as the server wires it, on the real store and calendars
+	if why, err := room.ForCalendars("ann", 0, 300<<10); why != "" || err != nil {
+		t.Errorf("300 KiB of events beside 600 KiB of files in 1 MiB: %q %v", why, err)
 	}
-	err = s.calendarRoom("ann", 300<<10, 200<<10)
-	if !errors.Is(err, calendars.ErrNoRoom) || !strings.Contains(err.Error(), "quota of 1 MiB") {
-		t.Errorf("1.1 MiB in all under a 1 MiB quota: %v", err)
+	if why, _ := room.ForCalendars("ann", 300<<10, 200<<10); !strings.Contains(why, "quota of 1 MiB") {
+		t.Errorf("1.1 MiB in all under a 1 MiB quota: %q", why)
 	}
-	if q := (quotas{db, pim}).Quota("ann"); q != 1<<20 {
+	if q := room.Quota("ann"); q != 1<<20 {
 		t.Errorf("with no calendars the files' quota is %d", q)
 	}
 	db.SetQuota("ann", 0)
-	if err := s.calendarRoom("ann", 0, 100<<20); err != nil {
-		t.Errorf("no quota: %v", err)
+	if why, err := room.ForCalendars("ann", 0, 100<<20); why != "" || err != nil {
+		t.Errorf("no quota: %q %v", why, err)
 	}
-	if err := s.calendarRoom("ann", 0, 1<<50); !errors.Is(err, calendars.ErrNoRoom) || !strings.Contains(err.Error(), "disk is full") {
-		t.Errorf("more than the disk: %v", err)
+	if why, _ := room.ForCalendars("ann", 0, 1<<50); why != "the disk is full" {
+		t.Errorf("more than the disk: %q", why)
 	}
 }
 

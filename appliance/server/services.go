@@ -173,9 +173,9 @@ func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listen
 	s.shares.Told = s.toldShare
 	s.shares.Audit = s.audit
 	s.shares.Ended = func(sh shares.Share) { s.notices.Clear(sh.With, "share", strconv.Itoa(sh.ID)) }
-	s.files.SetMounts(s.shares, quotas{s.accounts, s.pim}.Quota)
+	s.files.SetMounts(s.shares, s.room().Quota)
 	s.pim.Sharing = calendarShares{s.shares}
-	s.pim.Room = s.calendarRoom
+	s.pim.Room = s.room().ForCalendars
 	s.shares.CollectionExists = func(owner, item, name string) bool {
 		k := calendars.Calendars
 		if item == shares.ItemAddressBook {
@@ -265,45 +265,11 @@ func saveClock(c *clock.Floor, log *slog.Logger) {
 // reboots the board on request.
 func onBoardWithPID1(o Options) bool { return o.Board != "" && os.Getenv("NOTIFY_SOCKET") != "" }
 
-// calendarRoom is the calendars' share of the user's quota and of the
-// disk: their objects and their files count against the one quota, and
-// an object is not written into the disk's last MiB.
-func (s *services) calendarRoom(user string, used, grow int64) error {
-	if q := s.accounts.Quota(user); q > 0 {
-		u, err := s.files.UsageOf(user) // its own tree, no shares mounted
-		if err != nil {
-			return err
-		}
-		files := u.Files
-		if files+used+grow > q {
-			return fmt.Errorf("%w: over your quota of %d MiB (files %d MiB, calendars and contacts %d MiB)", calendars.ErrNoRoom, q>>20, files>>20, used>>20)
-		}
+// room is the accounts' one quota for their files and calendars.
+func (s *services) room() accounts.Room {
+	r := accounts.Room{Limits: s.accounts, Files: s.files}
+	if s.pim != nil {
+		r.Calendars = s.pim
 	}
-	_, free, err := s.files.DiskSpace()
-	if err != nil {
-		return err
-	}
-	if free < grow+1<<20 {
-		return fmt.Errorf("%w: the disk is full", calendars.ErrNoRoom)
-	}
-	return nil
-}
-
-// quotas are the users' quotas as the file protocols apply them: what the
-// account allows less what its calendars and contacts take.
-type quotas struct {
-	accounts *users.DB
-	pim      *calendars.Store
-}
-
-func (q quotas) Quota(user string) int64 {
-	limit := q.accounts.Quota(user)
-	if limit <= 0 || q.pim == nil {
-		return limit
-	}
-	used, err := q.pim.Used(user)
-	if err != nil {
-		return limit
-	}
-	return max(limit-used, 1) // 0 would mean no limit
+	return r
 }
