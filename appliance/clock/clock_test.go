@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -124,4 +125,27 @@ func TestSyncedCorrectsAWrongFloor(t *testing.T) {
 	if !f.Now().Equal(real) || !store.t.Equal(real) {
 		t.Errorf("after the correction: Now %v, saved %v, want %v", f.Now(), store.t, real)
 	}
+}
+
+// Every calls at once for a first of 0, then every interval, and stops
+// when its context ends, mid-wait.
+func TestEvery(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	done := make(chan struct{})
+	go func() {
+		Every(ctx, 0, time.Millisecond, func() {
+			if calls++; calls == 3 {
+				cancel()
+			}
+		})
+		close(done)
+	}()
+	<-done
+	if calls != 3 {
+		t.Errorf("calls = %d, want 3 (then the context ended)", calls)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	Every(ctx, time.Hour, time.Hour, func() { t.Error("called after its context ended") })
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/clock"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -62,18 +63,12 @@ type Watch struct {
 // writes counted before a reboot).
 func (w *Watch) Run(ctx context.Context) error {
 	w.CheckDisks(false)
-	wait := time.Minute
-	for {
-		select {
-		case <-ctx.Done():
-			w.CheckDisks(true)
-			return nil
-		case <-time.After(wait):
-		}
-		wait = CheckEvery
+	clock.Every(ctx, time.Minute, CheckEvery, func() {
 		w.Check()
 		w.CheckDisks(false)
-	}
+	})
+	w.CheckDisks(true)
+	return nil
 }
 
 // CopyStaleAfter is how long without a good copy makes a notice, whether

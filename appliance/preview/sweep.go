@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bonesync/bonesync/appliance/clock"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -117,18 +118,11 @@ func count(dir string) int {
 // after the start (or sooner, if every is shorter): not while the box is
 // busy starting.
 func (m *Maker) SweepEvery(ctx context.Context, every time.Duration) {
-	wait := min(every, time.Hour)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		wait = every
+	clock.Every(ctx, min(every, time.Hour), every, func() {
 		if n, err := m.Sweep(); err != nil {
 			m.Log.Warn("sweeping the previews", "err", err)
 		} else if n > 0 {
 			m.Log.Info("swept previews no file has", "removed", n)
 		}
-	}
+	})
 }

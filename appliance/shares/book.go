@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/audit"
+	"github.com/bonesync/bonesync/appliance/clock"
 	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/state"
 	"github.com/bonesync/bonesync/appliance/store"
@@ -631,18 +632,11 @@ func (b *Book) Expire() int {
 // ExpireEvery ends the shares past their expiry a minute after it is
 // called and then every interval, until ctx ends.
 func (b *Book) ExpireEvery(ctx context.Context, every time.Duration) {
-	wait := time.Minute
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		wait = every
+	clock.Every(ctx, time.Minute, every, func() {
 		if n := b.Expire(); n > 0 {
 			b.log.Info("shares past their expiry ended", "count", n)
 		}
-	}
+	})
 }
 
 // LinkPath is a link's page.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bonesync/bonesync/appliance/clock"
 )
 
 // The trash is kept for a time (keep), and only while the disk has room:
@@ -213,16 +215,9 @@ func (s *Store) keepReserve() {
 // PurgeTrashEvery runs purgeTrash now and then every interval until ctx
 // ends, calling report after each run that removed something or failed.
 func (s *Store) PurgeTrashEvery(ctx context.Context, every time.Duration, report func(removed int, freed int64, err error)) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
+	clock.Every(ctx, 0, every, func() {
 		if n, freed, err := s.purgeTrash(time.Now()); n > 0 || err != nil {
 			report(n, freed, err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	})
 }
