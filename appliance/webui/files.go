@@ -86,9 +86,9 @@ func (u *Files) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) 
 	case q.Has("view"):
 		u.preview(w, r, sess, tree, name, in)
 	case q.Has("raw"):
-		u.download(w, r, tree, name, in, true)
+		sendFile(w, r, tree, name, path.Base(name), in, true)
 	default:
-		u.download(w, r, tree, name, in, false)
+		sendFile(w, r, tree, name, path.Base(name), in, false)
 	}
 }
 
@@ -199,11 +199,12 @@ func previewKind(name string) string {
 	return ""
 }
 
-// download sends a file, with Range and conditional requests, as an
-// attachment or (raw) inline for a preview. Either way it is data, never a
-// page of the box's: it runs in a sandbox without scripts.
-func (u *Files) download(w http.ResponseWriter, r *http.Request, tree fileTree, name string, in store.Info, raw bool) {
-	f, err := tree.Open(name)
+// sendFile sends the file p (in) as base, with Range and conditional
+// requests, as an attachment or (raw) inline for a preview: for the file
+// pages and a link's alike. Either way it is data, never a page of the
+// box's: it runs in a sandbox without scripts.
+func sendFile(w http.ResponseWriter, r *http.Request, tree fileTree, p, base string, in store.Info, raw bool) {
+	f, err := tree.Open(p)
 	if err != nil {
 		refusal.Write(w, err)
 		return
@@ -213,7 +214,6 @@ func (u *Files) download(w http.ResponseWriter, r *http.Request, tree fileTree, 
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'")
 	h.Set("ETag", `"`+in.ETag+`"`)
 	h.Set("Cache-Control", "private, no-cache")
-	base := path.Base(name)
 	if raw {
 		switch previewKind(base) {
 		case "image":

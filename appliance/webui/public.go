@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"mime"
 	"net/http"
 	"net/url"
 	"path"
@@ -290,18 +289,7 @@ func (u *Public) publicDownload(w http.ResponseWriter, r *http.Request) {
 		zipFolder(w, r, u.Log, tree, p)
 		return
 	}
-	f, err := tree.Open(p)
-	if err != nil {
-		refusal.Write(w, err)
-		return
-	}
-	defer f.Close()
-	h := w.Header()
-	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
-	h.Set("Content-Type", "application/octet-stream")
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
-	h.Set("Cache-Control", "private, no-cache")
-	http.ServeContent(w, r, "", in.ModTime(), f)
+	sendFile(w, r, tree, p, name, in, false)
 }
 
 // publicPreview sends a picture's preview.
