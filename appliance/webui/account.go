@@ -51,7 +51,7 @@ func (u *Account) accountPost(w http.ResponseWriter, r *http.Request, sess auth.
 		u.showAccount(w, sess, http.StatusOK, "E-mail address saved: calendar invitations name it.", "", accountData{})
 	case "password":
 		cur, pw, again := r.PostFormValue("current"), r.PostFormValue("new"), r.PostFormValue("again")
-		if u.Door.Password(guard.Host(r.RemoteAddr), auth.Retyped, sess.User, cur) != auth.OK {
+		if u.WaysIn.Password(guard.Host(r.RemoteAddr), auth.Retyped, sess.User, cur) != auth.OK {
 			u.showAccount(w, sess, http.StatusForbidden, "", "The current password is not right.", accountData{})
 			return
 		}
@@ -63,7 +63,7 @@ func (u *Account) accountPost(w http.ResponseWriter, r *http.Request, sess auth.
 			u.showAccount(w, sess, http.StatusBadRequest, "", "Password not changed: "+err.Error(), accountData{})
 			return
 		}
-		u.Door.Sessions().Renew(r, sess.User)
+		u.WaysIn.Sessions().Renew(r, sess.User)
 		u.Log.Info("web: password changed", "user", sess.User)
 		u.showAccount(w, sess, http.StatusOK, "Password changed. Your other browsers are logged out; app passwords keep working.", "", accountData{})
 	case "app-new":

@@ -74,26 +74,26 @@ func (u *Login) loginPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := guard.Host(r.RemoteAddr)
-	switch res := u.Door.Password(addr, auth.Form, name, r.PostFormValue("password")); res {
+	switch res := u.WaysIn.Password(addr, auth.Form, name, r.PostFormValue("password")); res {
 	case auth.OK:
 	case auth.NeedsCode:
 		u.askCode(w, http.StatusOK, u.codes.add(name, next), next, name, "")
 		return
 	default:
 		if res.Status() == http.StatusTooManyRequests {
-			auth.SetRetryAfter(w, u.Door.RetryAfter(addr, name))
+			auth.SetRetryAfter(w, u.WaysIn.RetryAfter(addr, name))
 		}
 		u.loginForm(w, res.Status(), next, name, res.Message())
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	u.Door.Sessions().Start(w, name)
+	u.WaysIn.Sessions().Start(w, name)
 	u.Log.Info("web: logged in", "user", name, "addr", r.RemoteAddr)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 func (u *Login) logout(w http.ResponseWriter, r *http.Request, _ auth.Caller) {
-	u.Door.Sessions().End(w, r)
+	u.WaysIn.Sessions().End(w, r)
 	http.Redirect(w, r, LoginPage, http.StatusSeeOther)
 }
 
@@ -214,7 +214,7 @@ func (u *Login) codePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := guard.Host(r.RemoteAddr)
-	switch res := u.Door.Code(addr, p.user, r.PostFormValue("code")); res {
+	switch res := u.WaysIn.Code(addr, p.user, r.PostFormValue("code")); res {
 	case auth.OK:
 	case auth.Wrong:
 		u.askCode(w, http.StatusUnauthorized, c.Value, p.next, p.user, "That code is not right: type the newest one the app shows, or a recovery code.")
@@ -222,7 +222,7 @@ func (u *Login) codePost(w http.ResponseWriter, r *http.Request) {
 	default:
 		u.codes.done(c.Value)
 		if res.Status() == http.StatusTooManyRequests {
-			auth.SetRetryAfter(w, u.Door.RetryAfter(addr, p.user))
+			auth.SetRetryAfter(w, u.WaysIn.RetryAfter(addr, p.user))
 		}
 		u.loginForm(w, res.Status(), p.next, p.user, res.Message())
 		return
@@ -231,7 +231,7 @@ func (u *Login) codePost(w http.ResponseWriter, r *http.Request) {
 	for _, name := range []string{codeCookie, loginCookie} {
 		http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	}
-	u.Door.Sessions().Start(w, p.user)
+	u.WaysIn.Sessions().Start(w, p.user)
 	u.Log.Info("web: logged in with a code", "user", p.user, "addr", r.RemoteAddr)
 	http.Redirect(w, r, p.next, http.StatusSeeOther)
 }

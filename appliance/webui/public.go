@@ -181,13 +181,13 @@ func (u *Public) publicPassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := guard.Host(r.RemoteAddr)
-	switch res := u.Door.LinkPassword(addr, s.Token, s.Hash, r.PostFormValue("password")); res {
+	switch res := u.WaysIn.LinkPassword(addr, s.Token, s.Hash, r.PostFormValue("password")); res {
 	case auth.OK:
 		u.setLinkCookie(w, s, u.links.open(s.Token, s.Hash))
 		http.Redirect(w, r, shares.LinkPath(s.Token), http.StatusSeeOther)
 	default:
 		if res.Status() == http.StatusTooManyRequests {
-			auth.SetRetryAfter(w, u.Door.LinkRetryAfter(addr, s.Token))
+			auth.SetRetryAfter(w, u.WaysIn.LinkRetryAfter(addr, s.Token))
 		}
 		u.passwordForm(w, res.Status(), s, res.Message())
 	}

@@ -96,8 +96,8 @@ type AppPasswords interface {
 // login flows that let an app connect through a browser.
 type Login struct {
 	*Common
-	Door WaysIn
-	Apps AppPasswords
+	WaysIn WaysIn
+	Apps   AppPasswords
 	// OnBoard: the box runs on its board, where the first password is on
 	// the console and the card.
 	OnBoard bool
@@ -256,8 +256,8 @@ type AccountUsers interface {
 // two-factor login, and connecting apps.
 type Account struct {
 	*Common
-	Door  WaysIn // the password and code typed again, the sessions renewed
-	Users AccountUsers
+	WaysIn WaysIn // the password and code typed again, the sessions renewed
+	Users  AccountUsers
 	// Report is the benchmark report as it is now (the SSH host key's
 	// fingerprint).
 	Report func() *report.Report
@@ -291,7 +291,7 @@ type SharedTrees interface {
 // form, downloads, previews and uploads.
 type Public struct {
 	*Common
-	Door     WaysIn // a link's password
+	WaysIn   WaysIn // a link's password
 	Shares   Links  // nil: no links
 	Store    SharedTrees
 	Previews Previews // nil: none

@@ -110,7 +110,7 @@ func (u *Account) twoFactorPost(r *http.Request, sess auth.Caller, action string
 			return code, "", problem, d
 		}
 		// A session left open is not enough to tie the account to a phone.
-		if u.Door.Password(guard.Host(r.RemoteAddr), auth.Retyped, user, r.PostFormValue("current")) != auth.OK {
+		if u.WaysIn.Password(guard.Host(r.RemoteAddr), auth.Retyped, user, r.PostFormValue("current")) != auth.OK {
 			return again(http.StatusForbidden, "Two-factor login not turned on: the password is not right.")
 		}
 		codes, err := u.Users.EnableTOTP(user, secret, r.PostFormValue("code"))
@@ -124,7 +124,7 @@ func (u *Account) twoFactorPost(r *http.Request, sess auth.Caller, action string
 			accountData{TwoFactor: twoFactorData{Recovery: codes}}
 	case "totp-off":
 		addr := guard.Host(r.RemoteAddr)
-		if u.Door.Password(addr, auth.Retyped, user, r.PostFormValue("current")) != auth.OK || u.Door.Code(addr, user, r.PostFormValue("code")) != auth.OK {
+		if u.WaysIn.Password(addr, auth.Retyped, user, r.PostFormValue("current")) != auth.OK || u.WaysIn.Code(addr, user, r.PostFormValue("code")) != auth.OK {
 			return http.StatusForbidden, "", "Two-factor login is still on: the password or the code was not right.", accountData{}
 		}
 		if err := u.Users.DisableTOTP(user); err != nil {

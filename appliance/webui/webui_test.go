@@ -98,8 +98,8 @@ func newSite(t *testing.T) *site {
 	s.store, s.users = files, db
 	s.common = &Common{Log: log, Notices: board, Audit: rec}
 	pv := &preview.Maker{Store: files, Log: log}
-	s.loginRoom = &Login{Common: s.common, Door: door, Apps: db}
-	s.account = &Account{Common: s.common, Door: door, Users: db}
+	s.loginRoom = &Login{Common: s.common, WaysIn: door, Apps: db}
+	s.account = &Account{Common: s.common, WaysIn: door, Users: db}
 	s.admin = &Admin{Common: s.common, Sessions: door.Sessions(), Users: db, Store: files,
 		Accounts: &accounts.Service{Users: db, Parts: map[string]accounts.Part{"shares": book, "notices": board}}}
 	door.Sessions().Now = func() time.Time { return s.now }
@@ -109,7 +109,7 @@ func newSite(t *testing.T) *site {
 		&Files{Common: s.common, Store: files, Users: db, Search: dav, DAV: filesdav.Prefix, Thumbs: true},
 		&Photos{Common: s.common, Store: files, Users: db, Previews: pv},
 		&Sharing{Common: s.common, Store: files, Users: db, Shares: book},
-		&Public{Common: s.common, Door: door, Shares: book, Store: files, Previews: pv}} {
+		&Public{Common: s.common, WaysIn: door, Shares: book, Store: files, Previews: pv}} {
 		m.Routes(mux)
 	}
 	s.srv = httptest.NewTLSServer(mux)
