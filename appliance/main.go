@@ -374,7 +374,7 @@ const usage = `usage:
   bonesync copy [-state DIR] [-config FILE] run              copy everyone's files, calendars and contacts to copy_target, encrypted
   bonesync copy [-state DIR] [-config FILE] key              the box's SSH public key, for an SFTP target's authorized_keys
   bonesync copy [-state DIR] [-config FILE] restore          bring a copy back (its password from stdin)
-  bonesync probe [-users 1,10,50,100] [-ca FILE] URL         from a laptop: connect and first-byte times at once, https:// or sftp://
+  bonesync probe [-users 1,10,50,100] [-token PASS] URL      from a laptop: connect and first-byte times at once, https:// or sftp://
   bonesync config-example                                    print a config file with every setting
   bonesync version                                           also --version
   bonesync help [COMMAND]                                    also -h; COMMAND -h lists its flags

@@ -27,6 +27,8 @@ func probeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	caFile := fs.String("ca", "", "check the HTTPS server's certificate against this CA (PEM); default: not checked (the probe sends no secret)")
 	reportURL := fs.String("report", "", "a bonesync box's report.json, for its prediction (default: the HTTPS target's)")
 	timeout := fs.Duration("timeout", 30*time.Second, "the longest one connection may take")
+	token := fs.String("token", "", "a pass from the box's admin page (Benchmark, Probe from a laptop): this machine passes the box's per-address limits for 10 minutes (or $BONESYNC_PROBE_TOKEN)")
+	compare := fs.Bool("compare", false, "run the levels again with each key the box serves (its chosen one and the other family's), each beside its prediction")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "usage: bonesync %s\n", subcommandUsage("probe"))
@@ -39,7 +41,10 @@ func probeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if fs.NArg() != 1 {
 		return usagef("bonesync probe takes one URL: https://HOST[:PORT][/PATH] or sftp://HOST[:PORT]")
 	}
-	o := probe.Options{Target: fs.Arg(0), Rounds: *rounds, Timeout: *timeout, ReportURL: *reportURL}
+	if *token == "" {
+		*token = os.Getenv("BONESYNC_PROBE_TOKEN") // kept out of the process list
+	}
+	o := probe.Options{Target: fs.Arg(0), Rounds: *rounds, Timeout: *timeout, ReportURL: *reportURL, Token: *token, Compare: *compare}
 	for _, s := range strings.Split(*users, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {

@@ -12,6 +12,8 @@ import (
 	"crypto/sha1"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -400,18 +402,73 @@ func testKeyFamilies(t *testing.T, b *box) {
 // prediction from its report.
 func testProbe(t *testing.T, b *box) {
 	https := "https://localhost:" + b.port(b.https) + "/"
-	for _, args := range [][]string{
-		{"probe", "-users", "1,4", "-rounds", "2", "-ca", b.caFile, https},
-		{"probe", "-users", "1,4", "-rounds", "2", "-ca", b.caFile, "-report", https + "report.json", "sftp://localhost:" + b.port(b.ssh)},
-	} {
-		out, err := exec.Command(built(t), args...).CombinedOutput()
+	sftp := "sftp://localhost:" + b.port(b.ssh)
+	probe := func(env []string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(built(t), append([]string{"probe", "-ca", b.caFile}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("bonesync %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("bonesync probe %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+		return string(out)
+	}
+	for _, args := range [][]string{
+		{"-users", "1,4", "-rounds", "2", https},
+		{"-users", "1,4", "-rounds", "2", "-report", https + "report.json", sftp},
+	} {
+		out := probe(nil, args...)
 		for _, want := range []string{"0 of 2", "0 of 8", "The box predicted, measuring itself"} {
-			if !strings.Contains(string(out), want) {
-				t.Errorf("bonesync %s prints no %q:\n%s", strings.Join(args, " "), want, out)
+			if !strings.Contains(out, want) {
+				t.Errorf("bonesync probe %s prints no %q:\n%s", strings.Join(args, " "), want, out)
 			}
 		}
 	}
+	// 100 users at once from this one address: without a pass the box's
+	// per-address limits turn most away, and the probe says so by cause;
+	// with the admin page's pass, none.
+	out := probe(nil, "-users", "100", "-rounds", "1", https)
+	t.Logf("100 users without a pass:\n%s", out)
+	if !regexp.MustCompile(`at 100 users: \d+ turned away`).MatchString(out) || !strings.Contains(out, "make a pass on its admin page") {
+		t.Errorf("100 users without a pass: no turned-away failures, or no word of the pass:\n%s", out)
+	}
+	pass := probePass(t, b)
+	for _, target := range []string{https, sftp} {
+		out := probe([]string{"BONESYNC_PROBE_TOKEN=" + pass}, "-users", "100", "-rounds", "1", "-report", https+"report.json", target)
+		t.Logf("100 users with the pass:\n%s", out)
+		if !strings.Contains(out, "0 of 100") || !strings.Contains(out, "past its per-address limits until") {
+			t.Errorf("100 users with the pass against %s: want no failure:\n%s", target, out)
+		}
+	}
+	// The box's two certificates side by side, each beside its prediction.
+	out = probe([]string{"BONESYNC_PROBE_TOKEN=" + pass}, "-users", "1,4", "-rounds", "1", "-compare", https)
+	t.Logf("-compare:\n%s", out)
+	if strings.Count(out, "HTTPS with the box's") != 2 || strings.Count(out, "The box predicted") < 3 {
+		t.Errorf("-compare: want two keys' runs, each with its prediction:\n%s", out)
+	}
+	// A made-up pass is refused, and the probe says so.
+	cmd := exec.Command(built(t), "probe", "-ca", b.caFile, "-token", "NOT-A-PASS", "-users", "1", https)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "403") {
+		t.Errorf("a made-up pass: %v\n%s", err, out)
+	}
+}
+
+// probePass makes a probe pass on the admin page, as the owner does.
+func probePass(t *testing.T, b *box) string {
+	t.Helper()
+	c, session, csrf := webSession(t, b, "admin", b.password)
+	req, _ := http.NewRequest("POST", "https://localhost:"+b.port(b.https)+"/admin/", strings.NewReader(url.Values{"csrf": {csrf}, "action": {"probe-pass"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Cookie", session)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readAllString(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`bonesync probe -token ([A-Z2-7]+) `).FindStringSubmatch(page)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("the admin page's probe pass: %s\n%s", resp.Status, page)
+	}
+	return m[1]
 }

@@ -55,6 +55,10 @@ type System interface {
 	DataDisk() (datadisk.Record, bool)
 	// Memory is the box's memory budget (package budget); nil: none.
 	Memory() *budget.Budget
+	// ProbePass makes a pass that lets a probe (bonesync probe -token)
+	// past the per-address limits for a while (guard.Probes), good until
+	// expires.
+	ProbePass() (token string, expires time.Time, err error)
 }
 
 // CopyForm is the copy settings as the admin page's form has them.

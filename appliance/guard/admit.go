@@ -48,6 +48,7 @@ type Admission struct {
 	known  func(addr string) bool                  // addresses that logged in before (Trust)
 	banned func(addr string) (bool, time.Duration) // addresses banned for failed logins (Bans)
 	heard  map[string]*hearing                     // banned clients' connections let through lately
+	probes *Probes                                 // the owner's probes, past the per-address limits (Probes)
 	now    func() time.Time                        // the clock of heard; nil: time.Now
 
 	mu      sync.Mutex
@@ -219,12 +220,13 @@ func (a *Admission) Admit(addr string, c io.Closer) *Ticket {
 	if cs == nil {
 		cs = &addrConns{}
 	}
+	capped := (cs.open >= a.limits.PerAddress || len(cs.queue) >= a.limits.Waiting) && !a.probes.take(src)
 	switch {
-	case cs.open >= a.limits.PerAddress:
+	case capped && cs.open >= a.limits.PerAddress:
 		a.notices.Warn(src+" open", "refusing connections: the limit of open ones per address (logged once an hour)",
 			"service", a.name, "addr", src, "open", cs.open)
 		return nil
-	case len(cs.queue) >= a.limits.Waiting:
+	case capped:
 		a.notices.Warn(src+" waiting", "refusing connections: waiting_per_address are in their handshake or login (logged once an hour)",
 			"service", a.name, "addr", src, "waiting", len(cs.queue))
 		return nil

@@ -110,7 +110,7 @@ func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount
 		&calendars.Handler{Store: s.pim, Emails: s.accounts, Log: s.log},
 	}
 	ms = append(ms, s.rooms(sys, dav, sshPort)...)
-	return dav, append(ms, &status.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: plainPort, Log: s.log, Audit: s.audit})
+	return dav, append(ms, &status.Handler{Door: s.door, System: sys, Report: s.box.Report, PlainPort: plainPort, Log: s.log, Audit: s.audit, Probes: s.probes})
 }
 
 // rooms are the web pages, a handler per group of pages, each given the
@@ -136,7 +136,7 @@ func (s *services) front(lns *listen.Listeners, https, plain http.Handler) *fron
 		HTTPS: lns.HTTPS, TLS: front.TLSConfig(s.box.certificates, s.box.postQuantum, s.prov.Clock.Now),
 		Handshakes: front.Handshakes{
 			Slots:     s.handshakes,
-			Admission: guard.NewAdmission("https", guard.Limits{PerAddress: cfg.HTTPSPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known).Bans(s.door.Banned),
+			Admission: guard.NewAdmission("https", guard.Limits{PerAddress: cfg.HTTPSPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known).Bans(s.door.Banned).Probes(s.probes),
 			Timeout:   10 * time.Second,
 			Log:       s.log,
 		},
@@ -154,7 +154,7 @@ func (s *services) sftp() (*sftpd.Server, error) {
 	cfg := s.cfg
 	srv := &sftpd.Server{
 		Door: s.door, Quotas: s.room(), Store: s.files, Locks: s.locks, Handshakes: s.handshakes,
-		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known).Bans(s.door.Banned),
+		Admission:       guard.NewAdmission("sftp", guard.Limits{PerAddress: cfg.SSHPerAddress, Waiting: cfg.WaitingPerAddress}, s.log).Trust(s.door.Known).Bans(s.door.Banned).Probes(s.probes),
 		SessionsPerConn: cfg.SSHSessionsPerConn, SessionsPerUser: cfg.SSHSessionsPerUser,
 		HostKeys:    s.box.hostKeys,
 		PostQuantum: func() bool { return s.box.get().Choice.SSHPostQuantum },

@@ -67,11 +67,14 @@ type services struct {
 	// enough to keep every core busy, few enough that established
 	// sessions still get CPU.
 	handshakes *guard.Limiter
-	card       *update.Card // nil off a card
-	first      *firstlogin.Setup
-	copyPlan   *admin.CopyPlan                 // the copy settings in force
-	copyCtx    atomic.Pointer[context.Context] // the copies part's, once it runs: the admin page's runs end with it
-	health     *health.Log                     // the disks' writes and errors, sampled hourly
+	// probes are the owner's probes let past the per-address limits of
+	// both ports (bonesync probe -token)
+	probes   *guard.Probes
+	card     *update.Card // nil off a card
+	first    *firstlogin.Setup
+	copyPlan *admin.CopyPlan                 // the copy settings in force
+	copyCtx  atomic.Pointer[context.Context] // the copies part's, once it runs: the admin page's runs end with it
+	health   *health.Log                     // the disks' writes and errors, sampled hourly
 }
 
 // Provisioning reads the config and opens the state directory and the
@@ -109,7 +112,7 @@ func Provisioning(o Options, log *slog.Logger) (provision.Options, error) {
 // open builds the shared services.
 func open(o Options, p provision.Options, box *provision.Box, lns *listen.Listeners, log *slog.Logger, recent *sysd.Recent) (*services, error) {
 	s := &services{o: o, log: log, recent: recent, prov: p, cfg: p.Config, box: newCurrent(box, p.URLs),
-		locks: locks.New(), handshakes: guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second),
+		locks: locks.New(), handshakes: guard.NewLimiter(2*runtime.NumCPU(), 10*time.Second), probes: guard.NewProbes(),
 		health: &health.Log{Dir: health.Dir(o.State)}}
 	s.copyPlan = admin.NewCopyPlan(p.Config, o.State, log)
 	var err error

@@ -32,6 +32,7 @@ func (y system) CopySet(f admin.CopyForm, pw string) error { return y.s.copyPlan
 func (y system) CopyStart() (string, error)                { return y.s.copyStart() }
 func (y system) Disks() []health.Report                    { return y.s.health.ReadAll() }
 func (y system) Memory() *budget.Budget                    { return y.s.memory }
+func (y system) ProbePass() (string, time.Time, error)     { return y.s.probes.Pass() }
 
 // Reboot asks PID 1 to reboot, where there is a bonesync PID 1 to ask.
 func (y system) Reboot(why string) {

@@ -46,8 +46,12 @@ type Handler struct {
 	// names the CA's URL there.
 	PlainPort int
 	Log       *slog.Logger
-	// Audit records the updates applied; nil: none.
+	// Audit records the updates applied and the probes let through; nil:
+	// none.
 	Audit *audit.Log
+	// Probes let a probe with the admin page's pass past the per-address
+	// caps; nil: none is.
+	Probes Probes
 }
 
 // Routes mounts the routes on the HTTPS server's mux.
@@ -62,6 +66,7 @@ func (h *Handler) Routes(rs *front.Routes) {
 	// typed within minutes.
 	rs.Handle(auth.Confirmed, "PUT /admin/update", h.update)
 	rs.Handle(auth.Page, "POST /admin/confirm", h.Door.Confirm)
+	rs.Public("POST "+ProbePath, h.allowProbe)
 }
 
 // page is the status page: the report, as anyone may see it (no software

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/choose"
 	"github.com/bonesync/bonesync/appliance/front"
+	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/keys"
 	"github.com/bonesync/bonesync/appliance/measure"
@@ -313,5 +315,28 @@ func TestUpdateWithTwoFactorNeedsThePage(t *testing.T) {
 	if w.Code != 401 || w.Code != wrong.Code || w.Body.String() != wrong.Body.String() || w.Header().Get("WWW-Authenticate") == "" {
 		t.Errorf("an update with the password alone under two-factor login = %d %s, with a wrong one %d %s; want both 401 and alike",
 			w.Code, w.Body, wrong.Code, wrong.Body)
+	}
+}
+
+// A probe shows the admin page's pass at /probe/allow and is told what
+// its address may do; no pass, or a made-up one, is refused.
+func TestProbeAllow(t *testing.T) {
+	h, _ := newHandler(t, &admintest.System{})
+	probes := guard.NewProbes()
+	h.Probes = probes
+	if w := serve(h, "POST", status.ProbePath, "", "", ""); w.Code != http.StatusUnauthorized {
+		t.Errorf("no pass = %d, want 401", w.Code)
+	}
+	if w := serve(h, "POST", status.ProbePath, "", "", "", "Authorization", "Bearer MADEUP"); w.Code != http.StatusForbidden {
+		t.Errorf("a made-up pass = %d, want 403", w.Code)
+	}
+	pass, _, err := probes.Pass()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := serve(h, "POST", status.ProbePath, "", "", "", "Authorization", "Bearer "+pass)
+	var a status.ProbeAllowance
+	if err := json.Unmarshal(w.Body.Bytes(), &a); w.Code != http.StatusOK || err != nil || a.Connections != guard.AllowConns || a.Address == "" {
+		t.Errorf("the pass = %d %s (%v)", w.Code, w.Body, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/audit"
@@ -62,6 +63,9 @@ type adminData struct {
 	CopyForm     *admin.CopyForm // the settings to edit; nil: not editable here
 	NewUser      string          // a user just made or reset, with
 	NewPass      string          // the password made for it, shown this once
+	ProbePass    string          // a probe pass just made, shown this once,
+	ProbeUntil   time.Time       // good until then,
+	ProbeHost    string          // for this host's probe
 	Audit        []audit.Event   // the newest of the audit log
 }
 

@@ -43,6 +43,7 @@ var adminActions = map[string]func(u *Admin, r *http.Request, sess auth.Caller) 
 	"copy-now":      (*Admin).copyNow,
 	"copy-settings": (*Admin).copySettings,
 	"measure":       (*Admin).measure,
+	"probe-pass":    (*Admin).probePass,
 }
 
 // adminPost runs the form's action and shows the page again.
@@ -206,4 +207,18 @@ func (u *Admin) measure(r *http.Request, sess auth.Caller) adminDone {
 	u.audited(r, sess.User, "started a new benchmark")
 	// Post/redirect/get: reloading the page must not measure again.
 	return adminDone{to: "/admin/#bench"}
+}
+
+// probePass makes a pass for bonesync probe -token, shown this once with
+// the command that uses it.
+func (u *Admin) probePass(r *http.Request, sess auth.Caller) adminDone {
+	if u.System == nil {
+		return adminFailed(http.StatusNotImplemented, "This server lets no probe through.")
+	}
+	token, expires, err := u.System.ProbePass()
+	if err != nil {
+		return adminFailed(http.StatusInternalServerError, "No pass made: "+err.Error())
+	}
+	u.audited(r, sess.User, "made a probe pass")
+	return adminOK("Probe pass made.", adminData{ProbePass: token, ProbeUntil: expires, ProbeHost: r.Host})
 }

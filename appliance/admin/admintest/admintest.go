@@ -11,6 +11,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
+	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/update"
 )
@@ -24,6 +25,7 @@ type System struct {
 	Slots     *update.Card
 	RebootTo  func(why string)
 	LastCopy  func() (copies.Status, bool)
+	Probes    *guard.Probes // the probe passes; nil: none
 	Plan      string
 	Form      admin.CopyForm
 	SetCopy   func(f admin.CopyForm, password string) error
@@ -81,3 +83,11 @@ func (s *System) DataDisk() (datadisk.Record, bool) {
 }
 
 func (s *System) Memory() *budget.Budget { return s.Budget }
+
+// ProbePass makes a pass from Probes (nil: none can be made).
+func (s *System) ProbePass() (string, time.Time, error) {
+	if s.Probes == nil {
+		return "", time.Time{}, errors.New("no probes here")
+	}
+	return s.Probes.Pass()
+}
