@@ -181,10 +181,10 @@ func (t tiff) ascii(e ifdEntry) string {
 	return strings.TrimRight(string(b), "\x00 ")
 }
 
-// time is a date entry's time, in the zone of the zone entry when there
+// date is a date entry's time, in the zone of the zone entry when there
 // is one; zero when the date is missing or not a date.
-func (t tiff) time(date, zone ifdEntry) time.Time {
-	when, z := t.ascii(date), t.ascii(zone)
+func (t tiff) date(stamp, zone ifdEntry) time.Time {
+	when, z := t.ascii(stamp), t.ascii(zone)
 	if tm, err := time.Parse(exifTimeZoneLayout, when+z); z != "" && err == nil {
 		return tm
 	}
@@ -222,9 +222,9 @@ func parseExif(b []byte) (orientation int, taken time.Time, thumb []byte) {
 			exif, _ = t.ifd(off)
 		}
 	}
-	taken = t.time(exif[tagDateTimeOrig], exif[tagOffsetTimeOrig])
+	taken = t.date(exif[tagDateTimeOrig], exif[tagOffsetTimeOrig])
 	if taken.IsZero() { // a scanner's or an editor's: when the file was made
-		taken = t.time(ifd0[tagDateTime], exif[tagOffsetTime])
+		taken = t.date(ifd0[tagDateTime], exif[tagOffsetTime])
 	}
 	if next != 0 && next != off {
 		ifd1, _ := t.ifd(next)
