@@ -113,17 +113,11 @@ func testConnectSteps(t *testing.T, b *box) {
 	}
 	// The Nextcloud desktop's nextcloudcmd: Qt trusts only the system's CA
 	// store, so the steps run where the welcome page's Linux steps have put
-	// the CA there: in a mount namespace of their own, /etc/ssl/certs
-	// holding it (hashed, as update-ca-certificates leaves it).
+	// the CA there: in a mount namespace of their own (b.systemStore).
 	if _, err := exec.LookPath("nextcloudcmd"); err == nil {
-		certs := t.TempDir()
-		os.WriteFile(filepath.Join(certs, "bonesync.pem"), ca, 0o644)
-		if out, err := exec.Command("openssl", "rehash", certs).CombinedOutput(); err != nil {
-			t.Fatalf("openssl rehash: %v %s", err, out)
-		}
 		script, _ := steps("desktop")
-		if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
-			t.Logf("nextcloudcmd's steps not run: no mount namespace here (%v)", err)
+		if certs, ok := b.systemStore(t); !ok {
+			t.Logf("nextcloudcmd's steps not run")
 		} else {
 			home := t.TempDir()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -140,7 +134,7 @@ func testConnectSteps(t *testing.T, b *box) {
 	// user name and the app password it made, through gvfs as Files does it.
 	for _, m := range shown {
 		if addr := html.UnescapeString(m[1]); strings.HasPrefix(addr, "davs://") {
-			gnomeFiles(t, b, addr, "admin", pw, ca)
+			gnomeFiles(t, b, addr, "admin", pw)
 			break
 		}
 	}
@@ -193,10 +187,10 @@ func testConnectSteps(t *testing.T, b *box) {
 
 // gnomeFiles mounts addr through gvfs (gio mount, as GNOME Files' "Connect
 // to Server" does) with user and pw typed at its prompt, in a mount
-// namespace whose system CA store holds ca (as the welcome page's Linux
+// namespace whose system CA store holds the box's CA (as the welcome page's Linux
 // steps leave it) and a D-Bus session of its own; copies a file in, lists,
 // reads a file the box has, renames and removes, and checks each on the box.
-func gnomeFiles(t *testing.T, b *box, addr, user, pw string, ca []byte) {
+func gnomeFiles(t *testing.T, b *box, addr, user, pw string) {
 	t.Helper()
 	for _, bin := range []string{"gio", "dbus-run-session", "/usr/libexec/gvfsd-dav"} {
 		if _, err := exec.LookPath(bin); err != nil {
@@ -204,14 +198,11 @@ func gnomeFiles(t *testing.T, b *box, addr, user, pw string, ca []byte) {
 			return
 		}
 	}
-	if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
-		t.Logf("GNOME Files' steps not run: no mount namespace here (%v)", err)
+	certs, ok := b.systemStore(t)
+	if !ok {
+		t.Logf("GNOME Files' steps not run")
 		return
 	}
-	certs := t.TempDir()
-	system, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
-	os.WriteFile(filepath.Join(certs, "ca-certificates.crt"), append(system, ca...), 0o644)
-	os.WriteFile(filepath.Join(certs, "bonesync.pem"), ca, 0o644)
 	home := t.TempDir()
 	fromBox := filepath.Join(t.TempDir(), "from-box.txt")
 	os.WriteFile(fromBox, []byte("from the box"), 0o644)

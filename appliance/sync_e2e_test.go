@@ -116,6 +116,32 @@ func (b *box) curl(args ...string) (int, string) {
 
 func (b *box) admin() string { return "admin:" + b.password }
 
+// systemStore is a CA directory as the welcome page's Linux steps leave
+// /etc/ssl/certs: the system's bundle with the box's CA added, and the CA
+// in a file of its own, hashed (update-ca-certificates' links). The Qt
+// clients (nextcloudcmd, KDE's KIO) and gvfs trust only the system's
+// store, so they run in a mount namespace with it bound over
+// /etc/ssl/certs (ok false: no mount namespace here).
+func (b *box) systemStore(t *testing.T) (dir string, ok bool) {
+	t.Helper()
+	if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
+		t.Logf("no mount namespace here, so no CA store of the box's own: %v", err)
+		return "", false
+	}
+	ca, err := os.ReadFile(b.caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	system, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	os.WriteFile(filepath.Join(dir, "ca-certificates.crt"), append(system, ca...), 0o644)
+	os.WriteFile(filepath.Join(dir, "bonesync.pem"), ca, 0o644)
+	if out, err := exec.Command("openssl", "rehash", dir).CombinedOutput(); err != nil {
+		t.Fatalf("openssl rehash: %v %s", err, out)
+	}
+	return dir, true
+}
+
 // sftp runs OpenSSH's sftp in batch mode; auth is "password:PW" or
 // "key:FILE". It returns the output and whether every command succeeded.
 func (b *box) sftp(user, auth string, commands ...string) (string, bool) {
@@ -204,6 +230,7 @@ func TestSync(t *testing.T) {
 	t.Run("chunk-resume", func(t *testing.T) { testChunkResume(t, b) })
 	t.Run("sftp-tools", func(t *testing.T) { testSFTPTools(t, b) })
 	t.Run("sshfs", func(t *testing.T) { testSSHFS(t, b) })
+	t.Run("kio", func(t *testing.T) { testKIO(t, b) })
 	t.Run("rclone-sftp", func(t *testing.T) { testRcloneSFTP(t, b) })
 	t.Run("paramiko", func(t *testing.T) { testParamiko(t, b) })
 	t.Run("ssh-algorithms", func(t *testing.T) { testSSHAlgorithms(t, b) })

@@ -190,10 +190,11 @@ func testBrowser(t *testing.T, b *box) {
 		}
 	}
 
-	// A browser is sent to the login page, not a Basic-auth dialog.
-	do("open /dav/", chromedp.Navigate(base+"/dav/"), chromedp.WaitVisible(chromedp.ID("username")))
+	// A browser at the file pages is sent to the login page, not a
+	// Basic-auth dialog (/dav/ challenges, as a WebDAV server does).
+	do("open /files/", chromedp.Navigate(base+"/files/"), chromedp.WaitVisible(chromedp.ID("username")))
 	if loc := where(); !strings.Contains(loc, "/login?next=") {
-		t.Errorf("a browser at /dav/ lands on %s, want the login page", loc)
+		t.Errorf("a browser at /files/ lands on %s, want the login page", loc)
 	}
 	shoot("login")
 	accessible("login")
@@ -226,7 +227,7 @@ func testBrowser(t *testing.T, b *box) {
 		chromedp.WaitVisible(chromedp.ID("new-folder")),
 	)
 	if loc := where(); !strings.HasSuffix(loc, "/files/") {
-		t.Errorf("after login: %s, want /files/ (where /dav/ sends a browser)", loc)
+		t.Errorf("after login: %s, want /files/ (the login's next)", loc)
 	}
 
 	// Upload two files and a folder through the file inputs.

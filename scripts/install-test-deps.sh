@@ -55,6 +55,11 @@ dep e2e sshfs have sshfs
 dep e2e gvfs-backends test -x /usr/libexec/gvfsd-dav
 dep e2e libglib2.0-bin have gio
 dep e2e dbus-daemon have dbus-run-session
+# KDE's Dolphin's WebDAV: KIO (kio_http, a dependency), driven by
+# kioclient5, headless on Qt's offscreen platform (in libqt5gui5, also a
+# dependency): nothing it only recommends is needed.
+dep e2e kde-cli-tools have kioclient5
+dep e2e openssl have openssl                             # hashes the CA store the Qt clients and gvfs are given
 dep e2e chromium have chromium                           # the web pages' browser tests
 dep e2e libnss3-tools have certutil                      # the welcome page's Chrome-on-Linux steps, followed as printed
 dep unit llvm have llvm-mc                               # reads back the NEON encodings armcrypto/gen writes

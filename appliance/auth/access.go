@@ -27,8 +27,11 @@ const (
 	Link
 	// User: a password or an app password over Basic, or a web session
 	// (which must carry its CSRF token on a request that may change
-	// something). Without either, a browser's page is sent to the login
-	// form and any other client gets a Basic challenge.
+	// something). Without either, 401 with a Basic challenge, whatever the
+	// request accepts: these are the WebDAV, CalDAV and API routes, whose
+	// clients (KDE's KIO among them) may well accept HTML and still want
+	// the challenge; the web pages, which send a browser to the login
+	// form, are Page routes.
 	User
 	// Page: a web session only (the web pages). Without one, a GET is
 	// sent to the login form and any other request gets 401.
@@ -58,7 +61,7 @@ var access = [...]struct {
 	session bool
 	// pages: without credentials, a GET or HEAD is sent to the login
 	// form and anything else gets 401 (the pages' way); otherwise a
-	// Basic challenge, and a browser's page to the login form.
+	// Basic challenge, whatever the request accepts.
 	pages bool
 	// admin: only the admin.
 	admin bool
@@ -135,7 +138,8 @@ var ErrAnswered = errors.New("auth: the door answered the request")
 //   - without them, the web session, which must also carry its CSRF
 //     token on a request that may change something (any method but GET,
 //     HEAD, OPTIONS and PROPFIND);
-//   - with neither, the login form or a challenge (Access says which);
+//   - with neither, the login form or a challenge, as the route's Access
+//     says (never as the request's Accept header does);
 //   - a Refusal for a user the route is not for (Admin), or for a session
 //     whose password was typed too long ago (Confirmed).
 func (d *Door) Check(a Access, w http.ResponseWriter, r *http.Request) (Caller, error) {
@@ -204,8 +208,6 @@ func (d *Door) caller(a Access, w http.ResponseWriter, r *http.Request) (Caller,
 		toLogin(w, r, d.LoginPage)
 	case rule.pages:
 		http.Error(w, "log in first", http.StatusUnauthorized)
-	case d.LoginPage != "" && wantsPage(r):
-		toLogin(w, r, d.LoginPage)
 	default:
 		challenge(w)
 	}

@@ -81,9 +81,9 @@ func (res Result) Status() int {
 
 // Door checks every login of the box.
 type Door struct {
-	// LoginPage is the web pages' login form, where a browser that asks
-	// for a page with neither credentials nor a session is sent; "" gives
-	// it a Basic challenge like any client.
+	// LoginPage is the web pages' login form, where a GET or HEAD of a
+	// page's route (Page, Account, Admin) with neither credentials nor a
+	// session is sent; "" answers it 401.
 	LoginPage string
 	// HomePage is the web pages' first page, where the page of a refusal
 	// (Refusal) links back to.

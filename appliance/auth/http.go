@@ -3,7 +3,6 @@ package auth
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/guard"
@@ -56,10 +55,4 @@ func SetRetryAfter(w http.ResponseWriter, wait time.Duration) {
 func challenge(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="bonesync", charset="UTF-8"`)
 	http.Error(w, "log in with your bonesync user name and password", http.StatusUnauthorized)
-}
-
-// wantsPage says whether r is a browser navigating (rather than a WebDAV
-// or sync client): a GET or HEAD that accepts HTML.
-func wantsPage(r *http.Request) bool {
-	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.Contains(r.Header.Get("Accept"), "text/html")
 }

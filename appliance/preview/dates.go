@@ -9,12 +9,17 @@ import (
 )
 
 // datesFile is where the dates photos were taken are kept, per user:
-// read from each JPEG's EXIF once, by id and version.
-const datesFile = "taken.json"
+// read from each JPEG's EXIF once, by id and version. Its name changes
+// when what it is read by does: taken.json, of DateTimeOriginal alone,
+// held "none" for what DateTime dates, and the sweep removes it as any
+// file of no live version.
+const datesFile = "taken-2.json"
 
 // Taken is when each picture in pics was taken, by its EXIF
-// (DateTimeOriginal), or the zero time when it says none (or is not a
-// JPEG): the photos page orders by it. What was read once is kept.
+// (DateTimeOriginal, else IFD0's DateTime), or the zero time when it says
+// neither (or is not a JPEG), for the caller to take the file's
+// modification time: the photos page orders by it. What was read once is
+// kept.
 func (m *Maker) Taken(user string, pics []Source) []time.Time {
 	m.dates.Lock()
 	defer m.dates.Unlock()
@@ -38,7 +43,7 @@ func (m *Maker) Taken(user string, pics []Source) []time.Time {
 	return out
 }
 
-// takenOf reads a picture's EXIF date: 0 for none.
+// takenOf reads a picture's EXIF date (probeJPEG's taken): 0 for none.
 func takenOf(src Source) int64 {
 	f, err := src.Open()
 	if err != nil {

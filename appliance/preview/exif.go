@@ -2,8 +2,9 @@ package preview
 
 // What a JPEG's header says before its picture: its size, and from its
 // EXIF (an APP1 segment holding a TIFF structure, CIPA DC-008), how the
-// camera was held, when the photo was taken, and the small JPEG most
-// cameras embed as its thumbnail.
+// camera was held, when the photo was taken (DateTimeOriginal, or for a
+// picture that says not, IFD0's DateTime: a scan's, an edited file's),
+// and the small JPEG most cameras embed as its thumbnail.
 
 import (
 	"bufio"
@@ -18,7 +19,7 @@ type photoInfo struct {
 	width, height int
 	progressive   bool
 	orientation   int       // EXIF's 1-8 (1: upright); 0 if it says nothing
-	taken         time.Time // DateTimeOriginal; zero if it says nothing
+	taken         time.Time // DateTimeOriginal, else DateTime; zero if it says neither
 	thumb         []byte    // the embedded thumbnail, a JPEG
 }
 
@@ -87,8 +88,10 @@ func probeJPEG(r io.Reader) (photoInfo, error) {
 // EXIF tags read.
 const (
 	tagOrientation     = 0x0112
+	tagDateTime        = 0x0132
 	tagExifIFD         = 0x8769
 	tagDateTimeOrig    = 0x9003
+	tagOffsetTime      = 0x9010
 	tagOffsetTimeOrig  = 0x9011
 	tagThumbOffset     = 0x0201
 	tagThumbLength     = 0x0202
@@ -178,6 +181,19 @@ func (t tiff) ascii(e ifdEntry) string {
 	return strings.TrimRight(string(b), "\x00 ")
 }
 
+// date is a date entry's time, in the zone of the zone entry when there
+// is one; zero when the date is missing or not a date.
+func (t tiff) date(stamp, zone ifdEntry) time.Time {
+	when, z := t.ascii(stamp), t.ascii(zone)
+	if tm, err := time.Parse(exifTimeZoneLayout, when+z); z != "" && err == nil {
+		return tm
+	}
+	if tm, err := time.Parse(exifTimeLayout, when); err == nil {
+		return tm // no zone given: read as UTC, good for ordering
+	}
+	return time.Time{}
+}
+
 // parseExif reads the orientation, the time taken and the thumbnail from
 // an EXIF block (the TIFF structure after "Exif\0\0").
 func parseExif(b []byte) (orientation int, taken time.Time, thumb []byte) {
@@ -200,16 +216,15 @@ func parseExif(b []byte) (orientation int, taken time.Time, thumb []byte) {
 			orientation = int(v)
 		}
 	}
+	var exif map[uint16]ifdEntry
 	if e, ok := ifd0[tagExifIFD]; ok {
 		if off, ok := t.uint(e); ok {
-			exif, _ := t.ifd(off)
-			when, zone := t.ascii(exif[tagDateTimeOrig]), t.ascii(exif[tagOffsetTimeOrig])
-			if tm, err := time.Parse(exifTimeZoneLayout, when+zone); zone != "" && err == nil {
-				taken = tm
-			} else if tm, err := time.Parse(exifTimeLayout, when); err == nil {
-				taken = tm // no zone given: read as UTC, good for ordering
-			}
+			exif, _ = t.ifd(off)
 		}
+	}
+	taken = t.date(exif[tagDateTimeOrig], exif[tagOffsetTimeOrig])
+	if taken.IsZero() { // a scanner's or an editor's: when the file was made
+		taken = t.date(ifd0[tagDateTime], exif[tagOffsetTime])
 	}
 	if next != 0 && next != off {
 		ifd1, _ := t.ifd(next)

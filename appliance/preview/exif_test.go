@@ -31,6 +31,28 @@ func TestProbeExif(t *testing.T) {
 	}
 }
 
+// The date taken is DateTimeOriginal, else IFD0's DateTime (a scanner's,
+// an editor's, with OffsetTime for its zone), else none.
+func TestProbeExifDates(t *testing.T) {
+	jpg := jpegOf(t, previewtest.Picture(64, 48), 80)
+	for _, tc := range []struct {
+		what string
+		exif previewtest.Exif
+		want time.Time
+	}{
+		{"DateTime alone", previewtest.Exif{DateTime: "2019:03:04 05:06:07"}, time.Date(2019, 3, 4, 5, 6, 7, 0, time.UTC)},
+		{"DateTime in its zone", previewtest.Exif{DateTime: "2019:03:04 05:06:07", DateTimeZone: "-05:00"}, time.Date(2019, 3, 4, 10, 6, 7, 0, time.UTC)},
+		{"both", previewtest.Exif{Orientation: 1, DateTime: "2025:01:01 00:00:00", Taken: "2018:02:03 04:05:06"}, time.Date(2018, 2, 3, 4, 5, 6, 0, time.UTC)},
+		{"DateTimeOriginal no date", previewtest.Exif{DateTime: "2019:03:04 05:06:07", Taken: "    :  :     :  :  "}, time.Date(2019, 3, 4, 5, 6, 7, 0, time.UTC)},
+		{"neither", previewtest.Exif{Orientation: 3}, time.Time{}},
+	} {
+		info, err := probeJPEG(bytes.NewReader(tc.exif.Into(jpg)))
+		if err != nil || !info.taken.Equal(tc.want) {
+			t.Errorf("%s: taken = %v (%v), want %v", tc.what, info.taken, err, tc.want)
+		}
+	}
+}
+
 // Damaged EXIF is read as far as it holds, never past its end.
 func TestParseExifDamaged(t *testing.T) {
 	thumb := jpegOf(t, previewtest.Picture(16, 16), 50)

@@ -53,25 +53,33 @@ func TestTaken(t *testing.T) {
 	b := newBox(t)
 	shot := b.put("shot.jpg", previewtest.WithExif(jpegOf(t, previewtest.Picture(64, 48), 80), 1, "2023:07:08 09:10:11", "", jpegOf(t, previewtest.Picture(16, 12), 50)))
 	plain := b.put("plain.jpg", jpegOf(t, previewtest.Picture(64, 48), 80))
+	scan := b.put("scan.jpg", previewtest.Exif{DateTime: "2001:02:03 04:05:06"}.Into(jpegOf(t, previewtest.Picture(64, 48), 80)))
 	src := func(p string, in store.Info) Source {
 		return Source{User: "u", ID: in.FileID, Version: in.ETag, Open: func() (io.ReadSeekCloser, error) { return b.tree.Open(p) }}
 	}
-	pics := []Source{src("shot.jpg", shot), src("plain.jpg", plain)}
+	pics := []Source{src("shot.jpg", shot), src("plain.jpg", plain), src("scan.jpg", scan)}
 	got := b.m.Taken("u", pics)
-	if !got[0].Equal(time.Date(2023, 7, 8, 9, 10, 11, 0, time.UTC)) || !got[1].IsZero() {
-		t.Errorf("Taken = %v", got)
+	if !got[0].Equal(time.Date(2023, 7, 8, 9, 10, 11, 0, time.UTC)) || !got[1].IsZero() || !got[2].Equal(time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)) {
+		t.Errorf("Taken = %v, want DateTimeOriginal's, none, DateTime's", got)
 	}
 	// Kept: read again without opening the files.
 	pics[0].Open = func() (io.ReadSeekCloser, error) { t.Error("opened again"); return nil, os.ErrNotExist }
 	if again := b.m.Taken("u", pics); !again[0].Equal(got[0]) {
 		t.Errorf("kept date = %v", again[0])
 	}
-	// Swept with what no file has.
+	// Swept with what no file has, and the dates file of an older
+	// reading (taken.json, of DateTimeOriginal alone) with them.
+	name, _ := b.m.datesPath("u")
+	old := filepath.Join(filepath.Dir(name), "taken.json")
+	os.WriteFile(old, []byte(`{}`), 0o600)
 	b.tree.Remove("shot.jpg")
 	b.tree.Bin().Empty("")
 	b.m.Sweep()
-	if idx := b.m.loadDates("u"); len(idx) != 1 {
-		t.Errorf("after the sweep the dates hold %v", idx)
+	if idx := b.m.loadDates("u"); len(idx) != 2 {
+		t.Errorf("after the sweep the dates hold %v, want plain.jpg's and scan.jpg's", idx)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("the sweep left %s: %v", old, err)
 	}
 }
 

@@ -204,6 +204,47 @@ func TestAdminRefusedAsAPage(t *testing.T) {
 	}
 }
 
+// A request with neither credentials nor a session gets what its route
+// declares, whatever it accepts: on the WebDAV, CalDAV and API routes a
+// 401 with a Basic challenge, even for KDE's KIO, which accepts HTML on
+// every request (and was sent the login page as the file's bytes); only
+// the web pages send a browser to the login form.
+func TestDAVChallengesWhateverItAccepts(t *testing.T) {
+	rs, _, s := walkSite(t)
+	anonymous := walkIdentities(s.door)[0]
+	const kio = "text/html, text/*;q=0.9, image/jpeg;q=0.9, image/png;q=0.9, image/*;q=0.9, */*;q=0.8"
+	for _, tc := range []struct{ method, path, accept string }{
+		{"GET", "/dav/x", "text/html"},
+		{"GET", "/dav/x", kio},
+		{"HEAD", "/dav/", kio},
+		{"GET", "/remote.php/webdav/x", kio},
+		{"GET", "/remote.php/dav/files/bob/x", kio},
+		{"GET", "/remote.php/dav/calendars/bob/", kio},
+		{"GET", "/ocs/v2.php/cloud/user", kio},
+		{"GET", "/index.php/core/preview", kio},
+	} {
+		r := httptest.NewRequest(tc.method, "https://box.example"+tc.path, nil)
+		r.TLS = &tls.ConnectionState{}
+		anonymous.Prepare(r)
+		r.Header.Set("Accept", tc.accept)
+		w := httptest.NewRecorder()
+		rs.ServeHTTP(w, r)
+		if w.Code != http.StatusUnauthorized || !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Basic ") {
+			t.Errorf("%s %s, Accept %q, anonymously = %d, WWW-Authenticate %q, Location %q; want 401 with a Basic challenge",
+				tc.method, tc.path, tc.accept, w.Code, w.Header().Get("WWW-Authenticate"), w.Header().Get("Location"))
+		}
+	}
+	r := httptest.NewRequest("GET", "https://box.example/files/x", nil)
+	r.TLS = &tls.ConnectionState{}
+	anonymous.Prepare(r)
+	r.Header.Set("Accept", "text/html")
+	w := httptest.NewRecorder()
+	rs.ServeHTTP(w, r)
+	if loc := w.Header().Get("Location"); w.Code != http.StatusSeeOther || loc != "/login?next=%2Ffiles%2Fx" {
+		t.Errorf("GET /files/x anonymously = %d to %q, want 303 to the login form", w.Code, loc)
+	}
+}
+
 // goldenDiff compares the routes with testdata/routes.txt: "" when the
 // same; UPDATE_ROUTES=1 writes the file.
 func goldenDiff(list []front.Route) string {

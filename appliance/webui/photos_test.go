@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bonesync/bonesync/appliance/preview/previewtest"
 )
 
 // jpegBytes is a small JPEG, of the colour c.
@@ -71,11 +73,14 @@ func TestPhotosSearchThumbs(t *testing.T) {
 		t.Errorf("thumbnail without a session = %s", resp.Status)
 	}
 
-	// The photos page: newest first, a month at a heading.
+	// The photos page: newest first, a month at a heading; by the EXIF
+	// date (a scan's DateTime, when it has no DateTimeOriginal), else the
+	// file's.
+	s.putFile("ann", "scan.jpg", previewtest.Exif{DateTime: "2019:05:15 12:00:00"}.Into(jpegBytes(color.RGBA{90, 90, 90, 255})), recent)
 	_, page = s.do("GET", "/photos", cookie, nil)
-	g, b := strings.Index(page, "garden.jpg"), strings.Index(page, "beach.jpg")
-	if g < 0 || b < 0 || g > b || !strings.Contains(page, "July 2026") || !strings.Contains(page, "March 2024") || strings.Contains(page, "notes.txt") {
-		t.Errorf("photos page:\n%s", page)
+	g, b, sc := strings.Index(page, "garden.jpg"), strings.Index(page, "beach.jpg"), strings.Index(page, "scan.jpg")
+	if g < 0 || b < 0 || g > b || b > sc || !strings.Contains(page, "July 2026") || !strings.Contains(page, "March 2024") || !strings.Contains(page, "May 2019") || strings.Contains(page, "notes.txt") {
+		t.Errorf("photos page (garden.jpg of July 2026, beach.jpg of March 2024, scan.jpg of May 2019 by its DateTime):\n%s", page)
 	}
 
 	// Search.

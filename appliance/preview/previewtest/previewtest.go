@@ -1,7 +1,7 @@
 // Package previewtest makes pictures for the preview package's tests and
 // for the benchmark's photos (bench): a test picture, the same with a
-// camera's sensor grain, and a JPEG with an EXIF block as a camera writes
-// one. Like net/http/httptest, it is for tests and measurements, never for
+// camera's sensor grain, and a JPEG with an EXIF block as a camera (or a
+// scanner, an editor) writes one. Like net/http/httptest, it is for tests and measurements, never for
 // the appliance itself.
 package previewtest
 
@@ -60,8 +60,10 @@ func Photo(w, h, amount int) *image.RGBA {
 // EXIF tags and types (TIFF 6.0, EXIF 2.32).
 const (
 	tagOrientation    = 0x0112
+	tagDateTime       = 0x0132
 	tagExifIFD        = 0x8769
 	tagDateTimeOrig   = 0x9003
+	tagOffsetTime     = 0x9010
 	tagOffsetTimeOrig = 0x9011
 	tagThumbOffset    = 0x0201
 	tagThumbLength    = 0x0202
@@ -70,53 +72,73 @@ const (
 	typeLong          = 4
 )
 
+// Exif is an EXIF block as a camera or a program writes one; what is
+// zero or "" is left out. Times are written "2006:01:02 15:04:05", zones
+// "+02:00".
+type Exif struct {
+	Orientation int // IFD0's, 1-8
+	// DateTime is IFD0's DateTime (when the file was last changed: what
+	// a scanner or an editor writes when it writes no DateTimeOriginal),
+	// and DateTimeZone its OffsetTime in the EXIF IFD.
+	DateTime, DateTimeZone string
+	// Taken is the EXIF IFD's DateTimeOriginal, and Zone its
+	// OffsetTimeOriginal.
+	Taken, Zone string
+	Thumb       []byte // a JPEG, pointed at by IFD1
+}
+
 // WithExif puts an EXIF block into a JPEG, as a camera writes one: IFD0
 // with the orientation and a pointer to the EXIF IFD (the time taken,
 // "2006:01:02 15:04:05", and its zone if zone is not ""), then IFD1
 // pointing at the thumbnail, itself a JPEG.
 func WithExif(jpg []byte, orientation int, taken, zone string, thumb []byte) []byte {
-	le := binary.LittleEndian
+	return Exif{Orientation: orientation, Taken: taken, Zone: zone, Thumb: thumb}.Into(jpg)
+}
+
+// Into puts the EXIF block into a JPEG, as its first segment: a TIFF
+// structure in little-endian order, IFD0, the EXIF IFD, IFD1 and the
+// thumbnail, each IFD's longer values right after it.
+func (e Exif) Into(jpg []byte) []byte {
+	var ifd0, exif, ifd1 []field
+	if e.Orientation != 0 {
+		ifd0 = append(ifd0, field{tag: tagOrientation, typ: typeShort, count: 1, value: uint32(e.Orientation)})
+	}
+	if e.DateTime != "" {
+		ifd0 = append(ifd0, ascii(tagDateTime, e.DateTime))
+	}
+	for _, f := range []struct {
+		tag  uint16
+		text string
+	}{{tagDateTimeOrig, e.Taken}, {tagOffsetTime, e.DateTimeZone}, {tagOffsetTimeOrig, e.Zone}} {
+		if f.text != "" {
+			exif = append(exif, ascii(f.tag, f.text))
+		}
+	}
+	if len(exif) > 0 {
+		ifd0 = append(ifd0, field{tag: tagExifIFD, typ: typeLong, count: 1})
+	}
+	offExif := 8 + ifdSize(ifd0)
+	offIFD1 := offExif + ifdSize(exif)
+	if len(exif) > 0 {
+		ifd0[len(ifd0)-1].value = offExif
+	}
+	next := uint32(0)
+	if e.Thumb != nil {
+		next = offIFD1
+		ifd1 = []field{{tag: tagThumbOffset, typ: typeLong, count: 1}, {tag: tagThumbLength, typ: typeLong, count: 1, value: uint32(len(e.Thumb))}}
+		ifd1[0].value = offIFD1 + ifdSize(ifd1)
+	}
 	var t bytes.Buffer
 	t.WriteString("II*\x00")
-	binary.Write(&t, le, uint32(8))
-	entry := func(tag, typ uint16, count, value uint32) {
-		binary.Write(&t, le, tag)
-		binary.Write(&t, le, typ)
-		binary.Write(&t, le, count)
-		binary.Write(&t, le, value)
+	binary.Write(&t, binary.LittleEndian, uint32(8))
+	writeIFD(&t, ifd0, next)
+	if len(exif) > 0 {
+		writeIFD(&t, exif, 0)
 	}
-	// IFD0 at 8: 2 entries (26 bytes + 4 next) = ends at 8+2+24+4 = 38.
-	ifd0End := uint32(8 + 2 + 2*12 + 4)
-	exifIFD := ifd0End
-	nExif := uint32(1)
-	if zone != "" {
-		nExif = 2
+	if e.Thumb != nil {
+		writeIFD(&t, ifd1, 0)
+		t.Write(e.Thumb)
 	}
-	exifEnd := exifIFD + 2 + 12*nExif + 4
-	dateAt := exifEnd
-	zoneAt := dateAt + 20
-	ifd1 := zoneAt + 8
-	thumbAt := ifd1 + 2 + 2*12 + 4
-	binary.Write(&t, le, uint16(2))
-	entry(tagOrientation, typeShort, 1, uint32(orientation))
-	entry(tagExifIFD, typeLong, 1, exifIFD)
-	binary.Write(&t, le, ifd1)
-	binary.Write(&t, le, uint16(nExif))
-	entry(tagDateTimeOrig, typeASCII, 20, dateAt)
-	if zone != "" {
-		entry(tagOffsetTimeOrig, typeASCII, 7, zoneAt)
-	}
-	binary.Write(&t, le, uint32(0))
-	t.WriteString(taken + "\x00")
-	t.WriteString(zone + "\x00\x00")
-	for t.Len() < int(ifd1) {
-		t.WriteByte(0)
-	}
-	binary.Write(&t, le, uint16(2))
-	entry(tagThumbOffset, typeLong, 1, thumbAt)
-	entry(tagThumbLength, typeLong, 1, uint32(len(thumb)))
-	binary.Write(&t, le, uint32(0))
-	t.Write(thumb)
 	app1 := append([]byte("Exif\x00\x00"), t.Bytes()...)
 	var out bytes.Buffer
 	out.Write(jpg[:2])
@@ -124,6 +146,61 @@ func WithExif(jpg []byte, orientation int, taken, zone string, thumb []byte) []b
 	out.Write(app1)
 	out.Write(jpg[2:])
 	return out.Bytes()
+}
+
+// field is an IFD entry: its value in the entry, or its data (longer
+// than 4 bytes) after the IFD, where the entry points.
+type field struct {
+	tag, typ uint16
+	count    uint32
+	value    uint32
+	data     []byte
+}
+
+func ascii(tag uint16, s string) field {
+	return field{tag: tag, typ: typeASCII, count: uint32(len(s) + 1), data: append([]byte(s), 0)}
+}
+
+// ifdSize is the bytes of an IFD of fs with its longer values after it;
+// 0 for none.
+func ifdSize(fs []field) uint32 {
+	if len(fs) == 0 {
+		return 0
+	}
+	n := uint32(2 + 12*len(fs) + 4)
+	for _, f := range fs {
+		if len(f.data) > 4 {
+			n += uint32(len(f.data))
+		}
+	}
+	return n
+}
+
+// writeIFD writes an IFD of fs at the end of t, next the offset of the
+// one after it, then the longer values.
+func writeIFD(t *bytes.Buffer, fs []field, next uint32) {
+	le := binary.LittleEndian
+	at := uint32(t.Len()) + 2 + 12*uint32(len(fs)) + 4
+	var data []byte
+	binary.Write(t, le, uint16(len(fs)))
+	for _, f := range fs {
+		binary.Write(t, le, f.tag)
+		binary.Write(t, le, f.typ)
+		binary.Write(t, le, f.count)
+		switch {
+		case len(f.data) > 4:
+			binary.Write(t, le, at+uint32(len(data)))
+			data = append(data, f.data...)
+		case f.data != nil:
+			var v [4]byte
+			copy(v[:], f.data)
+			t.Write(v[:])
+		default:
+			binary.Write(t, le, f.value)
+		}
+	}
+	binary.Write(t, le, next)
+	t.Write(data)
 }
 
 // InterlacedPNG is an Adam7-interlaced PNG of w×h pixels at 16 bits a
