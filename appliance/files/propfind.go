@@ -316,7 +316,7 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 		return put("")
 	case ocOwnerID, ocOwnerName:
 		owner, _, err := pw.q.tree.Owner(p)
-		if err != nil {
+		if err != nil || pw.q.link { // a link names no one, as its page does
 			return false
 		}
 		return put(davxml.Text(owner))

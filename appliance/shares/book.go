@@ -521,6 +521,17 @@ func (b *Book) Link(token string) (Share, bool) {
 	return Share{}, false
 }
 
+// PublicLink is the live link with the token as its WebDAV opens it
+// (package files): what it shares, as a mount, and its password's hash
+// ("": none).
+func (b *Book) PublicLink(token string) (store.Mount, string, bool) {
+	s, ok := b.Link(token)
+	if !ok {
+		return store.Mount{}, "", false
+	}
+	return mountOf(s), s.Hash, true
+}
+
 // Types are the kinds of share owner has made of each file id: the
 // oc:share-types a listing shows.
 func (b *Book) Types(owner string) map[uint64][]int {
