@@ -29,6 +29,9 @@ func TestOneQuotaForFilesAndCalendars(t *testing.T) {
 	s := &services{accounts: db, files: files, pim: pim}
 	tree, _ := files.Tree("ann")
 	w, err := tree.Create("photo.jpg", false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	w.Write(make([]byte, 600<<10))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
