@@ -194,7 +194,7 @@ func TestLinkOfAFile(t *testing.T) {
 		t.Errorf("GET = %d %q", w.Code, w.Body)
 	}
 	w := serveDAV(h, linkRequest("PROPFIND", "/public.php/dav/files/file", "-", "", propfindBody, "Depth", "1"))
-	if w.Code != 207 || !strings.Contains(w.Body.String(), "<d:getcontentlength>11<") {
+	if w.Code != 207 || !strings.Contains(w.Body.String(), "<d:href>/public.php/dav/files/file</d:href>") || !strings.Contains(w.Body.String(), "<d:getcontentlength>11<") {
 		t.Errorf("PROPFIND = %d:\n%s", w.Code, w.Body)
 	}
 	if w := serveDAV(h, linkRequest("GET", "/public.php/webdav/Sub/b.txt", "file", "", "")); w.Code != http.StatusNotFound {

@@ -204,6 +204,9 @@ func (pw *propWriter) entry(p string, in store.Info, dead func() (map[xml.Name]d
 	if in.IsDir() && !strings.HasSuffix(href, "/") {
 		href += "/"
 	}
+	if !in.IsDir() && p == "/" {
+		href = pw.q.prefix // a link's shared file is its root
+	}
 	found, missing := &pw.found, &pw.missing
 	found.Reset()
 	missing.Reset()
