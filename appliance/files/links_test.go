@@ -95,6 +95,8 @@ func linkRequest(method, target, user, pw, body string, hdr ...string) *http.Req
 	return r
 }
 
+const lockBody = `<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>`
+
 const ownerProps = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:getetag/><oc:owner-id/><oc:owner-display-name/><oc:permissions/></d:prop></d:propfind>`
 
 // A read-only link lists and reads what it shares, through either root,
@@ -123,6 +125,7 @@ func TestLinkReadOnly(t *testing.T) {
 		linkRequest("DELETE", "/public.php/webdav/a.txt", "folder", "", ""),
 		linkRequest("MOVE", "/public.php/webdav/a.txt", "folder", "", "", "Destination", "https://box/public.php/webdav/Sub/a.txt"),
 		linkRequest("PUT", "/public.php/dav/files/folder/a.txt", "-", "", "changed"),
+		linkRequest("LOCK", "/public.php/webdav/a.txt", "folder", "", lockBody),
 		linkRequest("PROPPATCH", "/public.php/webdav/a.txt", "folder", "", `<?xml version="1.0"?><d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><x:y xmlns:x="urn:x">z</x:y></d:prop></d:set></d:propertyupdate>`),
 	} {
 		if w := serveDAV(h, r); w.Code != http.StatusForbidden {
@@ -179,6 +182,7 @@ func TestLinkDrop(t *testing.T) {
 		linkRequest("GET", "/public.php/webdav/a.txt", "folder", "", ""),
 		linkRequest("PUT", "/public.php/webdav/a.txt", "folder", "", "replaced"),
 		linkRequest("DELETE", "/public.php/webdav/a.txt", "folder", "", ""),
+		linkRequest("LOCK", "/public.php/webdav/a.txt", "folder", "", lockBody),
 	} {
 		if w := serveDAV(h, r); w.Code != http.StatusForbidden {
 			t.Errorf("%s %s in a drop = %d, want 403: %s", r.Method, r.URL.Path, w.Code, w.Body)
