@@ -164,3 +164,83 @@ print(json.dumps({"calendars": [str(c.url) for c in cals], "name": shared.name, 
 		t.Errorf("vdirsyncer did not bring sara's event to tom: %q", got)
 	}
 }
+
+// testPublicLinkDAV mounts public links as folders, as rclone's
+// --webdav-url and file managers do: a read-only folder link with a
+// password listed and copied by rclone (the token as the user, the
+// password obscured), a change refused by curl with 403, the newer
+// /public.php/dav/files/TOKEN/ listed by curl's PROPFIND; then a
+// read-write link without one takes rclone's copy up, for its owner.
+func testPublicLinkDAV(t *testing.T, b *box) {
+	b.addUser("lia", "lia-secret-1")
+	lia := "lia:lia-secret-1"
+	tree := filepath.Join(b.work, "trip")
+	want := map[string]string{}
+	for _, f := range []string{"a.txt", "sub/b.bin"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(tree, f)), 0o755)
+		want[f] = randomFile(t, filepath.Join(tree, f), 3000)
+	}
+	b.curl("-u", lia, "-X", "MKCOL", b.url("Trip"))
+	b.curl("-u", lia, "-X", "MKCOL", b.url("Trip/sub"))
+	for f := range want {
+		if code, _ := b.curl("-u", lia, "-T", filepath.Join(tree, f), b.url("Trip/"+f)); code != 201 {
+			t.Fatalf("PUT %s = %d", f, code)
+		}
+	}
+	link := func(query string) string {
+		t.Helper()
+		code, body := b.curl("-u", lia, "-H", "OCS-APIREQUEST: true", "--data", query, b.ocs("/apps/files_sharing/api/v1/shares"))
+		tok := regexp.MustCompile(`<token>([A-Za-z0-9]{15})</token>`).FindStringSubmatch(body)
+		if code != 200 || tok == nil {
+			t.Fatalf("link %s = %d %s", query, code, body)
+		}
+		return tok[1]
+	}
+	ro := link("path=/Trip&shareType=3&permissions=1&password=trip-pass-1")
+	root := "https://localhost:" + b.port(b.https) + "/public.php"
+	rclone := func(user, pw string, args ...string) string {
+		t.Helper()
+		obscured, err := exec.Command("rclone", "obscure", pw).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("rclone", append([]string{"--config", "/dev/null", "--ca-cert", b.caFile, "--retries", "1",
+			"--webdav-url", root + "/webdav", "--webdav-vendor", "owncloud", "--webdav-user", user,
+			"--webdav-pass", strings.TrimSpace(string(obscured))}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("rclone %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if got := rclone(ro, "trip-pass-1", "lsf", "-R", ":webdav:"); got != "a.txt\nsub/\nsub/b.bin\n" {
+		t.Errorf("rclone lsf of the link = %q", got)
+	}
+	back := filepath.Join(b.work, "trip-back")
+	rclone(ro, "trip-pass-1", "copy", ":webdav:", back)
+	for f, h := range want {
+		if got := sum(t, filepath.Join(back, f)); got != h {
+			t.Errorf("%s copied from the link differs", f)
+		}
+	}
+	if code, _ := b.curl("-u", ro+":trip-pass-1", "-T", filepath.Join(tree, "a.txt"), root+"/webdav/new.txt"); code != 403 {
+		t.Errorf("PUT into a read-only link = %d, want 403", code)
+	}
+	if code, _ := b.curl("-u", ro+":wrong-pass", root+"/webdav/a.txt"); code != 401 {
+		t.Errorf("GET with a wrong password = %d, want 401", code)
+	}
+	code, body := b.curl("-u", "anonymous:trip-pass-1", "-X", "PROPFIND", "-H", "Depth: 1", root+"/dav/files/"+ro+"/")
+	if code != 207 || !strings.Contains(body, "/public.php/dav/files/"+ro+"/a.txt") || strings.Contains(body, "lia") {
+		t.Errorf("PROPFIND of /public.php/dav/files/TOKEN/ = %d:\n%s", code, body)
+	}
+	// Read and write, no password: rclone copies up, into lia's files.
+	rw := link("path=/Trip/sub&shareType=3&permissions=15")
+	up := filepath.Join(b.work, "trip-up")
+	os.MkdirAll(up, 0o755)
+	h := randomFile(t, filepath.Join(up, "from-friend.bin"), 5000)
+	rclone(rw, "", "copy", up, ":webdav:")
+	dl := filepath.Join(b.work, "from-friend.bin")
+	if code, _ := b.curl("-u", lia, "-o", dl, b.url("Trip/sub/from-friend.bin")); code != 200 || sum(t, dl) != h {
+		t.Errorf("lia's copy of the file that came by the link = %d", code)
+	}
+}

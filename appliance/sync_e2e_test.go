@@ -248,6 +248,7 @@ func TestSync(t *testing.T) {
 	t.Run("connect-steps", func(t *testing.T) { testConnectSteps(t, b) })
 	t.Run("trash", func(t *testing.T) { testTrash(t, b) })
 	t.Run("shares", func(t *testing.T) { testShares(t, b) })
+	t.Run("public-link-dav", func(t *testing.T) { testPublicLinkDAV(t, b) })
 	t.Run("calendar-share", func(t *testing.T) { testCalendarShare(t, b) })
 	t.Run("calendar-abuse", func(t *testing.T) { testCalendarAbuse(t, b) })
 	t.Run("apps", func(t *testing.T) { testApps(t, b) })

@@ -52,7 +52,48 @@ func SetRetryAfter(w http.ResponseWriter, wait time.Duration) {
 	w.Header().Set("Retry-After", fmt.Sprint(max(int64((wait+time.Second-1)/time.Second), 1)))
 }
 
+// LinkBasic checks the password r's Basic credentials give (under any
+// user name) for the live public link token, whose password's hash is
+// hash, as LinkPassword does: under the bans every login has and the
+// link's own delay. A link without a password (hash "") takes any
+// credentials, or none. It answers a refused request as Check answers a
+// login: 401 with a challenge (no password, or a wrong one; or token ""
+// for a request that names no live link, whose user name may be meant
+// as a token), 429 with Retry-After (the address banned, the link's
+// delay), 503 when the box cannot check.
+func (d *Door) LinkBasic(w http.ResponseWriter, r *http.Request, token, hash string) bool {
+	if token != "" && hash == "" {
+		return true
+	}
+	_, pw, ok := r.BasicAuth()
+	if !ok || token == "" {
+		linkChallenge(w)
+		return false
+	}
+	addr := guard.Host(r.RemoteAddr)
+	switch res := d.LinkPassword(addr, token, hash, pw); res {
+	case OK:
+		return true
+	case Wrong:
+		linkChallenge(w)
+	default:
+		answer(w, res, d.LinkRetryAfter(addr, token))
+	}
+	return false
+}
+
+// linkChallenge asks a client of a public link's WebDAV for the link's
+// token and password: 401 with a Basic challenge.
+func linkChallenge(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", basicRealm)
+	http.Error(w, "give the link's token as the user name and its password (empty if it has none)", http.StatusUnauthorized)
+}
+
+// basicRealm is the Basic challenge of every password the box asks over
+// HTTP.
+const basicRealm = `Basic realm="bonesync", charset="UTF-8"`
+
 func challenge(w http.ResponseWriter) {
-	w.Header().Set("WWW-Authenticate", `Basic realm="bonesync", charset="UTF-8"`)
+	w.Header().Set("WWW-Authenticate", basicRealm)
 	http.Error(w, "log in with your bonesync user name and password", http.StatusUnauthorized)
 }

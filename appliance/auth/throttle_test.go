@@ -249,3 +249,38 @@ func TestDelayedGuessesBanTheAddress(t *testing.T) {
 		t.Errorf("%d delayed guesses from one address earned no ban", MaxFailures)
 	}
 }
+
+// A link's WebDAV asks its password by Basic, under any user name, and
+// answers as a login is answered: a challenge when it is missing or
+// wrong (or no live link is named), the link's delay as 429.
+func TestLinkBasic(t *testing.T) {
+	d, db, _ := clockedDoor(t)
+	hash, _ := db.Hash("link-password")
+	ask := func(token, hash string, basic ...string) (bool, *httptest.ResponseRecorder) {
+		r := httptest.NewRequest("PROPFIND", "https://box/public.php/webdav/", nil)
+		r.RemoteAddr = stranger(len(basic)+1) + ":4000"
+		if len(basic) == 2 {
+			r.SetBasicAuth(basic[0], basic[1])
+		}
+		w := httptest.NewRecorder()
+		return d.LinkBasic(w, r, token, hash), w
+	}
+	if ok, _ := ask("open", ""); !ok {
+		t.Error("a link without a password asked for one")
+	}
+	if ok, _ := ask("tok", hash, "anyone", "link-password"); !ok {
+		t.Error("the link's password under any name was refused")
+	}
+	for _, tc := range [][]string{{"tok"}, {"tok", "tok", "guess"}, {"", "nothing", ""}} {
+		ok, w := ask(tc[0], hash, tc[1:]...)
+		if ok || w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") == "" {
+			t.Errorf("token %q, Basic %q: %v %d %q, want 401 and a challenge", tc[0], tc[1:], ok, w.Code, w.Header().Get("WWW-Authenticate"))
+		}
+	}
+	for i := range FreeGuesses {
+		d.LinkPassword(stranger(10+i), "tok", hash, "guess")
+	}
+	if ok, w := ask("tok", hash, "x", "link-password"); ok || w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" {
+		t.Errorf("the link in its delay: %v %d Retry-After %q, want 429 and 1", ok, w.Code, w.Header().Get("Retry-After"))
+	}
+}

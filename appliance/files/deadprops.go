@@ -97,7 +97,7 @@ func (q *request) patch(f store.File, patches []davxml.Patch) ([]davxml.Propstat
 	var favorite *bool
 	changes := false // the file's own properties or date, not the user's star
 	for _, p := range patches {
-		if p.Name != ocFavorite || q.h.Favorites == nil {
+		if p.Name != ocFavorite || q.favorites() == nil {
 			changes = true
 		}
 	}
@@ -117,7 +117,7 @@ func (q *request) patch(f store.File, patches []davxml.Patch) ([]davxml.Propstat
 			if mtime, err = parseModTime(string(p.Inner)); err != nil {
 				code = http.StatusConflict
 			}
-		case p.Name == ocFavorite && q.h.Favorites != nil:
+		case p.Name == ocFavorite && q.favorites() != nil:
 			// The star: the user's, kept by file id (package favorites).
 			v, ok := literal(ocFavorite, strings.TrimSpace(string(p.Inner)))
 			on := !p.Remove && ok && v != 0
@@ -155,7 +155,7 @@ func (q *request) patch(f store.File, patches []davxml.Patch) ([]davxml.Propstat
 	if favorite != nil {
 		in, err := q.tree.Describe(f)
 		if err == nil {
-			err = q.h.Favorites.Mark(q.user, in.FileID, *favorite)
+			err = q.favorites().Mark(q.user, in.FileID, *favorite)
 		}
 		if err != nil {
 			return nil, err

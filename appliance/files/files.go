@@ -35,6 +35,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/favorites"
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/locks"
+	"github.com/bonesync/bonesync/appliance/rights"
 	"github.com/bonesync/bonesync/appliance/store"
 )
 
@@ -47,9 +48,12 @@ type Quotas interface {
 }
 
 // Files is the store as WebDAV uses it: each user's tree (whose whole
-// face a DAV server uses), and the folder of chunked uploads in progress.
+// face a DAV server uses), what a public link shares (its owner's file
+// or folder, as a tree held to the link's rights), and the folder of
+// chunked uploads in progress.
 type Files interface {
 	Tree(user string) (*store.Tree, error)
+	Shared(owner string, id uint64, p string, perm rights.Set) (*store.Tree, error)
 	Chunks(user string) (*os.Root, error)
 	ExpireChunks()
 }
@@ -80,12 +84,18 @@ type Handler struct {
 	// FolderPage, if set, is the web page that shows a folder (p: its
 	// path in the user's tree): where a GET of a folder is sent.
 	FolderPage func(p string) string
+	// Links are the public links, whose WebDAV is served at
+	// /public.php/ (links.go), their passwords checked by LinkDoor; nil
+	// (either): none is.
+	Links    Links
+	LinkDoor LinkDoor
 
 	paths pathLocks
 }
 
 // Routes mounts WebDAV at Prefix, and the ownCloud and Nextcloud roots
-// and endpoints: a user's, but for status.php and the DAV root's OPTIONS.
+// and endpoints: a user's, but for status.php, the DAV root's OPTIONS and
+// a public link's WebDAV (links.go).
 func (h *Handler) Routes(rs *front.Routes) {
 	for _, p := range []string{Prefix, Prefix + "/", ocWebDAV, ocWebDAV + "/", ncFiles} {
 		rs.Handle(auth.User, p, h.serveDAV)
@@ -103,6 +113,7 @@ func (h *Handler) Routes(rs *front.Routes) {
 	rs.Handle(auth.User, ncTrashbin, h.serveTrashbin)
 	rs.Handle(auth.User, ncVersions, h.serveVersions)
 	rs.Public("/status.php", status)
+	h.linkRoutes(rs)
 	h.cloudRoutes(rs)
 	for _, v := range []string{"/ocs/v1.php", "/ocs/v2.php"} {
 		rs.Handle(auth.User, v+"/cloud/capabilities", h.ocs(h.capabilities))
@@ -117,6 +128,7 @@ func (h *Handler) PlainRoutes(rs *front.Routes) {
 	for _, p := range []string{Prefix, Prefix + "/", "/remote.php/", "/ocs/"} {
 		rs.Handle(auth.User, p, h.serveDAV)
 	}
+	rs.Link("/public.php/", h.serveLink) // a link's token and password, refused likewise
 }
 
 // serveDAV answers a WebDAV request on the caller's files.
@@ -138,6 +150,19 @@ type request struct {
 	tree         *store.Tree
 	user, prefix string
 	name         string
+	// link: the request comes by a public link (links.go), whose tree is
+	// what the link shares and whose user ("link:TOKEN") is no account:
+	// it has no favourites, is told no owner, and is shown no web page.
+	link bool
+}
+
+// favorites are the caller's favourite files; nil: they have none to
+// mark (the box keeps none, or the caller comes by a link).
+func (q *request) favorites() *favorites.Set {
+	if q.link {
+		return nil
+	}
+	return q.h.Favorites
 }
 
 // openTree opens user's tree with their quota, or answers 500; the caller
@@ -161,8 +186,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, user, prefix str
 		return
 	}
 	defer tree.Close()
-	q := &request{h: h, w: w, r: r, tree: tree, user: user, prefix: prefix,
-		name: norm.NFC.String(strings.TrimPrefix(r.URL.Path, prefix))}
+	h.answer(&request{h: h, w: w, r: r, tree: tree, user: user, prefix: prefix})
+}
+
+// answer answers q, a request on its tree, by its method.
+func (h *Handler) answer(q *request) {
+	r, w := q.r, q.w
+	q.name = norm.NFC.String(strings.TrimPrefix(r.URL.Path, q.prefix))
 	switch r.Method {
 	case http.MethodOptions:
 		q.options()
@@ -171,7 +201,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, user, prefix str
 	case "PROPFIND":
 		q.propfind()
 	case "LOCK":
-		defer h.paths.lock(user, q.name)()
+		defer h.paths.lock(q.user, q.name)()
 		q.lock()
 	case "UNLOCK":
 		q.unlock()

@@ -8,6 +8,7 @@ package files
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -98,11 +99,12 @@ func (q *request) lock() {
 	// Locking an existing file needs no other lock's token (a conflict is
 	// Create's to find); making a new one in a locked folder does.
 	_, statErr := q.tree.Stat(name)
-	if statErr == nil {
-		// A lock is a claim to write: a read-only share's recipient
-		// holding the owner's files locked would lock the owner out.
+	if statErr == nil || errors.Is(statErr, fs.ErrPermission) {
+		// A lock is a claim to write: a read-only share's recipient, or
+		// a drop's visitor (who cannot even see what is there), holding
+		// the owner's files locked would lock the owner out.
 		if perm, err := q.tree.PermAt(name); err == nil && perm&rights.Update == 0 {
-			http.Error(w, "this share is read-only: its files cannot be locked", http.StatusForbidden)
+			http.Error(w, "this share does not let its files be changed: they cannot be locked", http.StatusForbidden)
 			return
 		}
 	}

@@ -36,7 +36,7 @@ func (q *request) get() {
 	}
 	if in.IsDir() {
 		page := ""
-		if q.h.FolderPage != nil {
+		if q.h.FolderPage != nil && !q.link { // the user's page, not the link's
 			page = q.h.FolderPage(strings.TrimSuffix(path.Clean("/"+q.name), "/") + "/")
 		}
 		switch {
@@ -180,6 +180,9 @@ func (q *request) mkcol() {
 // request's path is in a folder that exists (RFC 4918 sections 9.3.1, 9.7.1).
 func (q *request) parentExists() bool {
 	fi, err := q.tree.Stat(path.Dir(path.Clean("/" + q.name)))
+	if errors.Is(err, fs.ErrPermission) {
+		return true // a drop, which reads nothing: the change finds whether it is there
+	}
 	if err != nil || !fi.IsDir() {
 		http.Error(q.w, "the folder it would be in does not exist", http.StatusConflict)
 		return false

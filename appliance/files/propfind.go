@@ -204,6 +204,9 @@ func (pw *propWriter) entry(p string, in store.Info, dead func() (map[xml.Name]d
 	if in.IsDir() && !strings.HasSuffix(href, "/") {
 		href += "/"
 	}
+	if !in.IsDir() && p == "/" {
+		href = pw.q.prefix // a link's shared file is its root
+	}
 	found, missing := &pw.found, &pw.missing
 	found.Reset()
 	missing.Reset()
@@ -316,7 +319,7 @@ func (pw *propWriter) live(found *davxml.Props, n xml.Name, p string, in store.I
 		return put("")
 	case ocOwnerID, ocOwnerName:
 		owner, _, err := pw.q.tree.Owner(p)
-		if err != nil {
+		if err != nil || pw.q.link { // a link names no one, as its page does
 			return false
 		}
 		return put(davxml.Text(owner))

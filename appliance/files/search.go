@@ -287,7 +287,7 @@ func (m *matcher) value(n xml.Name, p string, in store.Info) (string, int64) {
 func (m *matcher) favorites() map[uint64]bool {
 	if m.favs == nil {
 		m.favs = map[uint64]bool{}
-		if f := m.q.h.Favorites; f != nil {
+		if f := m.q.favorites(); f != nil {
 			if favs, err := f.Of(m.q.user); err == nil {
 				m.favs = favs
 			}

@@ -99,7 +99,7 @@ func (s *services) web(lns *listen.Listeners) *front.Server {
 // and plain HTTP the pages name.
 func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount) {
 	dav := &files.Handler{Store: s.files, Quotas: s.room(), Favorites: s.favs, Locks: s.locks, Memory: s.memory, Log: s.log,
-		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares,
+		FolderPage: webui.FolderURL, Emails: s.accounts, Shares: s.shares, Links: s.shares, LinkDoor: s.door,
 		Capabilities: merge(notices.Capabilities, shareapi.Capabilities)}
 	sys := system{s, time.Now()}
 	ms := []front.Mount{

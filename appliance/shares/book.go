@@ -5,8 +5,9 @@
 // The book of shares is here (book.go); the store mounts a share in its
 // recipient's tree and enforces its permissions for every protocol
 // (store/mounts.go); the OCS files_sharing API the apps' and the desktop
-// client's share menus call is ocs.go; the public link's pages are
-// public.go.
+// client's share menus call is package shareapi; a public link's pages
+// are webui/public.go, its WebDAV (a link mounted as a folder)
+// files/links.go.
 //
 // The book is one file, files/.bonesync/shares/shares.json, written whole
 // and synced at each change. A share names its item by the owner's file id
@@ -519,6 +520,17 @@ func (b *Book) Link(token string) (Share, bool) {
 		}
 	}
 	return Share{}, false
+}
+
+// PublicLink is the live link with the token as its WebDAV opens it
+// (package files): what it shares, as a mount, and its password's hash
+// ("": none).
+func (b *Book) PublicLink(token string) (store.Mount, string, bool) {
+	s, ok := b.Link(token)
+	if !ok {
+		return store.Mount{}, "", false
+	}
+	return mountOf(s), s.Hash, true
 }
 
 // Types are the kinds of share owner has made of each file id: the

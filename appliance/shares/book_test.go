@@ -71,3 +71,26 @@ func TestExpiry(t *testing.T) {
 		t.Error("alice still sees the folder")
 	}
 }
+
+// A link's WebDAV finds the live link by its token: what it shares, with
+// its rights and its password's hash; past its expiry, nothing.
+func TestPublicLink(t *testing.T) {
+	b, _ := newBook(t)
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	b.Now = func() time.Time { return now }
+	s, err := b.Add("bob", Request{Path: "/Trip", Type: TypeLink, Password: "open sesame", Expires: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, hash, ok := b.PublicLink(s.Token)
+	if !ok || m.Owner != "bob" || m.Path != "/Trip" || m.FileID != s.FileID || int(m.Perm) != s.Perm || hash == "" || hash != s.Hash {
+		t.Errorf("PublicLink = %+v %q %v, want bob's /Trip with the link's rights and hash", m, hash, ok)
+	}
+	if _, _, ok := b.PublicLink("not" + s.Token); ok {
+		t.Error("another token found the link")
+	}
+	now = now.Add(2 * time.Hour)
+	if _, _, ok := b.PublicLink(s.Token); ok {
+		t.Error("the link past its expiry was found")
+	}
+}

@@ -76,7 +76,7 @@ func (u *Files) files(w http.ResponseWriter, r *http.Request, sess auth.Caller) 
 			return
 		}
 		if q.Has("zip") {
-			zipFolder(w, r, u.Log, tree, name)
+			zipFolder(w, r, u.Log, tree, name, folderName(name))
 			return
 		}
 		u.listing(w, r, sess, tree, name)
@@ -277,16 +277,25 @@ func (u *Files) preview(w http.ResponseWriter, r *http.Request, sess auth.Caller
 	u.render(w, http.StatusOK, "preview", p)
 }
 
+// folderName is what a zip of the folder name of a user's files is
+// called: its own name, "files" for the top.
+func folderName(name string) string {
+	base := path.Base(name)
+	if name == "/" || base == "/" || base == "." {
+		return "files"
+	}
+	return base
+}
+
 // zipFolder streams a folder as a zip made as it is sent: nothing is
 // staged on the card and memory stays small whatever the folder's size.
 // Files are stored, not compressed: the board's one core would be the
 // bottleneck, and photos and videos do not shrink. archive/zip writes
-// Zip64 records where a file or the archive passes 4 GiB.
-func zipFolder(w http.ResponseWriter, r *http.Request, log *slog.Logger, tree fileTree, name string) {
-	base := path.Base(name)
-	if name == "/" || base == "/" || base == "." {
-		base = "files"
-	}
+// Zip64 records where a file or the archive passes 4 GiB. The archive
+// is named base (base.zip), and holds the folder as base/: a user's
+// folder's own name ("files" for the top of their files), a link's
+// shared folder's.
+func zipFolder(w http.ResponseWriter, r *http.Request, log *slog.Logger, tree fileTree, name, base string) {
 	h := w.Header()
 	h.Set("Content-Type", "application/zip")
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": base + ".zip"}))

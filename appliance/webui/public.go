@@ -286,7 +286,7 @@ func (u *Public) publicDownload(w http.ResponseWriter, r *http.Request) {
 		name = path.Base(p)
 	}
 	if in.IsDir() {
-		zipFolder(w, r, u.Log, tree, p)
+		zipFolder(w, r, u.Log, tree, p, name) // "Trip.zip" of Trip/, not "files.zip"
 		return
 	}
 	sendFile(w, r, tree, p, name, in, false)

@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"archive/zip"
 	"bytes"
 	"image/color"
 	"mime/multipart"
@@ -84,6 +85,14 @@ func TestPublicLinkPages(t *testing.T) {
 	if resp, body := s.do("GET", base+"/download?path=/cake.jpg", visitor, nil); resp.StatusCode != 200 || len(body) < 100 {
 		t.Errorf("download = %s", resp.Status)
 	}
+	// The whole folder: Party.zip, holding Party/.
+	resp, body := s.do("GET", base+"/download", visitor, nil)
+	if cd := resp.Header.Get("Content-Disposition"); resp.StatusCode != 200 || !strings.Contains(cd, "filename=Party.zip") {
+		t.Errorf("download all = %s, %q, want Party.zip", resp.Status, cd)
+	}
+	if zr, err := zip.NewReader(strings.NewReader(body), int64(len(body))); err != nil || len(zr.File) != 1 || zr.File[0].Name != "Party/cake.jpg" {
+		t.Errorf("the link's zip: %v, want Party/cake.jpg alone", zipNames(zr, err))
+	}
 	if resp, _ := s.do("GET", base+"/preview?s=256&path=/cake.jpg", visitor, nil); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/jpeg" {
 		t.Errorf("the gallery's thumbnail = %s", resp.Status)
 	}
@@ -155,4 +164,16 @@ func TestDropLink(t *testing.T) {
 	if resp, _ := s.do("GET", base+"/download?path=/earlier.txt", lc.Name+"="+lc.Value, nil); resp.StatusCode != 403 {
 		t.Errorf("a drop's download = %s", resp.Status)
 	}
+}
+
+// zipNames are the names of a zip's entries, or why it could not be read.
+func zipNames(zr *zip.Reader, err error) any {
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+	}
+	return names
 }
