@@ -68,8 +68,8 @@ func copyAcceptKey(f *flags, offered string, stdin io.Reader, stdout io.Writer) 
 		}
 		ch := st.HostKey
 		fmt.Fprintf(stdout, "The SFTP target %s offers a new host key.\n  pinned:  %s\n  offered: %s\n"+
-			"Check on the target that the offered key is its own (there: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub;\n"+
-			"docs/copies.md). If it is not, another machine may be answering at its address.\nAccept it? Type yes: ",
+			"Check on the target that the offered key is its own (there: ssh-keygen -lf on each of its\n"+
+			"/etc/ssh/ssh_host_*_key.pub; docs/copies.md). If it is not, another machine may be answering at its address.\nAccept it? Type yes: ",
 			ch.Host, ch.Pinned, ch.Offered)
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
 		fmt.Fprintln(stdout)
