@@ -119,6 +119,49 @@ func testCopies(t *testing.T, b *box) {
 			t.Errorf("%s: restored dated %v, want %v", rel, fi.ModTime(), when)
 		}
 	}
+	testCopyHostKeyChange(t, b, src)
+}
+
+// testCopyHostKeyChange moves the copies of src (whose first copy was
+// made) to a second target, the box's SFTP server: its host key is pinned
+// beside the first target's, and no new password is made (the box's one
+// is every target's). Then the pinned key is another than the one the
+// target offers, as when the target's keys are made again: the run fails
+// saying both fingerprints and how to accept the new one, `copy
+// accept-key` shows them and on a yes pins the target's key, and the
+// next run goes on.
+func testCopyHostKeyChange(t *testing.T, b *box, src string) {
+	target := "sftp://copies@127.0.0.1:" + b.port(b.ssh) + "/from-the-first-box-by-sftp"
+	os.WriteFile(filepath.Join(src, "bonesync.conf"), []byte("copy_target = "+target+"\ncopy_target_password = copies-secret-1\n"), 0o600)
+	copyRun := func() (string, error) {
+		out, err := exec.Command(built(t), "copy", "-state", src, "run").CombinedOutput()
+		return string(out), err
+	}
+	if out, err := copyRun(); err != nil || strings.Contains(out, "password is") || !strings.Contains(out, " 0 errors") {
+		t.Fatalf("the first run to a second target: %v\n%s", err, out)
+	}
+	knownHosts := filepath.Join(src, "copies", "known_hosts")
+	pinned, _ := os.ReadFile(knownHosts)
+	if !strings.Contains(string(pinned), "[127.0.0.1]:"+b.port(b.ssh)+" ") {
+		t.Fatalf("the second target's host key is not pinned:\n%s", pinned)
+	}
+	os.WriteFile(knownHosts, []byte("[127.0.0.1]:"+b.port(b.ssh)+" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMq0nSqa1X5C5mGN6vkhyZ4Q0vbC0cEavmDH2jpInTdw\n"), 0o600)
+	out, err := copyRun()
+	if err == nil || !strings.Contains(out, "offers another host key") || !strings.Contains(out, "bonesync copy accept-key") {
+		t.Fatalf("a run after the target's key changed: %v\n%s", err, out)
+	}
+	accept := exec.Command(built(t), "copy", "-state", src, "accept-key")
+	accept.Stdin = strings.NewReader("yes\n")
+	shown, err := accept.CombinedOutput()
+	if err != nil || !strings.Contains(string(shown), "pinned:  SHA256:") || !strings.Contains(string(shown), "offered: SHA256:") || !strings.Contains(string(shown), "accepted") {
+		t.Fatalf("copy accept-key: %v\n%s", err, shown)
+	}
+	if now, _ := os.ReadFile(knownHosts); !strings.Contains(string(pinned), string(now)) {
+		t.Errorf("the key accepted is not the target's:\n%s\nwas pinned at the first run:\n%s", now, pinned)
+	}
+	if out, err := copyRun(); err != nil || !strings.Contains(out, " 0 errors") {
+		t.Fatalf("the run after the new key was accepted: %v\n%s", err, out)
+	}
 }
 
 // runPeak runs cmd to its end and returns its output and its peak

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/calendars"
 	"github.com/bonesync/bonesync/appliance/config"
@@ -24,13 +25,19 @@ import (
 // copyDir is the copies' own folder in the state directory.
 func copyDir(f *flags) string { return copies.Dir(f.state) }
 
-// copyCmd is `bonesync copy run|key|restore`.
+// copyCmd is `bonesync copy run|key|accept-key|restore`.
 func copyCmd(ctx context.Context, f *flags, stdin io.Reader, stdout, stderr io.Writer) error {
+	const usage = "usage: bonesync copy [-state DIR] [-config FILE] run|key|accept-key [FINGERPRINT]|restore"
+	if len(f.args) == 2 && f.args[0] == "accept-key" {
+		return copyAcceptKey(f, f.args[1], stdin, stdout)
+	}
 	if len(f.args) != 1 {
-		return usagef("usage: bonesync copy [-state DIR] [-config FILE] run|key|restore")
+		return usagef(usage)
 	}
 	dir := copyDir(f)
 	switch f.args[0] {
+	case "accept-key":
+		return copyAcceptKey(f, "", stdin, stdout)
 	case "key":
 		pub, err := engine.KeyFile(filepath.Join(dir, "id_ed25519"))
 		if err != nil {
@@ -43,7 +50,48 @@ func copyCmd(ctx context.Context, f *flags, stdin io.Reader, stdout, stderr io.W
 	case "restore":
 		return copyRestore(ctx, f, stdin, stdout)
 	}
-	return usagef("usage: bonesync copy [-state DIR] [-config FILE] run|key|restore")
+	return usagef(usage)
+}
+
+// copyAcceptKey is `bonesync copy accept-key [FINGERPRINT]`: the SFTP
+// target's new host key, which refused the last run, pinned in place of
+// the old one (engine.AcceptHostKey) if offered is its fingerprint, and
+// the acceptance kept in the audit log. Without a fingerprint (the
+// console's, which nobody wants to type) the change is shown and a yes
+// read from stdin takes the key shown.
+func copyAcceptKey(f *flags, offered string, stdin io.Reader, stdout io.Writer) error {
+	dir := copyDir(f)
+	if offered == "" {
+		st, ok := copies.ReadStatus(dir)
+		if !ok || st.HostKey == nil {
+			return errors.New("the last copy found no changed host key: there is none to accept")
+		}
+		ch := st.HostKey
+		fmt.Fprintf(stdout, "The SFTP target %s offers a new host key.\n  pinned:  %s\n  offered: %s\n"+
+			"Check on the target that the offered key is its own (there: ssh-keygen -lf on each of its\n"+
+			"/etc/ssh/ssh_host_*_key.pub; docs/copies.md). If it is not, another machine may be answering at its address.\nAccept it? Type yes: ",
+			ch.Host, ch.Pinned, ch.Offered)
+		line, _ := bufio.NewReader(stdin).ReadString('\n')
+		fmt.Fprintln(stdout)
+		if strings.TrimSpace(line) != "yes" {
+			return errors.New("not accepted: the copies stay stopped")
+		}
+		offered = ch.Offered
+	}
+	ch, err := engine.AcceptHostKey(dir, offered)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "accepted: the next copy to %s trusts %s\n", ch.Host, ch.Offered)
+	rec, err := audit.Open(audit.Dir(f.state))
+	if err == nil {
+		err = rec.Record(audit.Event{Kind: audit.Admin, Proto: "console",
+			What: fmt.Sprintf("accepted the copy target %s's new host key %s (was %s)", ch.Host, ch.Offered, ch.Pinned)})
+	}
+	if err != nil {
+		return fmt.Errorf("the key is accepted, but not recorded in the audit log: %w", err)
+	}
+	return nil
 }
 
 // copySettings are the config's copy settings, with the box's key and its

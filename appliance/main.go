@@ -373,6 +373,7 @@ const usage = `usage:
   bonesync restore [-state DIR] USER FILE                    read such a zip back (objects with the same UID are replaced)
   bonesync copy [-state DIR] [-config FILE] run              copy everyone's files, calendars and contacts to copy_target, encrypted
   bonesync copy [-state DIR] [-config FILE] key              the box's SSH public key, for an SFTP target's authorized_keys
+  bonesync copy [-state DIR] [-config FILE] accept-key [FP]  pin the SFTP target's new host key, fingerprint FP, that the last run refused
   bonesync copy [-state DIR] [-config FILE] restore          bring a copy back (its password from stdin)
   bonesync probe [-users 1,10,50,100] [-token PASS] URL      from a laptop: connect and first-byte times at once, https:// or sftp://
   bonesync config-example                                    print a config file with every setting

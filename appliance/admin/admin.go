@@ -47,6 +47,14 @@ type System interface {
 	// CopyStart starts a copy now, in the background; the first makes
 	// the encryption password and returns it, to be shown once.
 	CopyStart() (password string, err error)
+	// CopyPassword is the copies' encryption password, the box's one for
+	// every target, shown again (the admin's password typed again first:
+	// auth.Confirmed); copies.ErrNoPassword before the first copy.
+	CopyPassword() (string, error)
+	// CopyAcceptKey pins the SFTP target's new host key that refused the
+	// last run (copies.Status.HostKey), if offered is its fingerprint as
+	// the admin was shown it; the next run goes on.
+	CopyAcceptKey(offered string) (copies.HostKeyChanged, error)
 	// Disks are the health reports of the disks under the data (package
 	// health), as last sampled; nil: none kept.
 	Disks() []health.Report

@@ -21,6 +21,7 @@ const promptHelp = `commands:
   user add|passwd|del NAME, user list, user key add NAME FILE
   bench                  measure again (the server picks up the new choice)
   copy run|key           the encrypted copy off the box, now; the box's SSH key for it
+  copy accept-key        pin the SFTP target's new host key, after checking it (docs/copies.md)
   disk                   the data disk, and the USB disks plugged in
   disk adopt DEVICE      erase a USB disk (e.g. sda) and move the files onto it
   update FILE            write an update bundle to the other slot and boot it on trial

@@ -67,17 +67,29 @@ func Dir(stateDir string) string { return filepath.Join(stateDir, "copies") }
 // UseDir takes the box's key, the recorded host key and the encryption
 // password from dir (Dir); without a password it returns ErrNoPassword.
 func (st *Settings) UseDir(dir string) error {
-	st.Key, st.KnownHosts = filepath.Join(dir, "id_ed25519"), filepath.Join(dir, "known_hosts")
+	st.Key, st.KnownHosts = filepath.Join(dir, "id_ed25519"), KnownHosts(dir)
 	st.TargetCA = filepath.Join(dir, "target-ca.pem")
+	pw, err := ReadPassword(dir)
+	st.Password = pw
+	return err
+}
+
+// KnownHosts is where the SFTP targets' host keys are pinned, in dir
+// (Dir): OpenSSH's known_hosts form.
+func KnownHosts(dir string) string { return filepath.Join(dir, "known_hosts") }
+
+// ReadPassword is the encryption password kept in dir (Dir): the box's
+// one, for every target (a copy to a new target is encrypted with it too);
+// ErrNoPassword before the first run made it.
+func ReadPassword(dir string) (string, error) {
 	pw, err := os.ReadFile(filepath.Join(dir, "password"))
 	if errors.Is(err, os.ErrNotExist) {
-		return ErrNoPassword
+		return "", ErrNoPassword
 	}
 	if err != nil {
-		return err
+		return "", fmt.Errorf("the copies' password: %w", err)
 	}
-	st.Password = strings.TrimSpace(string(pw))
-	return nil
+	return strings.TrimSpace(string(pw)), nil
 }
 
 // MakePassword makes dir's encryption password if it has none, and

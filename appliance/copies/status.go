@@ -35,6 +35,9 @@ type Status struct {
 	Errors      int64     `json:"errors"`
 	Error       string    `json:"error,omitempty"`
 	LastSuccess time.Time `json:"last_success,omitzero"`
+	// HostKey is the SFTP target's changed host key that refused the
+	// last run, until it is accepted; nil: none.
+	HostKey *HostKeyChanged `json:"host_key_changed,omitempty"`
 }
 
 // ReadStatus reads the last run's outcome from dir (Dir); ok is false if

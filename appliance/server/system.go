@@ -6,10 +6,12 @@ import (
 	"github.com/bonesync/bonesync/appliance/admin"
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/copies/engine"
 	"github.com/bonesync/bonesync/appliance/datadisk"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/sysd"
 	"github.com/bonesync/bonesync/appliance/update"
+	"github.com/bonesync/bonesync/appliance/users"
 )
 
 // system is the box as its admin sees and sets it (admin.System): the
@@ -30,6 +32,7 @@ func (y system) CopyPlan() string                          { return y.s.copyPlan
 func (y system) CopyForm() admin.CopyForm                  { return y.s.copyPlan.Form() }
 func (y system) CopySet(f admin.CopyForm, pw string) error { return y.s.copyPlan.Set(f, pw) }
 func (y system) CopyStart() (string, error)                { return y.s.copyStart() }
+func (y system) CopyPassword() (string, error)             { return copies.ReadPassword(copies.Dir(y.s.o.State)) }
 func (y system) Disks() []health.Report                    { return y.s.health.ReadAll() }
 func (y system) Memory() *budget.Budget                    { return y.s.memory }
 func (y system) ProbePass() (string, time.Time, error)     { return y.s.probes.Pass() }
@@ -44,4 +47,14 @@ func (y system) Reboot(why string) {
 func (y system) DataDisk() (datadisk.Record, bool) {
 	r, ok, _ := datadisk.ReadRecord(y.s.o.State)
 	return r, ok
+}
+
+// CopyAcceptKey re-pins the SFTP target's host key (engine.AcceptHostKey).
+func (y system) CopyAcceptKey(offered string) (copies.HostKeyChanged, error) {
+	ch, err := engine.AcceptHostKey(copies.Dir(y.s.o.State), offered)
+	if err != nil {
+		return ch, err
+	}
+	y.s.notices.Clear(users.Admin, "copy", "") // the failure it told of is dealt with
+	return ch, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/budget"
+	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
@@ -59,14 +60,19 @@ type adminData struct {
 	CopyPlan     string // the copies' settings; "": none set
 	CopyStatus   string // the last run, or the one going on
 	CopyRunning  bool
-	CopyPassword string          // the copies' password just made, shown this once
-	CopyForm     *admin.CopyForm // the settings to edit; nil: not editable here
-	NewUser      string          // a user just made or reset, with
-	NewPass      string          // the password made for it, shown this once
-	ProbePass    string          // a probe pass just made, shown this once,
-	ProbeUntil   time.Time       // good until then,
-	ProbeHost    string          // for this host's probe
-	Audit        []audit.Event   // the newest of the audit log
+	CopyPassword string // the copies' password just made, shown this once
+	// CopyPasswordAgain: CopyPassword is shown again, asked for.
+	CopyPasswordAgain bool
+	// CopyHostKey is the SFTP target's changed host key that refused the
+	// last run; nil: none.
+	CopyHostKey *copies.HostKeyChanged
+	CopyForm    *admin.CopyForm // the settings to edit; nil: not editable here
+	NewUser     string          // a user just made or reset, with
+	NewPass     string          // the password made for it, shown this once
+	ProbePass   string          // a probe pass just made, shown this once,
+	ProbeUntil  time.Time       // good until then,
+	ProbeHost   string          // for this host's probe
+	Audit       []audit.Event   // the newest of the audit log
 }
 
 func (u *Admin) adminPage(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
@@ -133,6 +139,7 @@ func (u *Admin) systemData(d *adminData) {
 	d.CopyForm = &f
 	if st, ok := sys.Copy(); ok {
 		d.CopyStatus, d.CopyRunning = st.String(), st.Running != nil && !st.Stale()
+		d.CopyHostKey = st.HostKey
 	}
 	d.Version = sys.Version()
 	if card := sys.Card(); card != nil {

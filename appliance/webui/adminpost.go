@@ -32,8 +32,11 @@ func adminOK(flash string, d adminData) adminDone {
 
 func adminFailed(code int, problem string) adminDone { return adminDone{code: code, problem: problem} }
 
+// adminAction is one form of the admin page.
+type adminAction func(u *Admin, r *http.Request, sess auth.Caller) adminDone
+
 // adminActions are the admin page's forms, by their action field.
-var adminActions = map[string]func(u *Admin, r *http.Request, sess auth.Caller) adminDone{
+var adminActions = map[string]adminAction{
 	"add":           (*Admin).addUser,
 	"reset":         (*Admin).resetPassword,
 	"quota":         (*Admin).setQuota,
@@ -46,9 +49,27 @@ var adminActions = map[string]func(u *Admin, r *http.Request, sess auth.Caller) 
 	"probe-pass":    (*Admin).probePass,
 }
 
+// confirmedActions are the admin page's forms that ask for the admin's
+// password again (POST /admin/copies, auth.Confirmed), by their action
+// field.
+var confirmedActions = map[string]adminAction{
+	"copy-password":   (*Admin).copyPassword,
+	"copy-accept-key": (*Admin).copyAcceptKey,
+}
+
 // adminPost runs the form's action and shows the page again.
 func (u *Admin) adminPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
-	act, ok := adminActions[r.PostFormValue("action")]
+	u.act(adminActions, w, r, sess)
+}
+
+// confirmedPost runs a form's action that asks for the password again.
+func (u *Admin) confirmedPost(w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	u.act(confirmedActions, w, r, sess)
+}
+
+// act runs the form's action from actions and shows the page again.
+func (u *Admin) act(actions map[string]adminAction, w http.ResponseWriter, r *http.Request, sess auth.Caller) {
+	act, ok := actions[r.PostFormValue("action")]
 	if !ok {
 		http.Error(w, "unknown action", http.StatusBadRequest)
 		return
@@ -193,6 +214,39 @@ func (u *Admin) copySettings(r *http.Request, sess auth.Caller) adminDone {
 	u.Log.Info("web: admin changed the copy settings")
 	u.audited(r, sess.User, "changed the copy settings")
 	return adminOK("Copy settings saved: they are in force now.", adminData{})
+}
+
+// copyPassword shows the copies' encryption password again.
+func (u *Admin) copyPassword(r *http.Request, sess auth.Caller) adminDone {
+	if u.System == nil {
+		return adminFailed(http.StatusNotImplemented, "No copies are made here.")
+	}
+	pw, err := u.System.CopyPassword()
+	if err != nil {
+		return adminFailed(http.StatusConflict, "The copies' password cannot be shown: "+err.Error())
+	}
+	u.Log.Info("web: admin was shown the copies' password")
+	u.audited(r, sess.User, "was shown the copies' encryption password")
+	return adminOK("The copies' encryption password is shown below.", adminData{CopyPassword: pw, CopyPasswordAgain: true})
+}
+
+// copyAcceptKey accepts the SFTP target's new host key, the one whose
+// fingerprint the page showed (the form's offered field).
+func (u *Admin) copyAcceptKey(r *http.Request, sess auth.Caller) adminDone {
+	if u.System == nil {
+		return adminFailed(http.StatusNotImplemented, "No copies are made here.")
+	}
+	offered := strings.TrimSpace(r.PostFormValue("offered"))
+	if offered == "" {
+		return adminFailed(http.StatusBadRequest, "Which key? The form names the fingerprint it accepts.")
+	}
+	ch, err := u.System.CopyAcceptKey(offered)
+	if err != nil {
+		return adminFailed(http.StatusConflict, "The new host key is not accepted: "+err.Error())
+	}
+	u.Log.Info("web: admin accepted the copy target's new host key", "host", ch.Host, "was", ch.Pinned, "now", ch.Offered)
+	u.audited(r, sess.User, fmt.Sprintf("accepted the copy target %s's new host key %s (was %s)", ch.Host, ch.Offered, ch.Pinned))
+	return adminOK("The target's new host key is accepted: the next copy goes to it.", adminData{})
 }
 
 // measure runs the benchmark again, in the background; the page polls its

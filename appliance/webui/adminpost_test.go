@@ -3,10 +3,14 @@ package webui
 import (
 	"context"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/bonesync/bonesync/appliance/admin/admintest"
+	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -48,5 +52,66 @@ func TestAdminActions(t *testing.T) {
 	close(release)
 	if code, _ := post(url.Values{"action": {"format-the-disk"}}); code != 400 {
 		t.Errorf("an unknown action = %d, want 400", code)
+	}
+}
+
+// The copies' actions that ask for the admin's password again (POST
+// /admin/copies, auth.Confirmed): a changed SFTP host key shown with both
+// fingerprints and accepted, the key the page named handed on and the
+// acceptance in the audit log; the encryption password shown again, said
+// to be the box's one for every target. Neither is an action of the plain
+// admin route, nor open once the password was typed too long ago, nor to
+// another user.
+func TestAdminCopiesConfirmed(t *testing.T) {
+	s := newSite(t)
+	ch := copies.HostKeyChanged{Host: "nas:22", Pinned: "SHA256:oldoldoldoldoldoldoldoldoldoldoldoldoldoldo (ED25519)",
+		Offered: "SHA256:newnewnewnewnewnewnewnewnewnewnewnewnewnewn (ED25519)"}
+	var accepted []string
+	s.admin.System = &admintest.System{
+		Plan: "to sftp://me@nas/b, daily at 03:30",
+		LastCopy: func() (copies.Status, bool) {
+			return copies.Status{Target: "sftp://me@nas/b", Ended: time.Now(), Error: ch.Error(), HostKey: &ch}, true
+		},
+		Password: "the-box-password",
+		AcceptKey: func(offered string) (copies.HostKeyChanged, error) {
+			accepted = append(accepted, offered)
+			return ch, nil
+		},
+	}
+	cookie, csrf := s.login(users.Admin, users.Admin+"-password")
+	_, page := s.do("GET", "/admin/", cookie, nil)
+	for _, want := range []string{ch.Pinned, `<code id="copy-offered">` + ch.Offered, `action="/admin/copies"`, `value="copy-accept-key"`, "ssh-keygen -lf", `value="copy-password"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the admin page does not show %q", want)
+		}
+	}
+	post := func(path, cookie string, v url.Values) (*http.Response, string) {
+		v.Set("csrf", csrf)
+		return s.do("POST", path, cookie, v, "Accept", "text/html")
+	}
+	if resp, page := post("/admin/copies", cookie, url.Values{"action": {"copy-accept-key"}, "offered": {ch.Offered}}); resp.StatusCode != 200 || !strings.Contains(page, "new host key is accepted") {
+		t.Fatalf("accept the new key = %s", resp.Status)
+	}
+	if len(accepted) != 1 || accepted[0] != ch.Offered {
+		t.Errorf("accepted %q, want the key the page showed", accepted)
+	}
+	if ev, _ := s.common.Audit.Recent(10); len(ev) == 0 || !strings.Contains(ev[0].What, "accepted the copy target nas:22's new host key "+ch.Offered) {
+		t.Errorf("the audit log: %+v", ev)
+	}
+	if resp, page := post("/admin/copies", cookie, url.Values{"action": {"copy-password"}}); resp.StatusCode != 200 ||
+		!strings.Contains(page, `<code id="copy-password">the-box-password</code>`) || !strings.Contains(page, "the box's one, for every target") {
+		t.Fatalf("show the password again = %s", resp.Status)
+	}
+	if resp, page := post("/admin/", cookie, url.Values{"action": {"copy-password"}}); resp.StatusCode != 400 || strings.Contains(page, "the-box-password") {
+		t.Errorf("the password on the admin route, not asked again = %s", resp.Status)
+	}
+	s.now = s.now.Add(6 * time.Minute)
+	resp, page := post("/admin/copies", cookie, url.Values{"action": {"copy-password"}})
+	if resp.StatusCode != 403 || resp.Header.Get("X-Bonesync-Confirm") != "password" || strings.Contains(page, "the-box-password") {
+		t.Errorf("the password 6 minutes after it was typed = %s %q", resp.Status, resp.Header.Get("X-Bonesync-Confirm"))
+	}
+	annCookie, annCSRF := s.login("ann", "ann-password")
+	if resp, _ := s.do("POST", "/admin/copies", annCookie, url.Values{"csrf": {annCSRF}, "action": {"copy-accept-key"}, "offered": {ch.Offered}}); resp.StatusCode != 403 || len(accepted) != 1 {
+		t.Errorf("ann accepting a key = %s", resp.Status)
 	}
 }

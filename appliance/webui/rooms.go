@@ -362,5 +362,8 @@ type Admin struct {
 func (u *Admin) Routes(rs *front.Routes) {
 	rs.Handle(auth.Admin, "GET /admin/{$}", u.adminPage)
 	rs.Handle(auth.Admin, "POST /admin/{$}", u.adminPost)
+	// What shows the copies' password or changes whom they trust: the
+	// admin's password typed within minutes (the page asks for it).
+	rs.Handle(auth.Confirmed, "POST /admin/copies", u.confirmedPost)
 	rs.Handle(auth.Admin, "GET /admin/bench.json", u.benchStatus)
 }

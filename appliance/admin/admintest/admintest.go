@@ -30,6 +30,8 @@ type System struct {
 	Form      admin.CopyForm
 	SetCopy   func(f admin.CopyForm, password string) error
 	StartCopy func() (password string, err error)
+	Password  string // the copies' encryption password; "": none made
+	AcceptKey func(offered string) (copies.HostKeyChanged, error)
 	Reports   []health.Report
 	Data      func() (datadisk.Record, bool)
 	Budget    *budget.Budget
@@ -71,6 +73,20 @@ func (s *System) CopyStart() (string, error) {
 		return "", errors.New("no copy target is set")
 	}
 	return s.StartCopy()
+}
+
+func (s *System) CopyPassword() (string, error) {
+	if s.Password == "" {
+		return "", copies.ErrNoPassword
+	}
+	return s.Password, nil
+}
+
+func (s *System) CopyAcceptKey(offered string) (copies.HostKeyChanged, error) {
+	if s.AcceptKey == nil {
+		return copies.HostKeyChanged{}, errors.New("the last copy found no changed host key")
+	}
+	return s.AcceptKey(offered)
 }
 
 func (s *System) Disks() []health.Report { return s.Reports }

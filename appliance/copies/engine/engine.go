@@ -397,6 +397,7 @@ func (c *Copier) record(r Result) {
 		st.Error = "interrupted (the box stopped): the next run completes it"
 	case r.Err != nil:
 		st.Error = r.Err.Error()
+		errors.As(r.Err, &st.HostKey) // a changed host key: the admin page offers to accept it
 	default:
 		st.LastSuccess = r.Ended
 	}

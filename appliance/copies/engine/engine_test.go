@@ -395,17 +395,26 @@ func TestCopyToSFTP(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "copy")
 	c := b.copier(t, "sftp://"+u.Username+"@127.0.0.1:"+port+target)
 	c.Settings.Key = key
-	c.Settings.KnownHosts = filepath.Join(t.TempDir(), "known_hosts")
+	c.Settings.KnownHosts = copies.KnownHosts(c.Work)
 
 	for i := range 200 { // enough that a run takes a while
 		b.put(t, fmt.Sprintf("alice/many/%03d.bin", i), strings.Repeat("x", 20000+i), time.Date(2021, 1, 1, 0, 0, i, 0, time.UTC))
 	}
 	cutThenComplete(t, c, target)
 	b.restored(t, c.Settings)
-	// Another host key at the target's address: refused.
+	// Another host key pinned for the target's address (as if the target's
+	// keys were made again since): refused, said so, accepted, copied.
 	os.WriteFile(c.Settings.KnownHosts, []byte("[127.0.0.1]:"+port+" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMq0nSqa1X5C5mGN6vkhyZ4Q0vbC0cEavmDH2jpInTdw\n"), 0o600)
-	if r := c.Run(ctx); r.Err == nil {
-		t.Error("a run went to a target whose host key changed")
+	var changed *copies.HostKeyChanged
+	if r := c.Run(ctx); !errors.As(r.Err, &changed) {
+		t.Fatalf("a run to a target whose host key changed = %v", r.Err)
+	}
+	if _, err := AcceptHostKey(c.Work, changed.Offered); err != nil {
+		t.Fatal(err)
+	}
+	b.put(t, "alice/after-the-new-key.txt", "sent", time.Now())
+	if r := c.Run(ctx); r.Err != nil || r.Files == 0 {
+		t.Fatalf("the run after the new key was accepted: %+v", r)
 	}
 }
 

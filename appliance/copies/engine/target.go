@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/knownhosts"
 	"golang.org/x/crypto/x509roots/fallback/bundle"
 
 	"github.com/bonesync/bonesync/appliance/copies"
@@ -74,7 +73,7 @@ func configure(st copies.Settings) (string, error) {
 			set("key_file", st.Key)
 		}
 		if st.KnownHosts != "" {
-			if err := pinHostKey(t.Host, st.KnownHosts); err != nil {
+			if err := checkHostKey(t.Host, st.KnownHosts); err != nil {
 				return "", err
 			}
 			set("known_hosts_file", st.KnownHosts)
@@ -147,38 +146,6 @@ func KeyFile(file string) (string, error) {
 	}
 	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey()))) + " bonesync-copies", nil
 }
-
-// pinHostKey records, the first time, the host key the SFTP target at
-// host presents, in known_hosts form at file; later runs then refuse any
-// other key (a machine that took the target's address).
-func pinHostKey(host, file string) error {
-	if _, err := os.Stat(file); err == nil {
-		return nil
-	}
-	var key ssh.PublicKey
-	cfg := &ssh.ClientConfig{
-		User: "bonesync-pin",
-		HostKeyCallback: func(_ string, _ net.Addr, k ssh.PublicKey) error {
-			key = k
-			return errPinned
-		},
-		Timeout: 15 * time.Second,
-	}
-	c, err := ssh.Dial("tcp", host, cfg)
-	if c != nil {
-		c.Close()
-	}
-	if key == nil {
-		return fmt.Errorf("the SFTP target %s: %w", host, err)
-	}
-	line := knownhosts.Line([]string{knownhosts.Normalize(host)}, key)
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		return err
-	}
-	return writeFile(file, func(w io.Writer) error { _, err := io.WriteString(w, line+"\n"); return err })
-}
-
-var errPinned = errors.New("host key recorded")
 
 // pinCA records, the first time, the certificate authority at the top of
 // the chain the HTTPS target at host presents, as PEM at file, when the

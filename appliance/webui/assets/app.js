@@ -187,6 +187,20 @@
     ev.preventDefault();
     if (await ask('Are you sure?', '', null, b.dataset.confirm)) { b.dataset.confirmed = '1'; b.click(); }
   });
+  // A form that asks for the password again (data-retype): the password
+  // goes to /admin/confirm first, then the form without it.
+  document.addEventListener('submit', async (ev) => {
+    const f = ev.target;
+    if (!f.hasAttribute || !f.hasAttribute('data-retype')) return;
+    ev.preventDefault();
+    const pw = f.querySelector('[data-retype-password]'), out = f.querySelector('.retype-result');
+    const confirm = await fetch('/admin/confirm', { method: 'POST', credentials: 'same-origin',
+      headers: { 'X-CSRF-Token': csrf, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ password: pw.value }) });
+    if (!confirm.ok) { out.textContent = await confirm.text(); return; }
+    pw.value = '';
+    f.submit();
+  });
   const bench = $('bench');
   if (bench && bench.dataset.running === 'true') {
     const log = $('bench-log');
