@@ -23,6 +23,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/report"
 )
 
 // box is a running instance with what a client needs to reach it.
@@ -664,7 +665,7 @@ func testConsoleURLs(t *testing.T, b *box) {
 		case strings.HasPrefix(l, "http://"):
 			kinds["welcome"] = true
 			out, err := exec.Command("curl", "-sS", "--fail", l).Output()
-			if err != nil || !strings.Contains(string(out), front.Fingerprint(blk.Bytes)) {
+			if err != nil || !strings.Contains(string(out), string(report.FingerprintHTML(front.Fingerprint(blk.Bytes)))) {
 				t.Errorf("%s: %v, without the CA's fingerprint", l, err)
 			}
 		case strings.HasSuffix(l, "/files/"):
