@@ -752,7 +752,7 @@ func TestAdminPageShowsTheDisksHealth(t *testing.T) {
 	for _, want := range []string{
 		`<p class="problem" role="alert">1 I/O errors (the last: I/O error, dev mmcblk0, sector 99). A disk that reports errors may soon lose files`,
 		"mmcblk0 (SL16G): ", "since 2026-11-01; WARNING",
-		"<tr><td>2026-12-01</td><td class=\"num\">" + humanSize(2<<20) + "</td></tr><tr><td>2026-11-30</td>",
+		`<tr><td data-label="Day (UTC)">2026-12-01</td><td class="num" data-label="Written">` + humanSize(2<<20) + `</td></tr><tr><td data-label="Day (UTC)">2026-11-30</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the admin page lacks %q", want)
@@ -773,8 +773,8 @@ func TestAdminPageShowsTheMemory(t *testing.T) {
 	_, page := s.do("GET", "/admin/", cookie, nil)
 	for _, want := range []string{
 		`id="memory"`, "a budget of " + humanSize(budget.Admission),
-		`<tr><td>preview</td><td class="num">1</td><td class="num">0</td><td class="num">` + humanSize(3<<20) + `</td></tr>`,
-		`<tr><td>zip</td><td class="num">0</td><td class="num">1</td>`,
+		`<tr><td class="name">preview</td><td class="num" data-label="Done">1</td><td class="num" data-label="Turned away">0</td><td class="num" data-label="Most at once">` + humanSize(3<<20) + `</td></tr>`,
+		`<tr><td class="name">zip</td><td class="num" data-label="Done">0</td><td class="num" data-label="Turned away">1</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the admin page lacks %q", want)
@@ -840,7 +840,7 @@ func TestAdminHandsOverADeletedUsersFiles(t *testing.T) {
 		t.Fatalf("delete ann = %d", code)
 	}
 	_, page := s.do("GET", "/admin/", cookie, nil)
-	row := regexp.MustCompile(`<tr data-departed="ann"><td>ann</td><td class="num">([^<]+)</td><td class="num">([^<]+)</td><td class="num">([^<]+)</td>`).FindStringSubmatch(page)
+	row := regexp.MustCompile(`<tr data-departed="ann"><td class="name">ann</td><td class="num" data-label="Files">([^<]+)</td><td class="num" data-label="Trash">([^<]+)</td><td class="num" data-label="Versions">([^<]+)</td>`).FindStringSubmatch(page)
 	if row == nil || row[1] != humanSize(5) || row[3] != humanSize(3) {
 		t.Fatalf("the departed ann's row: %q", row)
 	}
@@ -969,10 +969,10 @@ func TestAuditLogOnTheAdminPage(t *testing.T) {
 	section := page[i:]
 	section = section[:strings.Index(section, "</section>")]
 	for _, want := range []string{
-		"<td>admin</td><td>admin</td><td>127.0.0.1 (web)</td><td>added user carol</td>",
-		"<td>share</td><td>ann</td><td></td><td>shared folder /Trip with bob</td>",
-		"<td>login</td><td>ann</td><td>127.0.0.1 (web)</td>",
-		"<td>login failed</td><td>bob</td><td>127.0.0.1 (web)</td>",
+		`<td data-label="What">admin</td><td data-label="User">admin</td><td data-label="From">127.0.0.1 (web)</td><td data-label="Details">added user carol</td>`,
+		`<td data-label="What">share</td><td data-label="User">ann</td><td data-label="From"></td><td data-label="Details">shared folder /Trip with bob</td>`,
+		`<td data-label="What">login</td><td data-label="User">ann</td><td data-label="From">127.0.0.1 (web)</td>`,
+		`<td data-label="What">login failed</td><td data-label="User">bob</td><td data-label="From">127.0.0.1 (web)</td>`,
 	} {
 		if !strings.Contains(section, want) {
 			t.Errorf("the audit log lacks %q:\n%s", want, section)

@@ -46,6 +46,13 @@
     return resp;
   }
 
+  // On a phone the menu is one row that scrolls sideways: show the page's
+  // own entry in it (the row alone scrolls, not the page).
+  const nav = document.querySelector('.top nav'), current = nav?.querySelector('[aria-current]');
+  if (current && nav.scrollWidth > nav.clientWidth) {
+    nav.scrollLeft += current.getBoundingClientRect().left - nav.getBoundingClientRect().left - 16;
+  }
+
   // A name is one path segment, escaped as a URL path needs.
   const seg = (name) => encodeURIComponent(name);
   const badName = (n) => !n || n === '.' || n === '..' || n.includes('/');
