@@ -50,6 +50,8 @@ type site struct {
 	loginRoom *Login
 	account   *Account
 	admin     *Admin
+	sharing   *Sharing
+	book      *shares.Book
 	store     *store.Store
 	users     *users.DB
 	srv       *httptest.Server
@@ -102,13 +104,15 @@ func newSite(t *testing.T) *site {
 	s.account = &Account{Common: s.common, WaysIn: door, Users: db}
 	s.admin = &Admin{Common: s.common, Sessions: door.Sessions(), Users: db, Store: files,
 		Accounts: &accounts.Service{Users: db, Parts: map[string]accounts.Part{"shares": book, "notices": board}}}
+	s.book = book
+	s.sharing = &Sharing{Common: s.common, Store: files, Users: db, Shares: book}
 	door.Sessions().Now = func() time.Time { return s.now }
 	mux := front.NewRoutes(door)
 	dav.Routes(mux)
 	for _, m := range []front.Mount{s.common, s.loginRoom, s.account, s.admin,
 		&Files{Common: s.common, Store: files, Users: db, Search: dav, DAV: filesdav.Prefix, Thumbs: true},
 		&Photos{Common: s.common, Store: files, Users: db, Previews: pv},
-		&Sharing{Common: s.common, Store: files, Users: db, Shares: book},
+		s.sharing,
 		&Public{Common: s.common, WaysIn: door, Shares: book, Store: files, Previews: pv}} {
 		m.Routes(mux)
 	}

@@ -187,6 +187,25 @@
     });
   }
 
+  // Copy buttons (the sharing page's links): the text of the element
+  // data-copy names goes to the clipboard, or, where the browser refuses,
+  // is selected for the person to copy.
+  document.addEventListener('click', async (ev) => {
+    const btn = ev.target.closest('button[data-copy]');
+    if (!btn) return;
+    const src = $(btn.dataset.copy);
+    try {
+      await navigator.clipboard.writeText(src.textContent);
+      say('The link is copied.');
+    } catch (e) {
+      const range = document.createRange();
+      range.selectNodeContents(src);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+      say('The browser did not let the page copy: the link is selected, copy it from there.', true);
+    }
+  });
+
   // Admin: confirmations, the benchmark's progress, the update upload.
   document.addEventListener('submit', async (ev) => {
     const b = ev.submitter;
