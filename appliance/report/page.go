@@ -84,8 +84,8 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{"fingerprin
 .chart{overflow-x:auto}.chart svg{min-width:36rem}.warn{color:var(--danger)}
 pre{overflow-x:auto;font-size:.8rem}code{word-break:break-all}dt{font-weight:600}dd{margin:0 0 .5rem 0}
 </style></head><body>
-<header class="top"><a class="brand" href="/files/">bonesync</a>
-<nav aria-label="Main"><a href="/files/">Files</a><a href="/connect">Connect a device</a><a href="/trust">Trust this box</a><a href="/" aria-current="page">Status</a></nav></header>
+<header class="top"><a class="brand" href="/files/"><img src="/ui/icon.svg" alt="" width="24" height="24"> <span class="brand-name">bonesync</span></a>
+<nav aria-label="Main"><a href="/files/">Files</a><a href="/connect">Connect</a><a href="/trust">Trust</a><a href="/" aria-current="page">Status</a></nav></header>
 <main id="main">
 <h1>bonesync on {{.Host}}</h1>
 <section class="card">
