@@ -125,7 +125,10 @@ func testPhones(t *testing.T, b *box) {
 	run(guest, "unlock the folder's link", chromedp.Navigate(base+folderLink), chromedp.WaitVisible(chromedp.ID("link-password")),
 		chromedp.SendKeys(chromedp.ID("link-password"), "phone-party-1"),
 		chromedp.Click(chromedp.ID("unlock")), chromedp.WaitVisible(chromedp.ID("download-all")))
-	// Each page is loaded at the screen's size, as a phone loads it.
+	// Each page is loaded at the screen's size, as a phone loads it, and
+	// left in out/screenshots/ for review.
+	shots := filepath.Join("..", "out", "screenshots")
+	os.MkdirAll(shots, 0o755)
 	for _, size := range [][2]int64{{390, 844}, {1280, 800}} {
 		width, phone := size[0], size[0] < 500
 		var opts []chromedp.EmulateViewportOption
@@ -148,6 +151,9 @@ func testPhones(t *testing.T, b *box) {
 			run(c, "show "+p.name, chromedp.WaitVisible(chromedp.CSS(p.wait)))
 			if p.name == "shares" { // the QR codes shown, as wide as they get
 				eval(c, "open the QR codes", `document.querySelectorAll('details.qr-box').forEach(d => d.open = true), 0`)
+			}
+			if png, err := chromedp.Run(c, chromedp.FullScreenshot(100)); err == nil {
+				os.WriteFile(filepath.Join(shots, fmt.Sprintf("phones-%s-%d.png", p.name, width)), png, 0o644)
 			}
 			w, _ := eval(c, "width of "+p.name, `document.documentElement.scrollWidth`).(float64)
 			widths = append(widths, fmt.Sprintf("%s %.0f", p.name, w))
@@ -316,19 +322,31 @@ func checkRoutes(t *testing.T, pages []phonePage) {
 const overflowJS = `(() => {
 	const screen = Math.min(%d, window.innerWidth);
 	if (document.documentElement.scrollWidth <= screen) return '';
+	// held: a box between e and the page scrolls or clips it. An element
+	// positioned absolutely is held only by a box that contains it (one
+	// positioned or transformed), fixed by none.
+	const held = e => {
+		let pos = getComputedStyle(e).position;
+		for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+			if (pos === 'fixed') return false;
+			const st = getComputedStyle(a);
+			if (pos === 'absolute' && st.position === 'static' && st.transform === 'none') continue;
+			if (st.overflowX !== 'visible') return true;
+			pos = st.position;
+		}
+		return false;
+	};
 	let widest = null, w = 0;
 	for (const e of document.body.querySelectorAll('*')) {
 		const r = e.getBoundingClientRect();
-		if (r.width === 0 || r.right + scrollX <= screen + 0.5) continue;
-		let held = false;
-		for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
-			if (getComputedStyle(a).overflowX !== 'visible') { held = true; break; }
-		}
-		if (!held && r.width > w) { widest = e; w = r.width; }
+		if (r.width === 0 || r.right + scrollX <= screen + 0.5 || held(e)) continue;
+		if (!widest || r.width > w) { widest = e; w = r.width; }
 	}
 	const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + [...e.classList].map(c => '.' + c).join('');
+	const r = widest && widest.getBoundingClientRect();
 	return 'the page is ' + document.documentElement.scrollWidth + ' px wide on a ' + screen + ' px screen' +
-		(widest ? '; the widest element past its edge: ' + name(widest) + ', ' + Math.round(w) + ' px: ' + widest.outerHTML.slice(0, 160) : '');
+		(widest ? '; the widest element past its edge: ' + name(widest) + ', ' + Math.round(w) + ' px wide, from ' +
+			Math.round(r.left + scrollX) + ' to ' + Math.round(r.right + scrollX) + ' px: ' + widest.outerHTML.slice(0, 160) : '');
 })()`
 
 // phoneMenuJS checks the menu on a phone: "" if it is at most 52 px tall
