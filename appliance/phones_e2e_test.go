@@ -155,8 +155,8 @@ func testPhones(t *testing.T, b *box) {
 			if png, err := chromedp.Run(c, chromedp.FullScreenshot(100)); err == nil {
 				os.WriteFile(filepath.Join(shots, fmt.Sprintf("phones-%s-%d.png", p.name, width)), png, 0o644)
 			}
-			w, _ := eval(c, "width of "+p.name, `document.documentElement.scrollWidth`).(float64)
-			widths = append(widths, fmt.Sprintf("%s %.0f", p.name, w))
+			w, _ := eval(c, "width of "+p.name, `[document.documentElement.scrollWidth, document.querySelector('header.top')?.getBoundingClientRect().height || 0]`).([]any)
+			widths = append(widths, fmt.Sprintf("%s %.0f (menu %.1f)", p.name, w[0], w[1]))
 			if why, _ := eval(c, "width of "+p.name, fmt.Sprintf(overflowJS, width)).(string); why != "" {
 				t.Errorf("the %s page at %d px: %s", p.name, width, why)
 			}
@@ -173,7 +173,7 @@ func testPhones(t *testing.T, b *box) {
 				}
 			}
 		}
-		t.Logf("at %d px the pages are (name, width in px): %s", width, strings.Join(widths, ", "))
+		t.Logf("at %d px the pages are (name, width and the menu's height in px): %s", width, strings.Join(widths, ", "))
 	}
 	adminLabels(t, ctx, base)
 	copyLink(t, ctx, base)
