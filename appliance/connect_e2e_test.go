@@ -146,11 +146,16 @@ func testConnectSteps(t *testing.T, b *box) {
 	}
 	page = get("/connect")
 	m := regexp.MustCompile(`(?s)<pre data-client="sshfs">(.*?)</pre>`).FindStringSubmatch(page)
-	key := regexp.MustCompile(`fingerprint is <code>(SHA256:[^<]+)</code>`).FindStringSubmatch(page)
+	// The fingerprint as the page shows it: without the tags that let it
+	// wrap (report.FingerprintHTML).
+	key := regexp.MustCompile(`fingerprint is <code>(.*?)</code>`).FindStringSubmatch(page)
 	if m == nil || key == nil {
 		t.Fatalf("no sshfs steps or host key on the connect page:\n%.2000s", page)
 	}
-	key[1] = html.UnescapeString(key[1])
+	key[1] = html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(key[1], ""))
+	if !strings.HasPrefix(key[1], "SHA256:") {
+		t.Fatalf("the connect page's host key is %q, not an SSH fingerprint", key[1])
+	}
 	home := t.TempDir()
 	port := b.port(b.ssh)
 	scan, _ := exec.Command("ssh-keyscan", "-p", port, "127.0.0.1").Output()

@@ -23,6 +23,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/files"
 	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/report"
 )
 
 // box is a running instance with what a client needs to reach it.
@@ -243,6 +244,7 @@ func TestSync(t *testing.T) {
 	t.Run("vdirsyncer", func(t *testing.T) { testVdirsyncer(t, b) })
 	t.Run("caldav-tokens", func(t *testing.T) { testCaldavTokens(t, b) })
 	t.Run("browser", func(t *testing.T) { testBrowser(t, b) })
+	t.Run("phones", func(t *testing.T) { testPhones(t, b) })
 	t.Run("welcome-steps", func(t *testing.T) { testWelcomeSteps(t, b) })
 	t.Run("console-urls", func(t *testing.T) { testConsoleURLs(t, b) })
 	t.Run("connect-steps", func(t *testing.T) { testConnectSteps(t, b) })
@@ -692,7 +694,7 @@ func testConsoleURLs(t *testing.T, b *box) {
 		case strings.HasPrefix(l, "http://"):
 			kinds["welcome"] = true
 			out, err := exec.Command("curl", "-sS", "--fail", l).Output()
-			if err != nil || !strings.Contains(string(out), front.Fingerprint(blk.Bytes)) {
+			if err != nil || !strings.Contains(string(out), string(report.FingerprintHTML(front.Fingerprint(blk.Bytes)))) {
 				t.Errorf("%s: %v, without the CA's fingerprint", l, err)
 			}
 		case strings.HasSuffix(l, "/files/"):

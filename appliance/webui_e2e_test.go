@@ -41,35 +41,7 @@ import (
 // a zip, log out. Screenshots of every page at 1280 and 360 px, light and
 // dark, go to out/screenshots/ for review.
 func testBrowser(t *testing.T, b *box) {
-	need(t, "chromium")
-	// Chromium trusts the box's certificate by its key (the box's CA is
-	// not in the test machine's store); the key is read off a handshake.
-	conn, err := tls.Dial("tcp", b.https, &tls.Config{InsecureSkipVerify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := conn.ConnectionState().PeerCertificates[0]
-	conn.Close()
-	spki := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath("/usr/bin/chromium"),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("ignore-certificate-errors-spki-list", base64.StdEncoding.EncodeToString(spki[:])),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil { // starts the browser, without a timeout
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancelT := context.WithTimeout(ctx, 8*time.Minute)
-	defer cancelT()
+	ctx := chromium(t, b, 8*time.Minute)
 	base := "https://127.0.0.1:" + b.port(b.https)
 	where := func() string { loc, _ := chromedp.Run(ctx, chromedp.Location()); return loc }
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -110,8 +82,8 @@ func testBrowser(t *testing.T, b *box) {
 					t.Fatal(err)
 				}
 				do("settle", chromedp.Sleep(150*time.Millisecond))
-				if wide, _ := eval("width", `document.documentElement.scrollWidth > window.innerWidth`).(bool); wide {
-					t.Errorf("the %s page is wider than %d px", name, width)
+				if why, _ := eval("width", fmt.Sprintf(overflowJS, width)).(string); why != "" {
+					t.Errorf("the %s page at %d px: %s", name, width, why)
 				}
 				png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 				if err != nil {
@@ -490,6 +462,42 @@ func testBrowser(t *testing.T, b *box) {
 	if page, _ := chromedp.Run(ctx, chromedp.OuterHTML(css("html"))); strings.Contains(page, "first.txt") {
 		t.Error("after logout a page still lists the files")
 	}
+}
+
+// chromium starts Debian's headless Chromium for a test, at 1280x900,
+// trusting the box's certificate by its key (the box's CA is not in the
+// test machine's store; the key is read off a handshake), and returns its
+// context, which ends after limit or with the test.
+func chromium(t *testing.T, b *box, limit time.Duration) context.Context {
+	t.Helper()
+	need(t, "chromium")
+	conn, err := tls.Dial("tcp", b.https, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := conn.ConnectionState().PeerCertificates[0]
+	conn.Close()
+	spki := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath("/usr/bin/chromium"),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("ignore-certificate-errors-spki-list", base64.StdEncoding.EncodeToString(spki[:])),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.WindowSize(1280, 900),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelA)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil { // starts the browser, without a timeout
+		t.Fatalf("start chromium: %v", err)
+	}
+	ctx, cancelT := context.WithTimeout(ctx, limit)
+	t.Cleanup(cancelT)
+	return ctx
 }
 
 // readAllString reads r to its end (a failed read shows as a short body).

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/bonesync/bonesync/appliance/report"
 )
 
 // The welcome page: what a newcomer meets at http://BOX/, before any
@@ -98,7 +100,7 @@ func JoinPort(host, port, def string) string {
 	return host + ":" + port
 }
 
-var welcomePage = template.Must(template.New("welcome").Parse(`<!doctype html>
+var welcomePage = template.Must(template.New("welcome").Funcs(template.FuncMap{"fingerprint": report.FingerprintHTML}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Welcome to bonesync</title>
@@ -108,7 +110,7 @@ var welcomePage = template.Must(template.New("welcome").Parse(`<!doctype html>
 body{font-family:system-ui,sans-serif;max-width:52rem;margin:0 auto;padding:1rem;color:var(--fg);background:var(--bg);line-height:1.45}
 a{color:var(--accent)}section{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.5rem 1rem;margin:1rem 0}
 pre{background:var(--bg);border:1px solid var(--line);padding:.6rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
-code{word-break:break-all}dt{font-weight:bold;margin-top:.75rem}dd{margin:0}.hint{color:var(--muted)}
+code{word-break:break-all}.fp{word-break:normal;overflow-wrap:normal}dt{font-weight:bold;margin-top:.75rem}dd{margin:0}.hint{color:var(--muted)}
 .go{display:inline-block;margin:.25rem .5rem .25rem 0;padding:.5rem .9rem;border-radius:6px;background:var(--accent);color:var(--bg);text-decoration:none;font-weight:bold}
 </style></head><body>
 <h1>Welcome to bonesync</h1>
@@ -119,7 +121,7 @@ browsers and apps trust the box from then on, with no warning.</p>
 <h2>1. Download the CA</h2>
 <p><a class="go" href="/ca.crt" download>ca.crt</a><a class="go" href="/ca.der" download>ca.der (Windows)</a><a class="go" href="/bonesync.mobileconfig">bonesync.mobileconfig (iPhone, iPad, Mac)</a></p>
 <p>Its fingerprint (SHA-256), to compare with what your device shows and with the box's serial console:</p>
-<p><code id="fingerprint">{{.Fingerprint}}</code></p>
+<p><code id="fingerprint">{{fingerprint .Fingerprint}}</code></p>
 <p class="hint">The CA can vouch only for this box's own names and private addresses, for nothing else on the internet.</p>
 </section>
 <section>

@@ -46,7 +46,35 @@ func (r *Report) Page(w io.Writer, caURL, server string) error {
 	return page.Execute(w, data)
 }
 
-var page = template.Must(template.New("page").Parse(`<!doctype html>
+// FingerprintHTML is a fingerprint as a page shows it: the text unchanged
+// (a copy of it is the fingerprint), with a place to wrap (<wbr>) after
+// each colon and after every 8 characters without one, in a span of class
+// fp, which the pages' style keeps from breaking anywhere else. A narrow
+// screen so wraps a CA's "3A:91:0C:..." between hex pairs, never inside
+// one, and an SSH host key's "SHA256:..." between groups of 8. The box's
+// pages show every fingerprint through it: the welcome page, the status
+// page and the connect page.
+func FingerprintHTML(fp string) template.HTML {
+	var b strings.Builder
+	b.WriteString(`<span class="fp">`)
+	run := 0
+	for i, c := range fp {
+		if run == 8 {
+			b.WriteString("<wbr>")
+			run = 0
+		}
+		b.WriteString(template.HTMLEscapeString(string(c)))
+		run++
+		if c == ':' && i < len(fp)-1 {
+			b.WriteString("<wbr>")
+			run = 0
+		}
+	}
+	b.WriteString("</span>")
+	return template.HTML(b.String())
+}
+
+var page = template.Must(template.New("page").Funcs(template.FuncMap{"fingerprint": FingerprintHTML}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
@@ -56,8 +84,8 @@ var page = template.Must(template.New("page").Parse(`<!doctype html>
 .chart{overflow-x:auto}.chart svg{min-width:36rem}.warn{color:var(--danger)}
 pre{overflow-x:auto;font-size:.8rem}code{word-break:break-all}dt{font-weight:600}dd{margin:0 0 .5rem 0}
 </style></head><body>
-<header class="top"><a class="brand" href="/files/">bonesync</a>
-<nav aria-label="Main"><a href="/files/">Files</a><a href="/connect">Connect a device</a><a href="/trust">Trust this box</a><a href="/" aria-current="page">Status</a></nav></header>
+<header class="top"><a class="brand" href="/files/"><img src="/ui/icon.svg" alt="" width="24" height="24"> <span class="brand-name">bonesync</span></a>
+<nav aria-label="Main"><a href="/files/">Files</a><a href="/connect">Connect</a><a href="/trust">Trust</a><a href="/" aria-current="page">Status</a></nav></header>
 <main id="main">
 <h1>bonesync on {{.Host}}</h1>
 <section class="card">
@@ -65,7 +93,7 @@ pre{overflow-x:auto;font-size:.8rem}code{word-break:break-all}dt{font-weight:600
 Nextcloud apps, calendar apps and SFTP. To use it from a device:</p>
 <ol>
 <li><a href="/trust">Trust its certificate authority</a> on the device, once (steps for each kind of device), and check
-its fingerprint: <code id="ca-fingerprint">{{.R.CAFingerprint}}</code>.</li>
+its fingerprint: <code id="ca-fingerprint">{{fingerprint .R.CAFingerprint}}</code>.</li>
 <li><a href="/files/"><strong>Log in to your files</strong></a>.</li>
 <li><a href="/connect">Connect a device</a>: the address and steps for each app, with an app password for it.</li>
 </ol>
@@ -76,9 +104,9 @@ its fingerprint: <code id="ca-fingerprint">{{.R.CAFingerprint}}</code>.</li>
 <dt>HTTPS key</dt><dd>{{.R.Choice.TLS.Key}}{{if .R.Choice.TLSPostQuantum}}, with post-quantum hybrid key exchange{{end}}{{with .R.Choice.TLSOther.Key}};
 beside it {{.}}, for the clients that take only its kind of signature{{end}}</dd>
 <dt>SFTP host key</dt><dd>{{.R.Choice.SSH.Key}}{{if .R.Choice.SSHPostQuantum}}, with post-quantum hybrid key exchange{{end}}{{with .R.HostKeyFingerprint}};
-fingerprint <code id="host-key">{{.}}</code>, as <code>sftp</code> shows it the first time{{end}}{{with .R.Choice.SSHOther.Key}};
-beside it {{.}} for older clients{{with $.R.OtherHostKeyFingerprint}}, fingerprint <code id="other-host-key">{{.}}</code>{{end}}{{end}}</dd>
-<dt>Certificate authority fingerprint (SHA-256)</dt><dd><code>{{.R.CAFingerprint}}</code>, the same as on the box's console.
+fingerprint <code id="host-key">{{fingerprint .}}</code>, as <code>sftp</code> shows it the first time{{end}}{{with .R.Choice.SSHOther.Key}};
+beside it {{.}} for older clients{{with $.R.OtherHostKeyFingerprint}}, fingerprint <code id="other-host-key">{{fingerprint .}}</code>{{end}}{{end}}</dd>
+<dt>Certificate authority fingerprint (SHA-256)</dt><dd><code>{{fingerprint .R.CAFingerprint}}</code>, the same as on the box's console.
 The CA can vouch only for this box's own names and private addresses, nothing else on the internet.</dd>
 <dt>Measured on</dt><dd>{{with .R.Machine.CPU}}{{.}}, {{end}}{{.R.Machine.Cores}} cores{{with .R.Machine.Kernel}}, {{.}}{{end}}{{with .R.Machine.Go}}, {{.}}{{end}}, {{.R.Machine.Time.Format "2006-01-02 15:04 MST"}}</dd>
 </dl>

@@ -526,8 +526,32 @@ func TestPage(t *testing.T) {
 	if want := `<p class="warn">&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;</p>`; !strings.Contains(page, want) {
 		t.Errorf("Page() does not contain %q:\n%s", want, page)
 	}
-	if !strings.Contains(page, fingerprint) {
-		t.Errorf("Page() does not contain the CA fingerprint %s", fingerprint)
+	if want := string(FingerprintHTML(fingerprint)); !strings.Contains(page, want) {
+		t.Errorf("Page() does not show the CA fingerprint as %s", want)
+	}
+}
+
+// A fingerprint on a page wraps only where FingerprintHTML puts a <wbr>:
+// after each colon of a CA's hex pairs, between groups of 8 of an SSH
+// key's; without the tags it is the fingerprint itself.
+func TestFingerprintHTML(t *testing.T) {
+	ssh := "SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s"
+	for fp, want := range map[string][]string{
+		fingerprint: strings.SplitAfter(fingerprint, ":"),
+		ssh:         {"SHA256:", "uNiVztks", "CsDhcc0u", "9e8BujQX", "VUpKZIDT", "MczCvj3t", "D2s"},
+		"a<b":       {"a&lt;b"},
+		"":          {""},
+	} {
+		got := string(FingerprintHTML(fp))
+		inner, ok := strings.CutPrefix(got, `<span class="fp">`)
+		inner, ok2 := strings.CutSuffix(inner, "</span>")
+		if !ok || !ok2 {
+			t.Errorf("FingerprintHTML(%q) = %s, want it in a span of class fp", fp, got)
+			continue
+		}
+		if pieces := strings.Split(inner, "<wbr>"); !reflect.DeepEqual(pieces, want) {
+			t.Errorf("FingerprintHTML(%q) wraps as %q, want %q", fp, pieces, want)
+		}
 	}
 }
 

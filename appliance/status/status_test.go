@@ -157,7 +157,7 @@ func TestReportHidesVersions(t *testing.T) {
 	if ct := w.Header().Get("Content-Type"); w.Code != 200 || ct != "text/html; charset=utf-8" {
 		t.Errorf("GET / = %d %q", w.Code, ct)
 	}
-	for _, want := range []string{"<svg", rep.CAFingerprint, rep.Choice.TLS.Key} {
+	for _, want := range []string{"<svg", string(report.FingerprintHTML(rep.CAFingerprint)), rep.Choice.TLS.Key} {
 		if !strings.Contains(w.Body.String(), want) {
 			t.Errorf("GET / does not contain %q", want)
 		}

@@ -3,11 +3,14 @@ package webui
 // The owner's view of sharing (/shares): every share and link they made,
 // each revoked with one button (at once: the store asks the book at each
 // use), what others share with them, which they may leave, and the form
-// that shares a file or folder (/shares?path=P) or a calendar or address
-// book.
+// that shares a file or folder (/shares?path=P, from the file's row on the
+// Files page) or a calendar or address book. Files and folders come first,
+// then calendars and address books; each link has its QR code and a
+// button that copies it (app.js).
 
 import (
 	"errors"
+	"html/template"
 	"net/http"
 	"path"
 	"strconv"
@@ -26,15 +29,26 @@ type shareRow struct {
 	Rights            string
 	Password, Expired bool
 	Expires           time.Time
-	Href              string // the item's page
+	Href              string        // the item's page
+	QR                template.HTML // a link's, as a QR code
+}
+
+// shareSection is one kind of share on the page, files and folders or
+// calendars and address books: what the user shares, what others share
+// with them.
+type shareSection struct {
+	Files    bool // files and folders; else calendars and address books
+	By, With []shareRow
 }
 
 type sharesData struct {
-	Path      string // the file or folder to share, from ?path=
-	Dir       bool
-	By, With  []shareRow
-	Users     []string
-	NewLink   string // a link just made
+	Path     string // the file or folder to share, from ?path=
+	Dir      bool
+	Sections []shareSection // files and folders first
+	Users    []string
+	NewLink  string // a link just made
+	NewQR    template.HTML
+	// The calendars and address books the user may share.
 	Calendars []string
 	AddrBooks []string
 }
@@ -64,6 +78,9 @@ func (u *Sharing) showShares(w http.ResponseWriter, r *http.Request, sess auth.C
 		u.render(w, code, "shares", p)
 		return
 	}
+	if newLink != "" {
+		d.NewQR = u.linkQR(newLink, "the new link")
+	}
 	if q := r.FormValue("path"); q != "" {
 		d.Path = path.Clean("/" + q)
 		if tree, ok := openTree(w, u.Log, u.Store, u.Users, sess); ok {
@@ -76,31 +93,6 @@ func (u *Sharing) showShares(w http.ResponseWriter, r *http.Request, sess auth.C
 			}
 		}
 	}
-	now := time.Now()
-	for _, s := range u.Shares.By(sess.User) {
-		row := shareRow{ID: s.ID, What: s.Path, Item: s.Item, Rights: rightsText(s), Password: s.Hash != "",
-			Expires: s.Expires, Expired: s.Expired(now)}
-		if !s.Expires.IsZero() {
-			row.Expires = s.Expires.Add(-time.Second) // its last day
-		}
-		switch s.Type {
-		case shares.TypeUser:
-			row.With = s.With
-		case shares.TypeLink:
-			row.URL = "https://" + r.Host + shares.LinkPath(s.Token)
-		}
-		if s.Item == shares.ItemFile || s.Item == shares.ItemFolder {
-			row.Href = FolderURL(path.Dir(s.Path))
-		}
-		d.By = append(d.By, row)
-	}
-	for _, s := range u.Shares.With(sess.User) {
-		name := s.Mount
-		if name == "" {
-			name = s.Path
-		}
-		d.With = append(d.With, shareRow{ID: s.ID, What: name, Item: s.Item, With: s.Owner, Rights: rightsText(s), Href: FolderURL("/")})
-	}
 	if list, err := u.Users.List(); err == nil {
 		for _, a := range list {
 			if a.Name != sess.User {
@@ -111,8 +103,63 @@ func (u *Sharing) showShares(w http.ResponseWriter, r *http.Request, sess auth.C
 	if u.Collections != nil {
 		d.Calendars, d.AddrBooks = u.Collections(sess.User)
 	}
+	files, colls := u.sections(r, sess.User)
+	d.Sections = []shareSection{files}
+	if len(d.Calendars)+len(d.AddrBooks)+len(colls.By)+len(colls.With) > 0 {
+		d.Sections = append(d.Sections, colls)
+	}
 	p.Data = d
 	u.render(w, code, "shares", p)
+}
+
+// sections are the user's shares and those with them, files and folders
+// apart from calendars and address books.
+func (u *Sharing) sections(r *http.Request, user string) (files, colls shareSection) {
+	files.Files = true
+	now := time.Now()
+	for _, s := range u.Shares.By(user) {
+		row := shareRow{ID: s.ID, What: s.Path, Item: s.Item, Rights: rightsText(s), Password: s.Hash != "",
+			Expires: s.Expires, Expired: s.Expired(now)}
+		if !s.Expires.IsZero() {
+			row.Expires = s.Expires.Add(-time.Second) // its last day
+		}
+		switch s.Type {
+		case shares.TypeUser:
+			row.With = s.With
+		case shares.TypeLink:
+			row.URL = "https://" + r.Host + shares.LinkPath(s.Token)
+			row.QR = u.linkQR(row.URL, "the link to "+s.Path)
+		}
+		if s.Item == shares.ItemFile || s.Item == shares.ItemFolder {
+			row.Href = FolderURL(path.Dir(s.Path))
+			files.By = append(files.By, row)
+		} else {
+			colls.By = append(colls.By, row)
+		}
+	}
+	for _, s := range u.Shares.With(user) {
+		name := s.Mount
+		if name == "" {
+			name = s.Path
+		}
+		row := shareRow{ID: s.ID, What: name, Item: s.Item, With: s.Owner, Rights: rightsText(s), Href: FolderURL("/")}
+		if s.Item == shares.ItemFile || s.Item == shares.ItemFolder {
+			files.With = append(files.With, row)
+		} else {
+			colls.With = append(colls.With, row)
+		}
+	}
+	return files, colls
+}
+
+// linkQR is a link as a QR code for a phone to scan, as the Nextcloud
+// apps show one; none, logged, if the link is too long for a code.
+func (u *Sharing) linkQR(link, what string) template.HTML {
+	svg, err := qrSVG(link, "QR code of "+what)
+	if err != nil {
+		u.Log.Warn("web: no QR code for a link", "bytes", len(link), "err", err) // the link itself is a key
+	}
+	return svg
 }
 
 // sharesPost makes, revokes or leaves a share.

@@ -177,3 +177,35 @@ func zipNames(zr *zip.Reader, err error) any {
 	}
 	return names
 }
+
+// The sharing page puts files and folders first, says they are shared
+// from their rows on the Files page, and links there; calendars and
+// address books come after. Each link has a button that copies it and
+// its QR code.
+func TestSharesPage(t *testing.T) {
+	s := newSite(t)
+	s.sharing.Collections = func(string) ([]string, []string) { return []string{"home"}, []string{"contacts"} }
+	s.book.CollectionExists = func(owner, item, name string) bool { return owner == "ann" && item == "calendar" && name == "home" }
+	tree, _ := s.store.Tree("ann")
+	tree.Mkdir("Party")
+	tree.Close()
+	cookie, csrf := s.login("ann", "ann-password")
+	_, page := s.do("POST", "/shares", cookie, url.Values{"csrf": {csrf}, "action": {"add"}, "path": {"/Party"}, "kind": {"link"}, "rights": {"read"}})
+	if !strings.Contains(page, `data-copy="new-link"`) || !strings.Contains(page, `aria-label="QR code of the new link"`) {
+		t.Errorf("the new link has no copy button or QR code:\n%s", page)
+	}
+	s.do("POST", "/shares", cookie, url.Values{"csrf": {csrf}, "action": {"add"}, "kind": {"user"}, "collection": {"calendar/home"}, "with": {"bob"}, "rights": {"read"}})
+	_, page = s.do("GET", "/shares", cookie, nil)
+	files, fromRows, colls := strings.Index(page, `id="shared-files"`), strings.Index(page, `from their rows on <a href="/files/">the Files page</a>`), strings.Index(page, `id="shared-collections"`)
+	link, calendar := strings.Index(page, `/index.php/s/`), strings.Index(page, `calendar home`)
+	if files < 0 || fromRows < files || colls < fromRows || link < files || link > colls || calendar < colls {
+		t.Errorf("the page's order: files %d, from their rows %d, the link %d, calendars %d, the calendar's share %d; want them so:\n%s", files, fromRows, link, colls, calendar, page)
+	}
+	row := regexp.MustCompile(`<code class="link-url" id="(link-\d+)">https://[^<]+/index.php/s/\w+</code>\s*<span class="link-acts"><button type="button" class="link" data-copy="(link-\d+)"`).FindStringSubmatch(page)
+	if row == nil || row[1] != row[2] {
+		t.Errorf("the link's row has no button copying it: %q", row)
+	}
+	if !strings.Contains(page, `<svg class="qr" role="img" aria-label="QR code of the link to /Party"`) {
+		t.Error("the link's row has no QR code")
+	}
+}

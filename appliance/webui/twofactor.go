@@ -5,11 +5,8 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/boombuler/barcode/qr"
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/guard"
@@ -91,7 +88,7 @@ func (u *Account) twoFactorPost(r *http.Request, sess auth.Caller, action string
 		if err != nil {
 			return http.StatusInternalServerError, "", err.Error(), accountData{}
 		}
-		svg, err := qrSVG(key.URL())
+		svg, err := qrSVG(key.URL(), "QR code for your authenticator app")
 		if err != nil {
 			return http.StatusInternalServerError, "", err.Error(), accountData{}
 		}
@@ -104,7 +101,7 @@ func (u *Account) twoFactorPost(r *http.Request, sess auth.Caller, action string
 		}
 		again := func(code int, problem string) (int, string, string, accountData) {
 			d := accountData{}
-			if svg, e := qrSVG(totpURL(user, secret)); e == nil {
+			if svg, e := qrSVG(totpURL(user, secret), "QR code for your authenticator app"); e == nil {
 				d.TwoFactor = twoFactorData{Secret: secret, QR: svg}
 			}
 			return code, "", problem, d
@@ -140,26 +137,4 @@ func (u *Account) twoFactorPost(r *http.Request, sess auth.Caller, action string
 // totpURL is the otpauth:// address of secret, as users.NewTOTP makes it.
 func totpURL(user, secret string) string {
 	return fmt.Sprintf("otpauth://totp/bonesync:%s?algorithm=SHA1&digits=6&issuer=bonesync&period=30&secret=%s", url.PathEscape(user), url.QueryEscape(secret))
-}
-
-// qrSVG is text as a QR code, an SVG drawn in the page (the pages' content
-// policy takes no image from elsewhere, and this needs none).
-func qrSVG(text string) (template.HTML, error) {
-	code, err := qr.Encode(text, qr.M, qr.Auto)
-	if err != nil {
-		return "", err
-	}
-	b := code.Bounds()
-	const quiet = 4
-	var path strings.Builder
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			if r, _, _, _ := code.At(x, y).RGBA(); r < 0x8000 {
-				fmt.Fprintf(&path, "M%d %dh1v1h-1z", x+quiet, y+quiet)
-			}
-		}
-	}
-	n := b.Dx() + 2*quiet
-	return template.HTML(fmt.Sprintf(`<svg class="qr" role="img" aria-label="QR code for your authenticator app" viewBox="0 0 %d %d" width="%d" height="%d"><rect width="100%%" height="100%%" fill="#fff"/><path d="%s" fill="#000"/></svg>`,
-		n, n, n*5, n*5, path.String())), nil
 }

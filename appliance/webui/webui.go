@@ -30,6 +30,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/notices"
+	"github.com/bonesync/bonesync/appliance/report"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/users"
 )
@@ -57,15 +58,16 @@ type staticFile struct {
 func (u *Common) init() {
 	u.once.Do(func() {
 		funcs := template.FuncMap{
-			"size":  humanSize,
-			"sh":    shellQuote,
-			"when":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
-			"asset": u.assetURL,
-			"inc":   func(i int) int { return i + 1 },
-			"dec":   func(i int) int { return i - 1 },
-			"base":  path.Base,
-			"mib":   func(n int64) int64 { return n >> 20 },
-			"used":  func(total, free int64) int64 { return total - free },
+			"size":        humanSize,
+			"sh":          shellQuote,
+			"when":        func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
+			"asset":       u.assetURL,
+			"inc":         func(i int) int { return i + 1 },
+			"dec":         func(i int) int { return i - 1 },
+			"base":        path.Base,
+			"mib":         func(n int64) int64 { return n >> 20 },
+			"used":        func(total, free int64) int64 { return total - free },
+			"fingerprint": report.FingerprintHTML,
 			"sortLink": func(d filesData, col string) string {
 				if d.Sort == col && !d.Desc {
 					return "?sort=" + col + "&desc=1"

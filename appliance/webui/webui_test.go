@@ -50,6 +50,8 @@ type site struct {
 	loginRoom *Login
 	account   *Account
 	admin     *Admin
+	sharing   *Sharing
+	book      *shares.Book
 	store     *store.Store
 	users     *users.DB
 	srv       *httptest.Server
@@ -102,13 +104,15 @@ func newSite(t *testing.T) *site {
 	s.account = &Account{Common: s.common, WaysIn: door, Users: db}
 	s.admin = &Admin{Common: s.common, Sessions: door.Sessions(), Users: db, Store: files,
 		Accounts: &accounts.Service{Users: db, Parts: map[string]accounts.Part{"shares": book, "notices": board}}}
+	s.book = book
+	s.sharing = &Sharing{Common: s.common, Store: files, Users: db, Shares: book}
 	door.Sessions().Now = func() time.Time { return s.now }
 	mux := front.NewRoutes(door)
 	dav.Routes(mux)
 	for _, m := range []front.Mount{s.common, s.loginRoom, s.account, s.admin,
 		&Files{Common: s.common, Store: files, Users: db, Search: dav, DAV: filesdav.Prefix, Thumbs: true},
 		&Photos{Common: s.common, Store: files, Users: db, Previews: pv},
-		&Sharing{Common: s.common, Store: files, Users: db, Shares: book},
+		s.sharing,
 		&Public{Common: s.common, WaysIn: door, Shares: book, Store: files, Previews: pv}} {
 		m.Routes(mux)
 	}
@@ -752,7 +756,7 @@ func TestAdminPageShowsTheDisksHealth(t *testing.T) {
 	for _, want := range []string{
 		`<p class="problem" role="alert">1 I/O errors (the last: I/O error, dev mmcblk0, sector 99). A disk that reports errors may soon lose files`,
 		"mmcblk0 (SL16G): ", "since 2026-11-01; WARNING",
-		"<tr><td>2026-12-01</td><td class=\"num\">" + humanSize(2<<20) + "</td></tr><tr><td>2026-11-30</td>",
+		`<tr><td data-label="Day (UTC)">2026-12-01</td><td class="num" data-label="Written">` + humanSize(2<<20) + `</td></tr><tr><td data-label="Day (UTC)">2026-11-30</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the admin page lacks %q", want)
@@ -773,8 +777,8 @@ func TestAdminPageShowsTheMemory(t *testing.T) {
 	_, page := s.do("GET", "/admin/", cookie, nil)
 	for _, want := range []string{
 		`id="memory"`, "a budget of " + humanSize(budget.Admission),
-		`<tr><td>preview</td><td class="num">1</td><td class="num">0</td><td class="num">` + humanSize(3<<20) + `</td></tr>`,
-		`<tr><td>zip</td><td class="num">0</td><td class="num">1</td>`,
+		`<tr><td class="name">preview</td><td class="num" data-label="Done">1</td><td class="num" data-label="Turned away">0</td><td class="num" data-label="Most at once">` + humanSize(3<<20) + `</td></tr>`,
+		`<tr><td class="name">zip</td><td class="num" data-label="Done">0</td><td class="num" data-label="Turned away">1</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the admin page lacks %q", want)
@@ -840,7 +844,7 @@ func TestAdminHandsOverADeletedUsersFiles(t *testing.T) {
 		t.Fatalf("delete ann = %d", code)
 	}
 	_, page := s.do("GET", "/admin/", cookie, nil)
-	row := regexp.MustCompile(`<tr data-departed="ann"><td>ann</td><td class="num">([^<]+)</td><td class="num">([^<]+)</td><td class="num">([^<]+)</td>`).FindStringSubmatch(page)
+	row := regexp.MustCompile(`<tr data-departed="ann"><td class="name">ann</td><td class="num" data-label="Files">([^<]+)</td><td class="num" data-label="Trash">([^<]+)</td><td class="num" data-label="Versions">([^<]+)</td>`).FindStringSubmatch(page)
 	if row == nil || row[1] != humanSize(5) || row[3] != humanSize(3) {
 		t.Fatalf("the departed ann's row: %q", row)
 	}
@@ -969,10 +973,10 @@ func TestAuditLogOnTheAdminPage(t *testing.T) {
 	section := page[i:]
 	section = section[:strings.Index(section, "</section>")]
 	for _, want := range []string{
-		"<td>admin</td><td>admin</td><td>127.0.0.1 (web)</td><td>added user carol</td>",
-		"<td>share</td><td>ann</td><td></td><td>shared folder /Trip with bob</td>",
-		"<td>login</td><td>ann</td><td>127.0.0.1 (web)</td>",
-		"<td>login failed</td><td>bob</td><td>127.0.0.1 (web)</td>",
+		`<td data-label="What">admin</td><td data-label="User">admin</td><td data-label="From">127.0.0.1 (web)</td><td data-label="Details">added user carol</td>`,
+		`<td data-label="What">share</td><td data-label="User">ann</td><td data-label="From"></td><td data-label="Details">shared folder /Trip with bob</td>`,
+		`<td data-label="What">login</td><td data-label="User">ann</td><td data-label="From">127.0.0.1 (web)</td>`,
+		`<td data-label="What">login failed</td><td data-label="User">bob</td><td data-label="From">127.0.0.1 (web)</td>`,
 	} {
 		if !strings.Contains(section, want) {
 			t.Errorf("the audit log lacks %q:\n%s", want, section)

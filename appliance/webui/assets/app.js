@@ -46,6 +46,13 @@
     return resp;
   }
 
+  // On a phone the menu is one row that scrolls sideways: show the page's
+  // own entry in it (the row alone scrolls, not the page).
+  const nav = document.querySelector('.top nav'), current = nav?.querySelector('[aria-current]');
+  if (current && nav.scrollWidth > nav.clientWidth) {
+    nav.scrollLeft += current.getBoundingClientRect().left - nav.getBoundingClientRect().left - 16;
+  }
+
   // A name is one path segment, escaped as a URL path needs.
   const seg = (name) => encodeURIComponent(name);
   const badName = (n) => !n || n === '.' || n === '..' || n.includes('/');
@@ -179,6 +186,25 @@
       upload(out);
     });
   }
+
+  // Copy buttons (the sharing page's links): the text of the element
+  // data-copy names goes to the clipboard, or, where the browser refuses,
+  // is selected for the person to copy.
+  document.addEventListener('click', async (ev) => {
+    const btn = ev.target.closest('button[data-copy]');
+    if (!btn) return;
+    const src = $(btn.dataset.copy);
+    try {
+      await navigator.clipboard.writeText(src.textContent);
+      say('The link is copied.');
+    } catch (e) {
+      const range = document.createRange();
+      range.selectNodeContents(src);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+      say('The browser did not let the page copy: the link is selected, copy it from there.', true);
+    }
+  });
 
   // Admin: confirmations, the benchmark's progress, the update upload.
   document.addEventListener('submit', async (ev) => {
