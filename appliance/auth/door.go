@@ -95,9 +95,11 @@ type Door struct {
 	trusted  knownAddrs // "user\x00addr": an account's own addresses
 	slots    hashSlots
 	sessions Sessions
-	log      *slog.Logger
-	known    knownAddrs
-	audit    *audit.Log
+	// ceremonies are the passkey sign-ins and registrations begun.
+	ceremonies ceremonies
+	log        *slog.Logger
+	known      knownAddrs
+	audit      *audit.Log
 }
 
 // Audit records every login, failed login and ban in l from now on.
