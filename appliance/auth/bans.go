@@ -11,16 +11,16 @@ import (
 
 // Policy for failed logins.
 const (
-	MaxFailures = 5                // failures within Window before a ban
-	Window      = 10 * time.Minute // how long a failure is remembered
-	FirstBan    = time.Minute      // doubled for each further ban
-	MaxBan      = 24 * time.Hour
+	MaxFailures = 5                // failures within window before a ban
+	window      = 10 * time.Minute // how long a failure is remembered
+	firstBan    = time.Minute      // doubled for each further ban
+	maxBan      = 24 * time.Hour
 	forgetAfter = 24 * time.Hour // an address quiet this long starts afresh
 )
 
 // bans counts failed logins per source address, in every protocol
 // together, and bans an address that fails too often: a ban that doubles
-// each time, from FirstBan to MaxBan.
+// each time, from firstBan to maxBan.
 type bans struct {
 	now   func() time.Time
 	log   *slog.Logger
@@ -143,7 +143,7 @@ func (b *bans) Begin(addr, proto, user string) (done func(outcome), allowed bool
 }
 
 // Failed records a failed login from addr (for user, over proto) and bans
-// the address once it has failed MaxFailures times within Window.
+// the address once it has failed MaxFailures times within window.
 func (b *bans) Failed(addr, proto, user string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -157,19 +157,19 @@ func (b *bans) Failed(addr, proto, user string) {
 	r.last = now
 	kept := r.failures[:0]
 	for _, f := range r.failures {
-		if now.Sub(f.at) < Window {
+		if now.Sub(f.at) < window {
 			kept = append(kept, f)
 		}
 	}
 	r.failures = append(kept, failure{now, user})
-	b.log.Warn("login failed", "proto", proto, "user", user, "addr", addr, "failures", len(r.failures), "within", Window)
+	b.log.Warn("login failed", "proto", proto, "user", user, "addr", addr, "failures", len(r.failures), "within", window)
 	b.record(audit.Event{Time: now, Kind: audit.LoginFailed, User: user, Addr: addr, Proto: proto})
 	if len(r.failures) < MaxFailures {
 		return
 	}
-	ban := FirstBan << min(r.count, 20)
-	if ban > MaxBan || ban <= 0 {
-		ban = MaxBan
+	ban := firstBan << min(r.count, 20)
+	if ban > maxBan || ban <= 0 {
+		ban = maxBan
 	}
 	r.count++
 	r.bannedUntil = now.Add(ban)

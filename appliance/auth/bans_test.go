@@ -25,21 +25,21 @@ func TestBanGrows(t *testing.T) {
 		t.Fatalf("banned after %d failures, want %d", MaxFailures-1, MaxFailures)
 	}
 	g.Failed(ip, "webdav", "admin")
-	if b, left := g.Banned(ip); !b || left != FirstBan {
-		t.Fatalf("after %d failures Banned = %v, %v, want true, %v", MaxFailures, b, left, FirstBan)
+	if b, left := g.Banned(ip); !b || left != firstBan {
+		t.Fatalf("after %d failures Banned = %v, %v, want true, %v", MaxFailures, b, left, firstBan)
 	}
 	if b, _ := g.Banned("192.168.1.67"); b {
 		t.Error("another address is banned too")
 	}
-	now = now.Add(FirstBan + time.Second)
+	now = now.Add(firstBan + time.Second)
 	if b, _ := g.Banned(ip); b {
 		t.Fatal("still banned after the ban ran out")
 	}
 	for i := 0; i < MaxFailures; i++ {
 		g.Failed(ip, "sftp", "root")
 	}
-	if _, left := g.Banned(ip); left != 2*FirstBan {
-		t.Errorf("second ban lasts %v, want %v", left, 2*FirstBan)
+	if _, left := g.Banned(ip); left != 2*firstBan {
+		t.Errorf("second ban lasts %v, want %v", left, 2*firstBan)
 	}
 	if !strings.Contains(log.String(), "banned addr=192.168.1.66 for=2m0s") || !strings.Contains(log.String(), "login failed proto=webdav user=admin addr=192.168.1.66") {
 		t.Errorf("log lacks the ban or the failure:\n%s", log.String())
@@ -51,7 +51,7 @@ func TestFailuresOutsideWindowForgotten(t *testing.T) {
 	g := newBans(func() time.Time { return now }, discard)
 	for i := 0; i < MaxFailures*3; i++ {
 		g.Failed("10.0.0.5", "sftp", "x")
-		now = now.Add(Window / MaxFailures * 2)
+		now = now.Add(window / MaxFailures * 2)
 	}
 	if b, _ := g.Banned("10.0.0.5"); b {
 		t.Error("slow failures, fewer than the limit within any window, led to a ban")

@@ -4,7 +4,7 @@
 // and keys. The door checks the account (package users) under one policy:
 //
 //   - failed logins are counted per source address across every protocol,
-//     and an address that fails MaxFailures times within Window is banned,
+//     and an address that fails MaxFailures times within window is banned,
 //     for a time that doubles with each ban (bans.go);
 //   - wrong guesses are also counted per target, an account or a public
 //     link, from every address together: past FreeGuesses each further
