@@ -31,17 +31,24 @@ type Passkey struct {
 	Credential []byte `json:"credential"`
 }
 
+// Passkeys are the accounts' passkeys, kept in users.json with the rest of
+// each account (a type of their own: DB holds the accounts' other parts).
+type Passkeys struct{ db *DB }
+
+// PasskeysOf is db's passkeys.
+func PasskeysOf(db *DB) Passkeys { return Passkeys{db} }
+
 // MaxPasskeys bounds an account's passkeys.
 const MaxPasskeys = 20
 
 // ErrNoPasskey is returned for a passkey the account does not have.
 var ErrNoPasskey = errors.New("no such passkey")
 
-// PasskeyHandleFor is name's WebAuthn user handle: the one kept, or a
-// new random one if the account has no passkey yet (kept with the first,
-// AddPasskey).
-func (db *DB) PasskeyHandleFor(name string) (handle []byte, err error) {
-	u, ok, err := db.lookup(name)
+// HandleFor is name's WebAuthn user handle: the one kept, or a new
+// random one if the account has no passkey yet (kept with the first,
+// Add).
+func (ps Passkeys) HandleFor(name string) (handle []byte, err error) {
+	u, ok, err := ps.db.lookup(name)
 	if err != nil {
 		return nil, err
 	}
@@ -56,21 +63,21 @@ func (db *DB) PasskeyHandleFor(name string) (handle []byte, err error) {
 	return handle, nil
 }
 
-// Passkeys are name's passkeys, and its user handle (nil when it has
-// none).
-func (db *DB) Passkeys(name string) ([]Passkey, []byte, error) {
-	u, ok, err := db.lookup(name)
+// Of is name's passkeys, and its user handle (nil when it has none).
+func (ps Passkeys) Of(name string) ([]Passkey, []byte, error) {
+	u, ok, err := ps.db.lookup(name)
 	if err != nil || !ok {
 		return nil, nil, err
 	}
 	return u.Passkeys, u.PasskeyHandle, nil
 }
 
-// PasskeyOwner is the account whose user handle is handle.
-func (db *DB) PasskeyOwner(handle []byte) (name string, ok bool, err error) {
+// Owner is the account whose user handle is handle.
+func (ps Passkeys) Owner(handle []byte) (name string, ok bool, err error) {
 	if len(handle) == 0 {
 		return "", false, nil
 	}
+	db := ps.db
 	if err := db.reload(); err != nil {
 		return "", false, fmt.Errorf("cannot check logins: %w", err)
 	}
@@ -84,9 +91,9 @@ func (db *DB) PasskeyOwner(handle []byte) (name string, ok bool, err error) {
 	return "", false, nil
 }
 
-// AddPasskey keeps a new passkey of name's, made with handle (what
-// PasskeyHandleFor gave: the account's first passkey keeps it).
-func (db *DB) AddPasskey(name string, handle []byte, p Passkey) error {
+// Add keeps a new passkey of name's, made with handle (what HandleFor
+// gave: the account's first passkey keeps it).
+func (ps Passkeys) Add(name string, handle []byte, p Passkey) error {
 	p.Name = strings.TrimSpace(p.Name)
 	if p.Name == "" || len(p.Name) > 100 || strings.ContainsFunc(p.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return errors.New("name the passkey: 1 to 100 printable characters")
@@ -94,7 +101,7 @@ func (db *DB) AddPasskey(name string, handle []byte, p Passkey) error {
 	if p.ID == "" || len(p.Credential) == 0 || len(handle) == 0 {
 		return errors.New("no passkey to keep")
 	}
-	return db.update(func(m map[string]*User) error {
+	return ps.db.update(func(m map[string]*User) error {
 		u, ok := m[name]
 		switch {
 		case !ok:
@@ -115,10 +122,10 @@ func (db *DB) AddPasskey(name string, handle []byte, p Passkey) error {
 	})
 }
 
-// PasskeyUsed records that name logged in with passkey id at at, and
-// keeps its credential as the check left it (its new signature count).
-func (db *DB) PasskeyUsed(name, id string, credential []byte, at time.Time) error {
-	return db.update(func(m map[string]*User) error {
+// Used records that name logged in with passkey id at at, and keeps its
+// credential as the check left it (its new signature count).
+func (ps Passkeys) Used(name, id string, credential []byte, at time.Time) error {
+	return ps.db.update(func(m map[string]*User) error {
 		u, ok := m[name]
 		if !ok {
 			return fmt.Errorf("no user %s", name)
@@ -133,10 +140,10 @@ func (db *DB) PasskeyUsed(name, id string, credential []byte, at time.Time) erro
 	})
 }
 
-// RemovePasskey deletes name's passkey id. The user handle stays: the
-// passkey may still be on a phone, and names this account if offered.
-func (db *DB) RemovePasskey(name, id string) error {
-	return db.update(func(m map[string]*User) error {
+// Remove deletes name's passkey id. The user handle stays: the passkey
+// may still be on a phone, and names this account if offered.
+func (ps Passkeys) Remove(name, id string) error {
+	return ps.db.update(func(m map[string]*User) error {
 		u, ok := m[name]
 		if !ok {
 			return fmt.Errorf("no user %s", name)

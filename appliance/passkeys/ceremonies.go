@@ -1,6 +1,7 @@
-package auth
+package passkeys
 
 import (
+	"crypto/rand"
 	"sync"
 	"time"
 
@@ -77,7 +78,7 @@ func (cs *ceremonies) add(c *ceremony, now time.Time) string {
 		}
 		cs.dropOldest(heavy)
 	}
-	tok := RandomToken()
+	tok := rand.Text() // 128 random bits
 	c.until = now.Add(ceremonyFor)
 	cs.m[tok] = c
 	return tok
