@@ -41,35 +41,7 @@ import (
 // a zip, log out. Screenshots of every page at 1280 and 360 px, light and
 // dark, go to out/screenshots/ for review.
 func testBrowser(t *testing.T, b *box) {
-	need(t, "chromium")
-	// Chromium trusts the box's certificate by its key (the box's CA is
-	// not in the test machine's store); the key is read off a handshake.
-	conn, err := tls.Dial("tcp", b.https, &tls.Config{InsecureSkipVerify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := conn.ConnectionState().PeerCertificates[0]
-	conn.Close()
-	spki := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath("/usr/bin/chromium"),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("ignore-certificate-errors-spki-list", base64.StdEncoding.EncodeToString(spki[:])),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil { // starts the browser, without a timeout
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancelT := context.WithTimeout(ctx, 8*time.Minute)
-	defer cancelT()
+	ctx := chromium(t, b)
 	base := "https://127.0.0.1:" + b.port(b.https)
 	where := func() string { loc, _ := chromedp.Run(ctx, chromedp.Location()); return loc }
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -492,6 +464,42 @@ func testBrowser(t *testing.T, b *box) {
 }
 
 // readAllString reads r to its end (a failed read shows as a short body).
+// chromium starts Debian's headless Chromium for a test and returns its
+// context, for 8 minutes. It trusts b's certificate by its key (the box's
+// CA is not in the test machine's store), read off a handshake: a box
+// started again on the same state keeps its key.
+func chromium(t *testing.T, b *box) context.Context {
+	t.Helper()
+	need(t, "chromium")
+	conn, err := tls.Dial("tcp", b.https, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := conn.ConnectionState().PeerCertificates[0]
+	conn.Close()
+	spki := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath("/usr/bin/chromium"),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("ignore-certificate-errors-spki-list", base64.StdEncoding.EncodeToString(spki[:])),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.WindowSize(1280, 900),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelA)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil { // starts the browser, without a timeout
+		t.Fatalf("start chromium: %v", err)
+	}
+	ctx, cancelT := context.WithTimeout(ctx, 8*time.Minute)
+	t.Cleanup(cancelT)
+	return ctx
+}
+
 func readAllString(r io.Reader) string {
 	b, _ := io.ReadAll(r)
 	return string(b)

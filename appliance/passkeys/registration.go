@@ -61,6 +61,9 @@ func (rp *RelyingParty) FinishRegistration(host, user, token, name string, answe
 	if err != nil {
 		return fmt.Errorf("the passkey was not made: %w", err)
 	}
+	// The attestation (the browser's statement of the making, a few KB)
+	// is checked now and not again: users.json keeps the key and counts.
+	cred.Attestation = webauthn.CredentialAttestation{}
 	b, err := json.Marshal(cred)
 	if err != nil {
 		return fmt.Errorf("the passkey of %s: %w", user, err)

@@ -70,10 +70,13 @@ func (a *Authenticator) authData(attested bool) ([]byte, error) {
 	d = append(d, make([]byte, 16)...) // AAGUID
 	d = binary.BigEndian.AppendUint16(d, uint16(len(a.id)))
 	d = append(d, a.id...)
-	pub := a.key.PublicKey
+	pub, err := a.key.PublicKey.Bytes() // 0x04, X, Y: 32 bytes each
+	if err != nil {
+		return nil, err
+	}
 	k, err := webauthncbor.Marshal(webauthncose.EC2PublicKeyData{
 		PublicKeyData: webauthncose.PublicKeyData{KeyType: int64(webauthncose.EllipticKey), Algorithm: int64(webauthncose.AlgES256)},
-		Curve:         1, XCoord: pub.X.FillBytes(make([]byte, 32)), YCoord: pub.Y.FillBytes(make([]byte, 32)),
+		Curve:         1, XCoord: pub[1:33], YCoord: pub[33:],
 	})
 	return append(d, k...), err
 }
