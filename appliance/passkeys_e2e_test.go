@@ -74,7 +74,7 @@ func testPasskeys(t *testing.T, b *box) {
 	}
 	do("log out", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("username")))
 	passkey("a passkey alone")
-	creds, err := chromedp.Call(ctx, cdpwebauthn.GetCredentials, cdpwebauthn.GetCredentialsParams{AuthenticatorID: auth.AuthenticatorID})
+	creds, err := chromedp.Call(ctx, cdpwebauthn.GetCredentials, cdpwebauthn.GetCredentialsParams(auth))
 	if err != nil || len(creds.Credentials) != 1 || !creds.Credentials[0].IsResidentCredential || creds.Credentials[0].RpID != "localhost" {
 		t.Fatalf("the authenticator holds %+v, %v; want one resident credential for localhost", creds, err)
 	}

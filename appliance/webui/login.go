@@ -189,7 +189,13 @@ func (p *pendings) add(user, next string) string {
 }
 
 // get is the login waiting under tok, counting a try.
-func (p *pendings) get(tok string) (pendingLogin, bool) {
+func (p *pendings) get(tok string) (pendingLogin, bool) { return p.look(tok, true) }
+
+// peek is the login waiting under tok, counting no try (a passkey's
+// begin: its answer's post is the try).
+func (p *pendings) peek(tok string) (pendingLogin, bool) { return p.look(tok, false) }
+
+func (p *pendings) look(tok string, try bool) (pendingLogin, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	v, ok := p.m[tok]
@@ -197,17 +203,8 @@ func (p *pendings) get(tok string) (pendingLogin, bool) {
 		delete(p.m, tok)
 		return pendingLogin{}, false
 	}
-	v.tries++
-	return *v, true
-}
-
-// peek is the login waiting under tok, counting no try.
-func (p *pendings) peek(tok string) (pendingLogin, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	v, ok := p.m[tok]
-	if !ok || time.Now().After(v.until) || v.tries >= codeTries {
-		return pendingLogin{}, false
+	if try {
+		v.tries++
 	}
 	return *v, true
 }
