@@ -19,6 +19,9 @@ func (d *Door) Passkeys() *passkeys.RelyingParty { return d.passkeys }
 // a password, a refused answer is a failed login, a right one is
 // audited. It returns the account logged in.
 func (d *Door) Passkey(addr, host, token, user string, answer []byte) (string, Result) {
+	if banned, _ := d.bans.Banned(addr); banned { // before the answer is read
+		return user, Banned
+	}
 	name, way := user, passkeyFactor
 	if user == "" {
 		way = passkeyAlone
