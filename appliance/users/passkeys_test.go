@@ -68,3 +68,29 @@ func TestPasskeysKept(t *testing.T) {
 		t.Errorf("after removing: %d passkeys, handle %x", len(keys), h)
 	}
 }
+
+// An account deleted and made again with its name has none of the old
+// one's passkeys: the old handle names nobody.
+func TestPasskeysEndWithTheAccount(t *testing.T) {
+	accounts, _ := open(t)
+	if err := accounts.Add("ann", "ann-password"); err != nil {
+		t.Fatal(err)
+	}
+	keys := PasskeysOf(accounts)
+	handle, _ := keys.HandleFor("ann")
+	if err := keys.Add("ann", handle, Passkey{ID: "AQID", Name: "phone", RPID: "bonesync.local", Credential: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := accounts.Delete("ann"); err != nil {
+		t.Fatal(err)
+	}
+	if err := accounts.Add("ann", "new-password"); err != nil {
+		t.Fatal(err)
+	}
+	if name, ok, _ := keys.Owner(handle); ok {
+		t.Errorf("the deleted account's passkey names %s", name)
+	}
+	if list, h, _ := keys.Of("ann"); len(list) != 0 || h != nil {
+		t.Errorf("the new ann has %d passkeys and handle %x", len(list), h)
+	}
+}
