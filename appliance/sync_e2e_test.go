@@ -245,6 +245,7 @@ func TestSync(t *testing.T) {
 	t.Run("caldav-tokens", func(t *testing.T) { testCaldavTokens(t, b) })
 	t.Run("browser", func(t *testing.T) { testBrowser(t, b) })
 	t.Run("phones", func(t *testing.T) { testPhones(t, b) })
+	t.Run("passkeys", func(t *testing.T) { testPasskeys(t, b) })
 	t.Run("welcome-steps", func(t *testing.T) { testWelcomeSteps(t, b) })
 	t.Run("console-urls", func(t *testing.T) { testConsoleURLs(t, b) })
 	t.Run("connect-steps", func(t *testing.T) { testConnectSteps(t, b) })

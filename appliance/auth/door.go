@@ -31,6 +31,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/audit"
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/logtext"
+	"github.com/bonesync/bonesync/appliance/passkeys"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -95,6 +96,7 @@ type Door struct {
 	trusted  knownAddrs // "user\x00addr": an account's own addresses
 	slots    hashSlots
 	sessions Sessions
+	passkeys *passkeys.RelyingParty
 	log      *slog.Logger
 	known    knownAddrs
 	audit    *audit.Log
@@ -171,7 +173,7 @@ func (d *Door) trusts(user, addr string) bool { return d.trusted.has(user+"\x00"
 // log. It makes accounts hash through the door's slots (users.Turns), so
 // that a password change and a flood of guesses never hash at once.
 func New(accounts *users.DB, log *slog.Logger) *Door {
-	d := &Door{accounts: accounts, bans: newBans(time.Now, log), log: log}
+	d := &Door{accounts: accounts, bans: newBans(time.Now, log), log: log, passkeys: passkeys.New(accounts)}
 	d.targets.now = time.Now
 	d.sessions.stamp = accounts.Stamp
 	d.sessions.seen = d.trust

@@ -27,6 +27,12 @@ const (
 	SSHPassword
 	// sshKey is an SSH key (SFTP).
 	sshKey
+	// passkeyAlone is a passkey on the web login form, with no password
+	// (passkeys.go): the passkey asks its own PIN or fingerprint.
+	passkeyAlone
+	// passkeyFactor is a passkey in place of the code, after the
+	// password of a two-factor account.
+	passkeyFactor
 )
 
 // twoFactor is what a way makes of a two-factor account's own password.
@@ -58,6 +64,8 @@ var ways = [...]struct {
 	linkPassword:  {"link", false, whole},
 	SSHPassword:   {"sftp", true, refused},
 	sshKey:        {"sftp key", false, whole},
+	passkeyAlone:  {"web passkey", false, whole},
+	passkeyFactor: {"web+passkey", false, whole},
 }
 
 // proto is the way's name in the logs.

@@ -25,6 +25,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/shareapi"
 	"github.com/bonesync/bonesync/appliance/shares"
 	"github.com/bonesync/bonesync/appliance/status"
+	"github.com/bonesync/bonesync/appliance/users"
 	"github.com/bonesync/bonesync/appliance/webui"
 )
 
@@ -118,11 +119,12 @@ func (s *services) mounts(sshPort, plainPort int) (*files.Handler, []front.Mount
 func (s *services) rooms(sys admin.System, dav *files.Handler, sshPort int) []front.Mount {
 	ui := &webui.Common{Log: s.log, Notices: s.notices, Audit: s.audit}
 	return []front.Mount{ui,
-		&webui.Login{Common: ui, WaysIn: s.door, Apps: s.accounts, OnBoard: sys.Board() != ""},
+		&webui.Login{Common: ui, WaysIn: s.door, Apps: s.accounts, Passkeys: s.door.Passkeys(), OnBoard: sys.Board() != ""},
 		&webui.Files{Common: ui, Store: s.files, Users: s.accounts, Search: dav, DAV: files.Prefix, Thumbs: true},
 		&webui.Photos{Common: ui, Store: s.files, Users: s.accounts, Previews: s.previews},
 		&webui.Sharing{Common: ui, Store: s.files, Users: s.accounts, Shares: s.shares, Collections: s.collectionNames},
-		&webui.Account{Common: ui, WaysIn: s.door, Users: s.accounts, Report: s.box.Report, SFTPPort: sshPort},
+		&webui.Account{Common: ui, WaysIn: s.door, Users: s.accounts, Passkeys: s.door.Passkeys(), Keys: users.PasskeysOf(s.accounts),
+			Report: s.box.Report, SFTPPort: sshPort},
 		&webui.Public{Common: ui, WaysIn: s.door, Shares: s.shares, Store: s.files, Previews: s.previews},
 		&webui.Admin{Common: ui, Sessions: s.door.Sessions(), Users: s.accounts, Store: s.files, System: sys,
 			Report: s.box.Report, Recent: s.recent.Lines, Measure: s.measure, Accounts: s.acct, Calendars: s.pim},

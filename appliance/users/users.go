@@ -93,6 +93,11 @@ type User struct {
 	TOTP     string   `json:"totp,omitempty"`
 	TOTPStep int64    `json:"totp_step,omitempty"`
 	Recovery []string `json:"recovery_codes,omitempty"`
+	// PasskeyHandle is the account's user handle for WebAuthn (random,
+	// made with its first passkey), and Passkeys its passkeys
+	// (passkeys.go).
+	PasskeyHandle []byte    `json:"passkey_handle,omitempty"`
+	Passkeys      []Passkey `json:"passkeys,omitempty"`
 }
 
 type fileFormat struct {
@@ -223,6 +228,7 @@ func (db *DB) update(change func(m map[string]*User) error) error {
 		c.Keys = append([]string(nil), v.Keys...)
 		c.Apps = append([]AppPassword(nil), v.Apps...)
 		c.Recovery = append([]string(nil), v.Recovery...)
+		c.Passkeys = append([]Passkey(nil), v.Passkeys...)
 		m[k] = &c
 	}
 	if err := change(m); err != nil {

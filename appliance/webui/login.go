@@ -15,6 +15,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/auth"
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/passkeys"
 )
 
 // loginCookie holds the login form's CSRF token, before there is a
@@ -26,6 +27,10 @@ type loginData struct {
 	Username string
 	Token    string
 	Code     bool // the second step: the code after the password
+	// Passkey: the sign-in offers a passkey (passkey.go); PasskeyHint
+	// says why it cannot (the box reached by an IP address).
+	Passkey     bool
+	PasskeyHint string
 	// Where the first password is, worded for where the box runs.
 	FirstPassword string
 }
@@ -49,15 +54,19 @@ func (u *Login) loginPage(w http.ResponseWriter, r *http.Request, who auth.Calle
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	u.loginForm(w, http.StatusOK, next, "", "")
+	u.loginForm(w, r, http.StatusOK, next, "", "")
 }
 
 // loginForm shows the form with a fresh token in a cookie and a field:
 // a login posted from another site's page has neither (login CSRF).
-func (u *Login) loginForm(w http.ResponseWriter, code int, next, name, problem string) {
+func (u *Login) loginForm(w http.ResponseWriter, r *http.Request, code int, next, name, problem string) {
 	tok := auth.RandomToken()
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: "/", Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	u.render(w, code, "login", page{Title: "Log in", Problem: problem, Data: loginData{Next: next, Username: name, Token: tok, FirstPassword: u.firstPassword()}})
+	d := loginData{Next: next, Username: name, Token: tok, FirstPassword: u.firstPassword(), Passkey: true}
+	if _, err := passkeys.Host(r.Host); err != nil {
+		d.Passkey, d.PasskeyHint = false, err.Error()
+	}
+	u.render(w, code, "login", page{Title: "Log in", Problem: problem, Data: d})
 }
 
 func (u *Login) loginPost(w http.ResponseWriter, r *http.Request) {
@@ -70,25 +79,33 @@ func (u *Login) loginPost(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimSpace(r.PostFormValue("username"))
 	c, err := r.Cookie(loginCookie)
 	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
-		u.loginForm(w, http.StatusForbidden, next, name, "The form had expired or came from another page: log in again.")
+		u.loginForm(w, r, http.StatusForbidden, next, name, "The form had expired or came from another page: log in again.")
 		return
 	}
 	addr := guard.Host(r.RemoteAddr)
 	switch res := u.WaysIn.Password(addr, auth.Form, name, r.PostFormValue("password")); res {
 	case auth.OK:
 	case auth.NeedsCode:
-		u.askCode(w, http.StatusOK, u.codes.add(name, next), next, name, "")
+		u.askCode(w, r, http.StatusOK, u.codes.add(name, next), next, name, "")
 		return
 	default:
 		if res.Status() == http.StatusTooManyRequests {
 			auth.SetRetryAfter(w, u.WaysIn.RetryAfter(addr, name))
 		}
-		u.loginForm(w, res.Status(), next, name, res.Message())
+		u.loginForm(w, r, res.Status(), next, name, res.Message())
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	u.WaysIn.Sessions().Start(w, name)
-	u.Log.Info("web: logged in", "user", name, "addr", r.RemoteAddr)
+	u.loggedIn(w, r, name, next, "password")
+}
+
+// loggedIn starts user's session, clears the login's cookies and goes
+// on to next.
+func (u *Login) loggedIn(w http.ResponseWriter, r *http.Request, user, next, with string) {
+	for _, name := range []string{codeCookie, loginCookie} {
+		http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	}
+	u.WaysIn.Sessions().Start(w, user)
+	u.Log.Info("web: logged in", "user", user, "with", with, "addr", r.RemoteAddr)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -172,7 +189,13 @@ func (p *pendings) add(user, next string) string {
 }
 
 // get is the login waiting under tok, counting a try.
-func (p *pendings) get(tok string) (pendingLogin, bool) {
+func (p *pendings) get(tok string) (pendingLogin, bool) { return p.look(tok, true) }
+
+// peek is the login waiting under tok, counting no try (a passkey's
+// begin: its answer's post is the try).
+func (p *pendings) peek(tok string) (pendingLogin, bool) { return p.look(tok, false) }
+
+func (p *pendings) look(tok string, try bool) (pendingLogin, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	v, ok := p.m[tok]
@@ -180,7 +203,9 @@ func (p *pendings) get(tok string) (pendingLogin, bool) {
 		delete(p.m, tok)
 		return pendingLogin{}, false
 	}
-	v.tries++
+	if try {
+		v.tries++
+	}
 	return *v, true
 }
 
@@ -191,9 +216,10 @@ func (p *pendings) done(tok string) {
 }
 
 // askCode shows the login form's second step.
-func (u *Login) askCode(w http.ResponseWriter, code int, tok, next, user, problem string) {
+func (u *Login) askCode(w http.ResponseWriter, r *http.Request, code int, tok, next, user, problem string) {
 	http.SetCookie(w, &http.Cookie{Name: codeCookie, Value: tok, Path: "/", MaxAge: int(codeFor.Seconds()), Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	u.render(w, code, "login", page{Title: "Log in", Problem: problem, Data: loginData{Next: next, Username: user, Token: tok, Code: true}})
+	d := loginData{Next: next, Username: user, Token: tok, Code: true, Passkey: u.Passkeys.Has(r.Host, user)}
+	u.render(w, code, "login", page{Title: "Log in", Problem: problem, Data: d})
 }
 
 // codePost is the second step's form: the code, or a recovery code.
@@ -205,33 +231,28 @@ func (u *Login) codePost(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	c, err := r.Cookie(codeCookie)
 	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
-		u.loginForm(w, http.StatusForbidden, localNext(r.PostFormValue("next")), "", "The form had expired or came from another page: log in again.")
+		u.loginForm(w, r, http.StatusForbidden, localNext(r.PostFormValue("next")), "", "The form had expired or came from another page: log in again.")
 		return
 	}
 	p, ok := u.codes.get(c.Value)
 	if !ok {
-		u.loginForm(w, http.StatusForbidden, localNext(r.PostFormValue("next")), "", "The login took too long or had too many wrong codes: log in again.")
+		u.loginForm(w, r, http.StatusForbidden, localNext(r.PostFormValue("next")), "", "The login took too long or had too many wrong codes: log in again.")
 		return
 	}
 	addr := guard.Host(r.RemoteAddr)
 	switch res := u.WaysIn.Code(addr, p.user, r.PostFormValue("code")); res {
 	case auth.OK:
 	case auth.Wrong:
-		u.askCode(w, http.StatusUnauthorized, c.Value, p.next, p.user, "That code is not right: type the newest one the app shows, or a recovery code.")
+		u.askCode(w, r, http.StatusUnauthorized, c.Value, p.next, p.user, "That code is not right: type the newest one the app shows, or a recovery code.")
 		return
 	default:
 		u.codes.done(c.Value)
 		if res.Status() == http.StatusTooManyRequests {
 			auth.SetRetryAfter(w, u.WaysIn.RetryAfter(addr, p.user))
 		}
-		u.loginForm(w, res.Status(), p.next, p.user, res.Message())
+		u.loginForm(w, r, res.Status(), p.next, p.user, res.Message())
 		return
 	}
 	u.codes.done(c.Value)
-	for _, name := range []string{codeCookie, loginCookie} {
-		http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	}
-	u.WaysIn.Sessions().Start(w, p.user)
-	u.Log.Info("web: logged in with a code", "user", p.user, "addr", r.RemoteAddr)
-	http.Redirect(w, r, p.next, http.StatusSeeOther)
+	u.loggedIn(w, r, p.user, p.next, "password and code")
 }

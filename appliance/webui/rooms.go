@@ -84,6 +84,19 @@ type WaysIn interface {
 	RetryAfter(addr, user string) time.Duration
 	LinkRetryAfter(addr, token string) time.Duration
 	Sessions() *auth.Sessions
+	// Passkey is a passkey's answer to a sign-in (auth.Door.Passkey).
+	Passkey(addr, host, token, user string, answer []byte) (string, auth.Result)
+}
+
+// Passkeys are the passkeys' ceremonies (package passkeys): a sign-in's
+// options (its answer is WaysIn's, a login), and the making of one.
+// host is always the request's Host, the name a passkey is made for and
+// works at.
+type Passkeys interface {
+	Has(host, user string) bool
+	BeginSignIn(addr, host, user string) (options []byte, token string, err error)
+	BeginRegistration(addr, host, user string) (options []byte, token string, err error)
+	FinishRegistration(host, user, token, name string, answer []byte) error
 }
 
 // AppPasswords makes the app passwords an app connects with (package
@@ -96,8 +109,9 @@ type AppPasswords interface {
 // login flows that let an app connect through a browser.
 type Login struct {
 	*Common
-	WaysIn WaysIn
-	Apps   AppPasswords
+	WaysIn   WaysIn
+	Apps     AppPasswords
+	Passkeys Passkeys
 	// OnBoard: the box runs on its board, where the first password is on
 	// the console and the card.
 	OnBoard bool
@@ -112,6 +126,8 @@ func (u *Login) Routes(rs *front.Routes) {
 	rs.Handle(auth.Optional, "GET "+LoginPage, u.loginPage)
 	rs.Public("POST "+LoginPage, u.loginPost)
 	rs.Public("POST "+LoginPage+"/code", u.codePost)
+	rs.Public("POST "+LoginPage+"/passkey/begin", u.passkeyBegin)
+	rs.Public("POST "+LoginPage+"/passkey", u.passkeyPost)
 	rs.Handle(auth.Page, "POST /logout", u.logout)
 	u.flowRoutes(rs)
 }
@@ -252,12 +268,20 @@ type AccountUsers interface {
 	DisableTOTP(name string) error
 }
 
+// PasskeyBook is the accounts' passkeys as kept (users.Passkeys).
+type PasskeyBook interface {
+	Of(name string) ([]users.Passkey, []byte, error)
+	Remove(name, id string) error
+}
+
 // Account is the account's pages: password, e-mail, app passwords,
 // two-factor login, and connecting apps.
 type Account struct {
 	*Common
-	WaysIn WaysIn // the password and code typed again, the sessions renewed
-	Users  AccountUsers
+	WaysIn   WaysIn // the password and code typed again, the sessions renewed
+	Users    AccountUsers
+	Passkeys Passkeys
+	Keys     PasskeyBook // the passkeys kept, listed and removed
 	// Report is the benchmark report as it is now (the SSH host key's
 	// fingerprint).
 	Report func() *report.Report
@@ -275,6 +299,8 @@ func (u *Account) Routes(rs *front.Routes) {
 	rs.Handle(auth.Account, "POST /connect", u.connectPost)
 	rs.Handle(auth.Account, "GET /account", u.accountPage)
 	rs.Handle(auth.Account, "POST /account", u.accountPost)
+	rs.Handle(auth.Account, "POST /account/passkey/begin", u.passkeyBegin)
+	rs.Handle(auth.Account, "POST /account/passkey", u.passkeyAdd)
 }
 
 // Links are the public links (package shares).

@@ -85,7 +85,7 @@ func (u *Common) init() {
 			},
 		}
 		u.static = map[string]staticFile{}
-		for _, name := range []string{"style.css", "app.js", "icon.svg"} {
+		for _, name := range []string{"style.css", "app.js", "passkey.js", "icon.svg"} {
 			b, err := assets.ReadFile("assets/" + name)
 			if err != nil {
 				panic(err)

@@ -100,8 +100,8 @@ func newSite(t *testing.T) *site {
 	s.store, s.users = files, db
 	s.common = &Common{Log: log, Notices: board, Audit: rec}
 	pv := &preview.Maker{Store: files, Log: log}
-	s.loginRoom = &Login{Common: s.common, WaysIn: door, Apps: db}
-	s.account = &Account{Common: s.common, WaysIn: door, Users: db}
+	s.loginRoom = &Login{Common: s.common, WaysIn: door, Apps: db, Passkeys: door.Passkeys()}
+	s.account = &Account{Common: s.common, WaysIn: door, Users: db, Passkeys: door.Passkeys(), Keys: users.PasskeysOf(db)}
 	s.admin = &Admin{Common: s.common, Sessions: door.Sessions(), Users: db, Store: files,
 		Accounts: &accounts.Service{Users: db, Parts: map[string]accounts.Part{"shares": book, "notices": board}}}
 	s.book = book
@@ -139,6 +139,9 @@ func (s *site) do(method, path, cookie string, form url.Values, hdr ...string) (
 		req.Header.Set("Cookie", cookie)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := s.c.Do(req)
