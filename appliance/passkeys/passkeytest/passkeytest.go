@@ -49,7 +49,7 @@ type options struct {
 }
 
 func (a *Authenticator) clientData(kind, challenge string) []byte {
-	b, _ := json.Marshal(map[string]any{"type": kind, "challenge": challenge, "origin": a.Origin, "crossOrigin": false})
+	b, _ := json.Marshal(map[string]any{"type": kind, "challenge": challenge, "origin": a.Origin, "crossOrigin": false}) // dropped: a map of strings and a bool always encodes
 	return b
 }
 
