@@ -13,19 +13,19 @@ import (
 // through once used. 100 users at 1, 10, 50 and 100 at once, three
 // connections each, over HTTPS and SFTP, is 966 connections.
 const (
-	PassFor        = 15 * time.Minute
-	AllowFor       = 10 * time.Minute
-	AllowConns     = 2000
+	passFor        = 15 * time.Minute
+	allowFor       = 10 * time.Minute
+	allowConns     = 2000
 	maxAllowances  = 16
 	passTokenBytes = 20
 )
 
-// ErrNoPass is a token that is no pass, or no longer one.
-var ErrNoPass = errors.New("no such probe pass, or it expired")
+// errNoPass is a token that is no pass, or no longer one.
+var errNoPass = errors.New("no such probe pass, or it expired")
 
 // Probes let the owner's probe (bonesync probe -token) through the
-// per-address caps: the admin page makes a pass, good for PassFor; a
-// probe that shows it gets, for its address, AllowFor and AllowConns
+// per-address caps: the admin page makes a pass, good for passFor; a
+// probe that shows it gets, for its address, allowFor and allowConns
 // connections on every port that are not counted against the address's
 // Limits. The port-wide MaxWaiting, the handshake limiter and the bans
 // still hold: a pass lets one laptop act as a household, not a flood.
@@ -71,7 +71,7 @@ func (p *Probes) Pass() (token string, expires time.Time, err error) {
 	defer p.mu.Unlock()
 	now := p.clock()
 	p.tidy(now)
-	expires = now.Add(PassFor)
+	expires = now.Add(passFor)
 	p.passes[token] = expires
 	return token, expires, nil
 }
@@ -91,12 +91,13 @@ func (p *Probes) Let(token, addr string) (Allowance, error) {
 		}
 	}
 	if !ok {
-		return Allowance{}, ErrNoPass
+		return Allowance{}, errNoPass
 	}
-	if len(p.allow) >= maxAllowances {
+	src := Source(addr)
+	if _, again := p.allow[src]; !again && len(p.allow) >= maxAllowances {
 		return Allowance{}, errors.New("too many probes are let through at once")
 	}
-	a := Allowance{Source: Source(addr), Until: now.Add(AllowFor), Connections: AllowConns}
+	a := Allowance{Source: src, Until: now.Add(allowFor), Connections: allowConns}
 	p.allow[a.Source] = &allowance{until: a.Until, left: a.Connections}
 	return a, nil
 }

@@ -71,9 +71,9 @@ func (w *Watch) Run(ctx context.Context) error {
 	return nil
 }
 
-// CopyStaleAfter is how long without a good copy makes a notice, whether
+// copyStaleAfter is how long without a good copy makes a notice, whether
 // runs failed or none ran (the box was off at copy_at).
-const CopyStaleAfter = 3 * 24 * time.Hour
+const copyStaleAfter = 3 * 24 * time.Hour
 
 // Check posts, and clears, the notices of quotas, the disk's space,
 // updates and the copies' age.
@@ -116,7 +116,7 @@ func (w *Watch) Check() {
 }
 
 // checkCopy tells the admin when a copy target is set and no copy has
-// succeeded for CopyStaleAfter, counted from the first try when none
+// succeeded for copyStaleAfter, counted from the first try when none
 // ever did; a run still going (not a stale one a cut left) holds it off.
 func (w *Watch) checkCopy() {
 	target, st, ok := w.Facts.Copy()
@@ -130,7 +130,7 @@ func (w *Watch) checkCopy() {
 	if since.IsZero() && st.Running != nil {
 		since = st.Running.Started // the first run, going on or cut short
 	}
-	if !ok || since.IsZero() || w.Now().Sub(since) < CopyStaleAfter || st.Running != nil && !st.Stale() {
+	if !ok || since.IsZero() || w.Now().Sub(since) < copyStaleAfter || st.Running != nil && !st.Stale() {
 		w.clear(users.Admin, "copy-stale", "")
 		return
 	}

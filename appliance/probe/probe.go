@@ -207,7 +207,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return r, fmt.Errorf("comparing the box's keys needs its report: %s", note)
 	}
 	for _, key := range servedKeys(rep, r.Proto) {
-		run := KeyRun{Key: key, How: holdTo(r.Proto, key), Prediction: predict(rep, r.Proto, key)}
+		run := KeyRun{Key: key, How: holdTo(r.Proto), Prediction: predict(rep, r.Proto, key)}
 		if run.Levels, err = levels(ctx, o, sampler(u, o, r.Proto, key)); err != nil {
 			return r, err
 		}
@@ -522,8 +522,8 @@ func familySuites(key string) []uint16 {
 	}
 }
 
-// holdTo says how the client was held to key.
-func holdTo(proto, key string) string {
+// holdTo says how the client was held to one key of the box's.
+func holdTo(proto string) string {
 	if proto == "SFTP" {
 		return "its host key algorithms only"
 	}

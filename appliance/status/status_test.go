@@ -336,7 +336,7 @@ func TestProbeAllow(t *testing.T) {
 	}
 	w := serve(h, "POST", status.ProbePath, "", "", "", "Authorization", "Bearer "+pass)
 	var a status.ProbeAllowance
-	if err := json.Unmarshal(w.Body.Bytes(), &a); w.Code != http.StatusOK || err != nil || a.Connections != guard.AllowConns || a.Address == "" {
+	if err := json.Unmarshal(w.Body.Bytes(), &a); w.Code != http.StatusOK || err != nil || a.Connections <= 0 || a.Address == "" {
 		t.Errorf("the pass = %d %s (%v)", w.Code, w.Body, err)
 	}
 }
