@@ -45,10 +45,6 @@ func (u *Login) firstPassword() string {
 }
 
 func (u *Login) loginPage(w http.ResponseWriter, r *http.Request, who auth.Caller) {
-	if r.TLS == nil {
-		http.Error(w, "log in over HTTPS", http.StatusForbidden)
-		return
-	}
 	next := localNext(r.URL.Query().Get("next"))
 	if who.User != "" { // logged in already
 		http.Redirect(w, r, next, http.StatusSeeOther)
@@ -70,10 +66,6 @@ func (u *Login) loginForm(w http.ResponseWriter, r *http.Request, code int, next
 }
 
 func (u *Login) loginPost(w http.ResponseWriter, r *http.Request) {
-	if r.TLS == nil {
-		http.Error(w, "log in over HTTPS", http.StatusForbidden)
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	next := localNext(r.PostFormValue("next"))
 	name := strings.TrimSpace(r.PostFormValue("username"))
@@ -224,10 +216,6 @@ func (u *Login) askCode(w http.ResponseWriter, r *http.Request, code int, tok, n
 
 // codePost is the second step's form: the code, or a recovery code.
 func (u *Login) codePost(w http.ResponseWriter, r *http.Request) {
-	if r.TLS == nil {
-		http.Error(w, "log in over HTTPS", http.StatusForbidden)
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	c, err := r.Cookie(codeCookie)
 	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {

@@ -62,10 +62,6 @@ func (u *Login) passkeyStep(r *http.Request) (user, pending string, ok bool) {
 
 // passkeyBegin is POST /login/passkey/begin: the options of a sign-in.
 func (u *Login) passkeyBegin(w http.ResponseWriter, r *http.Request) {
-	if r.TLS == nil {
-		http.Error(w, "log in over HTTPS", http.StatusForbidden)
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
 	user, _, ok := u.passkeyStep(r)
 	if !ok {
@@ -79,10 +75,6 @@ func (u *Login) passkeyBegin(w http.ResponseWriter, r *http.Request) {
 // passkeyPost is POST /login/passkey: the browser's answer (the form's
 // answer field), checked by the door as a login.
 func (u *Login) passkeyPost(w http.ResponseWriter, r *http.Request) {
-	if r.TLS == nil {
-		http.Error(w, "log in over HTTPS", http.StatusForbidden)
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	next := localNext(r.PostFormValue("next"))
 	user, pending, ok := u.passkeyStep(r)
