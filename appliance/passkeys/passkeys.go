@@ -37,11 +37,7 @@ var errAtAddress = errors.New("passkeys work only when the box is reached by its
 // perhaps a port); an error that says why for an IP address or a name no
 // passkey can have.
 func Host(host string) (string, error) {
-	name := host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		name = h
-	}
-	name = strings.ToLower(strings.TrimSuffix(strings.Trim(name, "[]"), "."))
+	name := strings.ToLower(strings.TrimSuffix(strings.Trim(guard.Host(host), "[]"), "."))
 	if net.ParseIP(name) != nil {
 		return "", errAtAddress
 	}
@@ -53,22 +49,12 @@ func Host(host string) (string, error) {
 
 // RelyingParty makes and checks the box's passkey ceremonies.
 type RelyingParty struct {
-	// Now is the clock (time.Now if nil).
-	Now func() time.Time
-
 	keys       users.Passkeys
 	ceremonies ceremonies
 }
 
 // New is the relying party of the accounts in db.
 func New(db *users.DB) *RelyingParty { return &RelyingParty{keys: users.PasskeysOf(db)} }
-
-func (rp *RelyingParty) now() time.Time {
-	if rp.Now != nil {
-		return rp.Now()
-	}
-	return time.Now()
-}
 
 // at is go-webauthn's relying party at host.
 func at(host string) (w *webauthn.WebAuthn, rpID string, err error) {
@@ -140,7 +126,7 @@ func (rp *RelyingParty) keep(c *ceremony, opts any) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("passkey options: %w", err)
 	}
-	tok := rp.ceremonies.add(c, rp.now())
+	tok := rp.ceremonies.add(c, time.Now())
 	if tok == "" {
 		return nil, "", errors.New("too many passkey sign-ins at once: try again in a few minutes")
 	}
@@ -149,6 +135,3 @@ func (rp *RelyingParty) keep(c *ceremony, opts any) ([]byte, string, error) {
 
 // credentialID is a credential's ID as users keeps it.
 func credentialID(id []byte) string { return base64.RawURLEncoding.EncodeToString(id) }
-
-// source is what the ceremonies' table counts a client by.
-func source(addr string) string { return guard.Source(addr) }

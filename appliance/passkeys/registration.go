@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -33,14 +35,14 @@ func (rp *RelyingParty) BeginRegistration(addr, host, user string) (options []by
 	if err != nil {
 		return nil, "", fmt.Errorf("begin a passkey for %s at %s: %w", user, rpID, err)
 	}
-	return rp.keep(&ceremony{kind: registration, session: *session, user: user, handle: a.handle, rpID: rpID, host: host, source: source(addr)}, opts)
+	return rp.keep(&ceremony{kind: registration, session: *session, user: user, handle: a.handle, rpID: rpID, host: host, source: guard.Source(addr)}, opts)
 }
 
 // FinishRegistration checks the passkey the browser made for the
 // registration begun under token (BeginRegistration) and keeps it as
 // user's, named name.
 func (rp *RelyingParty) FinishRegistration(host, user, token, name string, answer []byte) error {
-	c, ok := rp.ceremonies.take(token, registration, rp.now())
+	c, ok := rp.ceremonies.take(token, registration, time.Now())
 	if !ok || c.user != user || c.host != host {
 		return errors.New("the passkey's set-up had expired: start again")
 	}
@@ -68,5 +70,5 @@ func (rp *RelyingParty) FinishRegistration(host, user, token, name string, answe
 	if err != nil {
 		return fmt.Errorf("the passkey of %s: %w", user, err)
 	}
-	return rp.keys.Add(user, c.handle, users.Passkey{ID: credentialID(cred.ID), Name: name, RPID: c.rpID, Created: rp.now().UTC(), Credential: b})
+	return rp.keys.Add(user, c.handle, users.Passkey{ID: credentialID(cred.ID), Name: name, RPID: c.rpID, Created: time.Now().UTC(), Credential: b})
 }

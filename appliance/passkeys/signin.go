@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -41,7 +43,7 @@ func (rp *RelyingParty) BeginSignIn(addr, host, user string) (options []byte, to
 	if err != nil {
 		return nil, "", fmt.Errorf("begin a passkey sign-in at %s: %w", rpID, err)
 	}
-	return rp.keep(&ceremony{kind: signIn, session: *session, user: user, rpID: rpID, host: host, source: source(addr)}, opts)
+	return rp.keep(&ceremony{kind: signIn, session: *session, user: user, rpID: rpID, host: host, source: guard.Source(addr)}, opts)
 }
 
 // Owner is the account the passkey of a sign-in's answer names: its
@@ -63,7 +65,7 @@ func (rp *RelyingParty) Owner(answer []byte) (string, error) {
 // A refused answer's error wraps ErrRefused and says why; another error
 // is the box's fault (its users file).
 func (rp *RelyingParty) Verify(host, token, user, name string, answer []byte) error {
-	c, ok := rp.ceremonies.take(token, signIn, rp.now())
+	c, ok := rp.ceremonies.take(token, signIn, time.Now())
 	if !ok || c.user != user || c.host != host {
 		return fmt.Errorf("%w: the sign-in had expired, or was begun for another", ErrRefused)
 	}
@@ -103,7 +105,7 @@ func (rp *RelyingParty) used(name string, cred *webauthn.Credential) error {
 	if err != nil {
 		return fmt.Errorf("passkey of %s: %w", name, err)
 	}
-	err = rp.keys.Used(name, credentialID(cred.ID), b, rp.now())
+	err = rp.keys.Used(name, credentialID(cred.ID), b, time.Now())
 	if errors.Is(err, users.ErrNoPasskey) {
 		return fmt.Errorf("%w: removed meanwhile", ErrRefused)
 	}

@@ -128,7 +128,7 @@ func (u *Public) publicRoutes(rs *front.Routes) {
 // otherwise it answers (404 for no such link, the password form) and
 // returns false. The caller closes the tree.
 func (u *Public) link(w http.ResponseWriter, r *http.Request) (shares.Share, *store.Tree, string, bool) {
-	if u.Shares == nil || r.TLS == nil {
+	if u.Shares == nil {
 		http.NotFound(w, r)
 		return shares.Share{}, nil, "", false
 	}
@@ -170,7 +170,7 @@ func (u *Public) passwordForm(w http.ResponseWriter, code int, s shares.Share, p
 
 // publicPassword takes a link's password.
 func (u *Public) publicPassword(w http.ResponseWriter, r *http.Request) {
-	if u.Shares == nil || r.TLS == nil {
+	if u.Shares == nil {
 		http.NotFound(w, r)
 		return
 	}

@@ -20,6 +20,12 @@ func TestQRSVG(t *testing.T) {
 	}
 	code, _ := qr.Encode(text, qr.M, qr.Auto)
 	n := code.Bounds().Dx()
+	// dark is checked against what every QR code has, so that the SVG
+	// is not only compared with itself: the finder pattern's dark ring
+	// and centre, the light ring between, at the top left corner.
+	if !dark(code, 0, 0) || !dark(code, 6, 0) || dark(code, 1, 1) || !dark(code, 3, 3) || dark(code, 7, 7) {
+		t.Fatal("dark does not read the code's finder pattern")
+	}
 	if !strings.Contains(string(svg), fmt.Sprintf(`viewBox="0 0 %d %d"`, n+8, n+8)) || !strings.Contains(string(svg), `aria-label="the link to &#34;Trip&#34;"`) {
 		t.Fatalf("qrSVG = %.300s", svg)
 	}

@@ -127,9 +127,9 @@ func names(line, name string) bool {
 // which was refused for it (copies.Status.HostKey, in dir: copies.Dir), in
 // place of the one pinned; the next run goes on. offered is the new key's
 // fingerprint as the one accepting was shown it (SHA256:..., its type may
-// be left out): another is refused, nothing pinned. "" takes the key
-// recorded, for a caller that showed it and was told yes. It takes the
-// runs' lock: not while a run goes on.
+// be left out): another is refused, nothing pinned (every caller shows
+// the key before it asks). It takes the runs' lock: not while a run goes
+// on.
 func AcceptHostKey(dir, offered string) (copies.HostKeyChanged, error) {
 	unlock, err := copies.Lock(dir)
 	if err != nil {
@@ -142,7 +142,7 @@ func AcceptHostKey(dir, offered string) (copies.HostKeyChanged, error) {
 	}
 	ch := *st.HostKey
 	want, _, _ := strings.Cut(strings.TrimSpace(offered), " ")
-	if have, _, _ := strings.Cut(ch.Offered, " "); want != "" && want != have {
+	if have, _, _ := strings.Cut(ch.Offered, " "); want != have {
 		return ch, fmt.Errorf("the SFTP target %s offered %s at the last run, not %s: nothing accepted", ch.Host, ch.Offered, want)
 	}
 	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(ch.Key))
