@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/pem"
 	"fmt"
 	"io/fs"
@@ -21,8 +22,8 @@ import (
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/files"
-	"github.com/bonesync/bonesync/appliance/front"
 	"github.com/bonesync/bonesync/appliance/guard"
+	"github.com/bonesync/bonesync/appliance/pki"
 	"github.com/bonesync/bonesync/appliance/report"
 )
 
@@ -695,7 +696,7 @@ func testConsoleURLs(t *testing.T, b *box) {
 		case strings.HasPrefix(l, "http://"):
 			kinds["welcome"] = true
 			out, err := exec.Command("curl", "-sS", "--fail", l).Output()
-			if err != nil || !strings.Contains(string(out), string(report.FingerprintHTML(front.Fingerprint(blk.Bytes)))) {
+			if err != nil || !strings.Contains(string(out), string(report.FingerprintHTML(fingerprintDER(t, blk.Bytes)))) {
 				t.Errorf("%s: %v, without the CA's fingerprint", l, err)
 			}
 		case strings.HasSuffix(l, "/files/"):
@@ -745,4 +746,14 @@ func testConsoleURLs(t *testing.T, b *box) {
 			t.Errorf("the console names no %s address:\n%s", k, block)
 		}
 	}
+}
+
+// fingerprintDER is pki.Fingerprint of a certificate in DER.
+func fingerprintDER(t *testing.T, der []byte) string {
+	t.Helper()
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pki.Fingerprint(c)
 }

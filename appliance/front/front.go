@@ -58,7 +58,7 @@ func HTTPS(ca CA, plainPort string, mem Memory, door Door, mounts ...Mount) http
 func HTTPSRoutes(ca CA, plainPort string, door Door, mounts ...Mount) *Routes {
 	rs := NewRoutes(door)
 	trustRoutes(rs, ca, "")
-	rs.Public("GET /trust", welcome(ca, "", plainPort))
+	rs.Public("GET /trust", welcomePage(ca, "", plainPort))
 	for _, m := range mounts {
 		m.Routes(rs)
 	}
@@ -93,7 +93,7 @@ func HTTP(ca CA, httpsPort string, door Door, mounts ...Mount) http.Handler {
 		}
 	}
 	trustRoutes(rs, ca, httpsPort)
-	rs.Public("GET /{$}", welcome(ca, httpsPort, ""))
+	rs.Public("GET /{$}", welcomePage(ca, httpsPort, ""))
 	rs.Public("/", func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {

@@ -202,7 +202,6 @@ func TestHTTP(t *testing.T) {
 // certificate warning.)
 func TestWelcome(t *testing.T) {
 	b := newBox(t)
-	der := b.CACert().Raw
 	for _, tc := range []struct {
 		h                  http.Handler
 		tls                bool
@@ -224,7 +223,7 @@ func TestWelcome(t *testing.T) {
 		w := httptest.NewRecorder()
 		tc.h.ServeHTTP(w, req)
 		page := w.Body.String()
-		for _, want := range []string{string(report.FingerprintHTML(Fingerprint(der))), tc.caURL, `href="` + tc.https + `"`, "certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n bonesync", "update-ca-certificates", "Firefox", "Android", "iPhone", "Windows", "Mac"} {
+		for _, want := range []string{string(report.FingerprintHTML(pki.Fingerprint(b.ca.Cert))), tc.caURL, `href="` + tc.https + `"`, "certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n bonesync", "update-ca-certificates", "Firefox", "Android", "iPhone", "Windows", "Mac"} {
 			if !strings.Contains(page, want) {
 				t.Errorf("%s%s lacks %q", tc.host, target, want)
 			}
