@@ -53,10 +53,29 @@ type Board struct {
 	// (QEMU: its user network reaches the build machine's network, and a
 	// test sends nothing outside).
 	NoTimeServers bool `json:"no_time_servers,omitempty"`
+	// USBDevice is the board's USB device port, where PID 1 sets up its
+	// gadget (network, console, drive); nil: the board has none.
+	USBDevice *USBDevice `json:"usb_device,omitempty"`
 	// QuickBenchmark benchmarks on the quick budget (provision.QuickBudget)
 	// in place of the config's (emulators, where crypto runs 20-80x
 	// slower).
 	QuickBenchmark bool `json:"quick_benchmark,omitempty"`
+}
+
+// USBDevice is a USB device (peripheral) port and the gadget PID 1 makes
+// on it.
+type USBDevice struct {
+	// What says which port it is, for people.
+	What string `json:"what"`
+	// UDC is the port's USB device controller as /sys/class/udc names it;
+	// "" takes the first there is (QEMU's virt machine has none unless a
+	// test loads dummy_hcd).
+	UDC string `json:"udc,omitempty"`
+	// Product is the name a computer shows for the gadget.
+	Product string `json:"product"`
+	// Modules are the gadget's functions' drivers, loaded when the gadget
+	// is made (put in the initramfs with the board's modules).
+	Modules []string `json:"modules"`
 }
 
 // BootFile is a file taken from a Debian package onto the boot partition.

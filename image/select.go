@@ -10,12 +10,15 @@ import (
 )
 
 // moduleSet is every module the initramfs carries: for each board the
-// image serves, its listed modules and the drivers of its devices, with
-// their dependencies.
+// image serves, its listed modules, its USB device port's gadget functions
+// and the drivers of its devices, with their dependencies.
 func moduleSet(o *options, m *kmod.Modules) ([]string, error) {
 	var names []string
 	for _, b := range append([]*board.Board{o.board}, o.others...) {
 		names = append(names, b.Modules...)
+		if b.USBDevice != nil {
+			names = append(names, b.USBDevice.Modules...)
+		}
 		for _, d := range b.Devices {
 			if d.Module != "" {
 				names = append(names, d.Module)

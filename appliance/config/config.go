@@ -81,6 +81,16 @@ type Config struct {
 	// disk's ext4 label or UUID (package datadisk); DataDiskFormat the
 	// serial of a disk to adopt at start.
 	DataDisk, DataDiskFormat string
+	// USB is what the board's USB device port offers a computer it is
+	// plugged into (PID 1's gadget): a network link, the console, the
+	// start drive; all three by default.
+	USB USBFunctions
+}
+
+// USBFunctions are the USB device port's functions, each turned off by
+// leaving it out of usb_device.
+type USBFunctions struct {
+	Network, Console, Drive bool
 }
 
 // Default returns the configuration used when the file sets nothing.
@@ -117,6 +127,8 @@ func Default() Config {
 		CopyKeep: 7,
 
 		DataDisk: "card",
+
+		USB: USBFunctions{Network: true, Console: true, Drive: true},
 	}
 }
 

@@ -17,6 +17,7 @@ tls_key = ecdsa-p384
 target_ms=250
 concurrency = "4"
 post_quantum = OFF
+usb_device = Console, drive
 `
 	c, probs := Parse("f.conf", strings.NewReader(in))
 	if len(probs) != 0 {
@@ -24,13 +25,14 @@ post_quantum = OFF
 	}
 	want := Default()
 	want.Hostname, want.TLSKey, want.Target, want.Concurrency, want.PostQuantum = "nas", "ecdsa-p384", 250*time.Millisecond, 4, "off"
+	want.USB = USBFunctions{Console: true, Drive: true}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse = %+v, want %+v", c, want)
 	}
 }
 
 func TestProblemsKeepDefaults(t *testing.T) {
-	in := "hostnme = x\ntls_key = rsa-1024\nconcurrency = lots\njust words\ntarget_ms = 0\nssh_host_key = ecdsa-p384\nbench_budget = 1s\n"
+	in := "hostnme = x\ntls_key = rsa-1024\nconcurrency = lots\njust words\ntarget_ms = 0\nssh_host_key = ecdsa-p384\nbench_budget = 1s\nusb_device = console, wifi\n"
 	c, probs := Parse("bonesync.conf", strings.NewReader(in))
 	if !reflect.DeepEqual(c, Default()) {
 		t.Errorf("config = %+v, want defaults", c)
@@ -43,6 +45,7 @@ func TestProblemsKeepDefaults(t *testing.T) {
 		"bonesync.conf:5: target_ms:",
 		"bonesync.conf:6: ssh_host_key:",
 		"bonesync.conf:7: bench_budget:",
+		`bonesync.conf:8: usb_device: "wifi" is not network, console, drive or none`,
 	}
 	if len(probs) != len(wantLines) {
 		t.Fatalf("got %d problems %v, want %d", len(probs), probs, len(wantLines))

@@ -185,6 +185,33 @@ var settings = []setting{
 		},
 	},
 	{
+		name: "usb_device", def: "network, console, drive",
+		help: []string{
+			"What the board's mini-USB port offers a computer it is plugged into (docs/usb.md),",
+			"comma-separated: network (the box at 192.168.7.2 for Windows, 192.168.6.2 for macOS",
+			"and Linux), console (this console as a serial port), drive (a read-only drive with",
+			"the start page and the CA); none turns the port off.",
+		},
+		set: func(c *Config, v string) error {
+			var u USBFunctions
+			for _, f := range strings.Split(v, ",") {
+				switch f = strings.ToLower(strings.TrimSpace(f)); f {
+				case "network":
+					u.Network = true
+				case "console":
+					u.Console = true
+				case "drive":
+					u.Drive = true
+				case "none", "":
+				default:
+					return fmt.Errorf("%q is not network, console, drive or none", f)
+				}
+			}
+			c.USB = u
+			return nil
+		},
+	},
+	{
 		name: "copy_target", def: "",
 		help: []string{
 			"Where the encrypted copy of everyone's files, calendars and contacts goes",
