@@ -1,9 +1,9 @@
 package boot
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,26 +31,11 @@ const promptHelp = `commands:
   reboot, poweroff
 `
 
-// prompt is the serial console's admin prompt: quiet until Enter is pressed,
-// so the boot log and the report stay readable.
-func (s *System) prompt(ctx context.Context) {
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		line := strings.TrimSpace(in.Text())
-		if line != "" {
-			s.command(ctx, strings.Fields(line))
-		}
-		fmt.Fprint(s.Console, "bonesync> ")
-	}
-	// The console closed (no serial cable is fine): keep PID 1 alive.
-	select {}
-}
-
-func (s *System) command(ctx context.Context, f []string) {
+// command runs one line typed at the console in (whose input an
+// interactive command reads); what it prints goes to every console.
+func (s *System) command(ctx context.Context, f []string, in *os.File) {
 	self := func(args ...string) {
-		cmd := exec.Command("/proc/self/exe", args...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stdout
-		if _, err := reap.run(cmd); err != nil {
+		if err := s.runSelf(in, args...); err != nil {
 			fmt.Fprintf(s.Console, "%v\n", err)
 		}
 	}
@@ -99,6 +84,27 @@ func (s *System) command(ctx context.Context, f []string) {
 	}
 }
 
+// runSelf runs this binary with args (a subcommand), its input the
+// console in, its output every console's.
+func (s *System) runSelf(in *os.File, args ...string) error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("/proc/self/exe", args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, w, w
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(s.Console, r)
+		r.Close()
+		close(copied)
+	}()
+	_, err = reap.run(cmd)
+	w.Close()
+	<-copied // its last words before the next prompt
+	return err
+}
+
 // status works whatever step the boot stopped at: the prompt is offered
 // when a step fails, maybe before the board was identified.
 func (s *System) status() {
@@ -115,6 +121,7 @@ func (s *System) status() {
 		}
 	}
 	fmt.Fprintf(s.Console, "name:    %s.local\n", s.Hostname)
+	fmt.Fprintf(s.Console, "usb:     %s\n", s.usb)
 	if s.Server != nil {
 		fmt.Fprintf(s.Console, "%s\n", s.Server.Status())
 	}

@@ -11,13 +11,13 @@ import (
 
 func TestConsoleCommands(t *testing.T) {
 	log := &safeBuf{}
-	s := &System{Console: readWriter{Writer: log}, Log: sysd.NewConsoleLogger(log, "bonesync: "), Board: &board.Board{Name: "test", Model: "Test Board"}}
+	s := &System{Console: log, Log: sysd.NewConsoleLogger(log, "bonesync: "), Board: &board.Board{Name: "test", Model: "Test Board"}}
 	s.LEDs = newLEDs(nil, s.Log)
 	s.LEDs.Set(LEDServing)
 	s.Hostname = "nas" // the name won on the network
-	s.command(context.Background(), []string{"help"})
-	s.command(context.Background(), []string{"status"})
-	s.command(context.Background(), []string{"frobnicate"})
+	s.command(context.Background(), []string{"help"}, nil)
+	s.command(context.Background(), []string{"status"}, nil)
+	s.command(context.Background(), []string{"frobnicate"}, nil)
 	out := log.String()
 	for _, want := range []string{"reboot, poweroff", "board:   Test Board", "name:    nas.local", "LEDs:    serving", `unknown command "frobnicate"`} {
 		if !strings.Contains(out, want) {
@@ -30,8 +30,8 @@ func TestConsoleCommands(t *testing.T) {
 // status must not crash PID 1 (a reboot loop with panic=10).
 func TestConsoleBeforeTheBoardIsKnown(t *testing.T) {
 	log := &safeBuf{}
-	s := &System{Console: readWriter{Writer: log}, Log: sysd.NewConsoleLogger(log, "bonesync: ")}
-	s.command(context.Background(), []string{"status"})
+	s := &System{Console: log, Log: sysd.NewConsoleLogger(log, "bonesync: ")}
+	s.command(context.Background(), []string{"status"}, nil)
 	if !strings.Contains(log.String(), "board:   not identified") {
 		t.Errorf("status without a board:\n%s", log)
 	}

@@ -56,7 +56,7 @@ func (s *safeBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 // modes says run after run (the last mode for all further runs).
 func supervised(t *testing.T, modes ...string) (*Supervisor, *safeBuf) {
 	log := &safeBuf{}
-	s := &System{Console: readWriter{Writer: log}, Log: sysd.NewConsoleLogger(log, "bonesync: "), Board: &board.Board{Name: "test"}}
+	s := &System{Console: log, Log: sysd.NewConsoleLogger(log, "bonesync: "), Board: &board.Board{Name: "test"}}
 	s.LEDs = newLEDs(nil, s.Log)
 	sv := newSupervisor(s)
 	sv.restartDelay = 10 * time.Millisecond

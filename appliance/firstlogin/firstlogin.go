@@ -45,6 +45,18 @@ const placeholder = "bonesync: no password here.\r\n\r\n" +
 	"bonesync.conf, it writes admin's password into this file (and on the serial\r\n" +
 	"console). Once the password is changed, the file is emptied again.\r\n"
 
+// Note is the note in dir (the card's boot partition, as mounted) when it
+// holds a password, without its padding; "" when it holds none or cannot
+// be read. PID 1 shows it on a console a computer opened later than the
+// boot (the USB device port's).
+func Note(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, NoteFile))
+	if err != nil || !strings.HasPrefix(string(b), noteHead) {
+		return ""
+	}
+	return strings.ReplaceAll(strings.TrimRight(string(b), " \r\n\x00"), "\r\n", "\n") + "\n"
+}
+
 // padded is text filled out with spaces to size, ending in CR LF; text
 // longer than that is cut.
 func padded(text string, size int) []byte {

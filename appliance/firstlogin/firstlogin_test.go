@@ -203,3 +203,20 @@ func TestNoteEditedOnAPC(t *testing.T) {
 		t.Errorf("an edited note: %d rewrites, %d made new, %d bytes", card.rewrites, card.creates, len(note))
 	}
 }
+
+func TestNote(t *testing.T) {
+	dir := t.TempDir()
+	if got := Note(dir); got != "" {
+		t.Errorf("no note: Note = %q", got)
+	}
+	os.WriteFile(filepath.Join(dir, NoteFile), Placeholder(), 0o644)
+	if got := Note(dir); got != "" {
+		t.Errorf("the placeholder: Note = %q", got)
+	}
+	s := &Setup{URLs: []string{"https://bonesync.local/"}, Change: "the console's user passwd admin"}
+	os.WriteFile(filepath.Join(dir, NoteFile), padded(s.note("abc-def"), NoteSize), 0o644)
+	got := Note(dir)
+	if !strings.Contains(got, "password: abc-def\n") || strings.Contains(got, "\r") || strings.HasSuffix(got, " \n") {
+		t.Errorf("a note with a password: Note = %q", got)
+	}
+}
