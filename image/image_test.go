@@ -183,7 +183,9 @@ func TestInitramfs(t *testing.T) {
 	if _, err := update.ReadBundle(b, "beaglebone-black", keys, func(*update.Manifest) (update.Sink, error) { return discardSink{}, nil }); err != nil {
 		t.Errorf("the image's own bundle: %v", err)
 	}
-	for _, want := range []string{"ti_cpsw_new", "sdhci-omap", "virtio_net", "crc32c_generic", "ext4"} {
+	// The USB device port's gadget functions (board.json's usb_device).
+	for _, want := range []string{"ti_cpsw_new", "sdhci-omap", "virtio_net", "crc32c_generic", "ext4",
+		"libcomposite", "usb_f_rndis", "usb_f_ecm", "usb_f_acm", "usb_f_mass_storage"} {
 		found := false
 		for name := range have {
 			if strings.Contains(strings.ReplaceAll(name, "-", "_"), strings.ReplaceAll(want, "-", "_")+".ko") {

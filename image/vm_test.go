@@ -392,6 +392,13 @@ func TestBoot(t *testing.T) {
 		t.Errorf("status does not show the watchdog fed and read back from sysfs, and the server's LED state:\n%s", after)
 	}
 
+	// QEMU's virt machine has no USB device controller: the boot did not
+	// wait for one (the step was quick), and the box says so once.
+	if !strings.Contains(v.log.String(), "bonesync: USB device port: no device controller, so nothing is offered over USB") ||
+		regexp.MustCompile(`boot step done step="set up the USB device port"`).MatchString(v.log.String()) {
+		t.Errorf("without a USB device controller the boot waited for one, or never said there is none:\n%s", tail(v.log.String()))
+	}
+
 	// A wedged server (SIGSTOP): its heartbeats stop, the supervisor kills
 	// it and starts it again, HTTPS answers again, and the watchdog was fed
 	// throughout (else the board would have reset: QEMU runs -no-reboot).

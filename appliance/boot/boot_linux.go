@@ -18,14 +18,19 @@
 //  7. read which system slot booted (package update): an update on trial
 //     becomes the default once its server is ready; one whose server never
 //     is makes the box reboot into the previous version;
-//  8. set the clock to at least the clock floor, then try NTP;
-//  9. bring up Ethernet (DHCP, else the config's static address, else
-//     link-local), set the hostname and announce it over mDNS;
-//  10. run the server as a child process that notifies its state as it would
+//  8. make the USB device port a composite gadget (gadget_linux.go), if
+//     the board has one: a network link with its DHCP server, a second
+//     console, a read-only start drive; its controller is waited for in
+//     the background, never by the boot;
+//  9. set the clock to at least the clock floor, then try NTP;
+//  10. bring up Ethernet (DHCP, else the config's static address, else
+//     link-local), set the hostname and announce it over mDNS (on the
+//     USB links too);
+//  11. run the server as a child process that notifies its state as it would
 //     to systemd, restarting it if it dies or its heartbeats stop, with the
 //     LEDs showing booting, benchmarking, serving or error;
-//  11. answer the admin prompt on the serial console, until reboot or
-//     poweroff, which stop the server, sync and unmount first.
+//  12. answer the admin prompt on the serial console (and on the USB
+//     port's), until reboot or poweroff, which stop the server, sync and unmount first.
 package boot
 
 import (
@@ -56,9 +61,12 @@ const (
 
 // System is what the steps find and share.
 type System struct {
-	// Console is the serial console: the admin prompt's input and
-	// answers, and the server's output.
-	Console io.ReadWriter
+	// Console is where the console's lines go: the serial console and,
+	// when the USB device port has one, its serial port (consoles).
+	Console io.Writer
+	consoles *consoles
+	cmdMu    sync.Mutex // one console command at a time
+	usb      *usbPort   // the USB device port's gadget, if made
 	// Log is PID 1's logger, on the console after "bonesync: ".
 	Log    *slog.Logger
 	Board  *board.Board
@@ -104,14 +112,15 @@ var steps = []step{
 	{"mount the boot and data partitions", true, mountCard},
 	{"find the data disk", false, findDataDisk},
 	{"read the system slots", false, openSlots},
+	{"set up the USB device port", false, startUSB},
 	{"set the clock", false, setClock},
 	{"bring up the network", false, bringUpNetwork},
 }
 
 // Main is PID 1. It never returns: it ends in reboot or poweroff.
 func Main() {
-	console := os.Stdout
-	s := &System{Console: readWriter{os.Stdin, console}, Log: sysd.NewConsoleLogger(console, "bonesync: "),
+	console := &consoles{uart: os.Stdout}
+	s := &System{Console: console, consoles: console, Log: sysd.NewConsoleLogger(console, "bonesync: "),
 		started: time.Now(), Config: config.Default()}
 	s.Hostname = s.Config.Hostname
 	// Made first: the watchdog feeder (step 4) asks it whether all is well.
@@ -130,7 +139,8 @@ func Main() {
 			if st.fatal {
 				s.LEDs.Set(LEDError)
 				s.Log.Error("cannot go on; the admin prompt still works (Enter)")
-				s.prompt(ctx)
+				s.prompt(ctx, os.Stdin, nil)
+				select {} // the console closed: PID 1 stays
 			}
 			continue
 		}
@@ -138,13 +148,11 @@ func Main() {
 			s.Log.Info("boot step done", "step", st.name, "took", d.Round(100*time.Millisecond))
 		}
 	}
+	s.usb.announce(ctx, s.Hostname) // if the network's step did not (no Ethernet)
 	go s.Server.Run(ctx)
 	go s.keepDataDisk(ctx)
 	s.Log.Info("press Enter on this console for the admin prompt")
-	s.prompt(ctx)
-}
-
-type readWriter struct {
-	io.Reader
-	io.Writer
+	s.prompt(ctx, os.Stdin, nil)
+	// The console closed (no serial cable is fine): keep PID 1 alive.
+	select {}
 }

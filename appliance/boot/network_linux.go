@@ -73,6 +73,7 @@ func bringUpNetwork(ctx context.Context, s *System) error {
 	}
 	iface, _ := net.InterfaceByName(st.Interface)
 	s.Hostname = s.claimName(ctx, iface)
+	s.usb.announce(ctx, s.Hostname)
 	err = s.net.announce(ctx, s.Hostname, st)
 	if err == nil {
 		s.Log.Info("announced over mDNS", "name", s.Hostname+".local")

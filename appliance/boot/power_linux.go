@@ -16,6 +16,7 @@ func (s *System) shutdown(powerOff bool) {
 		s.Server.Stop(15 * time.Second)
 	}
 	s.net.Stop()
+	s.usb.stop()
 	unix.Sync()
 	for _, m := range []string{DataMount, PermMount, BootMount} {
 		if err := unix.Unmount(m, 0); err != nil && err != unix.EINVAL {
