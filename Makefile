@@ -166,7 +166,8 @@ test-unit:
 
 # The fuzz targets, briefly: path confinement, picture decoding, and the
 # parsers of what the network sends (calendar and contact objects, the If
-# header, Nextcloud chunk names, the update manifest). A count of inputs,
+# header, Nextcloud chunk names, the update manifest), and the USB drive's
+# FAT image (that Image never panics and reads back). A count of inputs,
 # not a time, which the fuzzer can overrun on a loaded machine (longer:
 # FUZZTIME=10m FUZZDECODE=10m FUZZPARSE=10m).
 FUZZTIME ?= 300000x
@@ -179,6 +180,7 @@ test-fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzIfHeader -fuzztime $(FUZZPARSE) ./appliance/files
 	$(GO) test -run '^$$' -fuzz FuzzChunkName -fuzztime $(FUZZPARSE) ./appliance/files
 	$(GO) test -run '^$$' -fuzz FuzzManifest -fuzztime $(FUZZPARSE) ./appliance/update
+	$(GO) test -run '^$$' -fuzz FuzzImage -fuzztime $(FUZZPARSE) ./appliance/vfat
 
 # The ARM crypto overlay against the standard library's, at length: random
 # cases of each replaced primitive under qemu-arm, compared with the
