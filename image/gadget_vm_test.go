@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,6 +70,14 @@ func TestGadget(t *testing.T) {
 		if strings.Contains(log, bad) {
 			t.Errorf("the serial log says %q:\n%s", bad, tail(log))
 		}
+	}
+	if n := len(regexp.MustCompile(`usbcheck: network: bonesync.local answers over mDNS on \S+: true`).FindAllString(log, -1)); n != 2 {
+		t.Errorf("the box answered for its name over mDNS on %d of the 2 USB links", n)
+	}
+	// The console's greeting holds the first start's password, the one the
+	// UART showed.
+	if pw := regexp.MustCompile(`password ([a-z0-9-]{23})`).FindStringSubmatch(log); pw == nil || !strings.Contains(log, "the first login's password "+pw[1]+", and the prompt") {
+		t.Errorf("the USB console's greeting lacks the first login's password the UART showed (%q)", pw)
 	}
 	// Ethernet serves as before, and the CA there is the drive's.
 	ca, _ := v.served(t)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,8 +22,10 @@ import (
 // kernel's console: PID 1's standard input and output) and, once the USB
 // device port offers one, its serial port (ttyGS0, a computer's
 // ttyACM0 or COM port). What one shows, the others show: the boot's lines,
-// the server's, the report, each command and its answer. Each has its own
-// admin prompt.
+// the server's, each command and its answer. Each has its own admin
+// prompt. A USB console shows nothing until its first Enter, which greets
+// it: a computer's terminal that echoes what it gets before its program
+// sets it up would otherwise send the box's own lines back as commands.
 type consoles struct {
 	uart io.Writer
 	mu   sync.Mutex
@@ -33,7 +36,8 @@ type consoles struct {
 // written to it waits in a queue of its own, dropped when the queue is
 // full, so that no one's absence holds the UART or the server back.
 type usbConsole struct {
-	queue chan []byte
+	queue  chan []byte
+	active atomic.Bool // Enter was pressed there since it was opened
 	mu    sync.Mutex
 	f     *os.File // the tty open now; nil between a hang-up and its opening again
 }
@@ -45,6 +49,9 @@ const usbQueue = 512
 func (c *consoles) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	for _, u := range c.usb {
+		if !u.active.Load() {
+			continue
+		}
 		select {
 		case u.queue <- append([]byte(nil), p...):
 		default: // dropped: no one reads that console now
@@ -88,7 +95,11 @@ func (s *System) addConsole(ctx context.Context, tty string) error {
 		for ctx.Err() == nil {
 			// A computer plugged in after the boot missed it: the first
 			// Enter says what the boot said that it needs.
-			s.prompt(ctx, f, func() { s.greet(f) })
+			s.prompt(ctx, f, func() {
+				s.greet(f)
+				u.active.Store(true)
+			})
+			u.active.Store(false)
 			u.mu.Lock()
 			u.f = nil
 			f.Close()
@@ -109,15 +120,21 @@ func (s *System) addConsole(ctx context.Context, tty string) error {
 // output: the keys, the CA's fingerprint and the addresses, and the first
 // login's password while it is the one the box made.
 func (s *System) greet(w io.Writer) {
-	b, err := (&state.Dir{Path: StateDir}).Read(state.Report)
+	rep, err := (&state.Dir{Path: StateDir}).Read(state.Report)
 	if err == nil {
-		if r, err := report.Parse(b); err == nil {
+		if r, err := report.Parse(rep); err == nil {
 			io.WriteString(w, report.Summary(r)) // dropped: a console that went
 		}
 	} else {
 		io.WriteString(w, "bonesync: no report yet: the box is measuring itself (about two minutes at the first start)\n") // dropped: as above
 	}
-	if note := firstlogin.Note(BootMount); note != "" {
+	// The server writes the note through the card's device, beneath the
+	// FAT's cache: it is read the same way.
+	var note []byte
+	if s.card != nil {
+		note, _ = s.card.Read(firstlogin.NoteFile) // dropped: no note read is no note shown
+	}
+	if note := firstlogin.Note(note); note != "" {
 		io.WriteString(w, "\n"+note) // dropped: as above
 	}
 }

@@ -20,6 +20,7 @@ func TestConsolesDropForAnAbsentReader(t *testing.T) {
 	uart := &safeBuf{}
 	c := &consoles{uart: uart}
 	u := &usbConsole{queue: make(chan []byte, 2)}
+	u.active.Store(true)
 	c.usb = append(c.usb, u)
 	done := make(chan struct{})
 	go func() {
@@ -75,12 +76,18 @@ func TestUSBConsole(t *testing.T) {
 			got.Write(buf[:k])
 		}
 	}
+	// Nothing before the first Enter: a terminal echoing it would send
+	// it back as commands.
 	s.Log.Info("a line of the boot")
-	read("bonesync: a line of the boot")
 	ptmx.Write([]byte("status\n"))
 	read("no report yet")
 	read("name:    .local")
 	read("bonesync> ")
+	if strings.Contains(got.String(), "a line of the boot") {
+		t.Errorf("the USB console showed a line from before its first Enter: %q", got.String())
+	}
+	s.Log.Info("a line after it")
+	read("bonesync: a line after it")
 	if !strings.Contains(uart.String(), "name:    .local") || strings.Contains(uart.String(), "no report yet") {
 		t.Errorf("the UART shows the command's answer, not the USB console's greeting; it showed %q", uart.String())
 	}

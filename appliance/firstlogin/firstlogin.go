@@ -45,13 +45,11 @@ const placeholder = "bonesync: no password here.\r\n\r\n" +
 	"bonesync.conf, it writes admin's password into this file (and on the serial\r\n" +
 	"console). Once the password is changed, the file is emptied again.\r\n"
 
-// Note is the note in dir (the card's boot partition, as mounted) when it
-// holds a password, without its padding; "" when it holds none or cannot
-// be read. PID 1 shows it on a console a computer opened later than the
-// boot (the USB device port's).
-func Note(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, NoteFile))
-	if err != nil || !strings.HasPrefix(string(b), noteHead) {
+// Note is the note b (NoteFile's bytes) when it holds a password, without
+// its padding; "" when it holds none. PID 1 shows it on a console a
+// computer opened later than the boot (the USB device port's).
+func Note(b []byte) string {
+	if !strings.HasPrefix(string(b), noteHead) {
 		return ""
 	}
 	return strings.ReplaceAll(strings.TrimRight(string(b), " \r\n\x00"), "\r\n", "\n") + "\n"

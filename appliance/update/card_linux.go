@@ -198,6 +198,18 @@ func (c *device) read(name string, n int64) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// Read reads the file name (relative to Dir) whole through the device,
+// past the FAT's cache, which does not see what Rewrite and the slots'
+// writers put beneath it (FIRST-LOGIN.txt, written by the server, read by
+// PID 1).
+func (c *Card) Read(name string) ([]byte, error) {
+	st, err := os.Stat(filepath.Join(c.Dir, name))
+	if err != nil {
+		return nil, err
+	}
+	return c.read(name, st.Size())
+}
+
 // Rewrite overwrites the file name (relative to Dir) with b, which must
 // be exactly its size: in place, through the device, the FAT untouched.
 // The config file's blanked password is written this way.

@@ -18,6 +18,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -29,6 +30,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -37,6 +40,8 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4/nclient4"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/bonesync/bonesync/appliance/mdns"
 )
 
 const (
@@ -56,6 +61,9 @@ func main() {
 		err = check()
 	case len(os.Args) > 2 && os.Args[1] == "host":
 		err = host(os.Args[2], os.Args[3:])
+		if errors.Is(err, errNoCarrier) {
+			os.Exit(noCarrier)
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "usbcheck: host side: %v\n", err)
 			os.Exit(1)
@@ -203,8 +211,9 @@ func readDrive() ([]byte, error) {
 	}
 	rep, _ := os.ReadFile(filepath.Join(drive, "report.txt"))
 	fp := fingerprint(ca)
-	for _, want := range []string{"Welcome to bonesync", "https://192.168.7.2/", "https://192.168.6.2/", fp[:11]} {
-		if !strings.Contains(string(page), want) {
+	text := strings.ReplaceAll(string(page), "<wbr>", "") // where the page lets the fingerprint wrap
+	for _, want := range []string{"Welcome to bonesync", "https://192.168.7.2/", "https://192.168.6.2/", fp} {
+		if !strings.Contains(text, want) {
 			return nil, fmt.Errorf("Start here.html lacks %q", want)
 		}
 	}
@@ -250,24 +259,85 @@ func network(ca []byte) error {
 	if err := os.WriteFile(caFile, ca, 0o644); err != nil {
 		return err
 	}
-	cmd := exec.Command(self, append([]string{"host", caFile}, ifaces...)...)
+	for _, name := range ifaces {
+		err := onLink(caFile, name)
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == noCarrier {
+			// The computer's driver never heard the link come up; a
+			// computer's user would unplug and plug in again: the
+			// driver is bound to the interface again, and asks again.
+			if name, err = rebind(name); err == nil {
+				err = onLink(caFile, name)
+			}
+		}
+		if err != nil {
+			for _, n := range []string{"usb0", "usb1"} { // what the box's side of the links says
+				op, _ := os.ReadFile("/sys/class/net/" + n + "/operstate")
+				ca, _ := os.ReadFile("/sys/class/net/" + n + "/carrier")
+				say("network: the box's %s: operstate %s carrier %s", n, bytes.TrimSpace(op), bytes.TrimSpace(ca))
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// noCarrier is host's exit code when its link never came up.
+const noCarrier = 3
+
+// onLink runs host for one link, in a network namespace of its own.
+func onLink(caFile, name string) error {
+	cmd := exec.Command(self, "host", caFile, name)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stdout
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	for _, name := range ifaces {
-		l, err := netlink.LinkByName(name)
-		if err == nil {
-			err = netlink.LinkSetNsPid(l, cmd.Process.Pid)
-		}
-		if err != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-			return fmt.Errorf("move %s: %w", name, err)
-		}
+	l, err := netlink.LinkByName(name)
+	if err == nil {
+		err = netlink.LinkSetNsPid(l, cmd.Process.Pid)
+	}
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return fmt.Errorf("move %s: %w", name, err)
 	}
 	return cmd.Wait()
+}
+
+// rebind binds name's USB interface to its driver again (the namespace
+// gone, the interface is back in this one) and returns the new
+// interface's name.
+func rebind(name string) (string, error) {
+	var dev, drv string
+	for i := 0; i < 20 && dev == ""; i++ {
+		if t, err := filepath.EvalSymlinks(filepath.Join("/sys/class/net", name, "device")); err == nil {
+			dev = t
+			drv, _ = filepath.EvalSymlinks(filepath.Join(t, "driver"))
+		} else {
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	if dev == "" || drv == "" {
+		return "", fmt.Errorf("%s: no USB interface to bind again", name)
+	}
+	before := byDriver("net", filepath.Base(drv))
+	say("network: %s never had a carrier: binding %s to %s again", name, filepath.Base(dev), filepath.Base(drv))
+	if err := os.WriteFile(filepath.Join(drv, "unbind"), []byte(filepath.Base(dev)), 0); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(drv, "bind"), []byte(filepath.Base(dev)), 0); err != nil {
+		return "", err
+	}
+	for i := 0; i < 40; i++ {
+		for _, n := range byDriver("net", filepath.Base(drv)) {
+			if n == name || !slices.Contains(before, n) {
+				return n, nil
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return "", fmt.Errorf("%s: no interface after binding again", filepath.Base(dev))
 }
 
 // host runs in the computer's namespace: a lease on each link, then
@@ -284,6 +354,9 @@ func host(caFile string, ifaces []string) error {
 	if lo, err := netlink.LinkByName("lo"); err == nil {
 		netlink.LinkSetUp(lo)
 	}
+	// Up at once, both, as a computer's network manager brings up what
+	// appears; then a lease on each in turn.
+	links := map[string]netlink.Link{}
 	for _, name := range ifaces {
 		var l netlink.Link
 		for i := 0; i < 20; i++ {
@@ -298,18 +371,15 @@ func host(caFile string, ifaces []string) error {
 		if err := netlink.LinkSetUp(l); err != nil {
 			return err
 		}
-		c, err := nclient4.New(name, nclient4.WithTimeout(5*time.Second), nclient4.WithRetry(6))
+		links[name] = l
+	}
+	for _, name := range ifaces {
+		l := links[name]
+		got, err := lease(name, l)
 		if err != nil {
-			return fmt.Errorf("DHCP client on %s: %w", name, err)
+			return err
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		lease, err := c.Request(ctx)
-		cancel()
-		c.Close()
-		if err != nil {
-			return fmt.Errorf("no lease on %s: %w", name, err)
-		}
-		ack := lease.ACK
+		ack := got.ACK
 		mask, _ := ack.SubnetMask().Size()
 		say("network: %s leased %s/%d from %s (router %v, DNS %v)", name, ack.YourIPAddr, mask, ack.ServerIdentifier(), ack.Router(), ack.DNS())
 		if err := netlink.AddrAdd(l, &netlink.Addr{IPNet: &net.IPNet{IP: ack.YourIPAddr, Mask: ack.SubnetMask()}}); err != nil {
@@ -333,9 +403,54 @@ func host(caFile string, ifaces []string) error {
 		if resp.StatusCode != 200 || !bytes.Equal(bytes.TrimSpace(body), bytes.TrimSpace(ca)) {
 			return fmt.Errorf("https://%s/ca.crt: %s", boxAddr, resp.Status)
 		}
+		// The box answers for its name over mDNS on the link (the
+		// namespace has no other).
+		ifc, err := net.InterfaceByName(name)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		answers, err := mdns.Taken(ctx, "bonesync", ifc)
+		cancel()
+		say("network: bonesync.local answers over mDNS on %s: %v (%v)", name, answers, err)
+		if !answers {
+			return fmt.Errorf("no mDNS answer for bonesync.local on %s", name)
+		}
 	}
 	return nil
 }
+
+// lease asks for a lease on l once it has a carrier (cdc_ether takes the
+// link's state from the device's notifications, which may come a moment
+// after the interface is opened); errNoCarrier if it has none in 10 s.
+func lease(name string, l netlink.Link) (*nclient4.Lease, error) {
+	carrier := false // read through netlink: /sys shows the box's namespace
+	for i := 0; i < 40 && !carrier; i++ {
+		if cur, err := netlink.LinkByName(name); err == nil {
+			carrier = cur.Attrs().RawFlags&unix.IFF_LOWER_UP != 0
+		}
+		if !carrier {
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	if !carrier {
+		return nil, errNoCarrier
+	}
+	c, err := nclient4.New(name, nclient4.WithTimeout(5*time.Second), nclient4.WithRetry(6))
+	if err != nil {
+		return nil, fmt.Errorf("DHCP client on %s: %w", name, err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	lease, err := c.Request(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("no lease on %s: %w", name, err)
+	}
+	return lease, nil
+}
+
+var errNoCarrier = errors.New("no carrier")
 
 // console opens the host side of the console's serial port, presses
 // Enter and reads the greeting: the report's summary with the CA's
@@ -381,6 +496,8 @@ func console(ca []byte) error {
 			}
 		}
 	}()
+	// The first start writes its password to the card right after the
+	// report, which the drive showed before the links were tried.
 	time.Sleep(2 * time.Second) // what the box's console queued while no one read it
 	if _, err := f.Write([]byte("\r")); err != nil {
 		return fmt.Errorf("write %s: %w", tty, err)
@@ -399,8 +516,14 @@ func console(ca []byte) error {
 			return fmt.Errorf("%s: no greeting with the CA's fingerprint %s and a prompt in a minute; read %q", tty, fp, tail(all.String()))
 		}
 		s := all.String()
+		// The first start's password is on the console too, as on the
+		// UART (the server wrote FIRST-LOGIN.txt with the report).
 		if i := strings.LastIndex(s, "CA fingerprint (SHA-256):"); i >= 0 && strings.Contains(s[i:], fp[:23]) && strings.Contains(s[i:], "bonesync> ") {
-			say("console: %s greets with the report's summary (CA fingerprint %s...) and the prompt", tty, fp[:23])
+			pw := "no first login's password"
+			if m := regexp.MustCompile(`password: ([a-z0-9-]+)`).FindStringSubmatch(s[i:]); m != nil {
+				pw = "the first login's password " + m[1]
+			}
+			say("console: %s greets with the report's summary (CA fingerprint %s...), %s, and the prompt", tty, fp[:23], pw)
 			return nil
 		}
 	}
