@@ -63,7 +63,7 @@ const (
 type System struct {
 	// Console is where the console's lines go: the serial console and,
 	// when the USB device port has one, its serial port (consoles).
-	Console io.Writer
+	Console  io.Writer
 	consoles *consoles
 	cmdMu    sync.Mutex // one console command at a time
 	usb      *usbPort   // the USB device port's gadget, if made

@@ -38,8 +38,8 @@ type consoles struct {
 type usbConsole struct {
 	queue  chan []byte
 	active atomic.Bool // Enter was pressed there since it was opened
-	mu    sync.Mutex
-	f     *os.File // the tty open now; nil between a hang-up and its opening again
+	mu     sync.Mutex
+	f      *os.File // the tty open now; nil between a hang-up and its opening again
 }
 
 // usbQueue is how many writes wait for a USB console's reader (a line of

@@ -45,10 +45,10 @@ type usbPort struct {
 	g       *usbgadget.Gadget
 	udc     string
 	offered []string
-	mu    sync.Mutex
-	links []usbLink // up, with their addresses
-	host  string    // the name announced over mDNS on them, once known
-	stops []func()  // the mDNS announcements
+	mu      sync.Mutex
+	links   []usbLink // up, with their addresses
+	host    string    // the name announced over mDNS on them, once known
+	stops   []func()  // the mDNS announcements
 }
 
 // usbLink is one network link of the port: its interface and the box's

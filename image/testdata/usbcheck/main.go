@@ -18,11 +18,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -45,8 +45,8 @@ import (
 )
 
 const (
-	self    = "/init" // the file stays after bonesync's exec
-	modules = "/usbcheck/modules" // NN-name.ko, loaded in name order
+	self    = "/init"              // the file stays after bonesync's exec
+	modules = "/usbcheck/modules"  // NN-name.ko, loaded in name order
 	box     = "/usbcheck/bonesync" // the card's own /init
 	drive   = "/run/usbcheck-drive"
 )
