@@ -56,6 +56,7 @@ func TestCmdline(t *testing.T) {
 	for in, want := range map[string]Running{
 		"panic=10 bonesync.slot=b bonesync.trial=1": {Slot: "b", Trial: true},
 		"panic=10 bonesync.slot=a":                  {Slot: "a"},
+		"bonesync.slot=a bonesync.boot=0B0E5EED-01": {Slot: "a", Boot: "0b0e5eed-01"},
 		"console=ttyS0 bonesync.slot=c":             {},
 		"":                                          {},
 	} {
@@ -89,7 +90,7 @@ func TestBootScriptImage(t *testing.T) {
 		t.Error("script length table")
 	}
 	// Every variable the box writes is one the script reads.
-	for _, v := range []string{varSlot, varTrial, varTried, varVersion, varKernel, varInitrd, varDTB, StateFile, SlotEnv} {
+	for _, v := range []string{varSlot, varTrial, varTried, varMoved, varVersion, varKernel, varInitrd, varDTB, StateFile, SlotEnv} {
 		if !strings.Contains(BootScriptText, v) {
 			t.Errorf("the boot script does not use %s", v)
 		}
@@ -213,7 +214,7 @@ func TestKeys(t *testing.T) {
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("the private key is mode %v", fi.Mode().Perm())
 	}
-	pub, err := os.ReadFile(PublicKeyFile(path))
+	pub, err := os.ReadFile(publicKeyFile(path))
 	if err != nil {
 		t.Fatal(err)
 	}
