@@ -82,6 +82,7 @@ type System struct {
 	downMu    sync.Mutex // held from the start of a reboot or power-off
 	// shuttingDown is set at the start of a reboot or power-off.
 	shuttingDown atomic.Bool
+	flashing     atomic.Bool // `emmc flash` runs (emmc_linux.go)
 }
 
 // Version is this build's release (main sets it from its -X flag).
