@@ -174,6 +174,25 @@ func (s *System) flashEMMC(ctx context.Context) error {
 	return err
 }
 
+// flashAsked is a flash the server asked for (the admin page): it runs in
+// the background, and its record says how it went, a refusal included.
+func (s *System) flashAsked() {
+	err := s.flashEMMC(context.Background())
+	if err == nil {
+		fmt.Fprintf(s.Console, "emmc flash (from the admin page): done and verified. Now %s\n", emmc.Advice)
+		return
+	}
+	s.Log.Error("emmc flash (from the admin page) did not complete", "err", err)
+	if r, ok, _ := emmc.ReadRecord(StateDir); ok && r.Phase == emmc.Flashing {
+		return // another flash runs, and says how it goes
+	}
+	now := time.Now()
+	rec := emmc.Record{Phase: emmc.Failed, Error: err.Error(), Started: now, Finished: now}
+	if e := rec.Write(StateDir); e != nil {
+		s.Log.Error("emmc: cannot record the refusal for the admin page", "err", e)
+	}
+}
+
 // emmcJob is the flash to run, or why there is none: no eMMC, running
 // from it, an update on trial, files being moved, or no room.
 func (s *System) emmcJob() (*emmc.Job, bool, error) {

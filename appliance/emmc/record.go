@@ -68,7 +68,7 @@ func (r Record) String() string {
 	case Done:
 		return fmt.Sprintf("the system was copied to the eMMC (%s, %.1f GB) and verified at %s: %s", r.Device, float64(r.Size)/1e9, r.Finished.Format("2006-01-02 15:04"), Advice)
 	case Failed:
-		return fmt.Sprintf("the flash of the eMMC (%s) begun at %s stopped: %s. The card boots as before; the eMMC is left unbootable. `emmc flash` starts again.", r.Device, at, r.Error)
+		return fmt.Sprintf("the flash of the eMMC begun at %s stopped: %s. The card boots as before, and the eMMC is left as it was or unbootable; a flash again starts over.", at, r.Error)
 	}
 	return fmt.Sprintf("a flash of the eMMC (%s) began at %s and has not finished (or a power cut stopped it: the card boots as before, and `emmc flash` starts again)", r.Device, at)
 }
