@@ -74,7 +74,7 @@ if load ${devtype} ${devnum}:${distro_bootpart} ${kernel_addr_r} bonesync/boot.e
 fi
 part uuid ${devtype} ${devnum}:${distro_bootpart} bonesync_disk
 if test "${bonesync_moved}" = 1; then
-	echo "bonesync: this card's system was moved to the eMMC (bonesync_moved=1 in bonesync/boot.env): on to the next boot device"
+	echo "bonesync: the system on this card was moved to the eMMC (bonesync_moved=1 in bonesync/boot.env): on to the next boot device"
 else
 	if test "${bonesync_slot}" != b; then
 		setenv bonesync_slot a

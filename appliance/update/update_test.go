@@ -237,3 +237,12 @@ func TestKeys(t *testing.T) {
 		t.Errorf("a damaged keys file: %v", err)
 	}
 }
+
+// U-Boot's hush takes a single quote as the start of a quoted string even
+// inside double quotes: one in an echo's text is a syntax error that
+// fails the whole script (and the card does not boot).
+func TestBootScriptHasNoSingleQuote(t *testing.T) {
+	if i := strings.IndexByte(BootScriptText, '\''); i >= 0 {
+		t.Errorf("the boot script has a single quote at %d: %q", i, BootScriptText[max(0, i-40):i+1])
+	}
+}
