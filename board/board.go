@@ -68,9 +68,9 @@ type EMMC struct {
 	// Black, whose device tree's /aliases number the MMC hosts.
 	Device string `json:"device"`
 	// Host, when set, is part of the disk's sysfs path that only the
-	// eMMC's controller has (its bus address, e.g. 481d8000.mmc): the
-	// disk is found by it, whatever its name, and a disk named Device
-	// elsewhere is not taken for it.
+	// eMMC's controller has (its bus address: 481d8000.mmc, a PCI slot):
+	// the disk is found by it, whatever its name, and a disk named
+	// Device elsewhere is not taken for it.
 	Host string `json:"host,omitempty"`
 	What string `json:"what"`
 }

@@ -43,7 +43,7 @@ func TestEMMC(t *testing.T) {
 		t.Errorf("BeagleBone Black's eMMC = %+v, want mmcblk1 on 481d8000.mmc", bbb.EMMC)
 	}
 	virt, _ := Load("qemu-virt")
-	if virt.EMMC == nil || virt.EMMC.Device != "vdb" {
-		t.Errorf("qemu-virt's eMMC = %+v, want vdb", virt.EMMC)
+	if virt.EMMC == nil || virt.EMMC.Device != "vdb" || virt.EMMC.Host != "0000:00:10.0" {
+		t.Errorf("qemu-virt's eMMC = %+v, want vdb in PCI slot 0x10", virt.EMMC)
 	}
 }

@@ -26,7 +26,9 @@ import (
 // marked (its boot script steps aside) and the eMMC's copy is not. Booted
 // from the eMMC alone, the box serves the same CA, admin logs in over SFTP
 // with the same password and finds the file uploaded before the flash, and
-// an update there boots its new slot. The eMMC's file systems are clean.
+// an update there boots its new slot; `emmc flash` there is refused. With
+// the card kept in the eMMC still boots, and `emmc card-boot` clears the
+// card's mark. The eMMC's file systems are clean.
 func TestEMMC(t *testing.T) {
 	t.Parallel()
 	img := builtImage(t)
@@ -59,7 +61,7 @@ func TestEMMC(t *testing.T) {
 	const password = "moved to the eMMC"
 	setAdminPassword(t, card, password)
 	emmcDrive := func(extra string) vmOptions {
-		return vmOptions{devices: []string{"-drive", "if=none,file=" + mmc + ",format=raw,id=emmc" + extra, "-device", "virtio-blk-pci,drive=emmc"}}
+		return vmOptions{devices: []string{"-drive", "if=none,file=" + mmc + ",format=raw,id=emmc" + extra, "-device", "virtio-blk-pci,drive=emmc,addr=" + emmcSlot}}
 	}
 
 	// Boot 1: a file uploaded, then the flash cut off while it copies the
@@ -110,8 +112,9 @@ func TestEMMC(t *testing.T) {
 	v.waitFor(t, `bonesync: the system on this card was moved to the eMMC`, 2*time.Minute)
 	v.powerCut()
 
-	// Boot 3, the eMMC alone: the same box, and an update there.
-	v = startVMWith(t, mmc, vmOptions{reboots: true})
+	// Boot 3, the eMMC alone (in its slot): the same box, and an update
+	// there.
+	v = startVMWith(t, mmc, vmOptions{reboots: true, cardAddr: emmcSlot})
 	v.waitFor(t, `booted from disk=vda partuuid=`+m[1]+`-01`, 3*time.Minute)
 	v.waitFor(t, `serving HTTPS`, 5*time.Minute)
 	if strings.Contains(v.log.String(), "benchmarking") {
@@ -126,6 +129,12 @@ func TestEMMC(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(back); string(got) != "uploaded to the card before the flash\n" {
 		t.Errorf("the file on the eMMC = %q", got)
+	}
+	if st := v.console1(t, "emmc", `running: +[^\n]*\n`); !strings.Contains(st, "a bonesync system (boot partition "+m[1]+"-01)") || !strings.Contains(st, "running: from the eMMC") {
+		t.Errorf("emmc on the eMMC's system:\n%s", st)
+	}
+	if out := v.console1(t, "emmc flash", `emmc flash: [^\n]*\n`); !strings.Contains(out, "runs from the eMMC already") {
+		t.Errorf("emmc flash on the eMMC's system:\n%s", out)
 	}
 	b := <-bundle
 	if b == "" {
@@ -142,6 +151,21 @@ func TestEMMC(t *testing.T) {
 		t.Errorf("after the update on the eMMC, /status.json = %+v", st)
 	}
 	v.poweroff(t)
+
+	// Boot 4, the card kept in (after the eMMC, as U-Boot numbers them):
+	// the eMMC boots, and `emmc card-boot` clears the card's mark.
+	v = startVMWith(t, mmc, vmOptions{cardAddr: emmcSlot, devices: []string{
+		"-drive", "if=none,file=" + card + ",format=raw,id=card", "-device", "virtio-blk-pci,drive=card,addr=0x11"}})
+	v.waitFor(t, `booted from disk=vda partuuid=`+m[1]+`-01`, 3*time.Minute)
+	v.waitFor(t, `serving HTTPS`, 5*time.Minute)
+	if out := v.console1(t, "emmc card-boot", `emmc card-boot: [^\n]*\n`); !strings.Contains(out, "the card boots its own system again") {
+		t.Errorf("emmc card-boot:\n%s", out)
+	}
+	v.poweroff(t)
+	if e := update.ParseEnv(bootFile(t, card, update.StateFile)); e["bonesync_moved"] != "" {
+		t.Errorf("the card's boot.env after emmc card-boot = %v, want no mark", e)
+	}
+	checkFAT(t, card, "the card after emmc card-boot")
 	checkFAT(t, mmc, "the eMMC after its update")
 	checkExt4(t, mmc, "the eMMC after its update")
 	t.Logf("whole eMMC test %v", time.Since(start).Round(time.Second))
@@ -156,6 +180,10 @@ func (v *vm) console1(t *testing.T, command, last string) string {
 	v.waitAfter(t, mark, last, time.Minute)
 	return v.log.String()[mark:]
 }
+
+// emmcSlot is the PCI slot of the eMMC's stand-in, as the qemu-virt board
+// data names it ("host": "0000:00:10.0").
+const emmcSlot = "0x10"
 
 // setAdminPassword sets admin_password in bonesync.conf on the card's FAT,
 // as an owner does from any computer before the first boot.

@@ -43,13 +43,13 @@ func (s *System) emmcDisk() (string, error) {
 		}
 		return e.Device, nil
 	}
-	// The user area only: mmcblk1boot0, mmcblk1boot1 and mmcblk1rpmb hang
-	// off the same host.
-	whole := regexp.MustCompile(`^mmcblk[0-9]+$`)
+	// The user area only: mmcblk1boot0, mmcblk1boot1 and mmcblk1rpmb are
+	// disks too, on the same host.
+	hw := regexp.MustCompile(`boot[0-9]+$|rpmb$`)
 	entries, _ := os.ReadDir("/sys/block")
 	for _, en := range entries {
 		path, err := filepath.EvalSymlinks(filepath.Join("/sys/block", en.Name()))
-		if err == nil && whole.MatchString(en.Name()) && strings.Contains(path, "/"+e.Host+"/") {
+		if err == nil && !hw.MatchString(en.Name()) && strings.Contains(path, "/"+e.Host+"/") {
 			return en.Name(), nil
 		}
 	}
