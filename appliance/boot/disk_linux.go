@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bonesync/bonesync/appliance/datadisk"
-	"github.com/bonesync/bonesync/appliance/emmc"
+	"github.com/bonesync/bonesync/appliance/partition"
 	"github.com/bonesync/bonesync/appliance/update"
 )
 
@@ -117,7 +117,7 @@ func findCard(boot string) *Disk {
 		if _, err := os.Stat(filepath.Join("/sys/class/block", name, "partition")); err == nil {
 			continue // a partition, not a disk
 		}
-		if fs, _ := datadisk.Probe("/dev/" + partName(name, 2)); fs.Label == DataLabel {
+		if fs, _ := datadisk.Probe("/dev/" + partition.Name(name, 2)); fs.Label == DataLabel {
 			return newDisk(name, 1)
 		}
 	}
@@ -127,7 +127,7 @@ func findCard(boot string) *Disk {
 // findByPartUUID returns the disk whose MBR has the signature of the
 // PARTUUID boot, its partition the boot partition, or nil.
 func findByPartUUID(boot string) *Disk {
-	sig, n, err := emmc.ParsePartUUID(boot)
+	sig, n, err := partition.ParsePartUUID(boot)
 	if err != nil {
 		return nil
 	}
@@ -155,16 +155,13 @@ func diskSignature(path string) (uint32, bool) {
 	if _, err := f.ReadAt(b, 0); err != nil {
 		return 0, false
 	}
-	return emmc.Signature(b)
+	return partition.Signature(b)
 }
 
 func newDisk(name string, bootPart int) *Disk {
 	size, _ := sysfsInt(filepath.Join("/sys/class/block", name, "size"))
-	return &Disk{Name: name, BootPart: "/dev/" + partName(name, bootPart), DataPart: "/dev/" + partName(name, 2), SizeBytes: size * 512}
+	return &Disk{Name: name, BootPart: "/dev/" + partition.Name(name, bootPart), DataPart: "/dev/" + partition.Name(name, 2), SizeBytes: size * 512}
 }
-
-// partName is the kernel's name for partition n of disk: sda2, mmcblk0p2.
-func partName(disk string, n int) string { return emmc.PartName(disk, n) }
 
 func sysfsInt(path string) (int64, error) {
 	b, err := os.ReadFile(path)
@@ -224,29 +221,10 @@ func growPartition(d *Disk) (bool, error) {
 	}
 	// Tell the kernel the partition is larger, without a re-read of the
 	// whole table (which fails while partition 1 is mounted).
-	part := blkpgPartition{Start: start * 512, Length: newSize * 512, Pno: 2}
-	arg := blkpgIoctlArg{Op: blkpgResizePartition, Datalen: int32(unsafe.Sizeof(part)), Data: unsafe.Pointer(&part)}
-	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.BLKPG, uintptr(unsafe.Pointer(&arg))); errno != 0 {
-		return false, fmt.Errorf("BLKPG resize: %w", errno)
+	if err := partition.Resize(f, 2, partition.Part{Start: start * 512, Size: newSize * 512}); err != nil {
+		return false, fmt.Errorf("BLKPG resize: %w", err)
 	}
 	return true, nil
-}
-
-const blkpgResizePartition = 3
-
-// blkpgPartition is struct blkpg_partition; the trailing pad keeps its size
-// that of the C struct (8-byte aligned) on 32-bit ARM too.
-type blkpgPartition struct {
-	Start, Length int64
-	Pno           int32
-	Devname       [64]byte
-	Volname       [64]byte
-	_             [4]byte
-}
-
-type blkpgIoctlArg struct {
-	Op, Flags, Datalen int32
-	Data               unsafe.Pointer
 }
 
 // ext4ResizeFS is EXT4_IOC_RESIZE_FS, _IOW('f', 16, __u64).

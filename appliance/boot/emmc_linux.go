@@ -19,6 +19,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/datadisk"
 	"github.com/bonesync/bonesync/appliance/emmc"
+	"github.com/bonesync/bonesync/appliance/partition"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/update"
 )
@@ -118,11 +119,11 @@ func emmcHolds(name string) string {
 		return fmt.Sprintf("unreadable: %v", err)
 	}
 	f.ReadAt(boot, 1<<20) // dropped: a short eMMC reads as nothing there
-	sig, ok := emmc.Signature(mbr)
+	sig, ok := partition.Signature(mbr)
 	switch {
 	case ok:
-		if fs, _ := datadisk.Probe("/dev/" + emmc.PartName(name, 2)); fs.Label == DataLabel {
-			return fmt.Sprintf("a bonesync system (boot partition %s)", emmc.PartUUID(sig, 1))
+		if fs, _ := datadisk.Probe("/dev/" + partition.Name(name, 2)); fs.Label == DataLabel {
+			return fmt.Sprintf("a bonesync system (boot partition %s)", partition.PartUUID(sig, 1))
 		}
 		return "another system (a partition table, no bonesync data partition): `emmc flash` replaces it"
 	case string(boot[82:87]) == "FAT32":
@@ -249,7 +250,7 @@ func (s *System) emmcRoom(name string, files bool) error {
 	if err != nil {
 		return err
 	}
-	room := emmc.DataPart(emmc.BootPart(mbr), sectors*512).Size * 9 / 10 // the file system's own
+	room := emmc.DataPart(partition.Entry(mbr, 1), sectors*512).Size * 9 / 10 // the file system's own
 	need, _ := store.FilesSize(os.DirFS(StateDir), ".")
 	if files {
 		n, _ := store.FilesSize(os.DirFS(FilesDir), ".")
@@ -296,7 +297,7 @@ func (s *System) cardBoot() error {
 	if err := os.MkdirAll(cardBootMount, 0o755); err != nil {
 		return err
 	}
-	if err := unix.Mount("/dev/"+emmc.PartName(name, 1), cardBootMount, "vfat", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "iocharset=iso8859-1,codepage=437"); err != nil {
+	if err := unix.Mount("/dev/"+partition.Name(name, 1), cardBootMount, "vfat", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "iocharset=iso8859-1,codepage=437"); err != nil {
 		return fmt.Errorf("mount the card's boot partition: %w", err)
 	}
 	defer unix.Unmount(cardBootMount, 0) // dropped: mounted read-only; its writes went through the device, synced
@@ -320,7 +321,7 @@ func (s *System) otherCard() string {
 		if _, err := os.Stat(filepath.Join(sysBlock, n, "partition")); err == nil {
 			continue
 		}
-		if fs, _ := datadisk.Probe("/dev/" + emmc.PartName(n, 2)); fs.Label == DataLabel {
+		if fs, _ := datadisk.Probe("/dev/" + partition.Name(n, 2)); fs.Label == DataLabel {
 			return n
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bonesync/bonesync/appliance/datadisk"
+	"github.com/bonesync/bonesync/appliance/partition"
 )
 
 // Job is one flash of the eMMC from the card.
@@ -51,11 +52,11 @@ func (j *Job) Run(ctx context.Context) error {
 		return err
 	}
 	defer card.Close()
-	mbr := make([]byte, sectorSize)
+	mbr := make([]byte, partition.SectorSize)
 	if _, err := card.ReadAt(mbr, 0); err != nil {
 		return fmt.Errorf("the card's partition table: %w", err)
 	}
-	boot := BootPart(mbr)
+	boot := partition.Entry(mbr, 1)
 	dev, err := os.OpenFile(j.EMMC, os.O_RDWR, 0)
 	if err != nil {
 		return err
@@ -102,7 +103,7 @@ func (j *Job) Run(ctx context.Context) error {
 // fillData makes the data partition's ext4 and lets Fill copy into it,
 // through a partition the kernel is told of (BLKPG) but that no table on
 // the eMMC names yet.
-func (j *Job) fillData(ctx context.Context, dev *os.File, data Part) error {
+func (j *Job) fillData(ctx context.Context, dev *os.File, data partition.Part) error {
 	j.Log.Info("emmc: making the data file system", "mib", data.Size>>20)
 	var uuid [16]byte
 	if _, err := io.ReadFull(randReader, uuid[:]); err != nil {
@@ -112,11 +113,11 @@ func (j *Job) fillData(ctx context.Context, dev *os.File, data Part) error {
 	if err := datadisk.Mkfs(&section{dev, data.Start}, data.Size, datadisk.Format{Label: j.DataLabel, UUID: uuid, Now: j.Now}); err != nil {
 		return fmt.Errorf("format the data partition: %w", err)
 	}
-	if err := blkpg(dev, blkpgAdd, 2, data); err != nil {
+	if err := partition.Add(dev, 2, data); err != nil {
 		return fmt.Errorf("tell the kernel of the data partition: %w", err)
 	}
-	defer blkpg(dev, blkpgDel, 2, Part{}) // dropped: the table written last names it again
-	part := "/dev/" + PartName(filepath.Base(j.EMMC), 2)
+	defer partition.Delete(dev, 2) // dropped: the table written last names it again
+	part := "/dev/" + partition.Name(filepath.Base(j.EMMC), 2)
 	if err := waitFor(part); err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func (j *Job) fillData(ctx context.Context, dev *os.File, data Part) error {
 
 // copyBoot copies the card's boot partition to the same place on the
 // eMMC, with patch at patchAt, and returns the SHA-256 of what it wrote.
-func copyBoot(ctx context.Context, card, dev *os.File, boot Part, patchAt int64, patch []byte, log *slog.Logger) ([]byte, error) {
+func copyBoot(ctx context.Context, card, dev *os.File, boot partition.Part, patchAt int64, patch []byte, log *slog.Logger) ([]byte, error) {
 	h := sha256.New()
 	buf := make([]byte, 1<<20)
 	next := boot.Size / 4
@@ -174,7 +175,7 @@ func copyBoot(ctx context.Context, card, dev *os.File, boot Part, patchAt int64,
 
 // verify reads the boot partition back from the eMMC past every cache
 // (the device's buffers dropped, then O_DIRECT) and compares its SHA-256.
-func verify(path string, boot Part, want []byte) error {
+func verify(path string, boot partition.Part, want []byte) error {
 	got, err := readDirect(path, boot)
 	if err != nil {
 		return fmt.Errorf("read the eMMC back: %w", err)
@@ -188,7 +189,7 @@ func verify(path string, boot Part, want []byte) error {
 // readDirect is the SHA-256 of part of the device at path, read with
 // O_DIRECT after BLKFLSBUF (a file system that refuses O_DIRECT, in
 // tests, is read with its cached pages dropped).
-func readDirect(path string, p Part) ([]byte, error) {
+func readDirect(path string, p partition.Part) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECT, 0)
 	if errors.Is(err, unix.EINVAL) {
 		f, err = os.Open(path)
@@ -248,7 +249,7 @@ func deviceSize(f *os.File) (int64, error) {
 // system or flash left), so that its device nodes go before the table does.
 func forgetParts(dev *os.File) {
 	for n := 1; n <= 4; n++ {
-		blkpg(dev, blkpgDel, n, Part{}) // dropped: most are not there
+		partition.Delete(dev, n) // dropped: most are not there
 	}
 }
 
@@ -260,35 +261,4 @@ func waitFor(path string) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("%s did not appear", path)
-}
-
-const (
-	blkpgAdd = 1
-	blkpgDel = 2
-)
-
-// blkpgPartition is struct blkpg_partition; the trailing pad keeps its
-// size that of the C struct (8-byte aligned) on 32-bit ARM too.
-type blkpgPartition struct {
-	Start, Length int64
-	Pno           int32
-	Devname       [64]byte
-	Volname       [64]byte
-	_             [4]byte
-}
-
-type blkpgIoctlArg struct {
-	Op, Flags, Datalen int32
-	Data               unsafe.Pointer
-}
-
-// blkpg adds or deletes a partition in the kernel's view of the disk
-// only: the disk's table is not touched.
-func blkpg(dev *os.File, op int32, n int, p Part) error {
-	part := blkpgPartition{Start: p.Start, Length: p.Size, Pno: int32(n)}
-	arg := blkpgIoctlArg{Op: op, Datalen: int32(unsafe.Sizeof(part)), Data: unsafe.Pointer(&part)}
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, dev.Fd(), unix.BLKPG, uintptr(unsafe.Pointer(&arg))); e != 0 {
-		return e
-	}
-	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/bonesync/bonesync/appliance/partition"
 )
 
 // The boot partition's copy: the card's bytes at the same place, the
@@ -17,7 +19,7 @@ import (
 // eMMC after is caught.
 func TestCopyBootAndVerify(t *testing.T) {
 	dir := t.TempDir()
-	boot := Part{Start: 1 << 20, Size: 3<<20 + 4096}
+	boot := partition.Part{Start: 1 << 20, Size: 3<<20 + 4096}
 	src := make([]byte, boot.Start+boot.Size)
 	rand.New(rand.NewSource(1)).Read(src)
 	cardPath, emmcPath := filepath.Join(dir, "card"), filepath.Join(dir, "emmc")

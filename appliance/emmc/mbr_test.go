@@ -3,25 +3,9 @@ package emmc
 import (
 	"encoding/binary"
 	"testing"
-)
 
-func TestPartUUID(t *testing.T) {
-	if got := PartUUID(0x0b0e5eed, 1); got != "0b0e5eed-01" {
-		t.Errorf("PartUUID = %q", got)
-	}
-	sig, n, err := ParsePartUUID("0B0E5EED-02")
-	if err != nil || sig != 0x0b0e5eed || n != 2 {
-		t.Errorf("ParsePartUUID = %x %d %v", sig, n, err)
-	}
-	for _, bad := range []string{"", "0b0e5eed", "0b0e5eed-05", "0b0e5eed-00", "xyz0000-01", "12345678-9abc-def0-1234-56789abcdef0"} {
-		if _, _, err := ParsePartUUID(bad); err == nil {
-			t.Errorf("ParsePartUUID(%q) took it", bad)
-		}
-	}
-	if PartName("mmcblk1", 2) != "mmcblk1p2" || PartName("vdb", 2) != "vdb2" {
-		t.Error("PartName")
-	}
-}
+	"github.com/bonesync/bonesync/appliance/partition"
+)
 
 // The eMMC's table: the card's boot entry as it is, a data partition to
 // the end, its own signature.
@@ -33,9 +17,9 @@ func TestNewMBR(t *testing.T) {
 	binary.LittleEndian.PutUint32(e[12:], 256<<11)
 	binary.LittleEndian.PutUint32(card[440:], 0x0b0e5eed)
 	card[510], card[511] = 0x55, 0xaa
-	boot := BootPart(card)
-	if boot != (Part{1 << 20, 256 << 20}) {
-		t.Fatalf("BootPart = %+v", boot)
+	boot := partition.Entry(card, 1)
+	if boot != (partition.Part{Start: 1 << 20, Size: 256 << 20}) {
+		t.Fatalf("the card's boot partition = %+v", boot)
 	}
 	data := DataPart(boot, 4<<30-12345)
 	if data.Start != 257<<20 || data.Size != 4<<30-257<<20-1<<20 {
@@ -49,7 +33,7 @@ func TestNewMBR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := Signature(mbr); !ok || got != sig {
+	if got, ok := partition.Signature(mbr); !ok || got != sig {
 		t.Errorf("Signature = %x %v, want %x", got, ok, sig)
 	}
 	if string(mbr[446:462]) != string(card[446:462]) {
