@@ -31,9 +31,14 @@ const (
 	cardBootMount = "/run/card-boot"
 )
 
-// emmcDisk is the board's eMMC as the kernel names it now: found by its
+// flasher is the console's and the admin page's eMMC: which disk it is,
+// what it holds, and the flash (the box's state is its System's).
+type flasher struct{ s *System }
+
+// disk is the board's eMMC as the kernel names it now: found by its
 // controller in sysfs when the board data names one, else by name.
-func (s *System) emmcDisk() (string, error) {
+func (f flasher) disk() (string, error) {
+	s := f.s
 	if s.Board == nil || s.Board.EMMC == nil {
 		return "", errors.New("this board has no eMMC (board data)")
 	}
@@ -57,25 +62,27 @@ func (s *System) emmcDisk() (string, error) {
 	return "", fmt.Errorf("no eMMC: no disk on its controller %s", e.Host)
 }
 
-// onEMMC says whether this system runs from the eMMC.
-func (s *System) onEMMC() bool {
-	name, err := s.emmcDisk()
+// running says whether this system runs from the eMMC.
+func (f flasher) running() bool {
+	s := f.s
+	name, err := f.disk()
 	return err == nil && s.disk != nil && s.disk.Name == name
 }
 
 // emmcCommand is the console's `emmc`, `emmc flash` and `emmc card-boot`.
 func (s *System) emmcCommand(ctx context.Context, args []string) {
+	f := flasher{s}
 	switch {
 	case len(args) == 0:
-		s.emmcStatus()
+		f.status()
 	case args[0] == "flash" && len(args) == 1:
-		if err := s.flashEMMC(ctx); err != nil {
+		if err := f.flash(ctx); err != nil {
 			fmt.Fprintf(s.Console, "emmc flash: %v\n", err)
 			return
 		}
 		fmt.Fprintf(s.Console, "emmc flash: done and verified. Now %s\n", emmc.Advice)
 	case args[0] == "card-boot" && len(args) == 1:
-		if err := s.cardBoot(); err != nil {
+		if err := f.cardBoot(); err != nil {
 			fmt.Fprintf(s.Console, "emmc card-boot: %v\n", err)
 			return
 		}
@@ -85,9 +92,10 @@ func (s *System) emmcCommand(ctx context.Context, args []string) {
 	}
 }
 
-// emmcStatus says whether there is an eMMC, its size, and what is on it.
-func (s *System) emmcStatus() {
-	name, err := s.emmcDisk()
+// status says whether there is an eMMC, its size, and what is on it.
+func (f flasher) status() {
+	s := f.s
+	name, err := f.disk()
 	if err != nil {
 		fmt.Fprintf(s.Console, "emmc:    %v\n", err)
 		return
@@ -95,7 +103,7 @@ func (s *System) emmcStatus() {
 	size, _ := sysfsInt(filepath.Join(sysBlock, name, "size"))
 	fmt.Fprintf(s.Console, "emmc:    /dev/%s, %.1f GB (%s)\n", name, float64(size*512)/1e9, s.Board.EMMC.What)
 	fmt.Fprintf(s.Console, "on it:   %s\n", emmcHolds(name))
-	if s.onEMMC() {
+	if f.running() {
 		fmt.Fprintln(s.Console, "running: from the eMMC")
 	} else if s.disk != nil {
 		fmt.Fprintf(s.Console, "running: from the card (/dev/%s)\n", s.disk.Name)
@@ -134,14 +142,15 @@ func emmcHolds(name string) string {
 	return "no partition table: nothing the board boots"
 }
 
-// flashEMMC copies the running system to the eMMC, verifies it, makes it
+// flash copies the running system to the eMMC, verifies it, makes it
 // bootable and marks the card to step aside.
-func (s *System) flashEMMC(ctx context.Context) error {
+func (f flasher) flash(ctx context.Context) error {
+	s := f.s
 	if !s.flashing.CompareAndSwap(false, true) {
 		return errors.New("a flash is under way")
 	}
 	defer s.flashing.Store(false)
-	job, files, err := s.emmcJob()
+	job, files, err := f.job()
 	if err != nil {
 		return err
 	}
@@ -178,7 +187,8 @@ func (s *System) flashEMMC(ctx context.Context) error {
 // flashAsked is a flash the server asked for (the admin page): it runs in
 // the background, and its record says how it went, a refusal included.
 func (s *System) flashAsked() {
-	err := s.flashEMMC(context.Background())
+	f := flasher{s}
+	err := f.flash(context.Background())
 	if err == nil {
 		fmt.Fprintf(s.Console, "emmc flash (from the admin page): done and verified. Now %s\n", emmc.Advice)
 		return
@@ -194,10 +204,11 @@ func (s *System) flashAsked() {
 	}
 }
 
-// emmcJob is the flash to run, or why there is none: no eMMC, running
+// job is the flash to run, or why there is none: no eMMC, running
 // from it, an update on trial, files being moved, or no room.
-func (s *System) emmcJob() (*emmc.Job, bool, error) {
-	name, err := s.emmcDisk()
+func (f flasher) job() (*emmc.Job, bool, error) {
+	s := f.s
+	name, err := f.disk()
 	if err != nil {
 		return nil, false, err
 	}
@@ -213,7 +224,7 @@ func (s *System) emmcJob() (*emmc.Job, bool, error) {
 		return nil, false, errors.New("the files are being moved to a USB disk: flash once the move is done")
 	}
 	files := s.filesDir() == FilesDir
-	if err := s.emmcRoom(name, files); err != nil {
+	if err := f.room(name, files); err != nil {
 		return nil, false, err
 	}
 	envAt, env, err := s.card.BootEnvCopy()
@@ -228,25 +239,26 @@ func (s *System) emmcJob() (*emmc.Job, bool, error) {
 	return &emmc.Job{
 		Card: "/dev/" + s.disk.Name, EMMC: "/dev/" + name, BootEnvAt: envAt, BootEnv: env,
 		Signature: sig, DataLabel: DataLabel, Mount: emmcMount, Log: s.Log, Now: time.Now(),
-		Fill: func(ctx context.Context, root string) error { return s.fillEMMC(ctx, root, files) },
+		Fill: func(ctx context.Context, root string) error { return f.fill(ctx, root, files) },
 	}, files, nil
 }
 
-// emmcRoom refuses a flash whose state (and files, when they are on the
+// room refuses a flash whose state (and files, when they are on the
 // card) would not fit the eMMC's data partition, before anything is
 // written.
-func (s *System) emmcRoom(name string, files bool) error {
+func (f flasher) room(name string, files bool) error {
+	s := f.s
 	sectors, err := sysfsInt(filepath.Join(sysBlock, name, "size"))
 	if err != nil {
 		return err
 	}
-	f, err := os.Open("/dev/" + s.disk.Name)
+	card, err := os.Open("/dev/" + s.disk.Name)
 	if err != nil {
 		return err
 	}
 	mbr := make([]byte, 512)
-	_, err = f.ReadAt(mbr, 0)
-	f.Close()
+	_, err = card.ReadAt(mbr, 0)
+	card.Close()
 	if err != nil {
 		return err
 	}
@@ -262,11 +274,12 @@ func (s *System) emmcRoom(name string, files bool) error {
 	return nil
 }
 
-// fillEMMC copies the state, and the files when they are on the card,
+// fill copies the state, and the files when they are on the card,
 // into the eMMC's data partition at root (the server is stopped: see
-// flashEMMC). Each file is read back from the eMMC and compared by SHA-1
+// flash). Each file is read back from the eMMC and compared by SHA-1
 // (datadisk.Move).
-func (s *System) fillEMMC(ctx context.Context, root string, files bool) error {
+func (f flasher) fill(ctx context.Context, root string, files bool) error {
+	s := f.s
 	if err := datadisk.Move(ctx, StateDir, filepath.Join(root, "bonesync"), nil, time.Time{}); err != nil {
 		return err
 	}
@@ -283,14 +296,15 @@ func (s *System) fillEMMC(ctx context.Context, root string, files bool) error {
 // cardBoot clears the card's mark, so that its boot script boots it
 // again: the running card's own, or from the eMMC system the card's in
 // the slot (its boot partition mounted read-only for the moment).
-func (s *System) cardBoot() error {
-	if !s.onEMMC() {
+func (f flasher) cardBoot() error {
+	s := f.s
+	if !f.running() {
 		if s.card == nil {
 			return errors.New("not booted from a bonesync card with system slots")
 		}
 		return s.card.SetMoved(false)
 	}
-	name := s.otherCard()
+	name := f.otherCard()
 	if name == "" {
 		return errors.New("no bonesync card is in the slot")
 	}
@@ -310,8 +324,9 @@ func (s *System) cardBoot() error {
 
 // otherCard is a disk other than the one booted from and the eMMC that
 // holds a bonesync system, "" if none.
-func (s *System) otherCard() string {
-	self, _ := s.emmcDisk()
+func (f flasher) otherCard() string {
+	s := f.s
+	self, _ := f.disk()
 	entries, _ := os.ReadDir(sysBlock)
 	for _, e := range entries {
 		n := e.Name()
