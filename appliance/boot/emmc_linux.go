@@ -102,7 +102,7 @@ func (f flasher) status() {
 	}
 	size, _ := sysfsInt(filepath.Join(sysBlock, name, "size"))
 	fmt.Fprintf(s.Console, "emmc:    /dev/%s, %.1f GB (%s)\n", name, float64(size*512)/1e9, s.Board.EMMC.What)
-	fmt.Fprintf(s.Console, "on it:   %s\n", emmcHolds(name))
+	fmt.Fprintf(s.Console, "on it:   %s\n", emmcHolds("/dev/"+name, "/dev/"+partition.Name(name, 2)))
 	if f.running() {
 		fmt.Fprintln(s.Console, "running: from the eMMC")
 	} else if s.disk != nil {
@@ -115,9 +115,10 @@ func (f flasher) status() {
 	}
 }
 
-// emmcHolds says what the disk holds, from its first sectors.
-func emmcHolds(name string) string {
-	f, err := os.Open("/dev/" + name)
+// emmcHolds says what the disk at path holds, from its first sectors and
+// its data partition's file system (data).
+func emmcHolds(path, data string) string {
+	f, err := os.Open(path)
 	if err != nil {
 		return err.Error()
 	}
@@ -130,7 +131,7 @@ func emmcHolds(name string) string {
 	sig, ok := partition.Signature(mbr)
 	switch {
 	case ok:
-		if fs, _ := datadisk.Probe("/dev/" + partition.Name(name, 2)); fs.Label == DataLabel {
+		if fs, _ := datadisk.Probe(data); fs.Label == DataLabel {
 			return fmt.Sprintf("a bonesync system (boot partition %s)", partition.PartUUID(sig, 1))
 		}
 		return "another system (a partition table, no bonesync data partition): `emmc flash` replaces it"
