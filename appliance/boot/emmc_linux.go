@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/datadisk"
 	"github.com/bonesync/bonesync/appliance/emmc"
+	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/partition"
 	"github.com/bonesync/bonesync/appliance/store"
 	"github.com/bonesync/bonesync/appliance/update"
@@ -290,8 +292,13 @@ func (f flasher) fill(ctx context.Context, root string, files bool) error {
 			return err
 		}
 	}
-	// The flash's record is the card's: the eMMC's state starts without.
-	return os.Remove(filepath.Join(root, "bonesync", emmc.RecordFile))
+	// The flash's record and the card's health (its writes, its errors)
+	// are the card's: the eMMC's state starts without them.
+	state := filepath.Join(root, "bonesync")
+	if err := os.Remove(filepath.Join(health.Dir(state), s.disk.Name+".json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return os.Remove(filepath.Join(state, emmc.RecordFile))
 }
 
 // cardBoot clears the card's mark, so that its boot script boots it
