@@ -145,7 +145,7 @@ test-image: image
 	SOURCE_DATE_EPOCH=$(BUILD_UNIX) BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img UPDATE_KEY=$(abspath $(UPDATE_KEY)) $(GO) test -count=1 ./image/
 test-boot: image
 	scripts/install-test-deps.sh --check boot
-	BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img UPDATE_KEY=$(abspath $(UPDATE_KEY)) $(GO) test -count=1 -timeout 30m -parallel 4 -run 'TestBoot|TestUpdate|TestDataDisk|TestGadget' -tags vm -v ./image/ 2>&1 | tee $(OUT)/boot-test.log | grep -E '^(=== RUN|--- |\s+(update_|datadisk_|gadget_)?vm_test|PASS|FAIL|ok)'; test $${PIPESTATUS[0]} -eq 0
+	BONESYNC_IMAGE=$(CURDIR)/$(OUT)/bonesync-bbb.img UPDATE_KEY=$(abspath $(UPDATE_KEY)) $(GO) test -count=1 -timeout 30m -parallel 4 -run 'TestBoot|TestUpdate|TestDataDisk|TestEMMC|TestGadget' -tags vm -v ./image/ 2>&1 | tee $(OUT)/boot-test.log | grep -E '^(=== RUN|--- |\s+(update_|datadisk_|emmc_|gadget_)?vm_test|PASS|FAIL|ok)'; test $${PIPESTATUS[0]} -eq 0
 
 # The static checks cover every package, the VM tests' files included:
 # gofmt, go vet, staticcheck (the version scripts/install-test-deps.sh

@@ -60,6 +60,22 @@ type Board struct {
 	// in place of the config's (emulators, where crypto runs 20-80x
 	// slower).
 	QuickBenchmark bool `json:"quick_benchmark,omitempty"`
+	// EMMC is the board's built-in flash, which `emmc flash` copies the
+	// system to; nil if it has none.
+	EMMC *EMMC `json:"emmc,omitempty"`
+}
+
+// EMMC is how the running kernel names the board's eMMC.
+type EMMC struct {
+	// Device is its whole-disk block device: mmcblk1 on the BeagleBone
+	// Black, whose device tree's /aliases number the MMC hosts.
+	Device string `json:"device"`
+	// Host, when set, is part of the disk's sysfs path that only the
+	// eMMC's controller has (its bus address: 481d8000.mmc, a PCI slot):
+	// the disk is found by it, whatever its name, and a disk named
+	// Device elsewhere is not taken for it.
+	Host string `json:"host,omitempty"`
+	What string `json:"what"`
 }
 
 // USBDevice is a USB device (peripheral) port and the gadget PID 1 makes

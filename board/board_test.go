@@ -34,3 +34,16 @@ func TestBoards(t *testing.T) {
 		}
 	}
 }
+
+// The eMMC is data: the BeagleBone Black's is mmcblk1 on the MMC1
+// controller (its device tree's /aliases), QEMU's the second virtio disk.
+func TestEMMC(t *testing.T) {
+	bbb, _ := Load("beaglebone-black")
+	if bbb.EMMC == nil || bbb.EMMC.Device != "mmcblk1" || bbb.EMMC.Host != "481d8000.mmc" {
+		t.Errorf("BeagleBone Black's eMMC = %+v, want mmcblk1 on 481d8000.mmc", bbb.EMMC)
+	}
+	virt, _ := Load("qemu-virt")
+	if virt.EMMC == nil || virt.EMMC.Device != "vdb" || virt.EMMC.Host != "0000:00:10.0" {
+		t.Errorf("qemu-virt's eMMC = %+v, want vdb in PCI slot 0x10", virt.EMMC)
+	}
+}

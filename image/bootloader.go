@@ -29,6 +29,7 @@ var ubootEvidence = map[string]string{
 	"test":     "minimal test like /bin/sh",
 	"echo":     "echo args to console",
 	"bootz":    "boot Linux zImage image from memory",
+	"part":     "part uuid <interface> <dev>:<part> <varname>", // CONFIG_CMD_PART, CONFIG_PARTITION_UUIDS
 }
 
 // ubootAlso is what the script needs besides its commands: env import,

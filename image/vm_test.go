@@ -98,6 +98,9 @@ type vmOptions struct {
 	// monitor opens QEMU's human monitor on a socket (vm.monitor), to
 	// unplug and plug devices.
 	monitor bool
+	// cardAddr puts the card in that PCI slot (the eMMC test boots its
+	// eMMC in the slot the board data names), else the first free one.
+	cardAddr string
 }
 
 func startVMWith(t *testing.T, card string, o vmOptions) *vm {
@@ -109,9 +112,13 @@ func startVMWith(t *testing.T, card string, o vmOptions) *vm {
 		v.monitorPath = filepath.Join(t.TempDir(), "monitor.sock")
 		monitor = []string{"-monitor", "unix:" + v.monitorPath + ",server,nowait"}
 	}
+	cardDev := "virtio-blk-pci,drive=sd"
+	if o.cardAddr != "" {
+		cardDev += ",addr=" + o.cardAddr
+	}
 	v.cmd = exec.Command("qemu-system-arm", "-M", "virt,highmem=off", "-cpu", "cortex-a15", "-smp", "1", "-m", "512",
 		"-bios", "/usr/lib/u-boot/qemu_arm/u-boot.bin",
-		"-drive", "if=none,file="+card+",format=raw,id=sd", "-device", "virtio-blk-pci,drive=sd",
+		"-drive", "if=none,file="+card+",format=raw,id=sd", "-device", cardDev,
 		"-netdev", fmt.Sprintf("user,id=n0,hostfwd=tcp:127.0.0.1:%s-:443,hostfwd=tcp:127.0.0.1:%s-:80,hostfwd=tcp:127.0.0.1:%s-:22", v.https, v.http, v.ssh),
 		"-device", "virtio-net-pci,netdev=n0", "-device", "virtio-rng-pci",
 		"-display", "none", "-serial", "stdio")

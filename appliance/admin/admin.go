@@ -10,6 +10,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
+	"github.com/bonesync/bonesync/appliance/emmc"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/update"
 )
@@ -61,6 +62,13 @@ type System interface {
 	// DataDisk is the USB disk the files were moved to, or are being
 	// moved to (package datadisk); !ok: they are on the card.
 	DataDisk() (datadisk.Record, bool)
+	// EMMC is the last flash of the board's eMMC from this card (package
+	// emmc); !ok: none.
+	EMMC() (emmc.Record, bool)
+	// FlashEMMC asks PID 1 to copy the system to the board's eMMC, in the
+	// background (the console's emmc flash): the server is stopped while
+	// it copies, and EMMC says how it went.
+	FlashEMMC() error
 	// Memory is the box's memory budget (package budget); nil: none.
 	Memory() *budget.Budget
 	// ProbePass makes a pass that lets a probe (bonesync probe -token)

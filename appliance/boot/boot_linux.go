@@ -9,9 +9,11 @@
 //     board's file-system modules;
 //  4. start feeding the hardware watchdog, for as long as the server's own
 //     heartbeats come (or it is starting, or being restarted);
-//  5. find the card: mount its FAT boot partition read-only at /boot (the
-//     config file is there) and its ext4 data partition at /perm, growing the
-//     data partition to fill the card on first boot;
+//  5. find the disk U-Boot booted from (the card, or the eMMC after `emmc
+//     flash`: by the PARTUUID the boot script passes, else the card by its
+//     data partition's label): mount its FAT boot partition read-only at
+//     /boot (the config file is there) and its ext4 data partition at
+//     /perm, growing the data partition to fill the card on first boot;
 //  6. find the data disk, if the files live on a USB disk: mount it at
 //     /data, or tell the server why there are no files to serve
 //     (datadisk_linux.go, which also watches it and moves files onto it);
@@ -90,6 +92,7 @@ type System struct {
 	downMu    sync.Mutex // held from the start of a reboot or power-off
 	// shuttingDown is set at the start of a reboot or power-off.
 	shuttingDown atomic.Bool
+	flashing     atomic.Bool // `emmc flash` runs (emmc_linux.go)
 }
 
 // Version is this build's release (main sets it from its -X flag).

@@ -24,6 +24,9 @@ const promptHelp = `commands:
   copy accept-key        pin the SFTP target's new host key, after checking it (docs/copies.md)
   disk                   the data disk, and the USB disks plugged in
   disk adopt DEVICE      erase a USB disk (e.g. sda) and move the files onto it
+  emmc                   the board's eMMC: its size, what is on it, the last flash
+  emmc flash             copy this system, its state and files to the eMMC (docs/emmc.md)
+  emmc card-boot         let the card boot its own system again after a flash
   update FILE            write an update bundle to the other slot and boot it on trial
   update keys|trust KEY  the keys bundles must be signed with; add one (ed25519 BASE64)
   update allow-downgrade let the next bundle be older than the highest version run (once, for an hour)
@@ -47,6 +50,8 @@ func (s *System) command(ctx context.Context, f []string, in *os.File) {
 		fmt.Fprint(s.Console, promptHelp)
 	case "disk":
 		s.diskCommand(ctx, f[1:])
+	case "emmc":
+		s.emmcCommand(ctx, f[1:])
 	case "report":
 		self("report", "-state", StateDir)
 	case "status":

@@ -130,7 +130,7 @@ func unmountData() {
 
 // mountLocked mounts the wanted disk at DataMount, with d.mu held.
 func (d *dataDisk) mountLocked(s *System, rec datadisk.Record, adopted bool) error {
-	dev, err := datadisk.Find(datadisk.Devices(sysBlock, s.cardName()), d.want)
+	dev, err := datadisk.Find(datadisk.Devices(sysBlock, s.notDataDisks()...), d.want)
 	if err != nil {
 		return err
 	}
@@ -172,6 +172,16 @@ func (s *System) cardName() string {
 		return s.disk.Name
 	}
 	return ""
+}
+
+// notDataDisks are the disks never offered as a data disk: the one booted
+// from, and the board's eMMC (which holds the system, or will).
+func (s *System) notDataDisks() []string {
+	skip := []string{s.cardName()}
+	if name, err := (flasher{s}).disk(); err == nil {
+		skip = append(skip, name)
+	}
+	return skip
 }
 
 // cardHasFiles says whether the card's store holds any user's file.
@@ -256,7 +266,7 @@ func (s *System) adoptCommand(ctx context.Context, name string, erase bool) erro
 	if d == nil {
 		return errors.New("the boot did not get as far as the disks")
 	}
-	devs := datadisk.Devices(sysBlock, s.cardName())
+	devs := datadisk.Devices(sysBlock, s.notDataDisks()...)
 	var dev *datadisk.Device
 	var parts []string
 	for i := range devs {
@@ -285,7 +295,7 @@ func (s *System) adoptCommand(ctx context.Context, name string, erase bool) erro
 // adoptBySerial is data_disk_format: the disk with that serial, erased.
 func (s *System) adoptBySerial(ctx context.Context, serial string) {
 	for i := 0; i < 30; i++ { // USB disks take a few seconds to appear
-		for _, dev := range datadisk.Devices(sysBlock, s.cardName()) {
+		for _, dev := range datadisk.Devices(sysBlock, s.notDataDisks()...) {
 			if dev.Serial == serial && dev.Disk == dev.Name {
 				if bonesyncDisk(dev) {
 					// Never erased by a line left in the config: it may
@@ -389,7 +399,7 @@ func (s *System) move(ctx context.Context, rec datadisk.Record) {
 	var dev datadisk.Device
 	for {
 		var err error
-		if dev, err = datadisk.Find(datadisk.Devices(sysBlock, s.cardName()), rec.UUID); err == nil {
+		if dev, err = datadisk.Find(datadisk.Devices(sysBlock, s.notDataDisks()...), rec.UUID); err == nil {
 			break
 		}
 		select {
@@ -561,7 +571,7 @@ func (s *System) diskCommand(ctx context.Context, args []string) {
 	switch {
 	case len(args) == 0:
 		fmt.Fprintf(s.Console, "files:   %s\n", s.diskStatus())
-		devs := datadisk.Devices(sysBlock, s.cardName())
+		devs := datadisk.Devices(sysBlock, s.notDataDisks()...)
 		if len(devs) == 0 {
 			fmt.Fprintln(s.Console, "no USB disk is plugged in")
 		}

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bonesync/bonesync/appliance/datadisk"
+	"github.com/bonesync/bonesync/appliance/partition"
+	"github.com/bonesync/bonesync/appliance/update"
 )
 
 // The labels the image builder gives the card's partitions.
@@ -32,22 +34,31 @@ type Disk struct {
 	SizeBytes int64
 }
 
-// mountCard finds the card by its data partition's label, mounts the boot
+// mountCard finds the disk U-Boot booted from (by its boot partition's
+// PARTUUID, or the data partition's label), mounts the boot
 // partition read-only and the data partition read-write, growing the data
 // partition and its file system to the end of the card if they do not reach
 // it (the first boot after flashing; or finishing a grow a power cut
 // interrupted).
 func mountCard(_ context.Context, s *System) error {
+	boot := bootPartUUID()
 	var d *Disk
 	deadline := time.Now().Add(20 * time.Second) // SD cards take a moment
 	for d == nil && time.Now().Before(deadline) {
-		d = findCard()
+		d = findCard(boot)
 		if d == nil {
 			time.Sleep(250 * time.Millisecond)
 		}
 	}
+	if d == nil && boot != "" {
+		s.Log.Warn("no disk has the boot partition U-Boot booted from: looking for the data partition's label", "partuuid", boot)
+		d = findCard("")
+	}
 	if d == nil {
 		return fmt.Errorf("no partition labelled %s: is this a bonesync card?", DataLabel)
+	}
+	if boot != "" {
+		s.Log.Info("booted from", "disk", d.Name, "partuuid", boot)
 	}
 	s.disk = d
 	if err := unix.Mount(d.BootPart, BootMount, "vfat", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "iocharset=iso8859-1,codepage=437"); err != nil {
@@ -73,6 +84,15 @@ func mountCard(_ context.Context, s *System) error {
 	return nil
 }
 
+// bootPartUUID is the boot script's bonesync.boot=, "" if it passed none.
+func bootPartUUID() string {
+	b, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		return ""
+	}
+	return update.ParseCmdline(string(b)).Boot
+}
+
 func (s *System) loadConfig() {
 	c, probs := configLoad(ConfigFile)
 	for _, p := range probs {
@@ -82,30 +102,65 @@ func (s *System) loadConfig() {
 	s.Hostname = c.Hostname
 }
 
-// findCard returns the disk whose second partition is the bonesync data
-// partition, or nil.
-func findCard() *Disk {
+// findCard returns the disk bonesync booted from, or nil: the one whose
+// boot partition has the PARTUUID the boot script passed (bonesync.boot=),
+// else, from a boot script before it, the disk whose second partition is
+// the bonesync data partition (a card and an eMMC both holding bonesync
+// are then told apart by nothing: the first found).
+func findCard(boot string) *Disk {
+	if boot != "" {
+		return findByPartUUID(boot)
+	}
 	entries, _ := os.ReadDir("/sys/class/block")
 	for _, e := range entries {
 		name := e.Name()
 		if _, err := os.Stat(filepath.Join("/sys/class/block", name, "partition")); err == nil {
 			continue // a partition, not a disk
 		}
-		p1, p2 := partName(name, 1), partName(name, 2)
-		if fs, _ := datadisk.Probe("/dev/" + p2); fs.Label == DataLabel {
-			size, _ := sysfsInt(filepath.Join("/sys/class/block", name, "size"))
-			return &Disk{Name: name, BootPart: "/dev/" + p1, DataPart: "/dev/" + p2, SizeBytes: size * 512}
+		if fs, _ := datadisk.Probe("/dev/" + partition.Name(name, 2)); fs.Label == DataLabel {
+			return newDisk(name, 1)
 		}
 	}
 	return nil
 }
 
-// partName is the kernel's name for partition n of disk: sda2, mmcblk0p2.
-func partName(disk string, n int) string {
-	if last := disk[len(disk)-1]; last >= '0' && last <= '9' {
-		return fmt.Sprintf("%sp%d", disk, n)
+// findByPartUUID returns the disk whose MBR has the signature of the
+// PARTUUID boot, its partition the boot partition, or nil.
+func findByPartUUID(boot string) *Disk {
+	sig, n, err := partition.ParsePartUUID(boot)
+	if err != nil {
+		return nil
 	}
-	return fmt.Sprintf("%s%d", disk, n)
+	entries, _ := os.ReadDir("/sys/class/block")
+	for _, e := range entries {
+		name := e.Name()
+		if _, err := os.Stat(filepath.Join("/sys/class/block", name, "partition")); err == nil {
+			continue
+		}
+		if got, ok := diskSignature("/dev/" + name); ok && got == sig {
+			return newDisk(name, n)
+		}
+	}
+	return nil
+}
+
+// diskSignature reads the MBR's disk signature of the disk at path.
+func diskSignature(path string) (uint32, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	b := make([]byte, 512)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return 0, false
+	}
+	return partition.Signature(b)
+}
+
+func newDisk(name string, bootPart int) *Disk {
+	size, _ := sysfsInt(filepath.Join("/sys/class/block", name, "size"))
+	return &Disk{Name: name, BootPart: "/dev/" + partition.Name(name, bootPart), DataPart: "/dev/" + partition.Name(name, 2), SizeBytes: size * 512}
 }
 
 func sysfsInt(path string) (int64, error) {
@@ -166,29 +221,10 @@ func growPartition(d *Disk) (bool, error) {
 	}
 	// Tell the kernel the partition is larger, without a re-read of the
 	// whole table (which fails while partition 1 is mounted).
-	part := blkpgPartition{Start: start * 512, Length: newSize * 512, Pno: 2}
-	arg := blkpgIoctlArg{Op: blkpgResizePartition, Datalen: int32(unsafe.Sizeof(part)), Data: unsafe.Pointer(&part)}
-	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.BLKPG, uintptr(unsafe.Pointer(&arg))); errno != 0 {
-		return false, fmt.Errorf("BLKPG resize: %w", errno)
+	if err := partition.Resize(f, 2, partition.Part{Start: start * 512, Size: newSize * 512}); err != nil {
+		return false, fmt.Errorf("BLKPG resize: %w", err)
 	}
 	return true, nil
-}
-
-const blkpgResizePartition = 3
-
-// blkpgPartition is struct blkpg_partition; the trailing pad keeps its size
-// that of the C struct (8-byte aligned) on 32-bit ARM too.
-type blkpgPartition struct {
-	Start, Length int64
-	Pno           int32
-	Devname       [64]byte
-	Volname       [64]byte
-	_             [4]byte
-}
-
-type blkpgIoctlArg struct {
-	Op, Flags, Datalen int32
-	Data               unsafe.Pointer
 }
 
 // ext4ResizeFS is EXT4_IOC_RESIZE_FS, _IOW('f', 16, __u64).

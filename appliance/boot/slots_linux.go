@@ -82,6 +82,10 @@ func (s *System) giveUpTrial(why string) {
 // applyUpdate is the console's `update FILE` (the same as /admin/update),
 // `update keys`, `update trust KEY` and `update allow-downgrade`.
 func (s *System) applyUpdate(args []string) {
+	if s.flashing.Load() {
+		fmt.Fprintf(s.Console, "update: the eMMC is being flashed from this card: update once it is done\n")
+		return
+	}
 	switch {
 	case len(args) == 1 && args[0] == "keys":
 		s.updateKeys()

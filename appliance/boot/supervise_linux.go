@@ -241,6 +241,10 @@ func (sv *Supervisor) notified(msg sysd.Message, now time.Time) {
 		sv.s.Log.Info("the server asks for a reboot", "why", msg.Reboot)
 		go sv.s.shutdown(false)
 	}
+	if msg.EMMC == "flash" {
+		sv.s.Log.Info("the server asks for the system to be copied to the eMMC")
+		go sv.s.flashAsked()
+	}
 	if msg.Watchdog {
 		sv.beat = now
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -110,8 +111,9 @@ func (d Device) String() string {
 }
 
 // Devices lists the disks (and their partitions) under sys (/sys/class/block)
-// other than skip (the card the box booted from), loop devices and RAM disks.
-func Devices(sys, skip string) []Device {
+// other than those in skip (the disk the box booted from, the board's
+// eMMC), loop devices and RAM disks.
+func Devices(sys string, skip ...string) []Device {
 	entries, _ := os.ReadDir(sys)
 	var out []Device
 	for _, e := range entries {
@@ -128,7 +130,7 @@ func Devices(sys, skip string) []Device {
 			}
 			d.Disk = filepath.Base(filepath.Dir(target))
 		}
-		if d.Disk == skip {
+		if slices.Contains(skip, d.Disk) {
 			continue
 		}
 		sectors, _ := readInt(filepath.Join(dir, "size"))

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/bonesync/bonesync/appliance/admin"
@@ -8,10 +10,12 @@ import (
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/copies/engine"
 	"github.com/bonesync/bonesync/appliance/datadisk"
+	"github.com/bonesync/bonesync/appliance/emmc"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/sysd"
 	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/bonesync/bonesync/appliance/users"
+	"github.com/bonesync/bonesync/board"
 )
 
 // system is the box as its admin sees and sets it (admin.System): the
@@ -42,6 +46,25 @@ func (y system) Reboot(why string) {
 	if y.CanReboot() {
 		sysd.RequestReboot(why)
 	}
+}
+
+func (y system) EMMC() (emmc.Record, bool) {
+	r, ok, _ := emmc.ReadRecord(y.s.o.State)
+	return r, ok
+}
+
+// FlashEMMC asks PID 1 to flash the eMMC, on a board that has one.
+func (y system) FlashEMMC() error {
+	if !y.CanReboot() {
+		return errors.New("no bonesync PID 1 runs this server: use the console's emmc flash on the board")
+	}
+	if b, err := board.Load(y.s.o.Board); err != nil || b.EMMC == nil {
+		return fmt.Errorf("the board %s has no eMMC", y.s.o.Board)
+	}
+	if !sysd.RequestEMMCFlash() {
+		return errors.New("PID 1 could not be told")
+	}
+	return nil
 }
 
 func (y system) DataDisk() (datadisk.Record, bool) {

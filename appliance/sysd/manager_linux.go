@@ -21,6 +21,7 @@ type Message struct {
 	Status   string
 	Phase    string
 	Reboot   string // why the service asks the box to reboot (RequestReboot)
+	EMMC     string // "flash": copy the system to the eMMC (RequestEMMCFlash)
 	// Listening are the service's addresses by port name, sent with
 	// READY=1 (Ready).
 	Listening map[string]string
@@ -48,6 +49,8 @@ func ParseMessage(b []byte) Message {
 			m.Phase = v
 		case "X_BONESYNC_REBOOT":
 			m.Reboot = v
+		case "X_BONESYNC_EMMC":
+			m.EMMC = v
 		case "X_BONESYNC_LISTEN":
 			m.Listening = map[string]string{}
 			for _, f := range strings.Fields(v) {

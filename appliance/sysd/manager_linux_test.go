@@ -35,10 +35,11 @@ func TestManagerReadsNotifications(t *testing.T) {
 	Status("serving")
 	stop := Watchdog(func() bool { return true })
 	defer stop()
+	RequestEMMCFlash()
 	Stopping()
 	var seen Message
 	deadline := time.After(5 * time.Second)
-	for !(seen.Phase != "" && seen.Ready && seen.Status != "" && seen.Watchdog && seen.Stopping) {
+	for !(seen.Phase != "" && seen.Ready && seen.Status != "" && seen.Watchdog && seen.Stopping && seen.EMMC != "") {
 		select {
 		case msg := <-got:
 			if msg.Pid != os.Getpid() {
@@ -52,11 +53,12 @@ func TestManagerReadsNotifications(t *testing.T) {
 			}
 			seen.Watchdog = seen.Watchdog || msg.Watchdog
 			seen.Stopping = seen.Stopping || msg.Stopping
+			seen.EMMC += msg.EMMC
 		case <-deadline:
 			t.Fatalf("after 5 s: %+v", seen)
 		}
 	}
-	if seen.Phase != "benchmarking" || seen.Status != "serving" {
-		t.Errorf("phase %q, status %q", seen.Phase, seen.Status)
+	if seen.Phase != "benchmarking" || seen.Status != "serving" || seen.EMMC != "flash" {
+		t.Errorf("phase %q, status %q, emmc %q", seen.Phase, seen.Status, seen.EMMC)
 	}
 }

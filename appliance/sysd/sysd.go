@@ -52,6 +52,12 @@ func RequestReboot(why string) bool {
 	return notify("X_BONESYNC_REBOOT=" + strings.ReplaceAll(why, "\n", " "))
 }
 
+// RequestEMMCFlash asks bonesync's PID 1 to copy the system to the
+// board's eMMC (the console's `emmc flash`), in the background; how it
+// went is PID 1's record in the state directory (package emmc). It
+// reports whether a service manager was told; systemd ignores it.
+func RequestEMMCFlash() bool { return notify("X_BONESYNC_EMMC=flash") }
+
 // Status sets the one-line status `systemctl status` shows.
 func Status(s string) { notify("STATUS=" + strings.ReplaceAll(s, "\n", " ")) }
 

@@ -281,3 +281,13 @@ func (c *device) lock() (func(), error) {
 	}
 	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
 }
+
+// offset is where the first byte of name is on the device, in bytes from
+// the partition's start.
+func (c *device) offset(name string) (int64, error) {
+	_, offs, err := c.blocks(name, 1)
+	if err != nil {
+		return 0, err
+	}
+	return offs[0], nil
+}

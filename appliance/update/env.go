@@ -81,10 +81,13 @@ func (e Env) Bytes() ([]byte, error) {
 //	bonesync_trial  a slot to boot once; U-Boot clears it before booting it
 //	bonesync_tried  the slot U-Boot last booted on trial; still there after
 //	                a commit means the trial never became healthy
+//	bonesync_moved  1: this card's system was copied to the eMMC and
+//	                verified; the boot script boots nothing from it
 const (
 	varSlot  = "bonesync_slot"
 	varTrial = "bonesync_trial"
 	varTried = "bonesync_tried"
+	varMoved = "bonesync_moved"
 )
 
 // The variables of slot-X/slot.env, written last when a slot is filled:
@@ -101,10 +104,11 @@ type BootState struct {
 	Slot  string // the default
 	Trial string // armed, not yet booted
 	Tried string // the last trial
+	Moved bool   // the system moved to the eMMC: the card steps aside
 }
 
 func readBootState(e Env) BootState {
-	s := BootState{Slot: e[varSlot], Trial: e[varTrial], Tried: e[varTried]}
+	s := BootState{Slot: e[varSlot], Trial: e[varTrial], Tried: e[varTried], Moved: e[varMoved] == "1"}
 	if s.Slot != "b" {
 		s.Slot = "a" // as the boot script decides
 	}
@@ -112,11 +116,15 @@ func readBootState(e Env) BootState {
 }
 
 func (s BootState) env() Env {
-	return Env{varSlot: s.Slot, varTrial: s.Trial, varTried: s.Tried}
+	e := Env{varSlot: s.Slot, varTrial: s.Trial, varTried: s.Tried}
+	if s.Moved {
+		e[varMoved] = "1"
+	}
+	return e
 }
 
-// Other is the slot that is not s.
-func Other(s string) string {
+// otherSlot is the slot that is not s.
+func otherSlot(s string) string {
 	if s == "a" {
 		return "b"
 	}
@@ -155,10 +163,15 @@ func readSlotInfo(e Env) (SlotInfo, bool) {
 }
 
 // Running is what the kernel's command line says about this boot: the
-// boot script adds bonesync.slot=X, and bonesync.trial=1 on a trial.
+// boot script adds bonesync.slot=X, bonesync.boot=PARTUUID (the boot
+// partition it ran from), and bonesync.trial=1 on a trial.
 type Running struct {
 	Slot  string // "" when not booted by bonesync's boot script
 	Trial bool
+	// Boot is the PARTUUID of the boot partition U-Boot loaded this
+	// system from, lower case ("" from a boot script before it, or a
+	// U-Boot that could not say).
+	Boot string
 }
 
 // ParseCmdline reads /proc/cmdline's bonesync parameters.
@@ -172,6 +185,8 @@ func ParseCmdline(cmdline string) Running {
 			}
 		case "bonesync.trial":
 			r.Trial = v == "1"
+		case "bonesync.boot":
+			r.Boot = strings.ToLower(v)
 		}
 	}
 	return r

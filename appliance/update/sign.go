@@ -42,8 +42,8 @@ func (k Key) Fingerprint() string {
 	return "SHA256:" + base64.RawStdEncoding.EncodeToString(sum[:])
 }
 
-// ParseKey reads a key as String writes it, with an optional comment after.
-func ParseKey(line string) (Key, error) {
+// parseKey reads a key as String writes it, with an optional comment after.
+func parseKey(line string) (Key, error) {
 	f := strings.Fields(line)
 	if len(f) < 2 || f[0] != "ed25519" {
 		return nil, fmt.Errorf("%q is not an update key (ed25519 BASE64, as out/update-signing.pub holds it)", trim(line))
@@ -80,7 +80,7 @@ func ReadKeys(files ...string) ([]Key, error) {
 			if line == "" || strings.HasPrefix(line, "#") {
 				continue
 			}
-			k, err := ParseKey(line)
+			k, err := parseKey(line)
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", name, n, err)
 			}
@@ -99,7 +99,7 @@ func Trusted(state string) ([]Key, error) {
 // Trust adds a key to the owner's keys under state; a key already there
 // is not added twice.
 func Trust(state, line string) (Key, error) {
-	k, err := ParseKey(line)
+	k, err := parseKey(line)
 	if err != nil {
 		return nil, err
 	}
@@ -220,9 +220,9 @@ func makeSigningKey(path string) (ed25519.PrivateKey, error) {
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
-	return priv, os.WriteFile(PublicKeyFile(path), []byte(Key(pub).String()+" bonesync update signing key\n"), 0o644)
+	return priv, os.WriteFile(publicKeyFile(path), []byte(Key(pub).String()+" bonesync update signing key\n"), 0o644)
 }
 
-// PublicKeyFile is where SigningKey keeps the public half of the key at
+// publicKeyFile is where SigningKey keeps the public half of the key at
 // path.
-func PublicKeyFile(path string) string { return strings.TrimSuffix(path, ".key") + ".pub" }
+func publicKeyFile(path string) string { return strings.TrimSuffix(path, ".key") + ".pub" }

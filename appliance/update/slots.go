@@ -30,6 +30,8 @@ type sectors interface {
 	writer(name string, n int64) (io.WriteCloser, error)
 	// lock holds off every other process's Apply and Commit.
 	lock() (unlock func(), err error)
+	// offset is where name's first byte is, from the partition's start.
+	offset(name string) (int64, error)
 }
 
 // ErrNotCard says the system was not booted by bonesync's boot script: a
@@ -59,7 +61,7 @@ func (c *Card) write(name string, b []byte) error {
 
 // Status reads boot.env and the other slot's slot.env.
 func (c *Card) Status() (Status, error) {
-	st := Status{Slot: c.Running.Slot, Other: Other(c.Running.Slot)}
+	st := Status{Slot: c.Running.Slot, Other: otherSlot(c.Running.Slot)}
 	bs, err := c.bootState()
 	if err != nil {
 		return st, err
@@ -174,7 +176,7 @@ func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, 
 	}
 	// Running the fallback (the default slot did not load) is fine: the
 	// update goes over the default, and arming makes this slot the default.
-	target := Other(c.Running.Slot)
+	target := otherSlot(c.Running.Slot)
 	dir := SlotDir(target)
 	running, _, err := c.slotInfo(c.Running.Slot)
 	if err != nil {

@@ -22,6 +22,14 @@ func (m memCard) read(name string, n int64) ([]byte, error) {
 	return bytes.Clone(f[:n]), nil
 }
 
+// offset: each file as if 4 KiB into the partition.
+func (m memCard) offset(name string) (int64, error) {
+	if _, ok := m[name]; !ok {
+		return 0, fmt.Errorf("%s: no such file", name)
+	}
+	return 4096, nil
+}
+
 type memWriter struct {
 	f   []byte
 	pos int

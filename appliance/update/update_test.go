@@ -56,6 +56,7 @@ func TestCmdline(t *testing.T) {
 	for in, want := range map[string]Running{
 		"panic=10 bonesync.slot=b bonesync.trial=1": {Slot: "b", Trial: true},
 		"panic=10 bonesync.slot=a":                  {Slot: "a"},
+		"bonesync.slot=a bonesync.boot=0B0E5EED-01": {Slot: "a", Boot: "0b0e5eed-01"},
 		"console=ttyS0 bonesync.slot=c":             {},
 		"":                                          {},
 	} {
@@ -89,7 +90,7 @@ func TestBootScriptImage(t *testing.T) {
 		t.Error("script length table")
 	}
 	// Every variable the box writes is one the script reads.
-	for _, v := range []string{varSlot, varTrial, varTried, varVersion, varKernel, varInitrd, varDTB, StateFile, SlotEnv} {
+	for _, v := range []string{varSlot, varTrial, varTried, varMoved, varVersion, varKernel, varInitrd, varDTB, StateFile, SlotEnv} {
 		if !strings.Contains(BootScriptText, v) {
 			t.Errorf("the boot script does not use %s", v)
 		}
@@ -213,7 +214,7 @@ func TestKeys(t *testing.T) {
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("the private key is mode %v", fi.Mode().Perm())
 	}
-	pub, err := os.ReadFile(PublicKeyFile(path))
+	pub, err := os.ReadFile(publicKeyFile(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,5 +235,14 @@ func TestKeys(t *testing.T) {
 	os.WriteFile(filepath.Join(state, OwnerKeys), []byte("# comment\n\ned25519 junk\n"), 0o644)
 	if _, err := Trusted(state); err == nil || !strings.Contains(err.Error(), ":3:") {
 		t.Errorf("a damaged keys file: %v", err)
+	}
+}
+
+// U-Boot's hush takes a single quote as the start of a quoted string even
+// inside double quotes: one in an echo's text is a syntax error that
+// fails the whole script (and the card does not boot).
+func TestBootScriptHasNoSingleQuote(t *testing.T) {
+	if i := strings.IndexByte(BootScriptText, '\''); i >= 0 {
+		t.Errorf("the boot script has a single quote at %d: %q", i, BootScriptText[max(0, i-40):i+1])
 	}
 }

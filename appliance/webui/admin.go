@@ -50,6 +50,8 @@ type adminData struct {
 	Memory       *budget.Status // the budget (package budget); nil: none
 	DataDisk     string         // where the files are, when a USB disk was adopted
 	OnBoard      bool           // the console's disk adopt is there to move them
+	EMMC         string         // the eMMC's last flash from this card; "": none
+	CanFlash     bool           // a PID 1 is there to flash the eMMC (the form is shown)
 	Report       string
 	Measuring    bool
 	CanMeasure   bool
@@ -134,6 +136,10 @@ func (u *Admin) systemData(d *adminData) {
 		d.DataDisk = r.String()
 	}
 	d.OnBoard = sys.Board() != ""
+	if r, ok := sys.EMMC(); ok {
+		d.EMMC = r.String()
+	}
+	d.CanFlash = d.OnBoard && sys.CanReboot() && sys.Card() != nil
 	d.CopyPlan = sys.CopyPlan()
 	f := sys.CopyForm()
 	d.CopyForm = &f

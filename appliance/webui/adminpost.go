@@ -55,6 +55,7 @@ var adminActions = map[string]adminAction{
 var confirmedActions = map[string]adminAction{
 	"copy-password":   (*Admin).copyPassword,
 	"copy-accept-key": (*Admin).copyAcceptKey,
+	"emmc-flash":      (*Admin).emmcFlash,
 }
 
 // adminPost runs the form's action and shows the page again.
@@ -275,4 +276,19 @@ func (u *Admin) probePass(r *http.Request, sess auth.Caller) adminDone {
 	}
 	u.audited(r, sess.User, "made a probe pass")
 	return adminOK("Probe pass made.", adminData{ProbePass: token, ProbeUntil: expires, ProbeHost: r.Host})
+}
+
+// emmcFlash starts copying the system to the board's eMMC (PID 1's emmc
+// flash): it changes what the box boots, so the password is typed again.
+// The server stops while PID 1 copies; the page says how it went after.
+func (u *Admin) emmcFlash(r *http.Request, sess auth.Caller) adminDone {
+	if u.System == nil {
+		return adminFailed(http.StatusNotImplemented, "There is no eMMC here.")
+	}
+	if err := u.System.FlashEMMC(); err != nil {
+		return adminFailed(http.StatusConflict, "The eMMC is not flashed: "+err.Error())
+	}
+	u.Log.Info("web: admin started copying the system to the eMMC")
+	u.audited(r, sess.User, "started copying the system to the eMMC")
+	return adminOK("Copying the system to the eMMC: the box stops serving for a few minutes while it copies and checks the copy. Then reload this page: it says what to do next.", adminData{})
 }

@@ -2,6 +2,7 @@ package webui
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/bonesync/bonesync/appliance/admin/admintest"
 	"github.com/bonesync/bonesync/appliance/copies"
+	"github.com/bonesync/bonesync/appliance/emmc"
+	"github.com/bonesync/bonesync/appliance/update"
 	"github.com/bonesync/bonesync/appliance/users"
 )
 
@@ -113,5 +116,43 @@ func TestAdminCopiesConfirmed(t *testing.T) {
 	annCookie, annCSRF := s.login("ann", "ann-password")
 	if resp, _ := s.do("POST", "/admin/copies", annCookie, url.Values{"csrf": {annCSRF}, "action": {"copy-accept-key"}, "offered": {ch.Offered}}); resp.StatusCode != 403 || len(accepted) != 1 {
 		t.Errorf("ann accepting a key = %s", resp.Status)
+	}
+}
+
+// The eMMC's flash is a confirmed action: the form and the last flash's
+// record on the page, refused on the plain admin route, started once on
+// the confirmed one and audited, and PID 1's refusal shown as it came.
+func TestAdminEMMCFlash(t *testing.T) {
+	s := newSite(t)
+	flashes := 0
+	var refuse error
+	done := emmc.Record{Phase: emmc.Done, Device: "mmcblk1", Size: 3_900_000_000, Started: time.Now(), Finished: time.Now()}
+	s.admin.System = &admintest.System{
+		BoardName: "beaglebone-black", RebootTo: func(string) {}, Slots: &update.Card{}, Flashed: &done,
+		Flash: func() error { flashes++; return refuse },
+	}
+	cookie, csrf := s.login(users.Admin, users.Admin+"-password")
+	_, page := s.do("GET", "/admin/", cookie, nil)
+	for _, want := range []string{`value="emmc-flash"`, `id="emmc-status"`, "verified at", "take the card out"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the admin page does not show %q", want)
+		}
+	}
+	post := func(path string, v url.Values) (*http.Response, string) {
+		v.Set("csrf", csrf)
+		return s.do("POST", path, cookie, v, "Accept", "text/html")
+	}
+	if resp, _ := post("/admin/", url.Values{"action": {"emmc-flash"}}); resp.StatusCode != 400 || flashes != 0 {
+		t.Errorf("the flash on the admin route, the password not asked again = %s, %d flashes", resp.Status, flashes)
+	}
+	if resp, page := post("/admin/copies", url.Values{"action": {"emmc-flash"}}); resp.StatusCode != 200 || !strings.Contains(page, "Copying the system to the eMMC") || flashes != 1 {
+		t.Errorf("the flash = %s, %d flashes", resp.Status, flashes)
+	}
+	if ev, _ := s.common.Audit.Recent(10); len(ev) == 0 || !strings.Contains(ev[0].What, "started copying the system to the eMMC") {
+		t.Errorf("the audit log: %+v", ev)
+	}
+	refuse = errors.New("this system runs from the eMMC already")
+	if resp, page := post("/admin/copies", url.Values{"action": {"emmc-flash"}}); resp.StatusCode != 409 || !strings.Contains(page, "runs from the eMMC already") {
+		t.Errorf("a refused flash = %s", resp.Status)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bonesync/bonesync/appliance/budget"
 	"github.com/bonesync/bonesync/appliance/copies"
 	"github.com/bonesync/bonesync/appliance/datadisk"
+	"github.com/bonesync/bonesync/appliance/emmc"
 	"github.com/bonesync/bonesync/appliance/guard"
 	"github.com/bonesync/bonesync/appliance/health"
 	"github.com/bonesync/bonesync/appliance/update"
@@ -34,6 +35,8 @@ type System struct {
 	AcceptKey func(offered string) (copies.HostKeyChanged, error)
 	Reports   []health.Report
 	Data      func() (datadisk.Record, bool)
+	Flashed   *emmc.Record // the eMMC's last flash; nil: none
+	Flash     func() error // FlashEMMC; nil: no eMMC here
 	Budget    *budget.Budget
 }
 
@@ -96,6 +99,20 @@ func (s *System) DataDisk() (datadisk.Record, bool) {
 		return datadisk.Record{}, false
 	}
 	return s.Data()
+}
+
+func (s *System) EMMC() (emmc.Record, bool) {
+	if s.Flashed == nil {
+		return emmc.Record{}, false
+	}
+	return *s.Flashed, true
+}
+
+func (s *System) FlashEMMC() error {
+	if s.Flash == nil {
+		return errors.New("no eMMC here")
+	}
+	return s.Flash()
 }
 
 func (s *System) Memory() *budget.Budget { return s.Budget }
