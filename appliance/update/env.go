@@ -21,12 +21,12 @@ import (
 	"strings"
 )
 
-// EnvSize is the size of boot.env and slot.env: one sector, as U-Boot's
+// envSize is the size of boot.env and slot.env: one sector, as U-Boot's
 // `env export -t -s 0x200` fills it and `fatwrite ... 0x200` writes it.
-const EnvSize = 512
+const envSize = 512
 
 // Env is a U-Boot text environment: name=value lines, then NUL bytes to
-// EnvSize. U-Boot's `env import -t` reads it; so does ParseEnv.
+// envSize. U-Boot's `env import -t` reads it; so does ParseEnv.
 type Env map[string]string
 
 // ParseEnv reads an environment up to its first NUL. Lines that are not
@@ -48,7 +48,7 @@ func ParseEnv(b []byte) Env {
 	return e
 }
 
-// Bytes is the environment as EnvSize bytes, names in order, empty values
+// Bytes is the environment as envSize bytes, names in order, empty values
 // left out (U-Boot has no empty variables).
 func (e Env) Bytes() ([]byte, error) {
 	var b bytes.Buffer
@@ -67,10 +67,10 @@ func (e Env) Bytes() ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "%s=%s\n", k, v)
 	}
-	if b.Len() >= EnvSize {
-		return nil, fmt.Errorf("boot environment: %d bytes, more than fits in %d", b.Len(), EnvSize)
+	if b.Len() >= envSize {
+		return nil, fmt.Errorf("boot environment: %d bytes, more than fits in %d", b.Len(), envSize)
 	}
-	out := make([]byte, EnvSize)
+	out := make([]byte, envSize)
 	copy(out, b.Bytes())
 	return out, nil
 }

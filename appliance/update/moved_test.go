@@ -14,7 +14,7 @@ func TestMovedMark(t *testing.T) {
 		t.Errorf("boot.env after SetMoved(true) = %v", e)
 	}
 	at, cp, err := c.BootEnvCopy()
-	if err != nil || len(cp) != EnvSize || at != 4096 {
+	if err != nil || len(cp) != envSize || at != 4096 {
 		t.Fatalf("BootEnvCopy = %d, %d bytes, %v", at, len(cp), err)
 	}
 	if e := ParseEnv(cp); e[varMoved] != "" || e[varSlot] != "a" {

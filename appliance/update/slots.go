@@ -89,7 +89,7 @@ func (c *Card) Status() (Status, error) {
 }
 
 func (c *Card) bootState() (BootState, error) {
-	b, err := c.read(StateFile, EnvSize)
+	b, err := c.read(StateFile, envSize)
 	if err != nil {
 		return BootState{}, err
 	}
@@ -97,7 +97,7 @@ func (c *Card) bootState() (BootState, error) {
 }
 
 func (c *Card) slotInfo(slot string) (SlotInfo, bool, error) {
-	b, err := c.read(filepath.Join(SlotDir(slot), SlotEnv), EnvSize)
+	b, err := c.read(filepath.Join(SlotDir(slot), SlotEnv), envSize)
 	if err != nil {
 		return SlotInfo{}, false, err
 	}
@@ -227,7 +227,7 @@ func (c *Card) Apply(r io.Reader, board string, progress io.Writer) (*Manifest, 
 		fmt.Fprintf(progress, "update: version %s, %d files, into slot %s\n", m.Version, len(m.Files), target)
 		// The target stops being bootable before its first byte is
 		// written: a cut from here on leaves it skipped by the boot script.
-		if err := c.write(filepath.Join(dir, SlotEnv), make([]byte, EnvSize)); err != nil {
+		if err := c.write(filepath.Join(dir, SlotEnv), make([]byte, envSize)); err != nil {
 			return nil, fmt.Errorf("slot %s: %w", target, err)
 		}
 		touched = true

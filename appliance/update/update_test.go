@@ -19,8 +19,8 @@ func TestEnvRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) != EnvSize {
-		t.Fatalf("boot.env is %d bytes, want %d", len(b), EnvSize)
+	if len(b) != envSize {
+		t.Fatalf("boot.env is %d bytes, want %d", len(b), envSize)
 	}
 	// What U-Boot's env import needs: lines, "\n\0", NULs after.
 	if want := "bonesync_slot=a\nbonesync_trial=b\n\x00"; !bytes.HasPrefix(b, []byte(want)) {
@@ -33,13 +33,13 @@ func TestEnvRoundTrip(t *testing.T) {
 	if got := readBootState(ParseEnv([]byte("bonesync_slot=b\nbonesync_tried=a\n\x00\x00"))); got != (BootState{Slot: "b", Tried: "a"}) {
 		t.Errorf("U-Boot's export read as %+v", got)
 	}
-	if got := readBootState(ParseEnv(make([]byte, EnvSize))); got.Slot != "a" {
+	if got := readBootState(ParseEnv(make([]byte, envSize))); got.Slot != "a" {
 		t.Errorf("an empty boot.env reads as slot %q; the boot script takes a", got.Slot)
 	}
 	if _, err := (Env{"x": "a\nb"}).Bytes(); err == nil {
 		t.Error("a value with a newline was written")
 	}
-	if _, err := (Env{"x": strings.Repeat("v", EnvSize)}).Bytes(); err == nil {
+	if _, err := (Env{"x": strings.Repeat("v", envSize)}).Bytes(); err == nil {
 		t.Error("an environment larger than a sector was written")
 	}
 	info := SlotInfo{Version: "1.2", Kernel: 0x5322000, Initrd: 1234, DTB: 70096}
@@ -47,7 +47,7 @@ func TestEnvRoundTrip(t *testing.T) {
 	if got, ok := readSlotInfo(ParseEnv(sb)); !ok || got != info {
 		t.Errorf("slot.env read back as %+v, %v", got, ok)
 	}
-	if _, ok := readSlotInfo(ParseEnv(make([]byte, EnvSize))); ok {
+	if _, ok := readSlotInfo(ParseEnv(make([]byte, envSize))); ok {
 		t.Error("an emptied slot.env reads as bootable")
 	}
 }
