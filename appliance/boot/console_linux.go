@@ -80,10 +80,14 @@ func (s *System) command(ctx context.Context, f []string, in *os.File) {
 		s.signalServer(f[1:])
 	case "update":
 		s.applyUpdate(f[1:])
-	case "reboot":
-		s.shutdown(false)
-	case "poweroff", "halt":
-		s.shutdown(true)
+	case "reboot", "poweroff", "halt":
+		// A flash copies from /perm, which the shutdown unmounts: it is
+		// waited for (a power cut meanwhile leaves the card as it was).
+		if s.flashing.Load() {
+			fmt.Fprintln(s.Console, "an eMMC flash is under way (`emmc` shows it): wait for it to end, then "+f[0])
+			return
+		}
+		s.shutdown(f[0] != "reboot")
 	default:
 		fmt.Fprintf(s.Console, "unknown command %q\n%s", f[0], promptHelp)
 	}

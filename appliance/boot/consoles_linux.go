@@ -95,7 +95,9 @@ func (s *System) addConsole(ctx context.Context, tty string) error {
 		for ctx.Err() == nil {
 			// A computer plugged in after the boot missed it: the first
 			// Enter says what the boot said that it needs.
+			setEcho(f, false)
 			s.prompt(ctx, f, func() {
+				setEcho(f, true) // a person typed: what they type shows, as on the UART
 				s.greet(f)
 				u.active.Store(true)
 			})
@@ -114,6 +116,30 @@ func (s *System) addConsole(ctx context.Context, tty string) error {
 		}
 	}()
 	return nil
+}
+
+// setEcho turns the tty's echo of what it receives on or off. Off until
+// the first Enter: a computer's side that echoes too would send each byte
+// back and forth.
+func setEcho(f *os.File, on bool) {
+	// Through SyscallConn, not Fd, which would take the tty off the
+	// poller (and its writes' deadlines with it).
+	c, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	c.Control(func(fd uintptr) { // dropped: a closed tty is opened again by the caller
+		t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		if err != nil {
+			return // not a terminal: nothing echoes
+		}
+		if on {
+			t.Lflag |= unix.ECHO
+		} else {
+			t.Lflag &^= unix.ECHO
+		}
+		unix.IoctlSetTermios(int(fd), unix.TCSETS, t) // dropped: at worst the tty echoes as it did
+	})
 }
 
 // greet writes to one console what a newcomer needs of the boot's

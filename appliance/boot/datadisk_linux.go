@@ -578,6 +578,8 @@ func (s *System) diskCommand(ctx context.Context, args []string) {
 		for _, d := range devs {
 			fmt.Fprintf(s.Console, "  %s\n", d)
 		}
+	case args[0] == "adopt" && s.flashing.Load():
+		fmt.Fprintln(s.Console, "disk adopt: an eMMC flash is copying the files: wait for it to end")
 	case args[0] == "adopt" && (len(args) == 2 || len(args) == 3 && args[2] == "erase"):
 		if err := s.adoptCommand(ctx, args[1], len(args) == 3); err != nil {
 			fmt.Fprintf(s.Console, "disk adopt: %v\n", err)

@@ -208,11 +208,10 @@ func growPartition(d *Disk) (bool, error) {
 	if mbr[510] != 0x55 || mbr[511] != 0xAA {
 		return false, errors.New("no MBR on the card")
 	}
-	entry := mbr[446+16 : 446+32]
-	if int64(binary.LittleEndian.Uint32(entry[8:])) != start {
-		return false, fmt.Errorf("MBR partition 2 starts at %d, the kernel says %d", binary.LittleEndian.Uint32(entry[8:]), start)
+	if got := partition.Entry(mbr, 2).Start / partition.SectorSize; got != start {
+		return false, fmt.Errorf("MBR partition 2 starts at %d, the kernel says %d", got, start)
 	}
-	binary.LittleEndian.PutUint32(entry[12:], uint32(newSize))
+	partition.SetSize(mbr, 2, newSize*partition.SectorSize)
 	if _, err := f.WriteAt(mbr, 0); err != nil {
 		return false, err
 	}

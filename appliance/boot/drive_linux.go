@@ -62,7 +62,7 @@ func (d *startDrive) content() (files []vfat.File, key string, err error) {
 			"This drive shows the start page in a minute or two (unplug and plug the cable again if it does not).\r\n")}}, k.String(), nil
 	}
 	cert := ca.Cert
-	host := d.s.Hostname + ".local"
+	host := d.s.usb.name() + ".local"
 	var page bytes.Buffer
 	if err := welcome.Write(&page, welcome.Page{CAFiles: "", CAURL: "http://" + usbLinks[1].box.String() + "/ca.crt",
 		HTTPS: "https://" + host, Fingerprint: pki.Fingerprint(cert), Addresses: addrs}); err != nil {
@@ -97,14 +97,15 @@ func (d *startDrive) addresses() []welcome.Address {
 			out = append(out, welcome.Address{What: "On the network (" + st.Interface + ")", URL: "https://" + a.IP.String() + "/"})
 		}
 	}
-	out = append(out, welcome.Address{What: "By name, on the network or over USB (mDNS)", URL: "https://" + d.s.Hostname + ".local/"})
+	out = append(out, welcome.Address{What: "By name, on the network or over USB (mDNS)", URL: "https://" + d.s.usb.name() + ".local/"})
 	return out
 }
 
-// refresh makes the drive's image anew if what it shows changed; it
-// returns the image in use. What it reads is the state's files: nothing
-// there may stop PID 1.
-func (d *startDrive) refresh() (_ string, err error) {
+// refresh makes the drive's image anew if what it shows changed: the new
+// image and what it shows, or "" when the image in use is current. The
+// caller records it (use) once the drive shows it. What it reads is the
+// state's files: nothing there may stop PID 1.
+func (d *startDrive) refresh() (_, _ string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("start drive: %v", r)
@@ -112,27 +113,36 @@ func (d *startDrive) refresh() (_ string, err error) {
 	}()
 	files, key, err := d.content()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if key == d.key && d.file != "" {
-		return d.file, nil
+		return "", "", nil
 	}
 	h := fnv.New32a()
 	h.Write([]byte(key))
 	img, err := vfat.Image("BONESYNC", binary.BigEndian.Uint32(h.Sum(nil)), files)
 	if err != nil {
-		return "", fmt.Errorf("start drive: %w", err)
+		return "", "", fmt.Errorf("start drive: %w", err)
 	}
 	if err := os.MkdirAll(usbDir, 0o700); err != nil {
-		return "", err
+		return "", "", err
 	}
 	d.n++
 	name := filepath.Join(usbDir, fmt.Sprintf("drive-%d.img", d.n))
 	if err := os.WriteFile(name, img, 0o600); err != nil {
-		return "", fmt.Errorf("start drive: %w", err)
+		os.Remove(name) // dropped: tmpfs; what matters is the write's error
+		return "", "", fmt.Errorf("start drive: %w", err)
 	}
-	d.key, d.file = key, name
-	return name, nil
+	return name, key, nil
+}
+
+// use records img, showing key, as the drive's image, and removes the
+// one before.
+func (d *startDrive) use(img, key string) {
+	if d.file != "" && d.file != img {
+		os.Remove(d.file) // dropped: tmpfs, and the next image has another name
+	}
+	d.file, d.key = img, key
 }
 
 // keep makes the drive anew whenever what it shows changes, until ctx
@@ -146,20 +156,21 @@ func (d *startDrive) keep(ctx context.Context, g *usbgadget.Gadget) {
 			return
 		case <-t.C:
 		}
-		old := d.file
-		img, err := d.refresh()
+		img, key, err := d.refresh()
 		if err != nil {
 			d.s.Log.Error("USB device port: the start drive was not made again", "err", err)
 			continue
 		}
-		if img == old {
+		if img == "" {
 			continue
 		}
 		if err := g.SetDrive(img); err != nil {
+			// Tried again at the next look: the key is not recorded.
+			os.Remove(img) // dropped: tmpfs
 			d.s.Log.Error("USB device port: the start drive was not changed", "err", err)
 			continue
 		}
-		os.Remove(old) // dropped: tmpfs, and the next image has another name
+		d.use(img, key)
 		d.s.Log.Info("USB device port: the start drive shows the box as it is now", "image", img)
 	}
 }

@@ -167,7 +167,16 @@ func (f flasher) flash(ctx context.Context) error {
 	// one moment, and no update (/admin/update) writes the card meanwhile.
 	s.Log.Info("emmc: stopping the server for the copy")
 	done := make(chan error, 1)
-	s.Server.Restart(func() { done <- job.Run(ctx) })
+	s.Server.Restart(func() {
+		// A card marked by an earlier flash steps aside at boot: the
+		// mark goes before the eMMC is wiped, or a cut during this copy
+		// would leave nothing that boots.
+		if err := s.card.SetMoved(false); err != nil {
+			done <- fmt.Errorf("the card's mark from the last flash could not be cleared (nothing written to the eMMC): %w", err)
+			return
+		}
+		done <- job.Run(ctx)
+	})
 	err = <-done
 	if err == nil {
 		if e := s.card.SetMoved(true); e != nil {
@@ -266,9 +275,15 @@ func (f flasher) room(name string, files bool) error {
 		return err
 	}
 	room := emmc.DataPart(partition.Entry(mbr, 1), sectors*512).Size * 9 / 10 // the file system's own
-	need, _ := store.FilesSize(os.DirFS(StateDir), ".")
+	need, err := store.FilesSize(os.DirFS(StateDir), ".")
+	if err != nil {
+		return fmt.Errorf("the state's size: %w", err)
+	}
 	if files {
-		n, _ := store.FilesSize(os.DirFS(FilesDir), ".")
+		n, err := store.FilesSize(os.DirFS(FilesDir), ".")
+		if err != nil {
+			return fmt.Errorf("the files' size: %w", err)
+		}
 		need += n
 	}
 	if need > room {
@@ -306,6 +321,9 @@ func (f flasher) fill(ctx context.Context, root string, files bool) error {
 // the slot (its boot partition mounted read-only for the moment).
 func (f flasher) cardBoot() error {
 	s := f.s
+	if s.flashing.Load() {
+		return errors.New("an eMMC flash is under way: the card's mark is its to set")
+	}
 	if !f.running() {
 		if s.card == nil {
 			return errors.New("not booted from a bonesync card with system slots")

@@ -47,7 +47,8 @@ type usbPort struct {
 	offered []string
 	mu      sync.Mutex
 	links   []usbLink // up, with their addresses
-	host    string    // the name announced over mDNS on them, once known
+	host    string    // the box's name: the config's, then the one the network step claimed
+	named   bool      // the network step claimed it: announced over mDNS
 	stops   []func()  // the mDNS announcements
 }
 
@@ -82,7 +83,7 @@ func startUSB(ctx context.Context, s *System) error {
 	if err := unix.Mount("configfs", usbgadget.ConfigFS, "configfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil && err != unix.EBUSY {
 		return fmt.Errorf("mount configfs: %w", err)
 	}
-	s.usb = &usbPort{}
+	s.usb = &usbPort{host: s.Config.Hostname}
 	if udc := findUDC(dev.UDC); udc != "" {
 		return s.makeGadget(ctx, udc)
 	}
@@ -133,10 +134,11 @@ func (s *System) makeGadget(ctx context.Context, udc string) (err error) {
 	}
 	drive := &startDrive{s: s}
 	if want.Drive {
-		img, err := drive.refresh()
+		img, key, err := drive.refresh()
 		if err != nil {
 			return err
 		}
+		drive.use(img, key)
 		spec.Drive = img
 	}
 	g, err := usbgadget.Make(usbgadget.ConfigFS, udc, spec)
@@ -209,6 +211,12 @@ func (p *usbPort) upLinks(ctx context.Context, s *System, g *usbgadget.Gadget) e
 			errs = append(errs, fmt.Errorf("%s: no interface", l.fn))
 			continue
 		}
+		// No cable, no route: a home network that uses the same /24 is
+		// never captured by a link no one is plugged into.
+		if err := os.WriteFile("/proc/sys/net/ipv4/conf/"+iface+"/ignore_routes_with_linkdown", []byte("1"), 0); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", iface, err))
+			continue
+		}
 		link, err := netlink.LinkByName(iface)
 		if err == nil {
 			err = netlink.AddrReplace(link, &netlink.Addr{IPNet: &net.IPNet{IP: l.box, Mask: net.CIDRMask(30, 32)}})
@@ -243,9 +251,9 @@ func (p *usbPort) announce(ctx context.Context, host string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if host != "" {
-		p.host = host
+		p.host, p.named = host, true
 	}
-	if p.host == "" || len(p.links) == 0 || len(p.stops) > 0 {
+	if !p.named || len(p.links) == 0 || len(p.stops) > 0 {
 		return
 	}
 	for _, l := range p.links {
@@ -257,6 +265,14 @@ func (p *usbPort) announce(ctx context.Context, host string) {
 			p.stops = append(p.stops, stop)
 		}
 	}
+}
+
+// name is the box's name as the network step claimed it, the config's
+// until then (the network step runs beside the drive's looks).
+func (p *usbPort) name() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.host
 }
 
 // addresses are the port's links, for the start drive's page.

@@ -70,6 +70,13 @@ func (j *Job) Run(ctx context.Context) error {
 	if data.Size < 64<<20 {
 		return fmt.Errorf("the eMMC (%d MiB) has no room for the system and a data partition", size>>20)
 	}
+	// The table the eMMC gets last, made before anything is written: a
+	// card whose table it cannot be made from is refused with the eMMC
+	// untouched.
+	table, err := NewMBR(mbr, j.Signature, data)
+	if err != nil {
+		return err
+	}
 	j.Log.Info("emmc: wiping the eMMC's partition table", "dev", j.EMMC)
 	forgetParts(dev)
 	if err := writeSynced(dev, make([]byte, 1<<20), 0); err != nil {
@@ -85,10 +92,6 @@ func (j *Job) Run(ctx context.Context) error {
 		return err
 	}
 	if err := j.fillData(ctx, dev, data); err != nil {
-		return err
-	}
-	table, err := NewMBR(mbr, j.Signature, data)
-	if err != nil {
 		return err
 	}
 	j.Log.Info("emmc: writing the eMMC's partition table")
@@ -147,6 +150,7 @@ func copyBoot(ctx context.Context, card, dev *os.File, boot partition.Part, patc
 	h := sha256.New()
 	buf := make([]byte, 1<<20)
 	next := boot.Size / 4
+	patched := len(patch) == 0
 	for off := int64(0); off < boot.Size; off += int64(len(buf)) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -157,6 +161,7 @@ func copyBoot(ctx context.Context, card, dev *os.File, boot partition.Part, patc
 		}
 		if patchAt >= off && patchAt+int64(len(patch)) <= off+int64(len(b)) {
 			copy(b[patchAt-off:], patch)
+			patched = true
 		}
 		h.Write(b)
 		if _, err := dev.WriteAt(b, boot.Start+off); err != nil {
@@ -166,6 +171,11 @@ func copyBoot(ctx context.Context, card, dev *os.File, boot partition.Part, patc
 			log.Info("emmc: boot partition copied", "mib", (off+int64(len(b)))>>20, "of", boot.Size>>20)
 			next += boot.Size / 4
 		}
+	}
+	if !patched {
+		// The card's mark would be copied with it: an eMMC that boots
+		// nothing.
+		return nil, fmt.Errorf("boot.env at %d is not within one piece of the copy", patchAt)
 	}
 	if err := dev.Sync(); err != nil {
 		return nil, fmt.Errorf("sync the eMMC: %w", err)

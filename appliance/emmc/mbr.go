@@ -9,16 +9,9 @@
 package emmc
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/bonesync/bonesync/appliance/partition"
-)
-
-// Where the partition table and disk signature are in an MBR.
-const (
-	sigOffset = 440
-	tableAt   = 446
 )
 
 // NewMBR is the eMMC's partition table: the card's first entry as it is
@@ -33,16 +26,9 @@ func NewMBR(card []byte, sig uint32, data partition.Part) ([]byte, error) {
 		return nil, fmt.Errorf("data partition %+v is not whole sectors", data)
 	}
 	mbr := make([]byte, partition.SectorSize)
-	copy(mbr[tableAt:tableAt+16], card[tableAt:tableAt+16])
-	binary.LittleEndian.PutUint32(mbr[sigOffset:], sig)
-	e := mbr[tableAt+16 : tableAt+32]
-	e[0] = 0 // not active
-	copy(e[1:4], []byte{0xfe, 0xff, 0xff})
-	e[4] = 0x83
-	copy(e[5:8], []byte{0xfe, 0xff, 0xff})
-	binary.LittleEndian.PutUint32(e[8:], uint32(data.Start/partition.SectorSize))
-	binary.LittleEndian.PutUint32(e[12:], uint32(data.Size/partition.SectorSize))
-	mbr[510], mbr[511] = 0x55, 0xaa
+	copy(mbr[446:462], card[446:462]) // the boot partition's entry, as the card has it
+	partition.SetSignature(mbr, sig)
+	partition.SetEntry(mbr, 2, 0x83, false, data)
 	return mbr, nil
 }
 

@@ -38,6 +38,35 @@ func Entry(sector []byte, n int) Part {
 	return Part{Start: int64(binary.LittleEndian.Uint32(e[8:])) * SectorSize, Size: int64(binary.LittleEndian.Uint32(e[12:])) * SectorSize}
 }
 
+// SetEntry writes partition n (1 to 4) of the MBR in sector: its type
+// (0x0c FAT32 LBA, 0x83 Linux), whether it is the active (boot) one, and
+// where it is; the CHS fields say "use LBA", as Linux's tools write them.
+// It makes the sector an MBR (0x55AA), and keeps the other entries.
+func SetEntry(sector []byte, n int, typ byte, active bool, p Part) {
+	e := sector[tableAt+16*(n-1) : tableAt+16*n]
+	e[0] = 0
+	if active {
+		e[0] = 0x80
+	}
+	copy(e[1:4], []byte{0xfe, 0xff, 0xff})
+	e[4] = typ
+	copy(e[5:8], []byte{0xfe, 0xff, 0xff})
+	binary.LittleEndian.PutUint32(e[8:], uint32(p.Start/SectorSize))
+	binary.LittleEndian.PutUint32(e[12:], uint32(p.Size/SectorSize))
+	sector[510], sector[511] = 0x55, 0xaa
+}
+
+// SetSize changes partition n's size in the MBR in sector, keeping the
+// rest of its entry.
+func SetSize(sector []byte, n int, size int64) {
+	binary.LittleEndian.PutUint32(sector[tableAt+16*(n-1)+12:], uint32(size/SectorSize))
+}
+
+// SetSignature writes the MBR's disk signature.
+func SetSignature(sector []byte, sig uint32) {
+	binary.LittleEndian.PutUint32(sector[sigOffset:], sig)
+}
+
 // PartUUID is partition n's PARTUUID on a disk with the MBR signature
 // sig, as Linux and U-Boot's `part uuid` write it: SSSSSSSS-PP.
 func PartUUID(sig uint32, n int) string { return fmt.Sprintf("%08x-%02x", sig, n) }
