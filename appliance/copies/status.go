@@ -38,6 +38,11 @@ type Status struct {
 	// HostKey is the SFTP target's changed host key that refused the
 	// last run, until it is accepted; nil: none.
 	HostKey *HostKeyChanged `json:"host_key_changed,omitempty"`
+	// Interrupted: the run was stopped before its end (the box stopped);
+	// AfterCut: this run completed one that was cut short (Interrupted,
+	// or a power cut, which leaves Running).
+	Interrupted bool `json:"interrupted,omitempty"`
+	AfterCut    bool `json:"completed_after_cut,omitempty"`
 }
 
 // ReadStatus reads the last run's outcome from dir (Dir); ok is false if
@@ -85,6 +90,9 @@ func (st Status) String() string {
 			last = st.LastSuccess.Local().Format("2006-01-02 15:04")
 		}
 		return fmt.Sprintf("to %s failed at %s (%s); last good copy: %s", st.Target, when, st.Error, last)
+	}
+	if st.AfterCut {
+		return fmt.Sprintf("to %s completed at %s after an interrupted run: %d files sent (%d bytes)", st.Target, when, st.Files, st.Bytes)
 	}
 	return fmt.Sprintf("to %s made at %s: %d files sent (%d bytes)", st.Target, when, st.Files, st.Bytes)
 }

@@ -69,6 +69,9 @@ type Result struct {
 	Bytes          int64
 	Errors         int64
 	Err            error
+	// AfterCut: the run before this one was cut short (a power cut, the
+	// box stopped) and this one completes what it left.
+	AfterCut bool
 }
 
 // Files is the store as a copy reads and a restore writes it: its
@@ -155,6 +158,10 @@ func (c *Copier) Run(ctx context.Context) Result {
 		}
 		defer unlock()
 	}
+	if c.Work != "" {
+		prev, ok := copies.ReadStatus(c.Work)
+		r.AfterCut = ok && (prev.Running != nil || prev.Interrupted)
+	}
 	r.Err = c.run(ctx, &r, now())
 	r.Ended = now()
 	if c.Work != "" {
@@ -191,6 +198,7 @@ func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
 	}
 	ctx, ci := plan.engine(ctx)
 	ci.LogLevel = fs.LogLevelNotice
+	ci.PartialSuffix = partialSuffix
 	ci.BackupDir = root + "old/" + stamp.UTC().Format("20060102-150405")
 	ci.Metadata = false
 	if c.Settings.BwLimit > 0 {
@@ -207,6 +215,7 @@ func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
 	if err != nil {
 		return err
 	}
+	c.removePartials(ctx, rem)
 	err = c.send(ctx, r.Users, rem)
 	release()
 	r.Files, r.Bytes, r.Errors = stats.GetTransfers(), stats.GetBytes(), stats.GetErrors()
@@ -221,7 +230,7 @@ func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
 func (c *Copier) send(ctx context.Context, users []string, rem *remotes) error {
 	// The users' files: the store's folder, less its own (.bonesync) and
 	// its uploads' temporary files, and only the users that exist.
-	rules := []string{"- /.bonesync/**", "- .*.upload-*"}
+	rules := []string{"- /.bonesync/**", "- .*.upload-*", partialRule}
 	for _, u := range users {
 		rules = append(rules, "+ /"+u+"/**")
 	}
@@ -242,7 +251,54 @@ func (c *Copier) send(ctx context.Context, users []string, rem *remotes) error {
 	if err != nil {
 		return errors.Join(first, err)
 	}
-	return errors.Join(first, sync.Sync(ctx, rem.extra, extra, false))
+	opt.FilterRule = []string{partialRule}
+	if fi, err = filter.NewFilter(&opt); err != nil {
+		return errors.Join(first, fmt.Errorf("copy filter: %w", err))
+	}
+	return errors.Join(first, sync.Sync(filter.ReplaceConfig(ctx, fi), rem.extra, extra, false))
+}
+
+// A file is sent under a partial name (NAME.XXXXXXXX then this suffix,
+// XXXXXXXX a hash of the name and the source's size and time: rclone's
+// checkPartial) and renamed once whole, on targets that can rename (SFTP).
+// A run cut short (a power cut, kill -9) leaves that object behind, and
+// the next run sends the same file under the same partial name: left in
+// the syncs' view, the leftover was "extraneous", moved to old/ while the
+// new upload renamed it away, and the run ended in errors with a target
+// in fact complete. The syncs never see such objects (partialRule), and
+// removePartials deletes them before a run. The suffix is the project's
+// own, so that no user's file ends in it by chance.
+const (
+	partialSuffix = ".bonesync-part"
+	partialRule   = "- *.{{[0-9a-f]{8}}}" + partialSuffix
+)
+
+// removePartials deletes what cut runs left under partial names, in the
+// files and the extra: straight away (not to old/: they were never a
+// copy of anything), counted apart from the run's figures, and a failure
+// is only said (the syncs do not see them anyway).
+func (c *Copier) removePartials(ctx context.Context, rem *remotes) {
+	ctx, ci := fs.AddConfig(accounting.WithStatsGroup(ctx, "bonesync-copy-partials"))
+	ci.BackupDir = ""
+	opt := filter.Opt
+	opt.FilterRule = []string{"+" + partialRule[1:], "- **"}
+	fi, err := filter.NewFilter(&opt)
+	if err != nil {
+		c.warn("copies: the partial uploads' filter", err)
+		return
+	}
+	ctx = filter.ReplaceConfig(ctx, fi)
+	for _, f := range []fs.Fs{rem.files, rem.extra} {
+		if err := operations.Delete(ctx, f); err != nil {
+			c.warn("copies: what a cut run left was not removed (the run goes on without it)", err)
+		}
+	}
+}
+
+func (c *Copier) warn(msg string, err error) {
+	if c.Log != nil {
+		c.Log.Warn(msg, "err", err)
+	}
 }
 
 // extraDir is where the digests and calendars are written before a run
@@ -395,11 +451,13 @@ func (c *Copier) record(r Result) {
 	switch {
 	case errors.Is(r.Err, context.Canceled):
 		st.Error = "interrupted (the box stopped): the next run completes it"
+		st.Interrupted = true
 	case r.Err != nil:
 		st.Error = r.Err.Error()
 		errors.As(r.Err, &st.HostKey) // a changed host key: the admin page offers to accept it
 	default:
 		st.LastSuccess = r.Ended
+		st.AfterCut = r.AfterCut
 	}
 	c.writeStatus(st)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -292,7 +293,19 @@ func (b *box) readOnLaptop(t *testing.T, run func(args ...string) string) {
 // sshd starts OpenSSH's sshd on a free port of 127.0.0.1 for the user
 // running the test, taking the key pub, and returns its port. It needs
 // root (sshd's privilege separation) and openssh-server.
-func sshd(t *testing.T, pub string) string {
+func sshd(t *testing.T, pub string) string { return startSSHD(t, pub).port }
+
+// openSSH is OpenSSH's sshd on a port of its own, which a test can cut
+// off (every connection dropped, as a power cut of the box drops them) and
+// start again.
+type openSSH struct {
+	t              *testing.T
+	bin, cfg, port string
+	cmd            *exec.Cmd
+	logFile        *os.File
+}
+
+func startSSHD(t *testing.T, pub string) *openSSH {
 	t.Helper()
 	bin, err := exec.LookPath("sshd")
 	if err != nil {
@@ -312,42 +325,86 @@ func sshd(t *testing.T, pub string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	s := &openSSH{t: t, bin: bin, cfg: filepath.Join(dir, "sshd_config"), port: strconv.Itoa(l.Addr().(*net.TCPAddr).Port)}
 	l.Close()
-	cfg := filepath.Join(dir, "sshd_config")
-	os.WriteFile(cfg, []byte(strings.Join([]string{
-		"Port " + port, "ListenAddress 127.0.0.1", "HostKey " + hostKey,
+	os.WriteFile(s.cfg, []byte(strings.Join([]string{
+		"Port " + s.port, "ListenAddress 127.0.0.1", "HostKey " + hostKey,
 		"AuthorizedKeysFile " + filepath.Join(dir, "authorized_keys"), "StrictModes no",
 		"PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
 		"PermitRootLogin prohibit-password", "PidFile none", "Subsystem sftp internal-sftp", "",
 	}, "\n")), 0o600)
-	cmd := exec.Command(bin, "-D", "-e", "-f", cfg)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its connections' processes too
-	logFile, err := os.Create(filepath.Join(dir, "sshd.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = logFile // a file: Wait need not wait for its connections' processes
-	if err := cmd.Start(); err != nil {
+	if s.logFile, err = os.Create(filepath.Join(dir, "sshd.log")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-		if log, _ := os.ReadFile(logFile.Name()); t.Failed() {
+		s.cut()
+		if log, _ := os.ReadFile(s.logFile.Name()); t.Failed() {
 			t.Logf("sshd:\n%s", log)
 		}
 	})
+	s.start()
+	return s
+}
+
+func (s *openSSH) start() {
+	s.t.Helper()
+	s.cmd = exec.Command(s.bin, "-D", "-e", "-f", s.cfg)
+	s.cmd.Stderr = s.logFile // a file: Wait need not wait for its connections' processes
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
 	for i := 0; i < 100; i++ {
-		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+s.port); err == nil {
 			c.Close()
-			return port
+			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	log, _ := os.ReadFile(logFile.Name())
-	t.Fatalf("sshd did not listen:\n%s", log)
-	return ""
+	log, _ := os.ReadFile(s.logFile.Name())
+	s.t.Fatalf("sshd did not listen:\n%s", log)
+}
+
+// cut kills sshd and every process under it (each connection's runs in a
+// session of its own): the connections drop with nothing said.
+func (s *openSSH) cut() {
+	if s.cmd == nil {
+		return
+	}
+	for _, pid := range descendants(s.cmd.Process.Pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
+// descendants are the processes under pid, from /proc.
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces; it ends at the last ')'.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		p, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
+		if len(f) > 1 {
+			pp, _ := strconv.Atoi(f[1])
+			parent[p] = pp
+		}
+	}
+	var out []int
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // cutThenComplete runs c, cuts the run short (its context cancelled, as a
@@ -615,5 +672,90 @@ func TestPinOnlyWhatThePublicRootsDoNot(t *testing.T) {
 	b, _ := os.ReadFile(roots)
 	if n := bytes.Count(b, []byte("BEGIN CERTIFICATE")); n < 100 {
 		t.Errorf("%d public roots", n)
+	}
+}
+
+// A run to an SFTP server whose connection drops mid-file with nothing
+// said (the box's power cut: rclone cannot remove its partial upload)
+// leaves that partial object on the target; the next run sends the same
+// file under the same partial name. It completes with no error, leaves no
+// partial object, says it completed an interrupted run, and the copy
+// restores whole.
+func TestSFTPRunAfterACut(t *testing.T) {
+	ctx := context.Background()
+	b := newBox(t)
+	key := filepath.Join(t.TempDir(), "copies_ed25519")
+	pub, err := KeyFile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startSSHD(t, pub)
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "copy")
+	c := b.copier(t, "sftp://"+u.Username+"@127.0.0.1:"+srv.port+target)
+	c.Settings.Key = key
+	c.Settings.KnownHosts = copies.KnownHosts(c.Work)
+	c.Settings.BwLimit = 256 // KiB/s: the big file takes seconds
+	big := make([]byte, 3<<20)
+	rand.NewChaCha8([32]byte{1}).Read(big)
+	b.put(t, "alice/big.bin", string(big), time.Date(2022, 2, 2, 2, 2, 2, 0, time.UTC))
+
+	done := make(chan Result, 1)
+	cut, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { done <- c.Run(cut) }()
+	// The big file on its way: a file on the target's disk past 256 KiB.
+	partial := ""
+	for i := 0; i < 600 && partial == ""; i++ {
+		filepath.WalkDir(target, func(p string, d os.DirEntry, err error) error {
+			if fi, e := os.Stat(p); err == nil && e == nil && fi.Mode().IsRegular() && fi.Size() > 256<<10 && fi.Size() < int64(len(big)) {
+				partial = p
+			}
+			return nil
+		})
+		time.Sleep(50 * time.Millisecond)
+	}
+	if partial == "" {
+		t.Fatal("the big file never showed on the target while it was sent")
+	}
+	// The power goes: the connections drop with nothing said, and the
+	// run ends (without the box, nothing retries them); its status is as
+	// it was writing it (a power cut lets it write no outcome).
+	asCut, err := os.ReadFile(filepath.Join(c.Work, "status.json"))
+	if err != nil || !strings.Contains(string(asCut), `"running"`) {
+		t.Fatalf("no progress in the status while the run went on (%v): %s", err, asCut)
+	}
+	srv.cut()
+	stop()
+	if r := <-done; r.Err == nil {
+		t.Fatalf("the cut run succeeded: %+v", r)
+	}
+	os.WriteFile(filepath.Join(c.Work, "status.json"), asCut, 0o600)
+	if _, err := os.Stat(partial); err != nil {
+		t.Fatalf("the cut left no partial upload (%v): this test's premise is gone", err)
+	}
+	srv.start()
+	c.Settings.BwLimit = 0
+	r := c.Run(ctx)
+	if r.Err != nil || r.Errors != 0 {
+		t.Fatalf("the run after the cut: %d errors, %v", r.Errors, r.Err)
+	}
+	if _, err := os.Stat(partial); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the partial upload is still on the target (%v)", err)
+	}
+	st, _ := copies.ReadStatus(c.Work)
+	if !strings.Contains(st.String(), "completed at") || !strings.Contains(st.String(), "after an interrupted run") {
+		t.Errorf("status after the run that completed a cut one: %s", st)
+	}
+	b.restored(t, c.Settings)
+	// The run after that one is an ordinary one.
+	if r := c.Run(ctx); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if st, _ := copies.ReadStatus(c.Work); strings.Contains(st.String(), "interrupted") {
+		t.Errorf("status of an ordinary run: %s", st)
 	}
 }
