@@ -13,7 +13,6 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -34,21 +33,9 @@ import (
 func TestDataDisk(t *testing.T) {
 	t.Parallel()
 	img := builtImage(t)
-	for _, tool := range []string{"qemu-system-arm", "sftp", "e2fsck"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s not installed (scripts/install-test-deps.sh)", tool)
-		}
-	}
 	start := time.Now()
-	dir := t.TempDir()
-	card, usb := filepath.Join(dir, "sd.img"), filepath.Join(dir, "usb.img")
-	if out, err := exec.Command("cp", "--sparse=always", img, card).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	os.Truncate(card, 1<<30)
-	f, _ := os.Create(usb)
-	f.Truncate(2 << 30) // blank, as from the shop
-	f.Close()
+	card := flashCard(t, img, "sftp", "e2fsck")
+	usb := blankDisk(t, card, "usb.img", 2<<30) // blank, as from the shop
 	opts := vmOptions{monitor: true, devices: []string{"-device", "qemu-xhci,id=xhci",
 		"-drive", "if=none,id=usb,file=" + usb + ",format=raw", "-device", "usb-storage,bus=xhci.0,drive=usb,id=usbdisk,serial=BSTEST0001"}}
 
@@ -61,7 +48,7 @@ func TestDataDisk(t *testing.T) {
 	pw := m[1]
 
 	// The household's files: 300 of 1 to 160 KiB in five folders.
-	tree := filepath.Join(dir, "tree")
+	tree := filepath.Join(filepath.Dir(card), "tree")
 	sums := map[string][20]byte{}
 	r := rand.New(rand.NewSource(24))
 	for i := 0; i < 300; i++ {
@@ -138,7 +125,7 @@ func TestDataDisk(t *testing.T) {
 	}
 
 	// Unplugged while a client uploads.
-	big := filepath.Join(dir, "big.bin")
+	big := filepath.Join(filepath.Dir(card), "big.bin")
 	b := make([]byte, 24<<20)
 	r.Read(b)
 	os.WriteFile(big, b, 0o644)

@@ -32,11 +32,6 @@ import (
 func TestEMMC(t *testing.T) {
 	t.Parallel()
 	img := builtImage(t)
-	for _, tool := range []string{"qemu-system-arm", "sftp", "e2fsck", "fsck.vfat", "mtype"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s not installed (scripts/install-test-deps.sh)", tool)
-		}
-	}
 	start := time.Now()
 	versionA := update.ParseEnv(bootFile(t, img, "slot-a/slot.env"))["bonesync_version"]
 	versionB := versionA + ".emmc"
@@ -49,15 +44,8 @@ func TestEMMC(t *testing.T) {
 		bundle <- b
 	}()
 
-	dir := t.TempDir()
-	card, mmc := filepath.Join(dir, "sd.img"), filepath.Join(dir, "emmc.img")
-	if out, err := exec.Command("cp", "--sparse=always", img, card).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	os.Truncate(card, 1<<30)
-	f, _ := os.Create(mmc)
-	f.Truncate(1 << 30) // blank
-	f.Close()
+	card := flashCard(t, img, "sftp", "e2fsck", "fsck.vfat", "mtype")
+	mmc := blankDisk(t, card, "emmc.img", 1<<30)
 	const password = "moved to the eMMC"
 	setAdminPassword(t, card, password)
 	emmcDrive := func(extra string) vmOptions {
@@ -69,7 +57,7 @@ func TestEMMC(t *testing.T) {
 	v := startVMWith(t, card, emmcDrive(",throttling.bps-write=4000000"))
 	v.waitFor(t, `serving HTTPS`, 10*time.Minute)
 	ca, _ := v.served(t)
-	note := filepath.Join(dir, "note.txt")
+	note := filepath.Join(filepath.Dir(card), "note.txt")
 	os.WriteFile(note, []byte("uploaded to the card before the flash\n"), 0o644)
 	if out, err := v.sftp(t, password, "put "+note+" note.txt"); err != nil {
 		t.Fatalf("sftp put: %v\n%s", err, out)
@@ -125,7 +113,7 @@ func TestEMMC(t *testing.T) {
 	if ca3, _ := v.served(t); !bytes.Equal(ca, ca3) {
 		t.Error("the eMMC serves another CA")
 	}
-	back := filepath.Join(dir, "back.txt")
+	back := filepath.Join(filepath.Dir(card), "back.txt")
 	if out, err := v.sftp(t, password, "get note.txt "+back); err != nil {
 		t.Fatalf("sftp get from the eMMC: %v\n%s", err, out)
 	}

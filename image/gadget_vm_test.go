@@ -38,13 +38,7 @@ var usbHostModules = []string{"dummy_hcd", "usb_storage", "sd_mod", "cdc_ether",
 func TestGadget(t *testing.T) {
 	t.Parallel()
 	img := builtImage(t)
-	card := filepath.Join(t.TempDir(), "sd.img")
-	if out, err := exec.Command("cp", "--sparse=always", img, card).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	if err := os.Truncate(card, 1<<30); err != nil {
-		t.Fatal(err)
-	}
+	card := flashCard(t, img, "mcopy")
 	appendInitramfs(t, card, usbcheckArchive(t, card))
 
 	v := bootVM(t, card)

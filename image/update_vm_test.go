@@ -183,11 +183,7 @@ func TestUpdate(t *testing.T) {
 		bundles.panicInit, bundles.err = buildBundle(dirs[2], versionA+".panicinit", "./image/testdata/panicinit")
 	}()
 
-	card := filepath.Join(t.TempDir(), "sd.img")
-	if out, err := exec.Command("cp", "--sparse=always", img, card).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	os.Truncate(card, 1<<30)
+	card := flashCard(t, img)
 	// The owner sets admin's password in bonesync.conf on the FAT before
 	// the first boot, from any computer (mtools here).
 	const password = "set before the first boot #1"

@@ -288,16 +288,16 @@ func (v *vm) sftp(t *testing.T, password string, commands ...string) (string, er
 	return string(out), err
 }
 
-func TestBoot(t *testing.T) {
-	t.Parallel() // with TestUpdate: this one waits idle for minutes
-	img := builtImage(t)
-	for _, tool := range []string{"qemu-system-arm", "sftp"} {
+// flashCard is the image as a user flashes it onto a card larger than
+// it (1 GiB, sparse), in a folder of the test's own, after checking the
+// tools the test needs (QEMU's among them) are installed.
+func flashCard(t *testing.T, img string, tools ...string) string {
+	t.Helper()
+	for _, tool := range append([]string{"qemu-system-arm"}, tools...) {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s not installed (scripts/install-test-deps.sh)", tool)
 		}
 	}
-	start := time.Now()
-	// Flash the very image onto a "card" larger than it, as a user would.
 	card := filepath.Join(t.TempDir(), "sd.img")
 	if out, err := exec.Command("cp", "--sparse=always", img, card).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v %s", err, out)
@@ -305,6 +305,30 @@ func TestBoot(t *testing.T) {
 	if err := os.Truncate(card, 1<<30); err != nil {
 		t.Fatal(err)
 	}
+	return card
+}
+
+// blankDisk is a blank (sparse) disk of size bytes beside card.
+func blankDisk(t *testing.T, card, name string, size int64) string {
+	t.Helper()
+	p := filepath.Join(filepath.Dir(card), name)
+	f, err := os.Create(p)
+	if err == nil {
+		err = f.Truncate(size)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBoot(t *testing.T) {
+	t.Parallel() // with TestUpdate: this one waits idle for minutes
+	img := builtImage(t)
+	start := time.Now()
+	// Flash the very image onto a "card" larger than it, as a user would.
+	card := flashCard(t, img, "sftp")
 
 	v := bootVM(t, card)
 	v.waitFor(t, `Starting kernel`, 2*time.Minute)
