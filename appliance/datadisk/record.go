@@ -2,10 +2,7 @@ package datadisk
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -50,17 +47,8 @@ type Record struct {
 // ReadRecord is the record in the state directory stateDir; ok is false if
 // no disk was ever adopted.
 func ReadRecord(stateDir string) (r Record, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(stateDir, RecordFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return r, false, nil
-	}
-	if err != nil {
-		return r, false, err
-	}
-	if err := json.Unmarshal(b, &r); err != nil || r.UUID == "" {
-		return r, false, &state.Damaged{Path: filepath.Join(stateDir, RecordFile), Reason: fmt.Sprintf("not a data disk record (%v)", err)}
-	}
-	return r, true, nil
+	ok, err = state.ReadJSON(filepath.Join(stateDir, RecordFile), &r, "a data disk record", func() bool { return r.UUID != "" })
+	return r, ok, err
 }
 
 // Write saves the record, atomically.

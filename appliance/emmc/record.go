@@ -1,11 +1,7 @@
 package emmc
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -40,17 +36,8 @@ type Record struct {
 // ReadRecord is the record in stateDir; ok is false if the eMMC was never
 // flashed from this card.
 func ReadRecord(stateDir string) (r Record, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(stateDir, RecordFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return r, false, nil
-	}
-	if err != nil {
-		return r, false, err
-	}
-	if err := json.Unmarshal(b, &r); err != nil || r.Phase == "" {
-		return r, false, &state.Damaged{Path: filepath.Join(stateDir, RecordFile), Reason: fmt.Sprintf("not an eMMC flash record (%v)", err)}
-	}
-	return r, true, nil
+	ok, err = state.ReadJSON(filepath.Join(stateDir, RecordFile), &r, "an eMMC flash record", func() bool { return r.Phase != "" })
+	return r, ok, err
 }
 
 // Write saves the record, atomically.

@@ -2,8 +2,10 @@ package state
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"time"
 )
 
@@ -18,6 +20,24 @@ func WriteJSON(path string, v any, perm fs.FileMode) error {
 		return fmt.Errorf("write %s: encode: %w", path, err)
 	}
 	return WriteFile(path, data, perm)
+}
+
+// ReadJSON reads the state file path into v, the reader of what WriteJSON
+// wrote: ok is false when there is none. A file that does not decode, or
+// that valid (given the decoded v's check) refuses, is Damaged, named as
+// what it should have been.
+func ReadJSON(path string, v any, what string, valid func() bool) (ok bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil || !valid() {
+		return false, &Damaged{Path: path, Reason: fmt.Sprintf("not %s (%v)", what, err)}
+	}
+	return true, nil
 }
 
 // The times a state file can hold and read back: JSON's times are RFC

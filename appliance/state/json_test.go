@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,5 +50,28 @@ func TestStorable(t *testing.T) {
 		if err != nil && !errors.As(err, &u) {
 			t.Errorf("Storable(%v) = %T, want *Unstorable", c.at, err)
 		}
+	}
+}
+
+func TestReadJSON(t *testing.T) {
+	dir := t.TempDir()
+	type rec struct{ Name string }
+	var r rec
+	valid := func() bool { return r.Name != "" }
+	p := filepath.Join(dir, "r.json")
+	if ok, err := ReadJSON(p, &r, "a record", valid); ok || err != nil {
+		t.Errorf("no file: %v, %v", ok, err)
+	}
+	for _, bad := range []string{"{", `{"Name":""}`} {
+		os.WriteFile(p, []byte(bad), 0o600)
+		if ok, err := ReadJSON(p, &r, "a record", valid); ok || !IsDamaged(err) || !strings.Contains(err.Error(), "not a record") {
+			t.Errorf("%q: %v, %v", bad, ok, err)
+		}
+	}
+	if err := WriteJSON(p, rec{"x"}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := ReadJSON(p, &r, "a record", valid); !ok || err != nil || r.Name != "x" {
+		t.Errorf("a record WriteJSON wrote: %v, %v, %+v", ok, err, r)
 	}
 }
