@@ -290,12 +290,9 @@ func (b *box) readOnLaptop(t *testing.T, run func(args ...string) string) {
 	}
 }
 
-// sshd starts OpenSSH's sshd on a free port of 127.0.0.1 for the user
-// running the test, taking the key pub, and returns its port. It needs
-// root (sshd's privilege separation) and openssh-server.
-func sshd(t *testing.T, pub string) string { return startSSHD(t, pub).port }
-
-// openSSH is OpenSSH's sshd on a port of its own, which a test can cut
+// openSSH is OpenSSH's sshd on a free port of 127.0.0.1 for the user
+// running the test, taking the key pub (startSSHD: it needs root, for
+// sshd's privilege separation, and openssh-server), which a test can cut
 // off (every connection dropped, as a power cut of the box drops them) and
 // start again.
 type openSSH struct {
@@ -433,26 +430,35 @@ func cutThenComplete(t *testing.T, c *Copier, onDisk string) {
 	}
 }
 
+// sftpCopier is a copier of b's to OpenSSH's SFTP server on this machine,
+// with the box's own key; target is the copy's folder on this disk.
+func (b *box) sftpCopier(t *testing.T) (c *Copier, srv *openSSH, target string) {
+	t.Helper()
+	key := filepath.Join(t.TempDir(), "copies_ed25519")
+	pub, err := KeyFile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = startSSHD(t, pub)
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target = filepath.Join(t.TempDir(), "copy")
+	c = b.copier(t, "sftp://"+u.Username+"@127.0.0.1:"+srv.port+target)
+	c.Settings.Key = key
+	c.Settings.KnownHosts = copies.KnownHosts(c.Work)
+	return c, srv, target
+}
+
 // A copy to OpenSSH's SFTP server, with the box's own key, and back; a run
 // cut short (its context cancelled mid-way, as a power cut ends it) leaves
 // a target the next run completes.
 func TestCopyToSFTP(t *testing.T) {
 	ctx := context.Background()
 	b := newBox(t)
-	key := filepath.Join(t.TempDir(), "copies_ed25519")
-	pub, err := KeyFile(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := sshd(t, pub)
-	u, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := filepath.Join(t.TempDir(), "copy")
-	c := b.copier(t, "sftp://"+u.Username+"@127.0.0.1:"+port+target)
-	c.Settings.Key = key
-	c.Settings.KnownHosts = copies.KnownHosts(c.Work)
+	c, srv, target := b.sftpCopier(t)
+	port := srv.port
 
 	for i := range 200 { // enough that a run takes a while
 		b.put(t, fmt.Sprintf("alice/many/%03d.bin", i), strings.Repeat("x", 20000+i), time.Date(2021, 1, 1, 0, 0, i, 0, time.UTC))
@@ -684,20 +690,7 @@ func TestPinOnlyWhatThePublicRootsDoNot(t *testing.T) {
 func TestSFTPRunAfterACut(t *testing.T) {
 	ctx := context.Background()
 	b := newBox(t)
-	key := filepath.Join(t.TempDir(), "copies_ed25519")
-	pub, err := KeyFile(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := startSSHD(t, pub)
-	u, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := filepath.Join(t.TempDir(), "copy")
-	c := b.copier(t, "sftp://"+u.Username+"@127.0.0.1:"+srv.port+target)
-	c.Settings.Key = key
-	c.Settings.KnownHosts = copies.KnownHosts(c.Work)
+	c, srv, target := b.sftpCopier(t)
 	c.Settings.BwLimit = 256 // KiB/s: the big file takes seconds
 	big := make([]byte, 3<<20)
 	rand.NewChaCha8([32]byte{1}).Read(big)
