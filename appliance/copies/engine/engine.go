@@ -158,11 +158,16 @@ func (c *Copier) Run(ctx context.Context) Result {
 		}
 		defer unlock()
 	}
+	// Partial uploads are left only by a run that did not end well (cut,
+	// or failed): the next one looks for them; a run after a clean one
+	// does not list the target once more for nothing.
+	leftovers := true
 	if c.Work != "" {
 		prev, ok := copies.ReadStatus(c.Work)
 		r.AfterCut = ok && (prev.Running != nil || prev.Interrupted)
+		leftovers = !ok || prev.Running != nil || prev.Error != ""
 	}
-	r.Err = c.run(ctx, &r, now())
+	r.Err = c.run(ctx, &r, now(), leftovers)
 	r.Ended = now()
 	if c.Work != "" {
 		c.record(r)
@@ -170,7 +175,7 @@ func (c *Copier) Run(ctx context.Context) Result {
 	return r
 }
 
-func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
+func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time, leftovers bool) error {
 	if err := c.checkFolder(); err != nil {
 		return err
 	}
@@ -215,7 +220,9 @@ func (c *Copier) run(ctx context.Context, r *Result, stamp time.Time) error {
 	if err != nil {
 		return err
 	}
-	c.removePartials(ctx, rem)
+	if leftovers {
+		c.removePartials(ctx, rem)
+	}
 	err = c.send(ctx, r.Users, rem)
 	release()
 	r.Files, r.Bytes, r.Errors = stats.GetTransfers(), stats.GetBytes(), stats.GetErrors()
@@ -273,8 +280,8 @@ const (
 	partialRule   = "- *.{{[0-9a-f]{8}}}" + partialSuffix
 )
 
-// removePartials deletes what cut runs left under partial names, in the
-// files and the extra: straight away (not to old/: they were never a
+// removePartials deletes what a cut or failed run left under partial
+// names, in the files and the extra: straight away (not to old/: they were never a
 // copy of anything), counted apart from the run's figures, and a failure
 // is only said (the syncs do not see them anyway).
 func (c *Copier) removePartials(ctx context.Context, rem *remotes) {
