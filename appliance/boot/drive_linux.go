@@ -33,15 +33,16 @@ const driveLook = 5 * time.Second
 // text. It is made again when what it shows changes, and the computer
 // sees a new medium.
 type startDrive struct {
-	s    *System
-	key  string // what the image in use shows
-	n    int    // images made
-	file string // the image in use
+	s     *System
+	shown string // key() of what the image in use shows
+	n     int    // images made
+	file  string // the image in use
 }
 
-// content is what the drive would show now, and the key that changes
-// with it.
-func (d *startDrive) content() (files []vfat.File, key string, err error) {
+// key is what changes with what the drive shows: the CA's and the
+// report's files, and the addresses. A look at it is two stats; the
+// drive's content is made only when it changed.
+func (d *startDrive) key() string {
 	dir := &state.Dir{Path: StateDir}
 	var k strings.Builder
 	for _, f := range []string{state.CACert, state.Report} {
@@ -49,26 +50,32 @@ func (d *startDrive) content() (files []vfat.File, key string, err error) {
 			fmt.Fprintf(&k, "%s %d %d\n", f, fi.Size(), fi.ModTime().UnixNano())
 		}
 	}
-	addrs := d.addresses()
-	for _, a := range addrs {
+	for _, a := range d.addresses() {
 		fmt.Fprintf(&k, "%s\n", a.URL)
 	}
+	return k.String()
+}
+
+// content is what the drive shows now.
+func (d *startDrive) content() ([]vfat.File, error) {
+	dir := &state.Dir{Path: StateDir}
+	addrs := d.addresses()
 	now := time.Now().UTC()
 	ca, err := pki.LoadCA(dir)
 	if err != nil {
 		// The first start makes it in a moment: the drive says so, and
 		// changes once it is there.
 		return []vfat.File{{Name: "Starting.txt", ModTime: now, Data: []byte("bonesync is starting for the first time and making its certificate authority.\r\n" +
-			"This drive shows the start page in a minute or two (unplug and plug the cable again if it does not).\r\n")}}, k.String(), nil
+			"This drive shows the start page in a minute or two (unplug and plug the cable again if it does not).\r\n")}}, nil
 	}
 	cert := ca.Cert
 	host := d.s.usb.name() + ".local"
 	var page bytes.Buffer
 	if err := welcome.Write(&page, welcome.Page{CAFiles: "", CAURL: "http://" + usbLinks[1].box.String() + "/ca.crt",
 		HTTPS: "https://" + host, Fingerprint: pki.Fingerprint(cert), Addresses: addrs}); err != nil {
-		return nil, "", fmt.Errorf("start page: %w", err)
+		return nil, fmt.Errorf("start page: %w", err)
 	}
-	files = []vfat.File{
+	files := []vfat.File{
 		{Name: "Start here.html", Data: page.Bytes(), ModTime: now},
 		{Name: "ca.crt", Data: ca.PEM(), ModTime: cert.NotBefore},
 		{Name: "ca.der", Data: cert.Raw, ModTime: cert.NotBefore},
@@ -82,7 +89,7 @@ func (d *startDrive) content() (files []vfat.File, key string, err error) {
 			}
 		}
 	}
-	return files, k.String(), nil
+	return files, nil
 }
 
 // addresses are the ways to the box the page lists: over USB, then the
@@ -111,12 +118,13 @@ func (d *startDrive) refresh() (_, _ string, err error) {
 			err = fmt.Errorf("start drive: %v", r)
 		}
 	}()
-	files, key, err := d.content()
+	key := d.key()
+	if key == d.shown && d.file != "" {
+		return "", "", nil
+	}
+	files, err := d.content()
 	if err != nil {
 		return "", "", err
-	}
-	if key == d.key && d.file != "" {
-		return "", "", nil
 	}
 	h := fnv.New32a()
 	h.Write([]byte(key))
@@ -142,7 +150,7 @@ func (d *startDrive) use(img, key string) {
 	if d.file != "" && d.file != img {
 		os.Remove(d.file) // dropped: tmpfs, and the next image has another name
 	}
-	d.file, d.key = img, key
+	d.file, d.shown = img, key
 }
 
 // keep makes the drive anew whenever what it shows changes, until ctx
