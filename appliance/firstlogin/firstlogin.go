@@ -16,7 +16,6 @@ package firstlogin
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -68,6 +67,9 @@ func padded(text string, size int) []byte {
 // it (update.Card): files rewritten in place, and made new.
 type Card interface {
 	Root() string // where it is mounted
+	// Read reads a file as Rewrite wrote it: beneath the FAT's cache,
+	// which does not see those writes.
+	Read(name string) ([]byte, error)
 	Rewrite(name string, b []byte) error
 	CreateFile(name string, b []byte) error
 }
@@ -158,14 +160,7 @@ func (s *Setup) Tidy() {
 	if s.Card == nil {
 		return
 	}
-	f, err := os.Open(filepath.Join(s.Card.Root(), s.noteName()))
-	if err != nil {
-		return
-	}
-	head := make([]byte, len(noteHead))
-	_, err = io.ReadFull(f, head)
-	f.Close()
-	if err != nil || string(head) != noteHead {
+	if b, err := s.Card.Read(s.noteName()); err != nil || Note(b) == "" {
 		return
 	}
 	if gen, err := s.Users.Generated(users.Admin); err != nil || gen {

@@ -132,6 +132,10 @@ func (c *fakeCard) Rewrite(name string, b []byte) error {
 	return os.WriteFile(filepath.Join(c.dir, name), b, 0o644)
 }
 
+func (c *fakeCard) Read(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(c.dir, name))
+}
+
 func (c *fakeCard) CreateFile(name string, b []byte) error {
 	c.creates++
 	return os.WriteFile(filepath.Join(c.dir, name), b, 0o644)
